@@ -1,0 +1,1 @@
+"""Demo production library judged by oracles/billing.toml: money as integer cents, never floats."""

@@ -1,0 +1,5 @@
+"""oracle-gate: a merge gate that keeps human-owned oracles apart from agent-written harnesses.
+
+Standard library only. Entry point: `python3 -m tools.oracle_gate` or
+`bazel run //tools:oracle_gate --`.
+"""

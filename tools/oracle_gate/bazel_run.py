@@ -1,0 +1,132 @@
+"""Runs the harness with `bazel test` and reads the per-id outcomes of exactly that invocation.
+
+The test targets and their `test.xml` files come from the Build Event Protocol file of the run, so a
+stale `test.xml` left by an earlier build is never read. `--symlink_prefix=/` keeps Bazel from
+creating convenience symlinks, so the work tree is not written to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlparse
+
+from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.results import merge, parse_junit
+
+HARNESS_PATTERN = "//harness/..."
+# Bazel exit codes: 0 ok, 3 some tests failed, 4 no tests found, 1 build failed.
+_RESULT_EXITS = (0, 1, 3, 4)
+# Variables that `bazel run` sets for the gate itself; a nested Bazel must not inherit them.
+_DROP_PREFIXES = ("RUNFILES_", "PYTHON", "BUILD_", "TEST_", "JAVA_RUNFILES", "BAZEL_")
+
+
+@dataclass
+class HarnessRun:
+    """Outcome of one `bazel test` of the harness.
+
+    Attributes:
+        exit_code: Bazel's exit code.
+        outcomes: id -> passed/failed/error/skipped, merged over every test target run.
+        targets: label -> Bazel's overall status for that target (PASSED, FAILED, ...).
+        build_failed: True when Bazel could not build something (exit 1).
+    """
+
+    exit_code: int
+    outcomes: dict[str, str] = field(default_factory=dict)
+    targets: dict[str, str] = field(default_factory=dict)
+    build_failed: bool = False
+
+
+def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """Returns `environ` without the variables `bazel run` set for the current process."""
+    return {k: v for k, v in environ.items() if not k.startswith(_DROP_PREFIXES)}
+
+
+def _file_uri_path(uri: str) -> str:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        raise GateError(f"Bazel reported test.xml at {uri!r}, which is not a local file")
+    return unquote(parsed.path)
+
+
+def parse_bep(lines: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Reads a JSON Build Event Protocol file.
+
+    Returns:
+        (status, xml): label -> overall test status, and label -> paths of its test.xml files.
+    """
+    status: dict[str, str] = {}
+    xml: dict[str, list[str]] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        ident = event.get("id", {})
+        if "testResult" in ident and "testResult" in event:
+            label = ident["testResult"]["label"]
+            for out in event["testResult"].get("testActionOutput", []):
+                if out.get("name") == "test.xml" and out.get("uri"):
+                    xml.setdefault(label, []).append(_file_uri_path(out["uri"]))
+        elif "testSummary" in ident and "testSummary" in event:
+            status[ident["testSummary"]["label"]] = event["testSummary"].get("overallStatus", "")
+        elif "targetCompleted" in ident and event.get("completed", {}).get("success") is False:
+            status.setdefault(ident["targetCompleted"]["label"], "FAILED_TO_BUILD")
+        elif "targetCompleted" in ident and "aborted" in event:
+            status.setdefault(ident["targetCompleted"]["label"], "FAILED_TO_BUILD")
+    return status, xml
+
+
+def run_harness(
+    repo: str,
+    environ: Mapping[str, str],
+    extra_flags: Sequence[str] = (),
+    pattern: str = HARNESS_PATTERN,
+) -> HarnessRun:
+    """Runs `bazel test PATTERN` in `repo` and returns the per-id outcomes of that invocation.
+
+    Bazel's own output goes to this process's stderr. Test results are read from the test.xml
+    files the Build Event Protocol names.
+
+    Raises:
+        GateError: (exit 1) when Bazel is missing or fails for a reason other than a build or test
+            failure, or its event file cannot be read.
+    """
+    with tempfile.TemporaryDirectory(prefix="oracle-gate-") as tmp:
+        bep = os.path.join(tmp, "events.json")
+        cmd = [
+            "bazel", "test", "--symlink_prefix=/", f"--build_event_json_file={bep}",
+            "--test_output=errors", *extra_flags, "--", pattern,
+        ]
+        print("oracle-gate: running " + " ".join(cmd), file=sys.stderr, flush=True)
+        try:
+            proc = subprocess.run(cmd, cwd=repo, env=clean_env(environ), stdin=subprocess.DEVNULL,
+                                  stdout=sys.stderr, check=False)
+        except FileNotFoundError:
+            raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
+        if proc.returncode not in _RESULT_EXITS:
+            raise GateError(f"`bazel test {pattern}` exited {proc.returncode}; see Bazel's output above")
+        try:
+            with open(bep, encoding="utf-8") as f:
+                status, xml = parse_bep(f.readlines())
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise GateError(f"cannot read Bazel's build event file: {exc}") from None
+    maps = []
+    for label in sorted(xml):
+        for path in xml[label]:
+            try:
+                with open(path, "rb") as f:
+                    maps.append(parse_junit(f.read(), path))
+            except OSError as exc:
+                raise GateError(f"cannot read test.xml of {label}: {exc.strerror}") from None
+    return HarnessRun(
+        exit_code=proc.returncode,
+        outcomes=merge(maps),
+        targets=status,
+        build_failed=proc.returncode == 1,
+    )

@@ -1,0 +1,208 @@
+"""`check`: every gate check of HEAD against a base revision (DESIGN.md sections 5-7)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tools.oracle_gate import errors
+from tools.oracle_gate.bazel_run import HarnessRun, run_harness
+from tools.oracle_gate.errors import GateError, Violation
+from tools.oracle_gate.gitio import Change, changed_paths, merge_base, resolve_commit
+from tools.oracle_gate.globs import matches
+from tools.oracle_gate.loader import Oracles, load_oracles
+from tools.oracle_gate.manifest import manifest_problems
+from tools.oracle_gate.policy import ALWAYS_PROTECTED, Policy
+from tools.oracle_gate.results import EXECUTED, PASSED, load_results
+from tools.oracle_gate.schema import Invariant
+from tools.oracle_gate.tree import GitTree
+
+# Protection used when neither the base nor HEAD has a readable policy (fail closed).
+DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
+    "tools/**", ".bazelrc", "WORKSPACE", "BUILD.bazel", ".ci/**", ".github/**", ".gitlab-ci.yml",
+)
+DEFAULT_LABEL = "oracle-change"
+
+
+@dataclass
+class CheckLine:
+    """One line of the per-check summary: name, `ok`/`FAIL`, and a short detail."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class Report:
+    """Everything `check` found; `exit_code` is the lowest violation code, or 0."""
+
+    base: str
+    base_commit: str
+    merge_base: str
+    head: str
+    labels: list[str]
+    checks: list[CheckLine] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    outcomes: dict[str, str] = field(default_factory=dict)
+    invariants: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """The lowest code among the violations (DESIGN.md section 6), 0 when there are none."""
+        return min((v.code for v in self.violations), default=errors.OK)
+
+    def add(self, name: str, found: Sequence[Violation], ok_detail: str) -> None:
+        """Records one check: its violations, and a summary line."""
+        self.violations.extend(found)
+        if found:
+            self.checks.append(CheckLine(name, False, f"{len(found)} violation(s)"))
+        else:
+            self.checks.append(CheckLine(name, True, ok_detail))
+
+
+HarnessRunner = Callable[[str, Mapping[str, str]], HarnessRun]
+
+
+def _protection(base: Oracles, head: Oracles) -> tuple[str, tuple[str, ...]]:
+    """The label name and protected globs: the base policy's, plus anything HEAD's adds."""
+    base_policy: Policy | None = base.policy
+    label = base_policy.label if base_policy else head.policy.label if head.policy else DEFAULT_LABEL
+    globs: tuple[str, ...] = ()
+    for policy in (base_policy, head.policy):
+        if policy:
+            globs += policy.protected
+    return label, tuple(dict.fromkeys(globs or DEFAULT_PROTECTED))
+
+
+def protected_changes(changes: Sequence[Change], globs: Sequence[str]) -> list[tuple[Change, str]]:
+    """Returns each changed path that a protected glob matches, with the glob."""
+    out = []
+    for change in changes:
+        glob = matches(change.path, tuple(globs))
+        if glob:
+            out.append((change, glob))
+    return out
+
+
+def review_notes(base: Oracles, head: Oracles) -> list[str]:
+    """Describes oracle changes a reviewer should see: widened or narrowed bounds, new pins, new ids."""
+    notes = []
+    before = {inv.id: inv for inv in base.invariants}
+    for inv in head.invariants:
+        old: Invariant | None = before.get(inv.id)
+        if old is None:
+            notes.append(f"review: new invariant {inv.id} ({inv.kind}) in {inv.source}")
+            continue
+        if inv.kind == old.kind == "bound" and (inv.min, inv.max) != (old.min, old.max):
+            assert inv.min is not None and inv.max is not None and old.min is not None and old.max is not None
+            wider = inv.min < old.min or inv.max > old.max
+            narrower = inv.min > old.min or inv.max < old.max
+            what = "widened" if wider and not narrower else "narrowed" if narrower and not wider else "moved"
+            notes.append(f"review: bound {what}: {inv.id} [{old.min}, {old.max}] -> [{inv.min}, {inv.max}]")
+        for attr in ("kind", "entry", "blob", "blob_sha256", "seed", "args", "repeat"):
+            if getattr(inv, attr) != getattr(old, attr):
+                notes.append(f"review: {inv.id} {attr} changed: {getattr(old, attr)!r} -> {getattr(inv, attr)!r}")
+    return notes
+
+
+def run_check(
+    repo: str,
+    base: str,
+    result_paths: Sequence[str],
+    labels: set[str],
+    environ: Mapping[str, str],
+    harness_runner: HarnessRunner = run_harness,
+) -> Report:
+    """Runs every gate check of HEAD against `base`.
+
+    Args:
+        repo: the work tree's root.
+        base: a revision (branch, tag, commit id).
+        result_paths: JUnit XML files or Bazel test-log directories; when empty, the harness is run
+            with `bazel test //harness/...`.
+        labels: the pull request's labels.
+        environ: the environment (passed to Bazel when it runs the harness).
+        harness_runner: how to run the harness (a parameter so tests can substitute it).
+
+    Raises:
+        GateError: (exit 1) when the gate cannot decide: git errors, unreadable results, Bazel missing.
+    """
+    base_commit = resolve_commit(repo, base)
+    head = resolve_commit(repo, "HEAD")
+    mb = merge_base(repo, base_commit, head)
+    report = Report(base, base_commit, mb, head, sorted(labels))
+
+    base_oracles = load_oracles(GitTree(repo, mb))
+    if base_oracles.problems and base_oracles.policy is None and any(
+        p.path == "oracles/policy.toml" and "missing" not in p.message for p in base_oracles.problems
+    ):
+        raise GateError("the base revision's oracles/policy.toml is invalid; the gate cannot tell what is protected",
+                        path="oracles/policy.toml")
+    head_tree = GitTree(repo, head)
+    head_oracles = load_oracles(head_tree, base_oracles.policy)
+    label, globs = _protection(base_oracles, head_oracles)
+    bootstrap = base_oracles.policy is None and not base_oracles.files
+    if bootstrap:
+        report.notes.append("bootstrap: the base has no oracles/policy.toml; HEAD's policy applies and no id is required")
+
+    # 1. Protected paths.
+    changes = changed_paths(repo, mb, head)
+    hits = protected_changes(changes, globs)
+    labelled = label in labels
+    found = []
+    for change, glob in hits:
+        if labelled:
+            continue
+        found.append(Violation(errors.PROTECTED_PATH, change.path, "",
+                               f"protected by {glob!r} and changed ({change.status}) without the {label!r} label"))
+    if labelled and hits:
+        report.notes.append(f"{len(hits)} protected path(s) changed under the {label!r} label")
+    report.add("protected paths", found,
+               f"{len(changes)} changed path(s), {len(hits)} protected" + (f", label {label!r} present" if labelled and hits else ""))
+
+    # 2. Oracle files and blob pins at HEAD.
+    schema_found = [Violation.from_error(p) for p in head_oracles.problems]
+    report.add("oracle files", schema_found,
+               f"{len(head_oracles.files)} file(s), {len(head_oracles.invariants)} invariant(s), every blob matches its pin")
+
+    # 3. Manifest.
+    report.add("manifest", [Violation.from_error(p) for p in manifest_problems(head_tree)], "current")
+
+    # 4. Ids kept.
+    missing = sorted(base_oracles.declared_ids - head_oracles.declared_ids)
+    report.add("invariant ids",
+               [Violation(errors.MISSING_ID, "oracles/", i, "present at the base, missing at HEAD") for i in missing],
+               f"{len(base_oracles.declared_ids)} at base, {len(head_oracles.declared_ids)} at HEAD, none missing")
+
+    # 5. Harness outcomes.
+    if result_paths:
+        outcomes = load_results(result_paths)
+        source = f"{len(result_paths)} result file(s)"
+    else:
+        run = harness_runner(repo, environ)
+        outcomes = run.outcomes
+        source = "bazel test //harness/..."
+        if run.build_failed:
+            report.notes.append("the harness did not build; see Bazel's output above")
+    report.outcomes = outcomes
+    ids = [inv.id for inv in head_oracles.invariants] or sorted(head_oracles.declared_ids)
+    report.invariants = ids
+    found = []
+    for ident in ids:
+        outcome = outcomes.get(ident)
+        if outcome is None:
+            found.append(Violation(errors.NO_OUTCOME, "harness/", ident, f"no outcome in {source}; the harness must run it"))
+        elif outcome not in EXECUTED:
+            found.append(Violation(errors.NO_OUTCOME, "harness/", ident, f"{outcome}, not executed; that is not coverage"))
+        elif outcome != PASSED:
+            found.append(Violation(errors.NO_OUTCOME, "harness/", ident, "failed: the invariant does not hold"))
+    unknown = sorted(set(outcomes) - set(ids))
+    if unknown:
+        report.notes.append(f"results name ids no oracle declares: {', '.join(unknown)}")
+    passed = sum(1 for i in ids if outcomes.get(i) == PASSED)
+    report.add("harness outcomes", found, f"{passed} of {len(ids)} invariant(s) passed ({source})")
+
+    report.notes.extend(review_notes(base_oracles, head_oracles))
+    return report

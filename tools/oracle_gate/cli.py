@@ -1,0 +1,83 @@
+"""Argument parsing and the one place errors become exit codes (DESIGN.md sections 5-6)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+
+from tools.oracle_gate import errors
+from tools.oracle_gate.commands import check_cmd, compare_cmd, manifest_cmd
+from tools.oracle_gate.errors import GateError, UsageError
+from tools.oracle_gate.gitio import toplevel
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError (exit 1) instead of exiting 2 (DESIGN.md section 6)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message}; see `{self.prog} --help`")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Returns the parser for `oracle_gate check|manifest|compare`."""
+    parser = _Parser(prog="oracle_gate", description="Merge gate that keeps oracles apart from harnesses.")
+    parser.add_argument("--repo", help="repository root (default: $BUILD_WORKSPACE_DIRECTORY, else the current directory)")
+    parser.add_argument("--debug", action="store_true", help="print a traceback for unexpected errors")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    check = sub.add_parser("check", help="all gate checks of HEAD against a base revision")
+    check.add_argument("--base", help="base revision (default: origin/main, else main)")
+    check.add_argument("--results", nargs="+", default=[], metavar="FILE",
+                       help="JUnit XML files or Bazel test-log directories (default: run bazel test //harness/...)")
+    check.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    manifest = sub.add_parser("manifest", help="regenerate or verify oracles/MANIFEST.sha256")
+    mode = manifest.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="regenerate the manifest (a labelled, human change)")
+    mode.add_argument("--check", action="store_true", help="verify the manifest is current")
+    compare = sub.add_parser("compare", help="two harness runs report the same ids with the same outcomes")
+    compare.add_argument("a", help="JUnit XML file or Bazel test-log directory of run A")
+    compare.add_argument("b", help="JUnit XML file or Bazel test-log directory of run B")
+    return parser
+
+
+def _repo(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
+    start = args.repo or environ.get("BUILD_WORKSPACE_DIRECTORY") or os.getcwd()
+    return toplevel(start)
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Runs the gate CLI.
+
+    Args:
+        argv: arguments without the program name (default: sys.argv[1:]).
+        environ: the environment (default: os.environ).
+
+    Returns:
+        The exit code of DESIGN.md section 6. Never raises except SystemExit from --help.
+    """
+    env = os.environ if environ is None else environ
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list
+    try:
+        args = build_parser().parse_args(args_list)
+        if args.command == "compare":
+            return compare_cmd.run(args)
+        repo = _repo(args, env)
+        if args.command == "manifest":
+            return manifest_cmd.run(args, repo)
+        return check_cmd.run(args, repo, env)
+    except GateError as exc:
+        print(f"oracle_gate: [{exc.code}] {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print("oracle_gate: [1] interrupted", file=sys.stderr)
+        return errors.UNDECIDED
+    except Exception as exc:  # noqa: BLE001 - fail closed on anything unexpected
+        if debug:
+            traceback.print_exc()
+        print(f"oracle_gate: [1] internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
+              file=sys.stderr)
+        return errors.UNDECIDED

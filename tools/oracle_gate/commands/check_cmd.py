@@ -1,0 +1,65 @@
+"""`check`: prints the per-check summary (text or JSON) and returns the gate's exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+
+from tools.oracle_gate.check import Report, run_check
+from tools.oracle_gate.gitio import default_base
+from tools.oracle_gate.labels import collect_labels
+
+
+def render_text(report: Report) -> str:
+    """Returns the human summary: header, one line per check, per-id outcomes, violations, verdict."""
+    lines = [
+        f"oracle-gate check: base {report.base} ({report.base_commit[:12]}), merge base "
+        f"{report.merge_base[:12]}, HEAD {report.head[:12]}; labels: {', '.join(report.labels) or 'none'}"
+    ]
+    width = max(len(c.name) for c in report.checks)
+    for c in report.checks:
+        lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {c.name.ljust(width)}  {c.detail}")
+    if report.invariants:
+        lines.append("per-id outcomes:")
+        idw = max(len(i) for i in report.invariants)
+        for ident in report.invariants:
+            lines.append(f"  {ident.ljust(idw)}  {report.outcomes.get(ident, 'missing')}")
+    lines.extend(report.notes)
+    lines.extend(v.line() for v in report.violations)
+    code = report.exit_code
+    lines.append("gate ok (exit 0)" if code == 0 else f"gate FAILED (exit {code})")
+    return "\n".join(lines)
+
+
+def render_json(report: Report) -> str:
+    """Returns the machine-readable report as one JSON document."""
+    return json.dumps(
+        {
+            "exit_code": report.exit_code,
+            "base": report.base,
+            "base_commit": report.base_commit,
+            "merge_base": report.merge_base,
+            "head": report.head,
+            "labels": report.labels,
+            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in report.checks],
+            "outcomes": {i: report.outcomes.get(i, "missing") for i in report.invariants},
+            "violations": [
+                {"code": v.code, "path": v.path, "id": v.id, "message": v.message} for v in report.violations
+            ],
+            "notes": report.notes,
+        },
+        indent=2,
+        sort_keys=False,
+    )
+
+
+def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
+    """Runs `check` and prints its report to stdout; returns the exit code."""
+    base = args.base or default_base(repo)
+    labels = collect_labels(args.label, environ)
+    report = run_check(repo, base, args.results, labels, environ)
+    out = render_json(report) if args.format == "json" else render_text(report)
+    sys.stdout.write(out + "\n")
+    return report.exit_code

@@ -1,0 +1,164 @@
+"""Git plumbing the gate relies on. Every output is read NUL-separated, never as quoted text."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tools.oracle_gate.errors import GitError
+
+ZERO_OID = "0" * 40
+_NO_QUOTE = ("-c", "core.quotepath=off")
+
+
+def git(repo: str, *args: str, environ: Mapping[str, str] | None = None) -> bytes:
+    """Runs `git -C repo ARGS` and returns its stdout bytes.
+
+    Raises:
+        GitError: (exit 1) when git is missing or exits non-zero; the message is git's first line.
+    """
+    try:
+        proc = subprocess.run(
+            ["git", "-C", repo, *_NO_QUOTE, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=dict(os.environ if environ is None else environ),
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed; install it (apt-get install -y git)") from None
+    if proc.returncode != 0:
+        first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {first[0] if first else f'exit {proc.returncode}'}")
+    return proc.stdout
+
+
+def toplevel(start: str) -> str:
+    """Returns the root of the work tree containing `start`.
+
+    Raises:
+        GitError: when `start` is not inside a git work tree.
+    """
+    if not os.path.isdir(start):
+        raise GitError(f"{start} is not a directory; pass --repo with the repository's root")
+    try:
+        out = git(start, "rev-parse", "--show-toplevel")
+    except GitError:
+        raise GitError(
+            f"{start} is not inside a git repository; run the gate in a clone or pass --repo DIR"
+        ) from None
+    return out.decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def resolve_commit(repo: str, rev: str) -> str:
+    """Returns the full commit id `rev` names.
+
+    Raises:
+        GitError: for an empty or all-zero id, a missing ref, or an object that is not a commit.
+    """
+    if not rev or rev.startswith("-") or set(rev) == {"0"}:
+        raise GitError(f"base {rev!r} does not name a commit; pass --base with a branch, tag or commit id")
+    try:
+        out = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    except GitError:
+        raise GitError(
+            f"base {rev!r} is not a commit in this repository; fetch it first (e.g. `git fetch origin main`) "
+            "or pass --base REV"
+        ) from None
+    return out.decode().strip()
+
+
+def has_ref(repo: str, ref: str) -> bool:
+    """True when `ref` resolves to a commit."""
+    try:
+        resolve_commit(repo, ref)
+    except GitError:
+        return False
+    return True
+
+
+def default_base(repo: str) -> str:
+    """Returns `origin/main` when it exists, else `main` (DESIGN.md section 5 and the core issue).
+
+    Raises:
+        GitError: when neither exists.
+    """
+    for ref in ("origin/main", "main"):
+        if has_ref(repo, ref):
+            return ref
+    raise GitError("neither origin/main nor main exists; pass --base REV")
+
+
+def is_shallow(repo: str) -> bool:
+    """True when the repository is a shallow clone."""
+    return git(repo, "rev-parse", "--is-shallow-repository").strip() == b"true"
+
+
+def merge_base(repo: str, base: str, head: str) -> str:
+    """Returns the merge base of two commits; never falls back to a two-dot diff.
+
+    Raises:
+        GitError: when the commits share no history (with advice to unshallow a shallow clone).
+    """
+    try:
+        return git(repo, "merge-base", base, head).decode().strip()
+    except GitError:
+        pass
+    if is_shallow(repo):
+        raise GitError(
+            "no merge base between the base and HEAD in this shallow clone; fetch more history "
+            "(`git fetch --unshallow`, or `git fetch --deepen=N`) and run the gate again"
+        )
+    raise GitError("the base and HEAD share no history; pass a --base that HEAD was branched from")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed path between two commits.
+
+    Attributes:
+        status: git's status letter (A, C, D, M, R, T, U, X); renames are split into D and A.
+        path: repository-relative path, exactly as stored in git (any bytes, decoded with surrogateescape).
+    """
+
+    status: str
+    path: str
+
+
+def parse_name_status(raw: bytes) -> list[Change]:
+    """Parses `git diff --name-status -z` output (with or without rename detection).
+
+    A rename or copy (`R100`/`C75`) yields both its old and its new path.
+
+    Raises:
+        GitError: when the output does not have the expected shape (fail closed).
+    """
+    fields = raw.split(b"\0")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    changes: list[Change] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i].decode("ascii", "replace")
+        if not status or status[0] not in "ACDMRTUXB":
+            raise GitError(f"cannot parse git diff output near field {i}: {status!r}")
+        count = 2 if status[0] in "RC" else 1
+        paths = fields[i + 1 : i + 1 + count]
+        if len(paths) != count or any(not p for p in paths):
+            raise GitError(f"cannot parse git diff output: status {status!r} lacks its path")
+        for p in paths:
+            changes.append(Change(status[0], p.decode("utf-8", "surrogateescape")))
+        i += 1 + count
+    return changes
+
+
+def changed_paths(repo: str, base: str, head: str) -> list[Change]:
+    """Lists every path that differs between two commits, renames split into delete and add."""
+    raw = git(
+        repo, "diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+        "--ignore-submodules=none", base, head, "--",
+    )
+    return parse_name_status(raw)

@@ -1,0 +1,86 @@
+"""`oracles/MANIFEST.sha256` (DESIGN.md section 4): generated from `oracles/` only.
+
+Format: comment lines (ignored by `sha256sum --check`) and one `<sha256>  <path>` line per file under
+`oracles/` except the manifest itself, in byte order of the path. Each invariant id is kept as a
+comment line `# invariant <id> <oracle file>`, which the gate parses with a fixed pattern.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+
+from tools.oracle_gate.errors import MANIFEST_FIX, OracleError
+from tools.oracle_gate.loader import load_oracles
+from tools.oracle_gate.tree import Tree
+
+MANIFEST_PATH = "oracles/MANIFEST.sha256"
+HEADER = (
+    "# oracle-gate manifest, schema 1. Generated from oracles/ by\n"
+    "# `bazel run //tools:oracle_gate -- manifest --write`; do not edit by hand.\n"
+    "# Verify the file hashes from the repository root: sha256sum --check oracles/MANIFEST.sha256\n"
+)
+INVARIANT_LINE = re.compile(r"# invariant ([a-z][a-z0-9_]{0,63}) (oracles/[^\s]+\.toml)")
+
+
+def render(tree: Tree) -> str:
+    """Returns the manifest text for a tree's `oracles/`.
+
+    Raises:
+        OracleError: (exit 5) when an oracle file is invalid, or a path under `oracles/` is a
+            symlink, a submodule, or holds a character `sha256sum` would escape (newline, backslash).
+    """
+    oracles = load_oracles(tree)
+    if oracles.problems:
+        raise oracles.problems[0]
+    listing = tree.files("oracles")
+    lines = [HEADER]
+    for inv in sorted(oracles.invariants, key=lambda i: (i.source, i.id)):
+        lines.append(f"# invariant {inv.id} {inv.source}\n")
+    for path in sorted(listing, key=lambda p: p.encode("utf-8", "surrogateescape")):
+        if path == MANIFEST_PATH:
+            continue
+        entry = listing[path]
+        if not entry.is_regular:
+            raise OracleError("is a symlink or submodule; everything under oracles/ must be a regular file", path=path)
+        if any(c in path for c in "\n\r\\") or path != path.strip():
+            raise OracleError("has a name sha256sum cannot list (newline, backslash or edge spaces)", path=path)
+        lines.append(f"{hashlib.sha256(tree.read(entry)).hexdigest()}  {path}\n")
+    return "".join(lines)
+
+
+def manifest_problems(tree: Tree) -> list[OracleError]:
+    """Returns why the tree's committed manifest is not current (empty when it is).
+
+    The first differing line is quoted so the reader sees what changed.
+    """
+    listing = tree.files("oracles")
+    try:
+        expected = render(tree)
+    except OracleError as exc:
+        return [OracleError(f"cannot be generated: {exc}", path=MANIFEST_PATH)]
+    entry = listing.get(MANIFEST_PATH)
+    if entry is None:
+        return [OracleError("is missing", path=MANIFEST_PATH, fix=MANIFEST_FIX)]
+    if not entry.is_regular:
+        return [OracleError("must be a regular file", path=MANIFEST_PATH, fix=MANIFEST_FIX)]
+    actual = tree.read(entry).decode("utf-8", "replace")
+    if actual == expected:
+        return []
+    diff = [
+        line for line in difflib.unified_diff(actual.splitlines(), expected.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    first = diff[0] if diff else "(whitespace)"
+    return [OracleError(f"is stale ({len(diff)} differing lines, first: {first!r})", path=MANIFEST_PATH, fix=MANIFEST_FIX)]
+
+
+def manifest_ids(text: str) -> dict[str, str]:
+    """Returns id -> oracle file from a manifest's `# invariant` lines."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        match = INVARIANT_LINE.fullmatch(line)
+        if match:
+            out[match.group(1)] = match.group(2)
+    return out

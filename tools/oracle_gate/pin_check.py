@@ -1,0 +1,115 @@
+"""Build-time pin check, run by the `oracle_suite` Starlark rule as a Bazel action.
+
+Usage:
+    pin_check --out INDEX --policy PATH=FILE --oracle PATH=FILE... --blob PATH=FILE...
+
+PATH is the repository-relative path, FILE where the action finds the bytes. Every oracle file is
+validated (schema 1) and every row's blob is hashed; the sha256 must equal the row's `blob_sha256`.
+On success the JSON index of oracle files and blobs is written to INDEX and the exit code is 0; on any
+problem one line per problem goes to stderr and the exit code is 5, which fails the build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from tools.oracle_gate import errors
+from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.loader import check_blob
+from tools.oracle_gate.policy import parse_policy
+from tools.oracle_gate.schema import duplicate_ids, parse_oracle
+from tools.oracle_gate.tree import REGULAR, Entry
+
+
+def _pairs(values: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        path, sep, file = value.partition("=")
+        if not sep:
+            raise SystemExit(f"pin_check: expected PATH=FILE, got {value!r}")
+        out[path] = file
+    return out
+
+
+def _read(file: str) -> bytes:
+    with open(file, "rb") as f:
+        return f.read()
+
+
+def verify(policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[str, str]) -> tuple[list[OracleError], dict[str, object]]:
+    """Validates oracle files and checks every blob pin.
+
+    Args:
+        policy: (repository path, file) of policy.toml, or None to skip the production-package check.
+        oracles: repository path -> file of each oracle TOML.
+        blobs: repository path -> file of each blob the rule was given.
+
+    Returns:
+        (problems, index): one OracleError per problem, and the index written for the harness.
+    """
+    problems: list[OracleError] = []
+    allowed = None
+    if policy:
+        try:
+            allowed = parse_policy(_read(policy[1]), policy[0]).production_packages
+        except OracleError as exc:
+            problems.append(exc)
+    files = [parse_oracle(_read(file), path, allowed) for path, file in sorted(oracles.items())]
+    for oracle in files:
+        problems.extend(oracle.problems)
+    problems.extend(duplicate_ids(files))
+    used: dict[str, str] = {}
+    for oracle in files:
+        for inv in oracle.invariants:
+            file = blobs.get(inv.blob)
+            if file is None:
+                problems.append(OracleError(
+                    f"{inv.blob} is not among the blobs of this oracle_suite target (or does not exist)",
+                    path=inv.source, row=inv.id, field="blob"))
+                continue
+            # Bazel presents inputs as symlinks in the sandbox; the git tree check rejects
+            # committed symlinks, so here the bytes behind the path are what counts.
+            found = check_blob(inv, Entry(REGULAR, file), _read(file))
+            problems.extend(found)
+            if not found:
+                used[inv.blob] = inv.blob_sha256
+    index = {
+        "schema": 1,
+        "oracles": sorted(oracles),
+        "blobs": dict(sorted(used.items())),
+    }
+    return problems, index
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the check; returns 0 and writes the index when every pin holds, else 5."""
+    parser = argparse.ArgumentParser(prog="pin_check")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--policy")
+    parser.add_argument("--oracle", action="append", default=[])
+    parser.add_argument("--blob", action="append", default=[])
+    args = parser.parse_args(argv)
+    policy = None
+    if args.policy:
+        path, _, file = args.policy.partition("=")
+        policy = (path, file)
+    try:
+        problems, index = verify(policy, _pairs(args.oracle), _pairs(args.blob))
+    except OSError as exc:
+        print(f"oracle pin check: [1] cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return errors.UNDECIDED
+    for problem in problems:
+        print(f"oracle pin check: [{problem.code}] {problem}", file=sys.stderr)
+    if problems:
+        return errors.INVALID_ORACLE
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(index, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return errors.OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,65 @@
+"""`oracles/policy.toml` (DESIGN.md section 3): label, protected path globs, production packages."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+
+from tools.oracle_gate.errors import OracleError
+
+POLICY_PATH = "oracles/policy.toml"
+_KEYS = {"schema", "label", "protected", "production_packages"}
+_PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Paths that stay protected whatever a policy says: the oracles themselves and the policy.
+ALWAYS_PROTECTED = ("oracles/**",)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Human-owned gate settings.
+
+    Attributes:
+        label: the pull-request label that allows protected changes (default `oracle-change`).
+        protected: repository-relative globs (see globs.py); `oracles/**` is always included.
+        production_packages: top-level Python packages an oracle `entry` may name.
+    """
+
+    label: str
+    protected: tuple[str, ...]
+    production_packages: tuple[str, ...]
+
+
+def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
+    """Parses policy.toml bytes.
+
+    Raises:
+        OracleError: (exit 5) on bad TOML, unknown keys, wrong types or empty lists.
+    """
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise OracleError(f"is not UTF-8 (byte {exc.start})", path=path) from None
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+        raise OracleError(f"is not valid TOML: {exc}", path=path) from None
+    for key in sorted(set(doc) - _KEYS):
+        raise OracleError(f"unknown key {key!r}; allowed: {', '.join(sorted(_KEYS))}", path=path, field=key)
+    if doc.get("schema") != 1 or type(doc.get("schema")) is not int:
+        raise OracleError("must be the integer 1", path=path, field="schema")
+    label = doc.get("label", "oracle-change")
+    if type(label) is not str or not label.strip() or "," in label:
+        raise OracleError("must be a non-empty string without commas", path=path, field="label")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("protected", "production_packages"):
+        value = doc.get(key)
+        if type(value) is not list or not value or not all(type(v) is str and v for v in value):
+            raise OracleError("must be a non-empty array of non-empty strings", path=path, field=key)
+        lists[key] = tuple(value)
+    for pkg in lists["production_packages"]:
+        if not _PACKAGE.fullmatch(pkg):
+            raise OracleError(f"{pkg!r} is not a top-level Python package name", path=path, field="production_packages")
+    for glob in lists["protected"]:
+        if glob.startswith("/") or "\\" in glob:
+            raise OracleError(f"{glob!r} must be a repository-relative glob", path=path, field="protected")
+    protected = tuple(dict.fromkeys(ALWAYS_PROTECTED + lists["protected"]))
+    return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"])

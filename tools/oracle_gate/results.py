@@ -1,0 +1,103 @@
+"""Harness results: JUnit XML as pytest and Bazel write it, reduced to an id -> outcome map.
+
+An invariant's outcome is the `testcase` whose name ends in `[<id>]` (DESIGN.md section 5).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+
+from tools.oracle_gate.errors import GateError
+
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+EXECUTED = (PASSED, FAILED)
+# When one id appears more than once, the worst outcome wins.
+_RANK = {SKIPPED: 0, PASSED: 1, FAILED: 2, ERROR: 3}
+_ID_SUFFIX = re.compile(r"\[([a-z][a-z0-9_]{0,63})\]$")
+
+
+def outcome_of(case: ET.Element) -> str:
+    """Returns passed, failed, error or skipped for one `testcase` element."""
+    tags = {child.tag for child in case}
+    if "error" in tags:
+        return ERROR
+    if "failure" in tags:
+        return FAILED
+    if "skipped" in tags:
+        return SKIPPED
+    return PASSED
+
+
+def parse_junit(data: bytes, source: str) -> dict[str, str]:
+    """Maps invariant id -> outcome for every `testcase` named `...[<id>]` in one JUnit XML document.
+
+    Raises:
+        GateError: (exit 1) when the document is not well-formed XML.
+    """
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise GateError("declares a DTD or entities; JUnit results never need one", path=source)
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise GateError(f"is not well-formed JUnit XML: {exc}", path=source) from None
+    out: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        match = _ID_SUFFIX.search(case.get("name", ""))
+        if not match:
+            continue
+        ident, outcome = match.group(1), outcome_of(case)
+        if ident not in out or _RANK[outcome] > _RANK[out[ident]]:
+            out[ident] = outcome
+    return out
+
+
+def result_files(paths: Iterable[str]) -> list[str]:
+    """Expands result arguments: a file is kept, a directory yields every `test.xml` below it.
+
+    Raises:
+        GateError: (exit 1) for a path that does not exist or a directory with no test.xml.
+    """
+    files: list[str] = []
+    for path in paths:
+        if os.path.isfile(path):
+            files.append(path)
+        elif os.path.isdir(path):
+            found = sorted(
+                os.path.join(d, "test.xml") for d, _, names in os.walk(path) if "test.xml" in names
+            )
+            if not found:
+                raise GateError("holds no test.xml", path=path)
+            files.extend(found)
+        else:
+            raise GateError("does not exist", path=path, fix="pass a JUnit XML file or a Bazel test-log directory")
+    return files
+
+
+def merge(maps: Iterable[dict[str, str]]) -> dict[str, str]:
+    """Merges id -> outcome maps; the worst outcome of an id wins."""
+    out: dict[str, str] = {}
+    for mapping in maps:
+        for ident, outcome in mapping.items():
+            if ident not in out or _RANK[outcome] > _RANK[out[ident]]:
+                out[ident] = outcome
+    return out
+
+
+def load_results(paths: Iterable[str]) -> dict[str, str]:
+    """Reads every result file (or test-log directory) and returns the merged id -> outcome map.
+
+    Raises:
+        GateError: (exit 1) for a missing or unreadable file or malformed XML.
+    """
+    maps = []
+    for path in result_files(paths):
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise GateError(f"cannot be read: {exc.strerror}", path=path) from None
+        maps.append(parse_junit(data, path))
+    return merge(maps)

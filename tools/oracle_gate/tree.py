@@ -1,0 +1,100 @@
+"""Read-only views of a tree of files: a git commit or a work-tree directory."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import Protocol
+
+from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.gitio import git
+
+REGULAR = "100644"
+EXECUTABLE = "100755"
+SYMLINK = "120000"
+GITLINK = "160000"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file in a tree: `mode` is git's octal mode string; `ref` locates its bytes."""
+
+    mode: str
+    ref: str
+
+    @property
+    def is_regular(self) -> bool:
+        """True for a regular (possibly executable) file, not a symlink or submodule."""
+        return self.mode in (REGULAR, EXECUTABLE)
+
+
+class Tree(Protocol):
+    """What the gate needs of a tree: a listing under a prefix and the bytes of a file."""
+
+    label: str
+
+    def files(self, prefix: str) -> dict[str, Entry]:
+        """Maps each repository-relative path under `prefix` to its entry."""
+
+    def read(self, entry: Entry) -> bytes:
+        """Returns the bytes of a regular file entry."""
+
+
+class GitTree:
+    """The tree of one commit, read from git objects (so the bytes are what was committed)."""
+
+    def __init__(self, repo: str, commit: str) -> None:
+        self.repo = repo
+        self.commit = commit
+        self.label = commit[:12]
+
+    def files(self, prefix: str) -> dict[str, Entry]:
+        raw = git(self.repo, "ls-tree", "-r", "-z", "--full-tree", self.commit, "--", prefix)
+        out: dict[str, Entry] = {}
+        for record in raw.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, _kind, oid = meta.decode("ascii").split(" ")
+            out[path.decode("utf-8", "surrogateescape")] = Entry(mode, oid)
+        return out
+
+    def read(self, entry: Entry) -> bytes:
+        return git(self.repo, "cat-file", "blob", entry.ref)
+
+
+class WorkTree:
+    """A directory on disk; symlinks are reported as such, never followed."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.label = "work tree"
+
+    def files(self, prefix: str) -> dict[str, Entry]:
+        out: dict[str, Entry] = {}
+        base = os.path.join(self.root, prefix)
+        if not os.path.isdir(base):
+            return out
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            for name in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, self.root).replace(os.sep, "/")
+                st = os.lstat(full)
+                if stat.S_ISLNK(st.st_mode):
+                    mode = SYMLINK
+                elif stat.S_ISREG(st.st_mode):
+                    mode = EXECUTABLE if st.st_mode & 0o111 else REGULAR
+                else:
+                    mode = "000000"
+                out[rel] = Entry(mode, full)
+        return out
+
+    def read(self, entry: Entry) -> bytes:
+        try:
+            fd = os.open(entry.ref, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as f:
+                return f.read()
+        except OSError as exc:
+            raise GateError(f"cannot read {entry.ref}: {exc.strerror}") from None
