@@ -61,7 +61,8 @@ def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None) ->
     if actual != invariant.blob_sha256:
         return bad(
             "blob_sha256",
-            f"{invariant.blob} has sha256 {actual} but the pin is {invariant.blob_sha256}",
+            f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, "
+            f"the bytes hash to {actual}",
             PIN_FIX,
         )
     try:

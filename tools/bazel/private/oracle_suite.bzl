@@ -1,7 +1,7 @@
 """Implementation of `oracle_suite`: oracle TOML files and their blobs as verified build inputs.
 
 The only place a blob's hash is written is the `blob_sha256` field of its row in the TOML. The rule
-runs `//tools:pin_check` as an action that reads the TOML, hashes every referenced blob and fails the
+runs `//tools/oracle_gate:pin_check` as an action that reads the TOML, hashes every referenced blob and fails the
 build, naming the blob and the expected hash, when the bytes do not match. Targets that depend on an
 `oracle_suite` get the TOML files, the blobs and the verified index in their runfiles, so a test
 cannot run against unverified bytes.
@@ -50,7 +50,7 @@ oracle_suite = rule(
             doc = "oracles/policy.toml; when given, each row's entry must name an allowed production package.",
         ),
         "_pin_check": attr.label(
-            default = Label("//tools:pin_check"),
+            default = Label("//tools/oracle_gate:pin_check"),
             executable = True,
             cfg = "exec",
             doc = "The checker that hashes blobs and compares them with the pins.",
