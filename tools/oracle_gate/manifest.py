@@ -13,6 +13,7 @@ import re
 
 from tools.oracle_gate.errors import MANIFEST_FIX, OracleError
 from tools.oracle_gate.loader import load_oracles
+from tools.oracle_gate.schema import ID_PATTERN
 from tools.oracle_gate.tree import Tree
 
 MANIFEST_PATH = "oracles/MANIFEST.sha256"
@@ -27,17 +28,19 @@ INVARIANT_LINE = re.compile(r"# invariant ([a-z][a-z0-9_]{0,63}) (oracles/[^\s]+
 def render(tree: Tree) -> str:
     """Returns the manifest text for a tree's `oracles/`.
 
+    The ids are those the oracle files declare, valid rows or not: the manifest records what the
+    files say, and `check` judges them separately.
+
     Raises:
-        OracleError: (exit 5) when an oracle file is invalid, or a path under `oracles/` is a
-            symlink, a submodule, or holds a character `sha256sum` would escape (newline, backslash).
+        OracleError: (exit 5) when a path under `oracles/` is a symlink or a submodule, or holds a
+            character `sha256sum` would escape (newline, backslash).
     """
     oracles = load_oracles(tree)
-    if oracles.problems:
-        raise oracles.problems[0]
     listing = tree.files("oracles")
     lines = [HEADER]
-    for inv in sorted(oracles.invariants, key=lambda i: (i.source, i.id)):
-        lines.append(f"# invariant {inv.id} {inv.source}\n")
+    declared = {(f.path, i) for f in oracles.files for i in f.declared_ids if ID_PATTERN.fullmatch(i)}
+    for source, ident in sorted(declared):
+        lines.append(f"# invariant {ident} {source}\n")
     for path in sorted(listing, key=lambda p: p.encode("utf-8", "surrogateescape")):
         if path == MANIFEST_PATH:
             continue

@@ -1,0 +1,41 @@
+"""Every gate module imports on its own in a fresh interpreter (no cycles, no import-time effects)."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import tools.oracle_gate
+import tools.oracle_gate.commands
+
+MODULES = sorted(
+    [f"tools.oracle_gate.{m.name}" for m in pkgutil.iter_modules(tools.oracle_gate.__path__) if m.name != "__main__"]
+    + [f"tools.oracle_gate.commands.{m.name}" for m in pkgutil.iter_modules(tools.oracle_gate.commands.__path__)]
+)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_imports_alone(module):
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
+                          env={"PYTHONPATH": ":".join(sys.path)}, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_gate_uses_only_the_standard_library():
+    allowed_roots = {"tools"} | set(sys.stdlib_module_names)
+    import ast
+    import pathlib
+
+    root = pathlib.Path(tools.oracle_gate.__file__).parent
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] in allowed_roots | {"__future__"}, f"{path}: imports {name}"
