@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what oracle-gate needs on Debian 12 and is missing: git, Python 3 with pip, Bazel 4.2.3
+# (bazel-bootstrap) and Debian's rules_java. Idempotent; run as root (or through sudo).
+set -euo pipefail
+
+need=()
+command -v git >/dev/null 2>&1 || need+=(git)
+command -v bazel >/dev/null 2>&1 || need+=(bazel-bootstrap)
+[ -d /usr/share/bazel/rules/java ] || need+=(bazel-rules-java)
+[ -x /usr/bin/python3 ] || need+=(python3)
+if ! { /usr/bin/python3 -m pip --version || python3 -m pip --version; } >/dev/null 2>&1; then
+  need+=(python3-pip)
+fi
+
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "oracle-gate setup: installing ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+echo "oracle-gate setup: bazel $(command -v bazel), python $(/usr/bin/python3 --version 2>&1), $(git --version)"
