@@ -122,7 +122,7 @@ def load_oracles(tree: Tree, policy: Policy | None = None, *, use_tree_policy: b
         result.problems.extend(oracle.problems)
     result.problems.extend(duplicate_ids(result.files))
     for invariant in result.invariants:
-        entry = listing.get(invariant.blob)
-        data = tree.read(entry) if entry is not None and entry.is_regular else None
-        result.problems.extend(check_blob(invariant, entry, data))
+        blob_entry = listing.get(invariant.blob)
+        data = tree.read(blob_entry) if blob_entry is not None and blob_entry.is_regular else None
+        result.problems.extend(check_blob(invariant, blob_entry, data))
     return result
