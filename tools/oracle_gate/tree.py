@@ -65,10 +65,12 @@ class GitTree:
 
 
 class WorkTree:
-    """A directory on disk; symlinks are reported as such, never followed."""
+    """A directory on disk; symlinks are reported as such and never followed, unless
+    `follow_symlinks` (for a Bazel runfiles tree, where every file is a symlink to its source)."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, follow_symlinks: bool = False) -> None:
         self.root = root
+        self.follow = follow_symlinks
         self.label = "work tree"
 
     def files(self, prefix: str) -> dict[str, Entry]:
@@ -81,7 +83,7 @@ class WorkTree:
             for name in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 full = os.path.join(dirpath, name)
                 rel = os.path.relpath(full, self.root).replace(os.sep, "/")
-                st = os.lstat(full)
+                st = os.stat(full) if self.follow else os.lstat(full)
                 if stat.S_ISLNK(st.st_mode):
                     mode = SYMLINK
                 elif stat.S_ISREG(st.st_mode):
@@ -93,7 +95,7 @@ class WorkTree:
 
     def read(self, entry: Entry) -> bytes:
         try:
-            fd = os.open(entry.ref, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(entry.ref, os.O_RDONLY | (0 if self.follow else os.O_NOFOLLOW))
             with os.fdopen(fd, "rb") as f:
                 return f.read()
         except OSError as exc:

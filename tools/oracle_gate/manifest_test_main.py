@@ -1,0 +1,45 @@
+"""Bazel test: `oracles/MANIFEST.sha256` is current for the `oracles/` files in the runfiles.
+
+On failure it prints the differing lines and the command that regenerates the manifest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from tools.oracle_gate.errors import MANIFEST_FIX, OracleError
+from tools.oracle_gate.manifest import MANIFEST_PATH, render
+from tools.oracle_gate.tree import WorkTree
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:
+    """Compares the committed manifest with one generated from the runfiles; returns 0, 1 or 5."""
+    del argv
+    root = os.path.join(environ.get("TEST_SRCDIR", "."), environ.get("TEST_WORKSPACE", "oracle_gate"))
+    tree = WorkTree(root, follow_symlinks=True)
+    try:
+        expected = render(tree)
+    except OracleError as exc:
+        print(f"[{exc.code}] {exc}")
+        return exc.code
+    try:
+        with open(os.path.join(root, MANIFEST_PATH), encoding="utf-8") as f:
+            actual = f.read()
+    except OSError as exc:
+        print(f"[5] {MANIFEST_PATH}: cannot be read ({exc.strerror}); {MANIFEST_FIX}")
+        return 5
+    if actual == expected:
+        print(f"{MANIFEST_PATH} is current")
+        return 0
+    sys.stdout.writelines(difflib.unified_diff(
+        actual.splitlines(keepends=True), expected.splitlines(keepends=True),
+        f"{MANIFEST_PATH} (committed)", f"{MANIFEST_PATH} (generated)"))
+    print(f"[5] {MANIFEST_PATH}: is stale; {MANIFEST_FIX}")
+    return 5
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
