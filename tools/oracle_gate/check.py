@@ -8,18 +8,20 @@ from dataclasses import dataclass, field
 from tools.oracle_gate import errors
 from tools.oracle_gate.bazel_run import HarnessRun, run_harness
 from tools.oracle_gate.errors import GateError, Violation
-from tools.oracle_gate.gitio import Change, changed_paths, merge_base, resolve_commit
+from tools.oracle_gate.gitio import Change, changed_paths, git, merge_base, resolve_commit
 from tools.oracle_gate.globs import matches
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.manifest import manifest_problems
-from tools.oracle_gate.policy import ALWAYS_PROTECTED, Policy
+from tools.oracle_gate.policy import ALWAYS_PROTECTED, POLICY_PATH, Policy
 from tools.oracle_gate.results import EXECUTED, PASSED, load_results
 from tools.oracle_gate.schema import Invariant
 from tools.oracle_gate.tree import GitTree
 
 # Protection used when neither the base nor HEAD has a readable policy (fail closed).
 DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
-    "tools/**", ".bazelrc", "WORKSPACE", "BUILD.bazel", ".ci/**", ".github/**", ".gitlab-ci.yml",
+    "tools/**", "third_party/**", ".bazelrc", "user.bazelrc", ".bazelignore", ".bazelversion",
+    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "BUILD", "BUILD.bazel",
+    ".ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
 )
 DEFAULT_LABEL = "oracle-change"
 
@@ -74,6 +76,25 @@ def _protection(base: Oracles, head: Oracles) -> tuple[str, tuple[str, ...]]:
         if policy:
             globs += policy.protected
     return label, tuple(dict.fromkeys(globs or DEFAULT_PROTECTED))
+
+
+def require_clean_work_tree(repo: str) -> None:
+    """Refuses to run the harness on a work tree that differs from HEAD.
+
+    `check` judges HEAD; Bazel tests whatever the work tree holds. Uncommitted or untracked
+    (not ignored) files would make the outcomes those of another tree.
+
+    Raises:
+        GateError: (exit 1) naming the first differing paths.
+    """
+    raw = git(repo, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--ignore-submodules=none")
+    paths = [entry[3:].decode("utf-8", "surrogateescape") for entry in raw.split(b"\0") if len(entry) > 3]
+    if paths:
+        shown = ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
+        raise GateError(
+            f"the work tree differs from HEAD ({shown}); check judges HEAD, so commit or stash these "
+            "changes, or pass --results with the outcomes of a run of HEAD"
+        )
 
 
 def protected_changes(changes: Sequence[Change], globs: Sequence[str]) -> list[tuple[Change, str]]:
@@ -135,13 +156,16 @@ def run_check(
     report = Report(base, base_commit, mb, head, sorted(labels))
 
     base_oracles = load_oracles(GitTree(repo, mb))
-    if base_oracles.problems and base_oracles.policy is None and any(
-        p.path == "oracles/policy.toml" and "missing" not in p.message for p in base_oracles.problems
+    if base_oracles.policy is None and any(
+        p.path == POLICY_PATH and "missing" not in p.message for p in base_oracles.problems
     ):
-        raise GateError("the base revision's oracles/policy.toml is invalid; the gate cannot tell what is protected",
-                        path="oracles/policy.toml")
+        raise GateError("the base revision's policy is invalid; the gate cannot tell what is protected",
+                        path=POLICY_PATH, fix="fix it on the base branch first")
     head_tree = GitTree(repo, head)
-    head_oracles = load_oracles(head_tree, base_oracles.policy)
+    # Entries are judged by HEAD's policy, as the build's pin check does: a labelled change may add
+    # a production package together with the rows that use it. Without the label, the policy edit
+    # itself is a protected change (exit 2).
+    head_oracles = load_oracles(head_tree)
     label, globs = _protection(base_oracles, head_oracles)
     bootstrap = base_oracles.policy is None and not base_oracles.files
     if bootstrap:
@@ -150,7 +174,7 @@ def run_check(
     # 1. Protected paths.
     changes = changed_paths(repo, mb, head)
     hits = protected_changes(changes, globs)
-    labelled = label in labels
+    labelled = label.casefold() in {x.casefold() for x in labels}
     found = []
     for change, glob in hits:
         if labelled:
@@ -170,8 +194,13 @@ def run_check(
     # 3. Manifest.
     report.add("manifest", [Violation.from_error(p) for p in manifest_problems(head_tree)], "current")
 
-    # 4. Ids kept.
-    missing = sorted(base_oracles.declared_ids - head_oracles.declared_ids)
+    # 4. Ids kept. A HEAD file that cannot be read at all hides its ids: those are undecided, and
+    # the file's own exit-5 problem already fails the gate.
+    unreadable = {f.path for f in head_oracles.files if not f.parsed}
+    undecided = {i for f in base_oracles.files if f.path in unreadable for i in f.declared_ids}
+    missing = sorted(base_oracles.declared_ids - head_oracles.declared_ids - undecided)
+    if undecided - head_oracles.declared_ids:
+        report.notes.append(f"ids not judged while their oracle file is unreadable: {', '.join(sorted(undecided))}")
     report.add("invariant ids",
                [Violation(errors.MISSING_ID, "oracles/", i, "present at the base, missing at HEAD") for i in missing],
                f"{len(base_oracles.declared_ids)} at base, {len(head_oracles.declared_ids)} at HEAD, none missing")
@@ -181,6 +210,7 @@ def run_check(
         outcomes = load_results(result_paths)
         source = f"{len(result_paths)} result file(s)"
     else:
+        require_clean_work_tree(repo)
         run = harness_runner(repo, environ)
         outcomes = run.outcomes
         source = "bazel test //harness/..."
@@ -202,6 +232,11 @@ def run_check(
     if unknown:
         report.notes.append(f"results name ids no oracle declares: {', '.join(unknown)}")
     passed = sum(1 for i in ids if outcomes.get(i) == PASSED)
+    if head_oracles.problems:
+        # With invalid oracles the harness cannot run what they claim (the build's pin check fails
+        # it first); the exit-5 lines above are the cause, so outcomes are shown but not judged.
+        report.notes.extend(f"not judged while the oracles are invalid: {v.line()}" for v in found)
+        found = []
     report.add("harness outcomes", found, f"{passed} of {len(ids)} invariant(s) passed ({source})")
 
     report.notes.extend(review_notes(base_oracles, head_oracles))

@@ -26,18 +26,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="oracle_gate", description="Merge gate that keeps oracles apart from harnesses.")
     parser.add_argument("--repo", help="repository root (default: $BUILD_WORKSPACE_DIRECTORY, else the current directory)")
     parser.add_argument("--debug", action="store_true", help="print a traceback for unexpected errors")
+    # The same options after the subcommand; SUPPRESS keeps a value given before it.
+    common = _Parser(add_help=False)
+    common.add_argument("--repo", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    check = sub.add_parser("check", help="all gate checks of HEAD against a base revision")
+    check = sub.add_parser("check", parents=[common], help="all gate checks of HEAD against a base revision")
     check.add_argument("--base", help="base revision (default: origin/main, else main)")
     check.add_argument("--results", nargs="+", default=[], metavar="FILE",
                        help="JUnit XML files or Bazel test-log directories (default: run bazel test //harness/...)")
     check.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
     check.add_argument("--format", choices=("text", "json"), default="text")
-    manifest = sub.add_parser("manifest", help="regenerate or verify oracles/MANIFEST.sha256")
+    manifest = sub.add_parser("manifest", parents=[common], help="regenerate or verify oracles/MANIFEST.sha256")
     mode = manifest.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="regenerate the manifest (a labelled, human change)")
     mode.add_argument("--check", action="store_true", help="verify the manifest is current")
-    compare = sub.add_parser("compare", help="two harness runs report the same ids with the same outcomes")
+    compare = sub.add_parser("compare", parents=[common], help="two harness runs report the same ids with the same outcomes")
     compare.add_argument("a", help="JUnit XML file or Bazel test-log directory of run A")
     compare.add_argument("b", help="JUnit XML file or Bazel test-log directory of run B")
     return parser
@@ -62,6 +66,10 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     try:
+        # `bazel run` starts the gate in its runfiles tree; relative paths the user typed are
+        # relative to where they ran Bazel.
+        if environ is None and env.get("BUILD_WORKING_DIRECTORY"):
+            os.chdir(env["BUILD_WORKING_DIRECTORY"])
         args = build_parser().parse_args(args_list)
         if args.command == "compare":
             return compare_cmd.run(args)

@@ -59,11 +59,15 @@ def resolve_commit(repo: str, rev: str) -> str:
     Raises:
         GitError: for an empty or all-zero id, a missing ref, or an object that is not a commit.
     """
-    if not rev or rev.startswith("-") or set(rev) == {"0"}:
+    if not rev.strip():
+        raise GitError("--base is empty (an unset variable?); pass a branch, tag or commit id")
+    if rev.startswith("-") or set(rev) == {"0"}:
         raise GitError(f"base {rev!r} does not name a commit; pass --base with a branch, tag or commit id")
     try:
         out = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
     except GitError:
+        if rev == "HEAD":
+            raise GitError("HEAD has no commit yet; commit the change before running the gate") from None
         raise GitError(
             f"base {rev!r} is not a commit in this repository; fetch it first (e.g. `git fetch origin main`) "
             "or pass --base REV"

@@ -13,7 +13,7 @@ def _split(value: str) -> list[str]:
 
 
 def collect_labels(cli_labels: Sequence[str], environ: Mapping[str, str]) -> set[str]:
-    """Gathers labels from every source: `--label`, `PR_LABELS` (comma-separated),
+    """Gathers labels from every source (callers compare them case-insensitively, as GitHub does): `--label`, `PR_LABELS` (comma-separated),
     the GitHub event file at `GITHUB_EVENT_PATH` (`pull_request.labels[].name`) and
     `CI_MERGE_REQUEST_LABELS` (GitLab, comma-separated).
 
@@ -30,7 +30,7 @@ def collect_labels(cli_labels: Sequence[str], environ: Mapping[str, str]) -> set
         try:
             with open(event_path, encoding="utf-8") as f:
                 event = json.load(f)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             raise UsageError(f"cannot read the GitHub event file {event_path}: {exc}") from None
         pull = event.get("pull_request") if isinstance(event, dict) else None
         if pull is not None:

@@ -47,8 +47,12 @@ def render(tree: Tree) -> str:
         entry = listing[path]
         if not entry.is_regular:
             raise OracleError("is a symlink or submodule; everything under oracles/ must be a regular file", path=path)
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise OracleError("has a name that is not UTF-8; rename it", path=path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")) from None
         if any(c in path for c in "\n\r\\") or path != path.strip():
-            raise OracleError("has a name sha256sum cannot list (newline, backslash or edge spaces)", path=path)
+            raise OracleError("has a name sha256sum cannot list (newline, backslash or edge spaces)", path=repr(path))
         lines.append(f"{hashlib.sha256(tree.read(entry)).hexdigest()}  {path}\n")
     return "".join(lines)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
+from xml.parsers import expat
 from collections.abc import Iterable
 
 from tools.oracle_gate.errors import GateError
@@ -16,19 +17,44 @@ PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 EXECUTED = (PASSED, FAILED)
 # When one id appears more than once, the worst outcome wins.
 _RANK = {SKIPPED: 0, PASSED: 1, FAILED: 2, ERROR: 3}
-_ID_SUFFIX = re.compile(r"\[([a-z][a-z0-9_]{0,63})\]$")
+_ID_SUFFIX = re.compile(r"\[([a-z][a-z0-9_]{0,63})\]\Z")
+# `status` attribute values (Bazel, Ant, Maven Surefire) that mean the case ran and passed.
+_RAN = {"", "run", "passed", "pass", "success", "ok"}
+
+
+def _local(tag: str) -> str:
+    """An element's name without its XML namespace."""
+    return tag.rsplit("}", 1)[-1]
 
 
 def outcome_of(case: ET.Element) -> str:
-    """Returns passed, failed, error or skipped for one `testcase` element."""
-    tags = {child.tag for child in case}
-    if "error" in tags:
+    """Returns passed, failed, error or skipped for one `testcase` element.
+
+    Child elements `error`, `failure`/`rerunFailure`/`flakyFailure` and `skipped` decide, in that
+    order; a `status` or `result` attribute other than a passing one (e.g. `notrun`, `failed`)
+    counts as skipped or failed. Unknown child elements are ignored.
+    """
+    tags = {_local(child.tag) for child in case}
+    if tags & {"error", "rerunError", "flakyError"}:
         return ERROR
-    if "failure" in tags:
+    if tags & {"failure", "rerunFailure", "flakyFailure"}:
         return FAILED
     if "skipped" in tags:
         return SKIPPED
+    for attr in ("status", "result"):
+        value = case.get(attr, "").strip().lower()
+        if value in _RAN:
+            continue
+        if value in ("notrun", "skipped", "skip", "disabled", "ignored", "suppressed"):
+            return SKIPPED
+        if value in ("error", "errored"):
+            return ERROR
+        return FAILED
     return PASSED
+
+
+def _no_doctype(*_args: object) -> None:
+    raise ValueError("declares a DTD or entities; JUnit results never need one")
 
 
 def parse_junit(data: bytes, source: str) -> dict[str, str]:
@@ -37,14 +63,22 @@ def parse_junit(data: bytes, source: str) -> dict[str, str]:
     Raises:
         GateError: (exit 1) when the document is not well-formed XML.
     """
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise GateError("declares a DTD or entities; JUnit results never need one", path=source)
+    scan = expat.ParserCreate()
+    scan.StartDoctypeDeclHandler = _no_doctype
+    scan.EntityDeclHandler = _no_doctype
     try:
+        scan.Parse(data, True)
         root = ET.fromstring(data)
-    except ET.ParseError as exc:
+    except (ET.ParseError, expat.ExpatError) as exc:
         raise GateError(f"is not well-formed JUnit XML: {exc}", path=source) from None
+    except ValueError as exc:
+        raise GateError(str(exc), path=source) from None
     out: dict[str, str] = {}
-    for case in root.iter("testcase"):
+    cases = [el for el in root.iter() if _local(el.tag) == "testcase"]
+    for case in cases:
+        if any(_local(inner.tag) == "testcase" for inner in case.iter() if inner is not case):
+            raise GateError("nests a testcase inside another testcase", path=source)
+    for case in cases:
         match = _ID_SUFFIX.search(case.get("name", ""))
         if not match:
             continue

@@ -20,7 +20,7 @@ BLOB_DIR = "oracles/blobs/"
 ID_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-ENTRY_PATTERN = re.compile(rf"({_IDENT}(?:\.{_IDENT})*):({_IDENT})")
+ENTRY_PATTERN = re.compile(rf"({_IDENT}(?:\.{_IDENT})+):({_IDENT})")
 ARG_PATTERN = re.compile(_IDENT)
 MAX_REPEAT = 1000
 
@@ -83,12 +83,15 @@ class OracleFile:
         invariants: the rows that passed validation, in file order.
         declared_ids: every readable id string in the file, valid row or not (for the missing-id check).
         problems: one OracleError per problem found; empty when the file is valid.
+        parsed: True when the file was readable TOML with an array of rows, so `declared_ids` is
+            what the file declares (False: the ids are unknown, not absent).
     """
 
     path: str
     invariants: list[Invariant] = field(default_factory=list)
     declared_ids: list[str] = field(default_factory=list)
     problems: list[OracleError] = field(default_factory=list)
+    parsed: bool = False
 
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -206,7 +209,8 @@ def _validate_row(
                 bad("args", "names a field twice")
     repeat = row.get("repeat")
     if "repeat" in row and (type(repeat) is not int or not 2 <= repeat <= MAX_REPEAT):
-        bad("repeat", f"must be an integer from 2 to {MAX_REPEAT}")
+        got = repr(repeat) if type(repeat) is int else type(repeat).__name__
+        bad("repeat", f"must be an integer from 2 to {MAX_REPEAT}, got {got}")
     if errs:
         return None, errs
     return (
@@ -262,12 +266,13 @@ def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None 
             OracleError(f"must be the integer {SCHEMA_VERSION}, got {doc['schema']!r}", path=path, field="schema")
         )
     rows = doc.get("invariant")
-    if rows is None:
-        result.problems.append(OracleError("no [[invariant]] rows", path=path, field="invariant"))
-        return result
-    if type(rows) is not list:
+    if type(rows) is not list and rows is not None:
         result.problems.append(OracleError("must be an array of tables ([[invariant]])", path=path, field="invariant"))
         return result
+    if not rows:
+        result.problems.append(OracleError("no [[invariant]] rows", path=path, field="invariant"))
+        return result
+    result.parsed = True
     seen: set[str] = set()
     for index, row in enumerate(rows):
         label = _row_label(row, index)

@@ -43,3 +43,31 @@ def test_entities_are_refused():
 def test_directory_without_test_xml(tmp_path):
     with pytest.raises(GateError, match="holds no test.xml"):
         load_results([str(tmp_path)])
+
+
+def test_a_name_with_a_trailing_newline_is_not_an_id():
+    assert parse_junit(xml('<testcase name="t[a]&#10;"/>'), "x") == {}
+
+
+@pytest.mark.parametrize(("attrs", "outcome"), [
+    ('status="run"', "passed"), ('status="notrun"', "skipped"), ('status="failed"', "failed"),
+    ('result="error"', "error"), ('status="weird"', "failed"),
+])
+def test_status_attributes(attrs, outcome):
+    assert parse_junit(xml(f'<testcase name="t[a]" {attrs}/>'), "x") == {"a": outcome}
+
+
+def test_namespaced_failure_counts():
+    data = xml('<testcase xmlns:j="urn:x" name="t[a]"><j:failure/></testcase>')
+    assert parse_junit(data, "x") == {"a": "failed"}
+
+
+def test_nested_testcases_are_refused():
+    with pytest.raises(GateError, match="nests a testcase"):
+        parse_junit(xml('<testcase name="t[a]"><testcase name="u[b]"><failure/></testcase></testcase>'), "x")
+
+
+def test_utf16_doctype_is_refused():
+    data = '<?xml version="1.0" encoding="utf-16"?><!DOCTYPE x [<!ENTITY a "b">]><testsuites/>'.encode("utf-16")
+    with pytest.raises(GateError, match="declares a DTD"):
+        parse_junit(data, "x")

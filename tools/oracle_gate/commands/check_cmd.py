@@ -57,7 +57,7 @@ def render_json(report: Report) -> str:
 
 def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     """Runs `check` and prints its report to stdout; returns the exit code."""
-    base = args.base or default_base(repo)
+    base = default_base(repo) if args.base is None else args.base
     labels = collect_labels(args.label, environ)
     report = run_check(repo, base, args.results, labels, environ)
     out = render_json(report) if args.format == "json" else render_text(report)

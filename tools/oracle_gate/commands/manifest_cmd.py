@@ -22,9 +22,13 @@ def run(args: argparse.Namespace, repo: str) -> int:
         text = render(tree)
         target = os.path.join(repo, MANIFEST_PATH)
         tmp = target + ".tmp"
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, target)
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
         print(f"wrote {MANIFEST_PATH} ({text.count(chr(10))} lines)")
         return errors.OK
     problems = manifest_problems(tree)
