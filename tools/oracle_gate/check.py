@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 from tools.oracle_gate import errors
 from tools.oracle_gate.bazel_run import HarnessRun, run_harness
 from tools.oracle_gate.errors import GateError, Violation
-from tools.oracle_gate.gitio import Change, changed_paths, git, merge_base, resolve_commit
-from tools.oracle_gate.globs import matches
+from tools.oracle_gate.gitio import Change, changed_paths, merge_base, resolve_commit
+from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.manifest import manifest_problems
 from tools.oracle_gate.policy import ALWAYS_PROTECTED, POLICY_PATH, Policy
 from tools.oracle_gate.results import EXECUTED, PASSED, load_results
 from tools.oracle_gate.schema import Invariant
-from tools.oracle_gate.tree import GitTree
+from tools.oracle_gate.tree import Entry, GitTree
+from tools.oracle_gate.worktree import differences
 
 # Protection used when neither the base nor HEAD has a readable policy (fail closed).
 DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
@@ -78,32 +79,43 @@ def _protection(base: Oracles, head: Oracles) -> tuple[str, tuple[str, ...]]:
     return label, tuple(dict.fromkeys(globs or DEFAULT_PROTECTED))
 
 
-def require_clean_work_tree(repo: str) -> None:
-    """Refuses to run the harness on a work tree that differs from HEAD.
-
-    `check` judges HEAD; Bazel tests whatever the work tree holds. Uncommitted or untracked
-    (not ignored) files would make the outcomes those of another tree.
+def require_clean_work_tree(repo: str, head: GitTree) -> None:
+    """Refuses to run the harness on a work tree that differs from HEAD (see worktree.py).
 
     Raises:
         GateError: (exit 1) naming the first differing paths.
     """
-    raw = git(repo, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--ignore-submodules=none")
-    paths = [entry[3:].decode("utf-8", "surrogateescape") for entry in raw.split(b"\0") if len(entry) > 3]
-    if paths:
-        shown = ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
+    found = differences(repo, head)
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
         raise GateError(
-            f"the work tree differs from HEAD ({shown}); check judges HEAD, so commit or stash these "
-            "changes, or pass --results with the outcomes of a run of HEAD"
+            f"the work tree differs from HEAD: {shown}; check judges HEAD, so commit, stash or remove "
+            "these, or pass --results with the outcomes of a run of HEAD"
         )
 
 
-def protected_changes(changes: Sequence[Change], globs: Sequence[str]) -> list[tuple[Change, str]]:
-    """Returns each changed path that a protected glob matches, with the glob."""
+def protected_changes(
+    changes: Sequence[Change],
+    globs: Sequence[str],
+    head: Mapping[str, Entry],
+    base: Mapping[str, Entry],
+    links: Mapping[str, str],
+) -> list[tuple[Change, str]]:
+    """Returns each changed path that touches protected content, with the reason.
+
+    A path counts when a protected glob matches it in any spelling a checkout may give it
+    (`paths.fold`), when it is a symlink whose target reaches protected content, leaves the
+    repository or loops, and when it is a submodule.
+    """
     out = []
     for change in changes:
-        glob = matches(change.path, tuple(globs))
+        glob = protected_by(change.path, globs)
         if glob:
-            out.append((change, glob))
+            out.append((change, f"protected by {glob!r}"))
+            continue
+        problem = special_entry_problem(change.path, head, base, links, globs)
+        if problem:
+            out.append((change, problem))
     return out
 
 
@@ -173,14 +185,16 @@ def run_check(
 
     # 1. Protected paths.
     changes = changed_paths(repo, mb, head)
-    hits = protected_changes(changes, globs)
+    head_listing = head_tree.files("")
+    base_listing = GitTree(repo, mb).files("")
+    hits = protected_changes(changes, globs, head_listing, base_listing, head_tree.symlinks(head_listing))
     labelled = label.casefold() in {x.casefold() for x in labels}
     found = []
-    for change, glob in hits:
+    for change, why in hits:
         if labelled:
             continue
         found.append(Violation(errors.PROTECTED_PATH, change.path, "",
-                               f"protected by {glob!r} and changed ({change.status}) without the {label!r} label"))
+                               f"{why} and changed ({change.status}) without the {label!r} label"))
     if labelled and hits:
         report.notes.append(f"{len(hits)} protected path(s) changed under the {label!r} label")
     report.add("protected paths", found,
@@ -210,7 +224,7 @@ def run_check(
         outcomes = load_results(result_paths)
         source = f"{len(result_paths)} result file(s)"
     else:
-        require_clean_work_tree(repo)
+        require_clean_work_tree(repo, head_tree)
         run = harness_runner(repo, environ)
         outcomes = run.outcomes
         source = "bazel test //harness/..."

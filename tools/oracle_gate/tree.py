@@ -50,7 +50,8 @@ class GitTree:
         self.label = commit[:12]
 
     def files(self, prefix: str) -> dict[str, Entry]:
-        raw = git(self.repo, "ls-tree", "-r", "-z", "--full-tree", self.commit, "--", prefix)
+        spec = ["--", prefix] if prefix else []
+        raw = git(self.repo, "ls-tree", "-r", "-z", "--full-tree", self.commit, *spec)
         out: dict[str, Entry] = {}
         for record in raw.split(b"\0"):
             if not record:
@@ -62,6 +63,14 @@ class GitTree:
 
     def read(self, entry: Entry) -> bytes:
         return git(self.repo, "cat-file", "blob", entry.ref)
+
+    def symlinks(self, listing: dict[str, Entry]) -> dict[str, str]:
+        """Maps every symlink of `listing` to its target (decoded with surrogateescape)."""
+        return {
+            path: self.read(entry).decode("utf-8", "surrogateescape")
+            for path, entry in listing.items()
+            if entry.mode == SYMLINK
+        }
 
 
 class WorkTree:

@@ -83,7 +83,7 @@ def test_dirty_work_tree_is_refused_before_running_the_harness(gate, project):
         run_check(str(project.path), "main", [], set(), {}, harness_runner=runner)
     except Exception as exc:  # noqa: BLE001
         assert exc.code == 1  # type: ignore[attr-defined]
-        assert "the work tree differs from HEAD (shop/calc.py)" in str(exc)
+        assert "the work tree differs from HEAD: shop/calc.py (bytes differ from the commit)" in str(exc)
     else:
         raise AssertionError("a dirty work tree must be refused")
     assert called == []
