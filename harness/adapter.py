@@ -86,12 +86,16 @@ def load_blob(inv: Invariant) -> list[Mapping[str, Any]]:
 
 
 def run_invariant(inv: Invariant) -> list[str]:
+    """Loads the row's entry and blob, then runs every sample; see `run_samples`."""
+    return run_samples(inv, resolve_entry(inv), load_blob(inv))
+
+
+def run_samples(inv: Invariant, fn: Callable[..., Any], samples: list[Mapping[str, Any]]) -> list[str]:
     """Runs every sample of one row; returns one failure reason per failing sample (empty: holds).
 
-    The row's `seed` seeds Python's `random` before the first sample.
+    The row's `seed` (0 when absent) seeds Python's `random` before the first sample, so a row
+    that draws random numbers gives the same outcome on every runner.
     """
-    fn = resolve_entry(inv)
-    samples = load_blob(inv)
     random.seed(inv.seed if inv.seed is not None else 0)
     failures = []
     for number, sample in enumerate(samples):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -70,9 +71,16 @@ def verify(policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[
                     f"{inv.blob} is not among the blobs of this oracle_suite target (or does not exist)",
                     path=inv.source, row=inv.id, field="blob"))
                 continue
-            # Bazel presents inputs as symlinks in the sandbox; the git tree check rejects
-            # committed symlinks, so here the bytes behind the path are what counts.
-            found = check_blob(inv, Entry(REGULAR, file), _read(file))
+            # Bazel presents inputs as symlinks into the source tree; following them must end
+            # at a file whose path is still the blob's own, i.e. inside oracles/blobs/. The hash
+            # is of the bytes read through that path.
+            real = os.path.realpath(file)
+            if not real.replace(os.sep, "/").endswith("/" + inv.blob):
+                problems.append(OracleError(
+                    f"{inv.blob} resolves to {real}, outside oracles/blobs/; blobs must be regular files",
+                    path=inv.source, row=inv.id, field="blob"))
+                continue
+            found = check_blob(inv, Entry(REGULAR, file), _read(real))
             problems.extend(found)
             if not found:
                 used[inv.blob] = inv.blob_sha256

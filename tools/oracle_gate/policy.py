@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 
@@ -11,8 +12,11 @@ from tools.oracle_gate.errors import OracleError
 POLICY_PATH = "oracles/policy.toml"
 _KEYS = {"schema", "label", "protected", "production_packages"}
 _PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Paths that stay protected whatever a policy says: the oracles themselves and the policy.
-ALWAYS_PROTECTED = ("oracles/**",)
+# Packages an entry may never name: the gate, the harness, the oracles and the test runners.
+_NOT_PRODUCTION = frozenset({"tools", "harness", "oracles", "third_party", "pytest", "_pytest", "runfiles"})
+# Paths that stay protected whatever a policy says: the oracles (policy included), and the two
+# files that change how git checks out any path (attributes: filters, eol; submodules).
+ALWAYS_PROTECTED = ("oracles/**", ".gitattributes", ".gitmodules")
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,9 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
     for pkg in lists["production_packages"]:
         if not _PACKAGE.fullmatch(pkg):
             raise OracleError(f"{pkg!r} is not a top-level Python package name", path=path, field="production_packages")
+        if pkg in sys.stdlib_module_names or pkg in _NOT_PRODUCTION:
+            raise OracleError(f"{pkg!r} is the standard library or the gate itself, not production code",
+                              path=path, field="production_packages")
     for glob in lists["protected"]:
         if glob.startswith("/") or "\\" in glob:
             raise OracleError(f"{glob!r} must be a repository-relative glob", path=path, field="protected")

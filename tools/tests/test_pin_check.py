@@ -9,12 +9,12 @@ from tools.tests.gitrepo import blob_bytes, default_rows, oracle_toml
 
 
 def setup(tmp_path, table_bytes=None):
-    (tmp_path / "blobs").mkdir()
+    (tmp_path / "oracles" / "blobs").mkdir(parents=True)
     names = {"bound": [{"a": 1, "b": 2}, {"a": 0, "b": 0}], "idem": [{"state": {"n": 1}, "k": "x"}],
              "table": [{"args": [1, 2], "expected": 3}]}
     args = []
     for name, samples in names.items():
-        f = tmp_path / "blobs" / f"{name}.json"
+        f = tmp_path / "oracles" / "blobs" / f"{name}.json"
         f.write_bytes(table_bytes if (name == "table" and table_bytes) else blob_bytes(samples))
         args += ["--blob", f"oracles/blobs/{name}.json={f}"]
     toml = tmp_path / "shop.toml"
@@ -44,3 +44,16 @@ def test_blob_not_given_to_the_rule(tmp_path, capsys):
     del args[i : i + 2]
     assert main(args) == 5
     assert "oracles/blobs/bound.json is not among the blobs of this oracle_suite target" in capsys.readouterr().err
+
+
+def test_blob_symlinked_to_a_harness_file_fails_the_build(tmp_path, capsys):
+    # oracles/blobs/cart_samples.json committed as a symlink to a harness file: same bytes, other owner.
+    args = setup(tmp_path)
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    table = tmp_path / "oracles" / "blobs" / "table.json"
+    (harness / "table.json").write_bytes(table.read_bytes())
+    table.unlink()
+    table.symlink_to(harness / "table.json")
+    assert main(args) == 5
+    assert "oracles/blobs/table.json resolves to" in capsys.readouterr().err
