@@ -49,3 +49,9 @@ def gate(capsys: pytest.CaptureFixture[str]) -> Gate:
 @pytest.fixture
 def all_passed() -> dict[str, str]:
     return {i: "passed" for i in IDS}
+
+
+@pytest.fixture
+def gate_factory(capsys: pytest.CaptureFixture[str]):
+    """A Gate maker for tests whose examples outlive one fixture instance (hypothesis)."""
+    return lambda: Gate(capsys)
