@@ -10,28 +10,7 @@ from pathlib import Path
 
 import pytest
 
-
-def source_root() -> Path:
-    """The real workspace: the runfile WORKSPACE resolves to it (the test runs unsandboxed)."""
-    here = Path(os.environ["TEST_SRCDIR"]) / os.environ["TEST_WORKSPACE"] / "WORKSPACE"
-    return Path(os.path.realpath(here)).parent
-
-
-def copy_workspace(dest: Path) -> Path:
-    """Copies the tracked and untracked-but-not-ignored files of the workspace to `dest`."""
-    root = source_root()
-    listed = subprocess.run(
-        ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        check=True, stdout=subprocess.PIPE,
-    ).stdout.split(b"\0")
-    for rel in filter(None, listed):
-        src = root / os.fsdecode(rel)
-        if not src.exists():
-            continue
-        target = dest / os.fsdecode(rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, target, follow_symlinks=False)
-    return dest
+from tools.bazel.tests.workspace_copy import copy_workspace
 
 
 def bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
