@@ -33,13 +33,13 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("inv", "samples"), CASES, ids=[c[0].kind for c in CASES])
+@pytest.mark.parametrize(("inv", "samples"), CASES, ids=[f"kind-{c[0].kind}" for c in CASES])
 def test_an_object_that_claims_everything_fails_every_kind(inv, samples):
     failures = run_samples(inv, lambda *a, **k: AlwaysYes(), samples)
     assert failures and ("not a plain JSON-typed value" in failures[0] or "got AlwaysYes" in failures[0]), failures
 
 
-@pytest.mark.parametrize(("inv", "samples"), CASES, ids=[c[0].kind for c in CASES])
+@pytest.mark.parametrize(("inv", "samples"), CASES, ids=[f"kind-{c[0].kind}" for c in CASES])
 def test_honest_results_pass_every_kind(inv, samples):
     def fn(*args, **kwargs):
         if inv.kind == "idempotent":
