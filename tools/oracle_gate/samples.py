@@ -38,6 +38,8 @@ def load_samples(data: bytes) -> Any:
         raise SampleError(f"is not UTF-8 (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise SampleError(f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit conversion limit
+        raise SampleError(f"is not usable JSON: {exc}") from None
     except RecursionError:
         raise SampleError("nests too deeply") from None
 

@@ -86,3 +86,15 @@ def test_oracle_file_that_is_a_symlink(project):
     os.symlink("shop.toml", project.path / "oracles/alias.toml")
     project.commit("alias")
     assert "oracles/alias.toml: must be a regular file, not a symlink or submodule" in head_problems(project)
+
+
+def test_blob_with_an_integer_beyond_the_conversion_limit(project):
+    repin_table(project, b"[" + b"9" * 5000 + b"]")
+    project.commit("huge int")
+    assert any("is not usable JSON: Exceeds the limit" in p for p in head_problems(project))
+
+
+def test_blob_nested_too_deeply(project):
+    repin_table(project, b"[" * 100000)
+    project.commit("deep")
+    assert any("nests too deeply" in p for p in head_problems(project))
