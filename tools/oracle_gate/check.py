@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from tools.oracle_gate import errors
 from tools.oracle_gate.bazel_run import HarnessRun, run_harness
 from tools.oracle_gate.errors import GateError, Violation
-from tools.oracle_gate.gitio import Change, changed_paths, merge_base, resolve_commit
+from tools.oracle_gate.gitio import Change, changed_paths, merge_base, refuse_grafts, resolve_commit
 from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.manifest import manifest_problems
@@ -162,6 +162,7 @@ def run_check(
     Raises:
         GateError: (exit 1) when the gate cannot decide: git errors, unreadable results, Bazel missing.
     """
+    refuse_grafts(repo)
     base_commit = resolve_commit(repo, base)
     head = resolve_commit(repo, "HEAD")
     mb = merge_base(repo, base_commit, head)
@@ -220,6 +221,7 @@ def run_check(
                f"{len(base_oracles.declared_ids)} at base, {len(head_oracles.declared_ids)} at HEAD, none missing")
 
     # 5. Harness outcomes.
+    build_failure: Violation | None = None
     if result_paths:
         outcomes = load_results(result_paths)
         source = f"{len(result_paths)} result file(s)"
@@ -229,7 +231,8 @@ def run_check(
         outcomes = run.outcomes
         source = "bazel test //harness/..."
         if run.build_failed:
-            report.notes.append("the harness did not build; see Bazel's output above")
+            build_failure = Violation(errors.NO_OUTCOME, "harness/", "",
+                                      "the harness did not build (bazel exit 1); see Bazel's output above")
     report.outcomes = outcomes
     ids = [inv.id for inv in head_oracles.invariants] or sorted(head_oracles.declared_ids)
     report.invariants = ids
@@ -246,6 +249,8 @@ def run_check(
     if unknown:
         report.notes.append(f"results name ids no oracle declares: {', '.join(unknown)}")
     passed = sum(1 for i in ids if outcomes.get(i) == PASSED)
+    if build_failure:
+        found.insert(0, build_failure)
     if head_oracles.problems:
         # With invalid oracles the harness cannot run what they claim (the build's pin check fails
         # it first); the exit-5 lines above are the cause, so outcomes are shown but not judged.

@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _repo(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
+    if args.repo is not None and not args.repo.strip():
+        raise UsageError("--repo is empty (an unset variable?); pass the repository's directory")
     start = args.repo or environ.get("BUILD_WORKSPACE_DIRECTORY") or os.getcwd()
     return toplevel(start)
 
@@ -63,6 +65,10 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         The exit code of DESIGN.md section 6. Never raises except SystemExit from --help.
     """
     env = os.environ if environ is None else environ
+    for stream in (sys.stdout, sys.stderr):
+        # Paths may hold any bytes; a strict stream encoding must not turn a report into a crash.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     try:

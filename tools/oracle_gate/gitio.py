@@ -10,7 +10,17 @@ from dataclasses import dataclass
 from tools.oracle_gate.errors import GitError
 
 ZERO_OID = "0" * 40
-_NO_QUOTE = ("-c", "core.quotepath=off")
+_NO_QUOTE = ("--no-replace-objects", "-c", "core.quotepath=off")
+# Git's lookup order for a short ref name (gitrevisions(7), "<refname>").
+_REF_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
+
+
+def git_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment git runs with: no ambient GIT_* variables (GIT_DIR, GIT_INDEX_FILE,
+    GIT_OBJECT_DIRECTORY, ... would point it at other objects), and replace refs off."""
+    env = {k: v for k, v in environ.items() if not k.startswith("GIT_")}
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    return env
 
 
 def git(repo: str, *args: str, environ: Mapping[str, str] | None = None) -> bytes:
@@ -25,7 +35,7 @@ def git(repo: str, *args: str, environ: Mapping[str, str] | None = None) -> byte
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            env=dict(os.environ if environ is None else environ),
+            env=git_env(os.environ if environ is None else environ),
             check=False,
         )
     except FileNotFoundError:
@@ -63,6 +73,7 @@ def resolve_commit(repo: str, rev: str) -> str:
         raise GitError("--base is empty (an unset variable?); pass a branch, tag or commit id")
     if rev.startswith("-") or set(rev) == {"0"}:
         raise GitError(f"base {rev!r} does not name a commit; pass --base with a branch, tag or commit id")
+    _refuse_ambiguous(repo, rev)
     try:
         out = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
     except GitError:
@@ -75,6 +86,41 @@ def resolve_commit(repo: str, rev: str) -> str:
     return out.decode().strip()
 
 
+def _refuse_ambiguous(repo: str, rev: str) -> None:
+    """Refuses a short name that several refs answer to with different commits.
+
+    Git would pick `refs/tags/X` before `refs/heads/X` and `refs/remotes/X` with only a warning, so
+    a pushed tag named `origin/main` could stand in for the real base.
+
+    Raises:
+        GitError: naming the refs, with the fully qualified spelling to use instead.
+    """
+    if rev.startswith("refs/") or "^" in rev or "~" in rev or ":" in rev or "@" in rev:
+        candidates = [rev] if rev.startswith("refs/") else []
+    else:
+        candidates = [rule.format(rev) for rule in _REF_RULES]
+    raw = git(repo, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)", "--", *candidates) if candidates else b""
+    found: dict[str, str] = {}
+    for line in raw.decode("utf-8", "surrogateescape").splitlines():
+        name, oid, peeled = (line.split("\0") + ["", ""])[:3]
+        if name in candidates:
+            found[name] = peeled or oid
+    if len(set(found.values())) > 1:
+        names = ", ".join(sorted(found))
+        raise GitError(f"base {rev!r} is ambiguous ({names}); pass the full ref name, e.g. --base refs/remotes/origin/main")
+
+
+def refuse_grafts(repo: str) -> None:
+    """Refuses a repository with a grafts file, which rewrites history for every git command.
+
+    Raises:
+        GitError: (exit 1) when `info/grafts` exists in the git directory.
+    """
+    path = git(repo, "rev-parse", "--git-path", "info/grafts").decode("utf-8", "surrogateescape").strip()
+    if os.path.exists(os.path.join(repo, path) if not os.path.isabs(path) else path):
+        raise GitError(f"{path} exists and rewrites history; remove it before running the gate")
+
+
 def has_ref(repo: str, ref: str) -> bool:
     """True when `ref` resolves to a commit."""
     try:
@@ -85,12 +131,13 @@ def has_ref(repo: str, ref: str) -> bool:
 
 
 def default_base(repo: str) -> str:
-    """Returns `origin/main` when it exists, else `main` (DESIGN.md section 5 and the core issue).
+    """Returns `origin/main` when it exists, else `main` (DESIGN.md section 5 and the core issue),
+    spelled as full ref names so no tag or oddly named branch can stand in for them.
 
     Raises:
         GitError: when neither exists.
     """
-    for ref in ("origin/main", "main"):
+    for ref in ("refs/remotes/origin/main", "refs/heads/main"):
         if has_ref(repo, ref):
             return ref
     raise GitError("neither origin/main nor main exists; pass --base REV")

@@ -37,6 +37,8 @@ def render(tree: Tree) -> str:
     """
     oracles = load_oracles(tree)
     listing = tree.files("oracles")
+    if not listing:
+        raise OracleError("there is no oracles/ directory (or it is empty); nothing to list", path="oracles/")
     lines = [HEADER]
     declared = {(f.path, i) for f in oracles.files for i in f.declared_ids if ID_PATTERN.fullmatch(i)}
     for source, ident in sorted(declared):

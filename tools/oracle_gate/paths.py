@@ -18,10 +18,32 @@ MAX_SYMLINK_HOPS = 40  # the limit Linux applies (ELOOP)
 _WILDCARD = re.compile(r"[*?]")
 
 
+# Characters HFS+ ignores in names (zero-width joiners and marks, Unicode's default-ignorables).
+_IGNORABLE = dict.fromkeys([*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065), 0xFEFF, 0x00AD])
+# An NTFS 8.3 short name (`THIRD_~1`): up to six characters of the long name, `~N`, an extension.
+SHORT_NAME = re.compile(r"([^/~]{1,6})~[0-9]+(\.[^/.]{0,3})?")
+
+
+def _short_name_glob(path: str, globs: Sequence[str]) -> str | None:
+    """Returns a glob a component spelled as an 8.3 short name may stand for, or None."""
+    parts = fold(path).split("/")
+    for index, part in enumerate(parts):
+        match = SHORT_NAME.fullmatch(part)
+        if not match:
+            continue
+        stem = match.group(1).replace(" ", "")
+        for glob in globs:
+            glob_parts = fold(glob).split("/")
+            if index < len(glob_parts) and (glob_parts[index].startswith(stem) or _WILDCARD.search(glob_parts[index])):
+                return glob
+    return None
+
+
 def fold(path: str) -> str:
     """Returns the spelling a permissive checkout would use for `path`: NFC-normalized, case-folded,
-    backslashes as separators, trailing dots and spaces of each component dropped (Windows)."""
-    text = unicodedata.normalize("NFC", path.replace("\\", "/")).casefold()
+    default-ignorable characters dropped (HFS+), backslashes as separators, and trailing dots and
+    spaces of each component dropped (Windows)."""
+    text = unicodedata.normalize("NFC", path.replace("\\", "/").translate(_IGNORABLE)).casefold()
     parts = [part.rstrip(" .") or part for part in text.split("/")]
     return "/".join(parts)
 
@@ -31,6 +53,9 @@ def protected_by(path: str, globs: Sequence[str]) -> str | None:
     hit = matches(path, tuple(globs))
     if hit:
         return hit
+    short = _short_name_glob(path, globs)
+    if short:
+        return short
     folded = fold(path)
     for glob in globs:
         if compile_glob(fold(glob)).fullmatch(folded):
@@ -112,5 +137,10 @@ def special_entry_problem(path: str, head: Mapping[str, Entry], base: Mapping[st
     if GITLINK in (getattr(now, "mode", None), getattr(before, "mode", None)):
         return "is a submodule; its content is invisible to the gate"
     if now is not None and now.mode == SYMLINK:
+        # The link's own name is a directory in a checkout: `.github -> billing/ci` puts files
+        # under `.github/` that no diff line names.
+        glob = reaches_protected(path, globs)
+        if glob:
+            return f"is a symlink standing where {glob!r} protects content"
         return symlink_problem(path, links, globs)
     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from tools.oracle_gate.schema import Invariant
@@ -16,6 +17,13 @@ def _reject_constant(name: str) -> Any:
     raise SampleError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise SampleError(f"{text} overflows to infinity, which is not valid JSON")
+    return value
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -26,14 +34,16 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def load_samples(data: bytes) -> Any:
-    """Parses blob bytes as strict JSON: UTF-8, no NaN/Infinity, no duplicate object keys.
+    """Parses blob bytes as strict JSON: UTF-8, no NaN/Infinity (nor numbers that overflow to it),
+    no duplicate object keys.
 
     Raises:
         SampleError: with a one-line reason.
     """
     try:
         text = data.decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+                          object_pairs_hook=_unique_keys)
     except UnicodeDecodeError as exc:
         raise SampleError(f"is not UTF-8 (byte {exc.start})") from None
     except json.JSONDecodeError as exc:

@@ -16,7 +16,21 @@ from tools.oracle_gate.gitio import git
 from tools.oracle_gate.tree import GITLINK, SYMLINK, GitTree
 
 # Ignored files a normal Bazel or Python run leaves behind; they cannot change what a test reads.
-_HARMLESS_IGNORED = re.compile(r"^bazel-[^/]+$|(^|/)__pycache__(/|$)|\.pyc$|^\.hypothesis(/|$)")
+_CONVENIENCE_SYMLINK = re.compile(r"^bazel-[^/]+$")
+_BYTECODE_DIR = re.compile(r"(^|/)__pycache__$")
+
+
+def _harmless(repo: str, path: str) -> bool:
+    """True for Bazel's top-level convenience symlinks and Python bytecode caches holding only .pyc."""
+    full = os.path.join(repo, path)
+    if _CONVENIENCE_SYMLINK.match(path):
+        return os.path.islink(full)
+    if path.endswith(".pyc") and "__pycache__/" in path:
+        return not os.path.islink(full)
+    if _BYTECODE_DIR.search(path) and os.path.isdir(full) and not os.path.islink(full):
+        return all(name.endswith(".pyc") and os.path.isfile(os.path.join(full, name)) and not os.path.islink(os.path.join(full, name))
+                   for name in os.listdir(full))
+    return False
 
 
 def object_id(data: bytes, algorithm: str) -> str:
@@ -62,6 +76,6 @@ def differences(repo: str, head: GitTree) -> list[str]:
         code, path = record[:2], record[3:].decode("utf-8", "surrogateescape")
         if code == b"??":
             out.append(f"{path} (untracked)")
-        elif code == b"!!" and not _HARMLESS_IGNORED.search(path.rstrip("/")):
+        elif code == b"!!" and not _harmless(repo, path.rstrip("/")):
             out.append(f"{path} (ignored, but a BUILD glob could read it)")
     return out

@@ -51,7 +51,7 @@ def test_default_base_is_main_without_origin(gate, project, tmp_path):
 
     project.commit("nothing")
     code, out, _ = gate("--repo", str(project.path), "check", "--results", junit(tmp_path, {i: "passed" for i in IDS}))
-    assert code == 0 and "base main (" in out
+    assert code == 0 and "base refs/heads/main (" in out
 
 
 def test_missing_results_file(gate, project):

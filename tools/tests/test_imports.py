@@ -39,3 +39,15 @@ def test_gate_uses_only_the_standard_library():
                 names = [node.module]
             for name in names:
                 assert name.split(".")[0] in allowed_roots | {"__future__"}, f"{path}: imports {name}"
+
+
+def test_the_cli_loads_all_of_check_before_running_anything():
+    # A harness run by `check` could rewrite the gate's files on disk; every module `check` uses
+    # must already be in memory by then.
+    code = ("import sys, tools.oracle_gate.cli; "
+            "print(sorted(m for m in sys.modules if m.startswith('tools.oracle_gate')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={"PYTHONPATH": ":".join(sys.path)})
+    loaded = set(eval(proc.stdout))  # noqa: S307 - our own repr of a list of str
+    entry_points = {"tools.oracle_gate.__main__", "tools.oracle_gate.pin_check", "tools.oracle_gate.manifest_test_main"}
+    assert set(MODULES) - entry_points <= loaded

@@ -98,3 +98,9 @@ def test_blob_nested_too_deeply(project):
     repin_table(project, b"[" * 100000)
     project.commit("deep")
     assert any("nests too deeply" in p for p in head_problems(project))
+
+
+def test_blob_number_that_overflows_to_infinity(project):
+    repin_table(project, b'[{"args": [1e400], "expected": 1}]')
+    project.commit("inf")
+    assert any("1e400 overflows to infinity" in p for p in head_problems(project))
