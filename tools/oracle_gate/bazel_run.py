@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,8 @@ from tools.oracle_gate.results import merge, parse_junit
 HARNESS_PATTERN = "//harness/..."
 # Bazel exit codes: 0 ok, 3 some tests failed, 4 no tests found, 1 build failed.
 _RESULT_EXITS = (0, 1, 3, 4)
+# Bazel's process summary, e.g. "INFO: 9 processes: 2 remote, 7 internal."
+_SUMMARY = re.compile(r"^INFO: \d+ process(es)?: ")
 # Variables that `bazel run` sets for the gate itself; a nested Bazel must not inherit them.
 _DROP_PREFIXES = ("RUNFILES_", "PYTHON", "BUILD_", "TEST_", "JAVA_RUNFILES", "BAZEL_")
 
@@ -35,12 +38,14 @@ class HarnessRun:
         outcomes: id -> passed/failed/error/skipped, merged over every test target run.
         targets: label -> Bazel's overall status for that target (PASSED, FAILED, ...).
         build_failed: True when Bazel could not build something (exit 1).
+        summary: Bazel's process summary lines, e.g. `INFO: 7 processes: 2 remote cache hit, 5 internal.`
     """
 
     exit_code: int
     outcomes: dict[str, str] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)
     build_failed: bool = False
+    summary: list[str] = field(default_factory=list)
 
 
 def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -87,11 +92,21 @@ def run_harness(
     environ: Mapping[str, str],
     extra_flags: Sequence[str] = (),
     pattern: str = HARNESS_PATTERN,
+    startup_flags: Sequence[str] = (),
+    exact_env: bool = False,
 ) -> HarnessRun:
     """Runs `bazel test PATTERN` in `repo` and returns the per-id outcomes of that invocation.
 
     Bazel's own output goes to this process's stderr. Test results are read from the test.xml
     files the Build Event Protocol names.
+
+    Args:
+        repo: the workspace to test.
+        environ: the environment; without `exact_env`, variables `bazel run` set are dropped.
+        extra_flags: flags after `test`.
+        pattern: the target pattern.
+        startup_flags: flags before `test` (e.g. `--output_user_root=DIR`, `--nohome_rc`).
+        exact_env: pass `environ` to Bazel as it is.
 
     Raises:
         GateError: (exit 1) when Bazel is missing or fails for a reason other than a build or test
@@ -100,17 +115,27 @@ def run_harness(
     with tempfile.TemporaryDirectory(prefix="oracle-gate-") as tmp:
         bep = os.path.join(tmp, "events.json")
         cmd = [
-            "bazel", "test", "--symlink_prefix=/", f"--build_event_json_file={bep}",
+            "bazel", *startup_flags, "test", "--symlink_prefix=/", f"--build_event_json_file={bep}",
             "--test_output=errors", *extra_flags, "--", pattern,
         ]
         print("oracle-gate: running " + " ".join(cmd), file=sys.stderr, flush=True)
+        env = dict(environ) if exact_env else clean_env(environ)
+        summary: list[str] = []
         try:
-            proc = subprocess.run(cmd, cwd=repo, env=clean_env(environ), stdin=subprocess.DEVNULL,
-                                  stdout=sys.stderr, check=False)
+            proc = subprocess.Popen(cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT)
         except FileNotFoundError:
             raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
-        if proc.returncode not in _RESULT_EXITS:
-            raise GateError(f"`bazel test {pattern}` exited {proc.returncode}; see Bazel's output above")
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", "replace")
+            sys.stderr.write(line)
+            if _SUMMARY.search(line):
+                summary.append(line.strip())
+        returncode = proc.wait()
+        sys.stderr.flush()
+        if returncode not in _RESULT_EXITS:
+            raise GateError(f"`bazel test {pattern}` exited {returncode}; see Bazel's output above")
         try:
             with open(bep, encoding="utf-8") as f:
                 status, xml = parse_bep(f.readlines())
@@ -125,8 +150,9 @@ def run_harness(
             except OSError as exc:
                 raise GateError(f"cannot read test.xml of {label}: {exc.strerror}") from None
     return HarnessRun(
-        exit_code=proc.returncode,
+        exit_code=returncode,
         outcomes=merge(maps),
         targets=status,
-        build_failed=proc.returncode == 1,
+        build_failed=returncode == 1,
+        summary=summary,
     )

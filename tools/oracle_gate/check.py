@@ -7,16 +7,17 @@ from dataclasses import dataclass, field
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.bazel_run import HarnessRun, run_harness
+from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.gitio import Change, changed_paths, merge_base, refuse_grafts, resolve_commit
-from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.manifest import manifest_problems
+from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.policy import ALWAYS_PROTECTED, POLICY_PATH, Policy
-from tools.oracle_gate.results import EXECUTED, PASSED, load_results
+from tools.oracle_gate.results import EXECUTED, PASSED, differences, load_results
 from tools.oracle_gate.schema import Invariant
 from tools.oracle_gate.tree import Entry, GitTree
-from tools.oracle_gate.worktree import differences
+from tools.oracle_gate.worktree import differences as work_tree_differences
 
 # Protection used when neither the base nor HEAD has a readable policy (fail closed).
 DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
@@ -50,6 +51,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     outcomes: dict[str, str] = field(default_factory=dict)
     invariants: list[str] = field(default_factory=list)
+    clean_outcomes: dict[str, str] | None = None
+    summaries: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -66,6 +69,13 @@ class Report:
 
 
 HarnessRunner = Callable[[str, Mapping[str, str]], HarnessRun]
+# (repo, head, oracles_commit, environ, remote) -> the clean run's outcomes.
+CleanRunner = Callable[[str, str, str, Mapping[str, str], bool], HarnessRun]
+
+
+def _default_clean_runner(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str],
+                          remote: bool) -> HarnessRun:
+    return clean_run(repo, head, oracles_commit, environ, remote=remote)
 
 
 def _protection(base: Oracles, head: Oracles) -> tuple[str, tuple[str, ...]]:
@@ -85,7 +95,7 @@ def require_clean_work_tree(repo: str, head: GitTree) -> None:
     Raises:
         GateError: (exit 1) naming the first differing paths.
     """
-    found = differences(repo, head)
+    found = work_tree_differences(repo, head)
     if found:
         shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
         raise GateError(
@@ -147,6 +157,9 @@ def run_check(
     labels: set[str],
     environ: Mapping[str, str],
     harness_runner: HarnessRunner = run_harness,
+    clean: bool = False,
+    remote: bool = False,
+    clean_runner: CleanRunner = _default_clean_runner,
 ) -> Report:
     """Runs every gate check of HEAD against `base`.
 
@@ -158,6 +171,10 @@ def run_check(
         labels: the pull request's labels.
         environ: the environment (passed to Bazel when it runs the harness).
         harness_runner: how to run the harness (a parameter so tests can substitute it).
+        clean: also run the harness on a pristine tree (clean_run.py) and require the same id ->
+            outcome map as the workspace run (exit 6 otherwise).
+        remote: run the clean run through `--config=remote` (REAPI).
+        clean_runner: how to do the clean run (a parameter so tests can substitute it).
 
     Raises:
         GateError: (exit 1) when the gate cannot decide: git errors, unreadable results, Bazel missing.
@@ -228,6 +245,7 @@ def run_check(
     else:
         require_clean_work_tree(repo, head_tree)
         run = harness_runner(repo, environ)
+        report.summaries["workspace"] = run.summary
         outcomes = run.outcomes
         source = "bazel test //harness/..."
         if run.build_failed:
@@ -257,6 +275,24 @@ def run_check(
         report.notes.extend(f"not judged while the oracles are invalid: {v.line()}" for v in found)
         found = []
     report.add("harness outcomes", found, f"{passed} of {len(ids)} invariant(s) passed ({source})")
+
+    if clean:
+        oracles_commit = head if labelled else mb
+        clean_result = clean_runner(repo, head, oracles_commit, environ, remote)
+        report.clean_outcomes = clean_result.outcomes
+        report.summaries["clean"] = clean_result.summary
+        where = "remote" if remote else "sandboxed"
+        disagree = [
+            Violation(errors.RUNS_DISAGREE, "harness/", ident,
+                      f"workspace run {left}, clean {where} run {right}: the harness depends on something "
+                      "outside its declared, committed inputs")
+            for ident, left, right in differences(outcomes, clean_result.outcomes)
+        ]
+        if clean_result.build_failed:
+            disagree.insert(0, Violation(errors.RUNS_DISAGREE, "harness/", "", "the clean run did not build (bazel exit 1)"))
+        source_note = "HEAD's oracles (labelled change)" if labelled else "the base's oracles"
+        report.add("clean run", disagree,
+                   f"{len(clean_result.outcomes)} id(s), same outcomes as the workspace run ({where}, {source_note})")
 
     report.notes.extend(review_notes(base_oracles, head_oracles))
     return report

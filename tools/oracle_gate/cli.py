@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Mapping, Sequence
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.commands import check_cmd, compare_cmd, manifest_cmd
+from tools.oracle_gate.commands import check_cmd, clean_run_cmd, compare_cmd, manifest_cmd
 from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.gitio import toplevel
 
@@ -22,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Returns the parser for `oracle_gate check|manifest|compare`."""
+    """Returns the parser for `oracle_gate check|manifest|compare|clean-run`."""
     parser = _Parser(prog="oracle_gate", description="Merge gate that keeps oracles apart from harnesses.")
     parser.add_argument("--repo", help="repository root (default: $BUILD_WORKSPACE_DIRECTORY, else the current directory)")
     parser.add_argument("--debug", action="store_true", help="print a traceback for unexpected errors")
@@ -37,6 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="JUnit XML files or Bazel test-log directories (default: run bazel test //harness/...)")
     check.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
     check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--clean", action="store_true",
+                       help="also run the harness on a pristine tree and require the same per-id outcomes (exit 6)")
+    check.add_argument("--remote", action="store_true",
+                       help="with --clean: run the clean harness through --config=remote (REAPI)")
+    clean = sub.add_parser("clean-run", parents=[common],
+                           help="run the harness on a pristine tree of committed content; write per-id results")
+    clean.add_argument("--base", help="base revision whose oracles/ is used (default: origin/main, else main)")
+    clean.add_argument("--out", required=True, help="JUnit XML file to write")
+    clean.add_argument("--remote", action="store_true", help="run through --config=remote (REAPI)")
+    clean.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable)")
     manifest = sub.add_parser("manifest", parents=[common], help="regenerate or verify oracles/MANIFEST.sha256")
     mode = manifest.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="regenerate the manifest (a labelled, human change)")
@@ -82,6 +92,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         repo = _repo(args, env)
         if args.command == "manifest":
             return manifest_cmd.run(args, repo)
+        if args.command == "clean-run":
+            return clean_run_cmd.run(args, repo, env)
         return check_cmd.run(args, repo, env)
     except GateError as exc:
         print(f"oracle_gate: [{exc.code}] {exc}", file=sys.stderr)

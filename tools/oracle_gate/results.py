@@ -135,3 +135,33 @@ def load_results(paths: Iterable[str]) -> dict[str, str]:
             raise GateError(f"cannot be read: {exc.strerror}", path=path) from None
         maps.append(parse_junit(data, path))
     return merge(maps)
+
+
+def to_junit(outcomes: dict[str, str], suite: str) -> bytes:
+    """Renders an id -> outcome map as JUnit XML, one `test_invariant[<id>]` case per id, so that
+    `compare` and `check --results` read it like a harness's own file."""
+    root = ET.Element("testsuites")
+    node = ET.SubElement(root, "testsuite", name=suite, tests=str(len(outcomes)))
+    for ident in sorted(outcomes):
+        case = ET.SubElement(node, "testcase", classname=suite, name=f"test_invariant[{ident}]")
+        outcome = outcomes[ident]
+        if outcome == FAILED:
+            ET.SubElement(case, "failure", message="failed")
+        elif outcome == ERROR:
+            ET.SubElement(case, "error", message="error")
+        elif outcome == SKIPPED:
+            ET.SubElement(case, "skipped", message="skipped")
+    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return data + b"\n"
+
+
+def differences(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Returns (id, outcome in A, outcome in B) for every id whose outcome differs or that one side
+    lacks ("missing"), sorted by id. Order, hostnames, timestamps and durations never matter: only
+    the two id -> outcome maps are compared."""
+    out = []
+    for ident in sorted(set(a) | set(b)):
+        left, right = a.get(ident, "missing"), b.get(ident, "missing")
+        if left != right:
+            out.append((ident, left, right))
+    return out

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 
 from tools.oracle_gate.check import Report, run_check
+from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.gitio import default_base
 from tools.oracle_gate.labels import collect_labels
 
@@ -22,10 +23,19 @@ def render_text(report: Report) -> str:
     for c in report.checks:
         lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {c.name.ljust(width)}  {c.detail}")
     if report.invariants:
-        lines.append("per-id outcomes:")
-        idw = max(len(i) for i in report.invariants)
-        for ident in report.invariants:
-            lines.append(f"  {ident.ljust(idw)}  {report.outcomes.get(ident, 'missing')}")
+        ids = sorted(set(report.invariants) | set(report.clean_outcomes or {})) if report.clean_outcomes is not None else report.invariants
+        idw = max(len(i) for i in ids)
+        if report.clean_outcomes is None:
+            lines.append("per-id outcomes:")
+            for ident in ids:
+                lines.append(f"  {ident.ljust(idw)}  {report.outcomes.get(ident, 'missing')}")
+        else:
+            lines.append(f"per-id outcomes:  {'id'.ljust(idw)}  {'workspace':9}  clean")
+            for ident in ids:
+                lines.append(f"  {ident.ljust(idw + len('per-id outcomes:'))}  "
+                             f"{report.outcomes.get(ident, 'missing'):9}  {report.clean_outcomes.get(ident, 'missing')}")
+    for run_name, summary in sorted(report.summaries.items()):
+        lines.extend(f"{run_name} run: {line}" for line in summary)
     lines.extend(report.notes)
     lines.extend(v.line() for v in report.violations)
     code = report.exit_code
@@ -48,6 +58,8 @@ def render_json(report: Report) -> str:
             "violations": [
                 {"code": v.code, "path": v.path, "id": v.id, "message": v.message} for v in report.violations
             ],
+            "clean_outcomes": report.clean_outcomes,
+            "bazel_summaries": report.summaries,
             "notes": report.notes,
         },
         indent=2,
@@ -59,7 +71,11 @@ def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     """Runs `check` and prints its report to stdout; returns the exit code."""
     base = default_base(repo) if args.base is None else args.base
     labels = collect_labels(args.label, environ)
-    report = run_check(repo, base, args.results, labels, environ)
+    if args.remote and not args.clean:
+        raise UsageError("--remote applies to the clean run; pass --clean --remote")
+    if args.clean and args.results:
+        raise UsageError("--clean runs the harness itself; it cannot be combined with --results")
+    report = run_check(repo, base, args.results, labels, environ, clean=args.clean, remote=args.remote)
     out = render_json(report) if args.format == "json" else render_text(report)
     sys.stdout.write(out + "\n")
     return report.exit_code

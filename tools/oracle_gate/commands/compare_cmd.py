@@ -5,17 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.results import load_results
-
-
-def differences(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, str, str]]:
-    """Returns (id, outcome in A, outcome in B) for every id whose outcome differs or is missing on a side."""
-    out = []
-    for ident in sorted(set(a) | set(b)):
-        left, right = a.get(ident, "missing"), b.get(ident, "missing")
-        if left != right:
-            out.append((ident, left, right))
-    return out
+from tools.oracle_gate.results import differences, load_results
 
 
 def run(args: argparse.Namespace) -> int:

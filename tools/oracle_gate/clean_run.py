@@ -1,0 +1,105 @@
+"""The clean second runner: the harness run on a pristine tree the change's work tree never touched.
+
+The tree is written from git objects (HEAD's code and harness, the base's `oracles/`), then tested
+with a fresh Bazel output root, `--nohome_rc` (no user `~/.bazelrc`), a minimal environment,
+sandboxed or remote execution, `--nocache_test_results` and `--noremote_accept_cached`. Outcomes
+that differ from the workspace run mean the harness depends on something outside its declared
+inputs (an undeclared file, an environment variable, a file never committed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+
+from tools.oracle_gate.bazel_run import HarnessRun, run_harness
+from tools.oracle_gate.pristine import pristine_tree
+
+# Environment variables a clean run keeps: only what pip needs to find the locked wheels.
+_PASS_THROUGH = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CONSTRAINT",
+                 "PIP_DEFAULT_TIMEOUT", "PIP_TRUSTED_HOST", "PIP_CONFIG_FILE")
+# Remote settings, from flags or these variables (see README, "Remote cache and execution").
+REMOTE_ENV = {
+    "ORACLE_GATE_REMOTE_EXECUTOR": "--remote_executor",
+    "ORACLE_GATE_REMOTE_CACHE": "--remote_cache",
+    "ORACLE_GATE_REMOTE_INSTANCE_NAME": "--remote_instance_name",
+}
+REMOTE_HEADER_ENV = "ORACLE_GATE_REMOTE_HEADER"  # newline-separated `Name=value` pairs
+
+
+def remote_flags(environ: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
+    """Bazel flags for `--config=remote`: the config, then endpoint, instance name and headers from
+    the environment, then `extra` (explicit flags win, being last)."""
+    flags = ["--config=remote"]
+    for var, flag in REMOTE_ENV.items():
+        if environ.get(var):
+            flags.append(f"{flag}={environ[var]}")
+    for header in environ.get(REMOTE_HEADER_ENV, "").splitlines():
+        if header.strip():
+            flags.append(f"--remote_header={header.strip()}")
+    return flags + list(extra)
+
+
+def clean_environment(environ: Mapping[str, str], home: str) -> dict[str, str]:
+    """The whole environment of the clean run: a fixed PATH, a fresh HOME and TMPDIR, C.UTF-8."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"}
+    env.update({k: environ[k] for k in _PASS_THROUGH if k in environ})
+    return env
+
+
+def clean_run(
+    repo: str,
+    head: str,
+    oracles_commit: str,
+    environ: Mapping[str, str],
+    remote: bool = False,
+    remote_extra: Sequence[str] = (),
+    keep: str | None = None,
+) -> HarnessRun:
+    """Runs the harness on a pristine tree and returns its per-id outcomes.
+
+    Args:
+        repo: the repository (only its git objects are read).
+        head: commit whose code and harness are tested.
+        oracles_commit: commit whose `oracles/` is used.
+        environ: the caller's environment; only pip's variables and the remote settings are used.
+        remote: run through `--config=remote` (REAPI) instead of the local sandbox.
+        remote_extra: more Bazel flags for the remote run, e.g. `--remote_executor=grpc://host:port`.
+        keep: a directory to use (and keep) instead of a temporary one.
+
+    Raises:
+        GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
+    """
+    root = keep or tempfile.mkdtemp(prefix="oracle-gate-clean-")
+    try:
+        tree = os.path.join(root, "tree")
+        home = os.path.join(root, "home")
+        os.makedirs(tree)
+        os.makedirs(home, exist_ok=True)
+        pristine_tree(repo, head, oracles_commit, tree)
+        startup = ["--batch", "--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
+        flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env"]
+        if remote:
+            flags += remote_flags(environ, remote_extra)
+        else:
+            flags += ["--spawn_strategy=linux-sandbox,sandboxed"]
+        return run_harness(tree, clean_environment(environ, home), flags, startup_flags=startup, exact_env=True)
+    finally:
+        if keep is None:
+            remove_tree(root)
+
+
+def remove_tree(path: str) -> None:
+    """Deletes a directory tree, including the read-only files Bazel leaves in an output base."""
+
+    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        try:
+            os.chmod(os.path.dirname(target), 0o755)
+            os.chmod(target, 0o755)
+            func(target)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=make_writable)

@@ -1,0 +1,51 @@
+"""`clean-run`: the harness on a pristine tree; writes the per-id results as JUnit XML."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+
+from tools.oracle_gate import errors
+from tools.oracle_gate.clean_run import clean_run
+from tools.oracle_gate.gitio import default_base, merge_base, refuse_grafts, resolve_commit
+from tools.oracle_gate.labels import collect_labels
+from tools.oracle_gate.policy import POLICY_PATH, parse_policy
+from tools.oracle_gate.results import to_junit
+from tools.oracle_gate.tree import GitTree
+
+
+def _label_name(repo: str, commit: str) -> str:
+    entry = GitTree(repo, commit).files("oracles").get(POLICY_PATH)
+    if entry is None or not entry.is_regular:
+        return "oracle-change"
+    return parse_policy(GitTree(repo, commit).read(entry)).label
+
+
+def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
+    """Runs the clean harness and writes `--out`; returns 0, or 1 when Bazel could not run it.
+
+    The tree holds HEAD's committed code and harness with the merge base's `oracles/` (HEAD's
+    when the change carries the oracle-change label, as a human approved those).
+    """
+    refuse_grafts(repo)
+    base = default_base(repo) if args.base is None else args.base
+    head = resolve_commit(repo, "HEAD")
+    mb = merge_base(repo, resolve_commit(repo, base), head)
+    label = _label_name(repo, mb)
+    labelled = label.casefold() in {x.casefold() for x in collect_labels(args.label, environ)}
+    run_result = clean_run(repo, head, head if labelled else mb, environ, remote=args.remote)
+    out = os.path.abspath(args.out)
+    with open(out, "wb") as f:
+        f.write(to_junit(run_result.outcomes, "clean-run"))
+    for line in run_result.summary:
+        print(f"clean run: {line}")
+    width = max([len(i) for i in run_result.outcomes] + [2])
+    for ident in sorted(run_result.outcomes):
+        print(f"  {ident.ljust(width)}  {run_result.outcomes[ident]}")
+    print(f"wrote {out} ({len(run_result.outcomes)} id(s))")
+    if run_result.build_failed:
+        print("oracle_gate: [1] the clean run did not build (bazel exit 1)", file=sys.stderr)
+        return errors.UNDECIDED
+    return errors.OK
