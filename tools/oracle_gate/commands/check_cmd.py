@@ -30,10 +30,11 @@ def render_text(report: Report) -> str:
             for ident in ids:
                 lines.append(f"  {ident.ljust(idw)}  {report.outcomes.get(ident, 'missing')}")
         else:
-            lines.append(f"per-id outcomes:  {'id'.ljust(idw)}  {'workspace':9}  clean")
+            lines.append("per-id outcomes:")
+            lines.append(f"  {'id'.ljust(idw)}  {'workspace':9}  clean")
             for ident in ids:
-                lines.append(f"  {ident.ljust(idw + len('per-id outcomes:'))}  "
-                             f"{report.outcomes.get(ident, 'missing'):9}  {report.clean_outcomes.get(ident, 'missing')}")
+                lines.append(f"  {ident.ljust(idw)}  {report.outcomes.get(ident, 'missing'):9}  "
+                             f"{report.clean_outcomes.get(ident, 'missing')}")
     for run_name, summary in sorted(report.summaries.items()):
         lines.extend(f"{run_name} run: {line}" for line in summary)
     lines.extend(report.notes)
