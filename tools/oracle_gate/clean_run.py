@@ -25,6 +25,7 @@ REMOTE_ENV = {
     "ORACLE_GATE_REMOTE_EXECUTOR": "--remote_executor",
     "ORACLE_GATE_REMOTE_CACHE": "--remote_cache",
     "ORACLE_GATE_REMOTE_INSTANCE_NAME": "--remote_instance_name",
+    "ORACLE_GATE_REMOTE_TLS_CERTIFICATE": "--tls_certificate",
 }
 REMOTE_HEADER_ENV = "ORACLE_GATE_REMOTE_HEADER"  # newline-separated `Name=value` pairs
 
