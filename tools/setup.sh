@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what oracle-gate needs on Debian 12 and is missing: git, Python 3 with pip, Bazel 4.2.3
-# (bazel-bootstrap) and Debian's rules_java. Idempotent; run as root (or through sudo).
+# Installs what oracle-gate needs on Debian 12 and is missing: git, Python 3 with pip and venv,
+# Bazel 4.2.3 (bazel-bootstrap), Debian's rules_java, and PostgreSQL (the remote-execution tests'
+# private cluster). Idempotent; run as root (or through sudo).
 set -euo pipefail
 
 need=()
@@ -11,6 +12,9 @@ command -v bazel >/dev/null 2>&1 || need+=(bazel-bootstrap)
 if ! { /usr/bin/python3 -m pip --version || python3 -m pip --version; } >/dev/null 2>&1; then
   need+=(python3-pip)
 fi
+# For the remote-execution integration tests: venvs (BuildGrid) and a private PostgreSQL cluster.
+/usr/bin/python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -54,10 +54,26 @@ def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _file_uri_path(uri: str) -> str:
+    """The local path of a `file://` URI, or "" for a remote one (`bytestream://` under remote
+    execution), whose local copy is found in the test-log directory instead."""
     parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        raise GateError(f"Bazel reported test.xml at {uri!r}, which is not a local file")
-    return unquote(parsed.path)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    if parsed.scheme == "bytestream":
+        return ""
+    raise GateError(f"Bazel reported test.xml at {uri!r}, which is neither a local file nor a remote blob")
+
+
+def junit_path_in_testlogs(testlogs: str, label: str) -> str:
+    """The test.xml path of a (non-sharded) test target under Bazel's test-log directory.
+
+    Raises:
+        GateError: for a label outside the main repository.
+    """
+    if not label.startswith("//") or ":" not in label:
+        raise GateError(f"cannot place the test log of {label!r}")
+    package, name = label[2:].split(":", 1)
+    return os.path.join(testlogs, package, name, "test.xml")
 
 
 def parse_bep(lines: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -85,6 +101,17 @@ def parse_bep(lines: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]
         elif "targetCompleted" in ident and "aborted" in event:
             status.setdefault(ident["targetCompleted"]["label"], "FAILED_TO_BUILD")
     return status, xml
+
+
+def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags: Sequence[str], key: str) -> str:
+    """`bazel info KEY` with the same startup options and configuration flags as the test run."""
+    # Output paths depend on the configuration; remote flags because `info` connects to the engine.
+    config = [f for f in flags if f.startswith(("--config=", "--compilation_mode", "--remote_", "--tls_"))]
+    proc = subprocess.run(["bazel", *startup_flags, "info", *config, key], cwd=repo, env=dict(env),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise GateError(f"`bazel info {key}` failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
+    return proc.stdout.strip()
 
 
 def run_harness(
@@ -141,6 +168,9 @@ def run_harness(
                 status, xml = parse_bep(f.readlines())
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise GateError(f"cannot read Bazel's build event file: {exc}") from None
+    if any(not p for paths in xml.values() for p in paths):
+        testlogs = _info(repo, env, startup_flags, extra_flags, "bazel-testlogs")
+        xml = {label: [p or junit_path_in_testlogs(testlogs, label) for p in paths] for label, paths in xml.items()}
     maps = []
     for label in sorted(xml):
         for path in xml[label]:

@@ -1,0 +1,1 @@
+"""Real REAPI engines (BuildGrid, PostgreSQL, a test worker) on loopback, for tests."""

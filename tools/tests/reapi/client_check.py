@@ -1,0 +1,132 @@
+"""A minimal REAPI client for the engine's tests, run with BuildGrid's Python.
+
+Reads a JSON list of actions on stdin, executes them concurrently through the Execution service
+(cache lookup skipped) and prints a JSON list of results on stdout, in the same order.
+
+Action: {"root": DIR, "argv": [...], "env": {NAME: VALUE}, "working_directory": "",
+         "output_files": [...], "output_directories": [...], "timeout": SECONDS}
+        DIR is uploaded as the input root (files with their executable bit, symlinks to
+        directories as symlinks); only "root" and "argv" are required.
+Result: {"status": CODE, "message": "...", "exit_code": N, "stdout": TEXT, "stderr": TEXT,
+         "output_files": {PATH: {"text": TEXT, "executable": BOOL}},
+         "output_directories": {PATH: {RELATIVE_FILE: TEXT}}}
+
+Usage: python client_check.py --target grpc://127.0.0.1:PORT < actions.json
+       python client_check.py --target grpc://127.0.0.1:PORT --cas-round-trip TEXT
+       (uploads TEXT to CAS, reads it back and prints {"digest": "HASH/SIZE", "text": TEXT})
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2 as re_pb2
+from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2_grpc as re_grpc
+
+from worker import Cas, digest_of, tree_of  # This folder is sys.path[0] when run as a script.
+
+EXECUTE_TIMEOUT_S = 300.0
+
+
+def upload_action(cas: Cas, spec: dict[str, Any]) -> re_pb2.Digest:
+    """Uploads the input root, Command and Action of `spec`; returns the Action digest."""
+    blobs: dict[str, bytes] = {}
+    root = tree_of(Path(spec["root"]), blobs).root.SerializeToString(deterministic=True)
+    root_digest = digest_of(root)
+    blobs[root_digest.hash] = root
+    command = re_pb2.Command(
+        arguments=spec["argv"],
+        environment_variables=[re_pb2.Command.EnvironmentVariable(name=k, value=v)
+                               for k, v in sorted(spec.get("env", {}).items())],
+        output_files=sorted(spec.get("output_files", [])),
+        output_directories=sorted(spec.get("output_directories", [])),
+        working_directory=spec.get("working_directory", ""),
+    ).SerializeToString(deterministic=True)
+    command_digest = digest_of(command)
+    blobs[command_digest.hash] = command
+    action = re_pb2.Action(command_digest=command_digest, input_root_digest=root_digest, do_not_cache=True)
+    if "timeout" in spec:
+        action.timeout.FromSeconds(int(spec["timeout"]))
+    data = action.SerializeToString(deterministic=True)
+    blobs[digest_of(data).hash] = data
+    cas.write(blobs)
+    return digest_of(data)
+
+
+def text(cas: Cas, digest: re_pb2.Digest) -> str:
+    return cas.read([digest])[digest.hash].decode("utf-8", "replace")
+
+
+def run(channel: grpc.Channel, instance: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Executes one action and returns its result as plain data."""
+    cas = Cas(channel, instance)
+    request = re_pb2.ExecuteRequest(instance_name=instance, action_digest=upload_action(cas, spec),
+                                    skip_cache_lookup=True)
+    operation = None
+    for operation in re_grpc.ExecutionStub(channel).Execute(request, timeout=EXECUTE_TIMEOUT_S):
+        if operation.done:
+            break
+    if operation is None or not operation.done:
+        return {"status": -1, "message": "Execute stream ended without a finished operation"}
+    if operation.HasField("error"):
+        return {"status": operation.error.code, "message": operation.error.message}
+    response = re_pb2.ExecuteResponse()
+    operation.response.Unpack(response)
+    result = response.result
+    out: dict[str, Any] = {
+        "status": response.status.code, "message": response.status.message, "exit_code": result.exit_code,
+        "stdout": text(cas, result.stdout_digest), "stderr": text(cas, result.stderr_digest),
+        "output_files": {f.path: {"text": text(cas, f.digest), "executable": f.is_executable}
+                         for f in result.output_files},
+        "output_directories": {},
+    }
+    for d in result.output_directories:
+        tree = re_pb2.Tree.FromString(cas.read([d.tree_digest])[d.tree_digest.hash])
+        children = {digest_of(c.SerializeToString(deterministic=True)).hash: c for c in tree.children}
+        files: dict[str, str] = {}
+
+        def walk(node: re_pb2.Directory, prefix: str) -> None:
+            for f in node.files:
+                files[prefix + f.name] = text(cas, f.digest)
+            for s in node.symlinks:
+                files[prefix + s.name] = "-> " + s.target
+            for sub in node.directories:
+                walk(children[sub.digest.hash], prefix + sub.name + "/")
+
+        walk(tree.root, "")
+        out["output_directories"][d.path] = files
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", required=True, help="grpc://HOST:PORT")
+    parser.add_argument("--instance", default="")
+    parser.add_argument("--cas-round-trip", metavar="TEXT", help="only store and fetch TEXT through the CAS")
+    args = parser.parse_args(argv)
+    if args.cas_round_trip is not None:
+        data = args.cas_round_trip.encode()
+        digest = digest_of(data)
+        with grpc.insecure_channel(args.target.removeprefix("grpc://")) as channel:
+            cas = Cas(channel, args.instance)
+            cas.write({digest.hash: data})
+            back = cas.read([digest])[digest.hash].decode()
+        json.dump({"digest": f"{digest.hash}/{digest.size_bytes}", "text": back}, sys.stdout)
+        return 0
+    specs = json.load(sys.stdin)
+    with grpc.insecure_channel(args.target.removeprefix("grpc://")) as channel:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(specs))) as pool:
+            results = list(pool.map(lambda spec: run(channel, args.instance, spec), specs))
+    json.dump(results, sys.stdout, indent=1, sort_keys=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
