@@ -35,7 +35,7 @@ def render_text(report: Report) -> str:
             for ident in ids:
                 lines.append(f"  {ident.ljust(idw)}  {report.outcomes.get(ident, 'missing'):9}  "
                              f"{report.clean_outcomes.get(ident, 'missing')}")
-    for run_name, summary in sorted(report.summaries.items()):
+    for run_name, summary in report.summaries.items():
         lines.extend(f"{run_name} run: {line}" for line in summary)
     lines.extend(report.notes)
     lines.extend(v.line() for v in report.violations)
