@@ -103,6 +103,19 @@ def parse_bep(lines: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]
     return status, xml
 
 
+def stop(proc: "subprocess.Popen[bytes]", grace_s: float = 30.0) -> None:
+    """Stops a child still running (the gate was interrupted): SIGTERM, then SIGKILL after
+    `grace_s` seconds, and waits for it, so nothing it writes outlives the cleanup that follows."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags: Sequence[str], key: str) -> str:
     """`bazel info KEY` with the same startup options and configuration flags as the test run."""
     # Output paths depend on the configuration; remote flags because `info` connects to the engine.
@@ -154,12 +167,15 @@ def run_harness(
         except FileNotFoundError:
             raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
         assert proc.stdout is not None
-        for raw in proc.stdout:
-            line = raw.decode("utf-8", "replace")
-            sys.stderr.write(line)
-            if _SUMMARY.search(line):
-                summary.append(line.strip())
-        returncode = proc.wait()
+        try:
+            for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace")
+                sys.stderr.write(line)
+                if _SUMMARY.search(line):
+                    summary.append(line.strip())
+            returncode = proc.wait()
+        finally:
+            stop(proc)
         sys.stderr.flush()
         if returncode not in _RESULT_EXITS:
             raise GateError(f"`bazel test {pattern}` exited {returncode}; see Bazel's output above")

@@ -260,7 +260,7 @@ def run_check(
             build_failure = Violation(errors.NO_OUTCOME, "harness/", "",
                                       "the harness did not build (bazel exit 1); see Bazel's output above")
     report.outcomes = outcomes
-    ids = [inv.id for inv in head_oracles.invariants] or sorted(head_oracles.declared_ids)
+    ids = sorted(inv.id for inv in head_oracles.invariants) or sorted(head_oracles.declared_ids)
     report.invariants = ids
     found = []
     for ident in ids:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Mapping, Sequence
 
@@ -64,6 +66,10 @@ def _repo(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
     return toplevel(start)
 
 
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Runs the gate CLI.
 
@@ -81,6 +87,10 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             stream.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
+    if environ is None and threading.current_thread() is threading.main_thread():
+        # SIGTERM (a CI job cancelled, a test timeout) unwinds like Ctrl-C, so the Bazel child is
+        # stopped and temporary trees are removed.
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         # `bazel run` starts the gate in its runfiles tree; relative paths the user typed are
         # relative to where they ran Bazel.

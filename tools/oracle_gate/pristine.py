@@ -78,8 +78,16 @@ def write_tree(repo: str, dest: str, entries: Mapping[str, Entry]) -> int:
     return count
 
 
+def is_dotenv(path: str) -> bool:
+    """True for a dotenv file (`.env`, `.env.local`, ...): local secrets and settings that must not
+    reach a clean run even when committed."""
+    name = path.rsplit("/", 1)[-1]
+    return name == ".env" or name.startswith(".env.")
+
+
 def pristine_tree(repo: str, head: str, oracles_commit: str, dest: str) -> int:
-    """Writes HEAD's committed tree to `dest`, with `oracles/` taken from `oracles_commit` instead.
+    """Writes HEAD's committed tree to `dest`, with `oracles/` taken from `oracles_commit` instead
+    and dotenv files left out.
 
     Args:
         repo: the repository.
@@ -90,7 +98,8 @@ def pristine_tree(repo: str, head: str, oracles_commit: str, dest: str) -> int:
     Returns:
         The number of files and symlinks written.
     """
-    entries = {p: e for p, e in GitTree(repo, head).files("").items() if not p.startswith("oracles/")}
+    entries = {p: e for p, e in GitTree(repo, head).files("").items()
+               if not p.startswith("oracles/") and not is_dotenv(p)}
     entries.update(GitTree(repo, oracles_commit).files("oracles"))
     if os.listdir(dest):
         raise GateError(f"{dest} is not empty")

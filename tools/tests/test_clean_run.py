@@ -136,3 +136,28 @@ def test_check_text_prints_both_tables(gate, project, monkeypatch):
 def test_remote_needs_clean_and_clean_excludes_results(gate, project):
     assert gate("--repo", str(project.path), "check", "--remote")[0] == 1
     assert gate("--repo", str(project.path), "check", "--clean", "--results", "x.xml")[0] == 1
+
+
+def test_dotenv_files_never_reach_the_pristine_tree(project, tmp_path):
+    project.write(".env", "TOKEN=committed\n")
+    project.write("shop/.env.local", "X=1\n")
+    project.write("shop/not.env", "kept\n")
+    head = project.commit("dotenv committed")
+    dest = tmp_path / "tree"
+    dest.mkdir()
+    pristine_tree(str(project.path), head, head, str(dest))
+    assert not (dest / ".env").exists() and not (dest / "shop/.env.local").exists()
+    assert (dest / "shop/not.env").exists()
+
+
+def test_clean_run_refuses_an_unwritable_out_before_running(gate, project):
+    code, _, err = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", "/nonexistent-dir/x.xml")
+    assert code == 1 and "--out /nonexistent-dir/x.xml: its directory does not exist" in err
+
+
+def test_compare_of_two_runs_without_ids_cannot_decide(gate, tmp_path):
+    (tmp_path / "a").mkdir()
+    a = tmp_path / "a" / "a.xml"
+    a.write_text("<testsuites><testsuite><testcase name='test_other'/></testsuite></testsuites>")
+    code, _, err = gate("compare", str(a), str(a))
+    assert code == 1 and "neither run reports any invariant id" in err

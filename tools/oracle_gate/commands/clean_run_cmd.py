@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.clean_run import clean_run
+from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.gitio import default_base, merge_base, refuse_grafts, resolve_commit
 from tools.oracle_gate.labels import collect_labels
 from tools.oracle_gate.policy import POLICY_PATH, parse_policy
@@ -29,6 +30,9 @@ def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     The tree holds HEAD's committed code and harness with the merge base's `oracles/` (HEAD's
     when the change carries the oracle-change label, as a human approved those).
     """
+    out = os.path.abspath(args.out)
+    if not os.path.isdir(os.path.dirname(out)) or not os.access(os.path.dirname(out), os.W_OK):
+        raise UsageError(f"--out {args.out}: its directory does not exist or is not writable")
     refuse_grafts(repo)
     base = default_base(repo) if args.base is None else args.base
     head = resolve_commit(repo, "HEAD")
@@ -36,7 +40,6 @@ def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     label = _label_name(repo, mb)
     labelled = label.casefold() in {x.casefold() for x in collect_labels(args.label, environ)}
     run_result = clean_run(repo, head, head if labelled else mb, environ, remote=args.remote)
-    out = os.path.abspath(args.out)
     with open(out, "wb") as f:
         f.write(to_junit(run_result.outcomes, "clean-run"))
     for line in run_result.summary:

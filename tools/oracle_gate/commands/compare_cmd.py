@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tools.oracle_gate import errors
+from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.results import differences, load_results
 
 
@@ -15,6 +16,8 @@ def run(args: argparse.Namespace) -> int:
         0 when the id -> outcome maps are equal, 6 otherwise (a table of differences is printed).
     """
     a, b = load_results([args.a]), load_results([args.b])
+    if not a and not b:
+        raise GateError("neither run reports any invariant id (no `[<id>]` test cases); nothing to compare")
     diff = differences(a, b)
     if not diff:
         print(f"runs agree: {len(a)} id(s), same outcomes")

@@ -502,7 +502,7 @@ def worker(workdir: Path, target: str, python: str | None = None,
     ready = workdir / "ready"
     with contextlib.suppress(FileNotFoundError):
         ready.unlink()
-    argv = [python or buildgrid_python(), str(WORKER_SCRIPT), "--target", target, "--work-dir", str(workdir / "roots"),
+    argv = [python or buildgrid_python(), "-B", str(WORKER_SCRIPT), "--target", target, "--work-dir", str(workdir / "roots"),
             "--ready-file", str(ready), "--keepalive", str(BOT_KEEPALIVE_S)]
     proc = Process("REAPI worker", argv, workdir / "worker.log", cwd=workdir)
     (workdir / "pid").write_text(f"{proc.pid}\n")

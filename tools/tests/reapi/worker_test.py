@@ -115,7 +115,7 @@ def target(workdir: Path) -> Iterator[str]:
 
 def run_actions(target: str, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Executes actions through the Execution service (see client_check.py for the shapes)."""
-    proc = subprocess.run([engine.buildgrid_python(), str(CLIENT), "--target", target],
+    proc = subprocess.run([engine.buildgrid_python(), "-B", str(CLIENT), "--target", target],
                           input=json.dumps(specs).encode(), capture_output=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
     results = json.loads(proc.stdout)
@@ -189,7 +189,7 @@ def test_a_missing_executable_is_exit_127_and_the_worker_carries_on(target: str,
 
 def test_cache_server_round_trips_a_blob(tmp_path: Path) -> None:
     with engine.cache_server(tmp_path / "cache") as cache_target:
-        proc = subprocess.run([engine.buildgrid_python(), str(CLIENT), "--target", cache_target,
+        proc = subprocess.run([engine.buildgrid_python(), "-B", str(CLIENT), "--target", cache_target,
                                "--cas-round-trip", "cached bytes"], capture_output=True, timeout=120, check=False)
         server_pid = int((tmp_path / "cache" / "pid").read_text())
     assert proc.returncode == 0, proc.stderr.decode()
