@@ -64,7 +64,7 @@ def strict_equal(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if type(a) is list:
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is dict:
         return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
     return bool(a == b)

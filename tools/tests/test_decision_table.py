@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-from tools.tests.gitrepo import IDS, blob_bytes, default_rows, junit, oracle_toml, sha256
+from tools.tests.gitrepo import IDS, blob_bytes, default_rows, junit, oracle_toml
 
 
 def check(gate, repo, results, *extra, environ=None):
@@ -67,7 +65,6 @@ def test_blob_bytes_changed_pin_not_updated_exits_5_with_label(gate, project, tm
     project.commit("edit blob")
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 5, out
-    expected = sha256(blob_bytes([{"a": 0, "b": 0}]))  # noqa: F841 - documents the shape only
     assert "field blob_sha256: oracles/blobs/bound.json does not match its pin: expected sha256 " in out
     assert "[2]" not in out
 
@@ -220,7 +217,3 @@ def test_bootstrap_base_without_oracles(gate, tmp_path, all_passed):
     code, out, _ = check(gate, plain, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 0, out
     assert "bootstrap: the base has no oracles/policy.toml" in out
-
-
-def _unused(path: Path) -> None:  # keeps Path imported for type hints in helpers
-    del path

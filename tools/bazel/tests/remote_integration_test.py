@@ -54,7 +54,7 @@ def count(line: str, kind: str) -> int:
 
 def test_a_fresh_output_root_gets_remote_cache_hits(repo, tmp_path):
     with cache_server(tmp_path / "cache") as endpoint:
-        first = bazel(repo, tmp_path / "root-a", "test", f"--config=remote-cache", f"--remote_cache={endpoint}",
+        first = bazel(repo, tmp_path / "root-a", "test", "--config=remote-cache", f"--remote_cache={endpoint}",
                       "//harness/...")
         assert first.returncode == 0, first.stderr[-3000:]
         second = bazel(repo, tmp_path / "root-b", "test", "--config=remote-cache", f"--remote_cache={endpoint}",
