@@ -13,7 +13,7 @@ from tools.oracle_gate.gitio import Change, changed_paths, merge_base, refuse_gr
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.manifest import manifest_problems
 from tools.oracle_gate.paths import protected_by, special_entry_problem
-from tools.oracle_gate.policy import ALWAYS_PROTECTED, POLICY_PATH, Policy
+from tools.oracle_gate.policy import ALWAYS_PROTECTED, POLICY_PATH, Policy, has_label, label_name
 from tools.oracle_gate.results import EXECUTED, PASSED, differences, load_results
 from tools.oracle_gate.schema import Invariant
 from tools.oracle_gate.tree import Entry, GitTree
@@ -25,7 +25,6 @@ DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
     "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "BUILD", "BUILD.bazel",
     ".ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
 )
-DEFAULT_LABEL = "oracle-change"
 
 
 @dataclass
@@ -81,7 +80,7 @@ def _default_clean_runner(repo: str, head: str, oracles_commit: str, environ: Ma
 def _protection(base: Oracles, head: Oracles) -> tuple[str, tuple[str, ...]]:
     """The label name and protected globs: the base policy's, plus anything HEAD's adds."""
     base_policy: Policy | None = base.policy
-    label = base_policy.label if base_policy else head.policy.label if head.policy else DEFAULT_LABEL
+    label = label_name(base_policy, head.policy)
     globs: tuple[str, ...] = ()
     for policy in (base_policy, head.policy):
         if policy:
@@ -206,7 +205,7 @@ def run_check(
     head_listing = head_tree.files("")
     base_listing = GitTree(repo, mb).files("")
     hits = protected_changes(changes, globs, head_listing, base_listing, head_tree.symlinks(head_listing))
-    labelled = label.casefold() in {x.casefold() for x in labels}
+    labelled = has_label(label, labels)
     found = []
     for change, why in hits:
         if labelled:

@@ -70,3 +70,19 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
             raise OracleError(f"{glob!r} must be a repository-relative glob", path=path, field="protected")
     protected = tuple(dict.fromkeys(ALWAYS_PROTECTED + lists["protected"]))
     return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"])
+
+
+DEFAULT_LABEL = "oracle-change"
+
+
+def label_name(base: Policy | None, head: Policy | None) -> str:
+    """The label that allows protected changes: the base policy's (the change may not rename it),
+    HEAD's when the base has no policy yet (bootstrap), else `oracle-change`."""
+    if base is not None:
+        return base.label
+    return head.label if head is not None else DEFAULT_LABEL
+
+
+def has_label(label: str, labels: set[str]) -> bool:
+    """True when `labels` holds `label`, compared case-insensitively as GitHub and GitLab do."""
+    return label.casefold() in {x.casefold() for x in labels}

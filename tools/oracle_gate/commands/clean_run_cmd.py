@@ -12,16 +12,10 @@ from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.gitio import default_base, merge_base, refuse_grafts, resolve_commit
 from tools.oracle_gate.labels import collect_labels
-from tools.oracle_gate.policy import POLICY_PATH, parse_policy
+from tools.oracle_gate.loader import load_oracles
+from tools.oracle_gate.policy import has_label, label_name
 from tools.oracle_gate.results import to_junit
 from tools.oracle_gate.tree import GitTree
-
-
-def _label_name(repo: str, commit: str) -> str:
-    entry = GitTree(repo, commit).files("oracles").get(POLICY_PATH)
-    if entry is None or not entry.is_regular:
-        return "oracle-change"
-    return parse_policy(GitTree(repo, commit).read(entry)).label
 
 
 def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
@@ -37,8 +31,8 @@ def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     base = default_base(repo) if args.base is None else args.base
     head = resolve_commit(repo, "HEAD")
     mb = merge_base(repo, resolve_commit(repo, base), head)
-    label = _label_name(repo, mb)
-    labelled = label.casefold() in {x.casefold() for x in collect_labels(args.label, environ)}
+    label = label_name(load_oracles(GitTree(repo, mb)).policy, load_oracles(GitTree(repo, head)).policy)
+    labelled = has_label(label, collect_labels(args.label, environ))
     run_result = clean_run(repo, head, head if labelled else mb, environ, remote=args.remote)
     with open(out, "wb") as f:
         f.write(to_junit(run_result.outcomes, "clean-run"))
