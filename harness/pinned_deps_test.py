@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 import runfiles as runfiles_pkg
-
-from harness.adapter import rlocation
+from runfiles import runfiles
 
 
 def _pins() -> dict[str, str]:
-    with open(rlocation("requirements_lock.txt"), encoding="utf-8") as f:
+    found = runfiles.Create()
+    assert found is not None, "run with `bazel test //harness/...`"
+    path = found.Rlocation(os.environ.get("TEST_WORKSPACE", "oracle_gate") + "/requirements_lock.txt")
+    with open(path, encoding="utf-8") as f:
         return {m.group(1).lower(): m.group(2) for m in re.finditer(r"^([A-Za-z0-9_.-]+)==(\S+)", f.read(), re.M)}
 
 

@@ -1,6 +1,6 @@
 """Runs the harness's pytest files with the pinned pytest and writes JUnit XML to $XML_OUTPUT_FILE.
 
-Usage (from the py_test's args): pytest_main.py ORACLE_INDEX TEST_FILE...
+Usage (from the py_test's args): pytest_main.py TEST_FILE...
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ import pytest
 
 def main(argv: list[str]) -> int:
     """Runs pytest on the given files; returns pytest's exit code."""
-    index, files = argv[0], argv[1:]
-    os.environ["ORACLE_INDEX"] = index
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     here = os.path.dirname(os.path.abspath(__file__))
-    args = [os.path.join(here, os.path.basename(f)) for f in files]
+    args = [os.path.join(here, os.path.basename(f)) for f in argv]
     args += ["-p", "no:cacheprovider", "-q", "-o", "junit_family=xunit2", "--rootdir", here]
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what oracle-gate needs on Debian 12 and is missing: git, Python 3 with pip and venv,
-# Bazel 4.2.3 (bazel-bootstrap), Debian's rules_java, and PostgreSQL (the remote-execution tests'
-# private cluster). Idempotent; run as root (or through sudo).
+# Bazel 4.2.3 (bazel-bootstrap), Debian's rules_java, PostgreSQL (the remote-execution tests'
+# private cluster) and bubblewrap (`bwrap`, which seals each action the test worker runs).
+# Idempotent; run as root (or through sudo).
 set -euo pipefail
 
 need=()
@@ -15,6 +16,8 @@ fi
 # For the remote-execution integration tests: venvs (BuildGrid) and a private PostgreSQL cluster.
 /usr/bin/python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+# The test worker runs every action under bwrap and refuses to start without it.
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -1,4 +1,4 @@
-"""Runs the harness with `bazel test` and reads the per-id outcomes of exactly that invocation.
+"""Runs the oracle test and the harness with `bazel test` and reads the results of that invocation.
 
 The test targets and their `test.xml` files come from the Build Event Protocol file of the run, so a
 stale `test.xml` left by an earlier build is never read. `--symlink_prefix=/` keeps Bazel from
@@ -13,14 +13,20 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.results import merge, parse_junit
+from tools.oracle_gate.execlog import Escape, escapes, remove_raw_copy
+from tools.oracle_gate.results import Observed, merge_observed, parse_observed
 
+# The protected package whose test targets report invariant outcomes (oracles/BUILD.bazel), and the
+# agent-writable one whose tests must pass but count for nothing else.
+ORACLE_PATTERN = "//oracles/..."
 HARNESS_PATTERN = "//harness/..."
+ORACLE_LABEL_PREFIXES = ("//oracles:", "//oracles/", "@//oracles:", "@//oracles/")
 # Bazel exit codes: 0 ok, 3 some tests failed, 4 no tests found, 1 build failed.
 _RESULT_EXITS = (0, 1, 3, 4)
 # Bazel's process summary, e.g. "INFO: 9 processes: 2 remote, 7 internal."
@@ -35,10 +41,15 @@ class HarnessRun:
 
     Attributes:
         exit_code: Bazel's exit code.
-        outcomes: id -> passed/failed/error/skipped, merged over every test target run.
+        outcomes: id -> passed/failed/error/skipped, from the oracle test targets only.
         targets: label -> Bazel's overall status for that target (PASSED, FAILED, ...).
         build_failed: True when Bazel could not build something (exit 1).
         summary: Bazel's process summary lines, e.g. `INFO: 7 processes: 2 remote cache hit, 5 internal.`
+        observed: id -> outcome and observation digests, from the oracle test targets only; when
+            empty, `outcomes` stands alone (no digests).
+        ignored: label -> ids named by `[<id>]` testcases of a target outside the oracles package.
+        sealed: the paths blocked from every sandboxed action of the run (`--sandbox_block_path`).
+        escapes: spawns of code outside the oracles package that ran without a sandbox (execlog.py).
     """
 
     exit_code: int
@@ -46,6 +57,86 @@ class HarnessRun:
     targets: dict[str, str] = field(default_factory=dict)
     build_failed: bool = False
     summary: list[str] = field(default_factory=list)
+    observed: dict[str, Observed] = field(default_factory=dict)
+    ignored: dict[str, list[str]] = field(default_factory=dict)
+    sealed: list[str] = field(default_factory=list)
+    escapes: list[Escape] = field(default_factory=list)
+
+    def observations(self) -> dict[str, Observed]:
+        """id -> Observed, falling back to digest-less outcomes."""
+        return self.observed or {i: Observed(o) for i, o in self.outcomes.items()}
+
+    def harness_failures(self) -> dict[str, str]:
+        """label -> status of every test target outside the oracles package that did not pass."""
+        return {label: status for label, status in sorted(self.targets.items())
+                if not is_oracle_target(label) and status != "PASSED"}
+
+
+def is_oracle_target(label: str) -> bool:
+    """True for a target of the protected `oracles` package (or one of its subpackages)."""
+    return label.startswith(ORACLE_LABEL_PREFIXES)
+
+
+def run_flags(salt: str, run: str) -> list[str]:
+    """Bazel flags that give the oracle suite its salt and the caller its run environment
+    (`tools/bazel/private/oracle_test.bzl`)."""
+    return [f"--define=oracle_salt={salt}", f"--define=oracle_run={run}"]
+
+
+def repository_seal(repo: str) -> list[str]:
+    """The paths of a repository that hold expected values and that no sandboxed action needs: its
+    `oracles/` folder and its git directories (real paths, so a symlink cannot route around them).
+
+    Raises:
+        GateError: (exit 1) when git cannot name the git directory.
+    """
+    paths = [os.path.realpath(os.path.join(repo, "oracles"))]
+    for flag in ("--absolute-git-dir", "--git-common-dir"):
+        proc = subprocess.run(["git", "-C", repo, "rev-parse", flag], capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL)
+        if proc.returncode != 0 or not proc.stdout.strip():
+            raise GateError(f"`git rev-parse {flag}` failed in {repo}: {proc.stderr.strip()}")
+        paths.append(os.path.realpath(os.path.join(repo, proc.stdout.strip())))
+    return [p for p in dict.fromkeys(paths) if os.path.isdir(p)]
+
+
+_OUTPUT_BASE_NAME = re.compile(r"[0-9a-f]{32}")
+
+
+def output_seal(bazel_bin: str, testlogs: str, output_base: str) -> list[str]:
+    """The paths of output bases that hold expected values: this one's sealed views of the oracles
+    package (`bazel-bin/oracles/_sealed`, see oracle_suite.bzl) and its oracle test logs, whose
+    failure messages name expected values, and every other output base under the same output
+    user root (other workspaces and copies of this one, with their own views and pristine trees)."""
+    paths = [os.path.join(bazel_bin, "oracles", "_sealed"), os.path.join(testlogs, "oracles")]
+    root = os.path.dirname(os.path.realpath(output_base))
+    try:
+        siblings = sorted(os.listdir(root))
+    except OSError:
+        siblings = []
+    own = os.path.basename(os.path.realpath(output_base))
+    paths += [os.path.join(root, name) for name in siblings
+              if name != own and _OUTPUT_BASE_NAME.fullmatch(name) and os.path.isdir(os.path.join(root, name))]
+    return paths
+
+
+def block_flags(paths: Sequence[str]) -> list[str]:
+    """`--sandbox_block_path` flags for `paths`, creating each missing one as an empty directory
+    first (Bazel 4.2 refuses to block a path that does not exist)."""
+    flags = []
+    for path in dict.fromkeys(paths):
+        if not os.path.lexists(path):
+            os.makedirs(path, exist_ok=True)
+        flags.append(f"--sandbox_block_path={path}")
+    return flags
+
+
+def test_patterns(repo: str) -> list[str]:
+    """The target patterns of a run: the oracles package, and the harness when it has a BUILD file."""
+    patterns = [ORACLE_PATTERN]
+    if any(os.path.isfile(os.path.join(repo, "harness", name)) for name in ("BUILD", "BUILD.bazel")):
+        patterns.append(HARNESS_PATTERN)
+    return patterns
 
 
 def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -116,50 +207,75 @@ def stop(proc: "subprocess.Popen[bytes]", grace_s: float = 30.0) -> None:
         proc.wait()
 
 
-def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags: Sequence[str], key: str) -> str:
-    """`bazel info KEY` with the same startup options and configuration flags as the test run."""
+def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags: Sequence[str],
+          *keys: str) -> dict[str, str]:
+    """`bazel info KEY...` with the same startup options and configuration flags as the test run.
+
+    Returns:
+        key -> value for each key asked.
+
+    Raises:
+        GateError: (exit 1) when Bazel fails or does not print every key.
+    """
     # Output paths depend on the configuration; remote flags because `info` connects to the engine.
     config = [f for f in flags if f.startswith(("--config=", "--compilation_mode", "--remote_", "--tls_"))]
-    proc = subprocess.run(["bazel", *startup_flags, "info", *config, key], cwd=repo, env=dict(env),
+    proc = subprocess.run(["bazel", *startup_flags, "info", *config, *keys], cwd=repo, env=dict(env),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        raise GateError(f"`bazel info {key}` failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
-    return proc.stdout.strip()
+    values = {}
+    for line in proc.stdout.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key in keys:
+            values[key] = value.strip()
+    if len(keys) == 1 and proc.stdout.strip() and not values:
+        values[keys[0]] = proc.stdout.strip()
+    if proc.returncode != 0 or set(values) != set(keys):
+        raise GateError(f"`bazel info {' '.join(keys)}` failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
+    return values
 
 
 def run_harness(
     repo: str,
     environ: Mapping[str, str],
     extra_flags: Sequence[str] = (),
-    pattern: str = HARNESS_PATTERN,
+    patterns: Sequence[str] | None = None,
     startup_flags: Sequence[str] = (),
     exact_env: bool = False,
+    block: Sequence[str] = (),
 ) -> HarnessRun:
-    """Runs `bazel test PATTERN` in `repo` and returns the per-id outcomes of that invocation.
+    """Runs `bazel test PATTERNS` in `repo` and returns the results of that invocation.
 
     Bazel's own output goes to this process's stderr. Test results are read from the test.xml
-    files the Build Event Protocol names.
+    files the Build Event Protocol names; only the oracle test targets' testcases count as
+    invariant outcomes, and `[<id>]` testcases of any other target are recorded as ignored.
 
     Args:
         repo: the workspace to test.
         environ: the environment; without `exact_env`, variables `bazel run` set are dropped.
-        extra_flags: flags after `test`.
-        pattern: the target pattern.
+        extra_flags: flags after `test` (e.g. `run_flags(salt, "workspace")`).
+        patterns: the target patterns (default: `test_patterns(repo)`).
         startup_flags: flags before `test` (e.g. `--output_user_root=DIR`, `--nohome_rc`).
         exact_env: pass `environ` to Bazel as it is.
+        block: paths to block from every sandboxed action besides the output base's sealed
+            views and oracle test logs (`output_seal`), which are always blocked.
 
     Raises:
         GateError: (exit 1) when Bazel is missing or fails for a reason other than a build or test
             failure, or its event file cannot be read.
     """
+    env = dict(environ) if exact_env else clean_env(environ)
+    info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base")
+    sealed = list(dict.fromkeys([*block, *output_seal(info["bazel-bin"], info["bazel-testlogs"], info["output_base"])]))
     with tempfile.TemporaryDirectory(prefix="oracle-gate-") as tmp:
         bep = os.path.join(tmp, "events.json")
+        execution_log = os.path.join(tmp, "spawns.bin")
+        targets = list(patterns) if patterns is not None else test_patterns(repo)
         cmd = [
             "bazel", *startup_flags, "test", "--symlink_prefix=/", f"--build_event_json_file={bep}",
-            "--test_output=errors", *extra_flags, "--", pattern,
+            f"--execution_log_binary_file={execution_log}", "--test_output=errors", *extra_flags,
+            *block_flags(sealed), "--", *targets,
         ]
         print("oracle-gate: running " + " ".join(cmd), file=sys.stderr, flush=True)
-        env = dict(environ) if exact_env else clean_env(environ)
+        started = time.time() - 1
         summary: list[str] = []
         try:
             proc = subprocess.Popen(cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -178,27 +294,46 @@ def run_harness(
             stop(proc)
         sys.stderr.flush()
         if returncode not in _RESULT_EXITS:
-            raise GateError(f"`bazel test {pattern}` exited {returncode}; see Bazel's output above")
+            raise GateError(f"`bazel test {' '.join(targets)}` exited {returncode}; see Bazel's output above")
         try:
             with open(bep, encoding="utf-8") as f:
                 status, xml = parse_bep(f.readlines())
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise GateError(f"cannot read Bazel's build event file: {exc}") from None
+        try:
+            with open(execution_log, "rb") as f:
+                spawn_log = f.read()
+            escaped = escapes(spawn_log)
+            remove_raw_copy(spawn_log, started)
+        except FileNotFoundError:
+            if returncode != 1:
+                raise GateError("Bazel wrote no execution log; the gate cannot tell what ran unsandboxed") from None
+            escaped = []
     if any(not p for paths in xml.values() for p in paths):
-        testlogs = _info(repo, env, startup_flags, extra_flags, "bazel-testlogs")
+        testlogs = info["bazel-testlogs"]
         xml = {label: [p or junit_path_in_testlogs(testlogs, label) for p in paths] for label, paths in xml.items()}
     maps = []
+    ignored: dict[str, list[str]] = {}
     for label in sorted(xml):
         for path in xml[label]:
             try:
                 with open(path, "rb") as f:
-                    maps.append(parse_junit(f.read(), path))
+                    found = parse_observed(f.read(), path)
             except OSError as exc:
                 raise GateError(f"cannot read test.xml of {label}: {exc.strerror}") from None
+            if is_oracle_target(label):
+                maps.append(found)
+            elif found:
+                ignored[label] = sorted(set(ignored.get(label, [])) | set(found))
+    observed = merge_observed(maps)
     return HarnessRun(
         exit_code=returncode,
-        outcomes=merge(maps),
+        outcomes={ident: o.outcome for ident, o in observed.items()},
         targets=status,
         build_failed=returncode == 1,
         summary=summary,
+        observed=observed,
+        ignored=ignored,
+        sealed=sealed,
+        escapes=escaped,
     )

@@ -1,4 +1,4 @@
-"""`check`: every gate check of HEAD against a base revision (DESIGN.md sections 5-7)."""
+"""`check`: every gate check of HEAD against a base revision (docs/design.md sections 5-7)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.bazel_run import HarnessRun, run_harness
+from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, run_harness
 from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.gitio import Change, changed_paths, merge_base, refuse_grafts, resolve_commit
@@ -14,7 +14,7 @@ from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.manifest import manifest_problems
 from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.policy import ALWAYS_PROTECTED, POLICY_PATH, Policy, has_label, label_name
-from tools.oracle_gate.results import EXECUTED, PASSED, differences, load_results
+from tools.oracle_gate.results import EXECUTED, PASSED, Observed, differences, load_observed
 from tools.oracle_gate.schema import Invariant
 from tools.oracle_gate.tree import Entry, GitTree
 from tools.oracle_gate.worktree import differences as work_tree_differences
@@ -52,10 +52,13 @@ class Report:
     invariants: list[str] = field(default_factory=list)
     clean_outcomes: dict[str, str] | None = None
     summaries: dict[str, list[str]] = field(default_factory=dict)
+    salt: str = ""
+    observed: dict[str, Observed] = field(default_factory=dict)
+    clean_observed: dict[str, Observed] | None = None
 
     @property
     def exit_code(self) -> int:
-        """The lowest code among the violations (DESIGN.md section 6), 0 when there are none."""
+        """The lowest code among the violations (docs/design.md section 6), 0 when there are none."""
         return min((v.code for v in self.violations), default=errors.OK)
 
     def add(self, name: str, found: Sequence[Violation], ok_detail: str) -> None:
@@ -68,13 +71,44 @@ class Report:
 
 
 HarnessRunner = Callable[[str, Mapping[str, str]], HarnessRun]
-# (repo, head, oracles_commit, environ, remote) -> the clean run's outcomes.
-CleanRunner = Callable[[str, str, str, Mapping[str, str], bool], HarnessRun]
+# (repo, head, oracles_commit, environ, remote, paths to block) -> the clean run's outcomes.
+CleanRunner = Callable[[str, str, str, Mapping[str, str], bool, Sequence[str]], HarnessRun]
 
 
-def _default_clean_runner(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str],
-                          remote: bool) -> HarnessRun:
-    return clean_run(repo, head, oracles_commit, environ, remote=remote)
+def workspace_runner(salt: str) -> HarnessRunner:
+    """The workspace run: `bazel test` of the oracle test and the harness in the work tree, with the
+    repository's `oracles/` and git directories blocked from sandboxed actions (bazel_run.py)."""
+
+    def run(repo: str, environ: Mapping[str, str]) -> HarnessRun:
+        return run_harness(repo, environ, run_flags(salt, "workspace"), block=repository_seal(repo))
+
+    return run
+
+
+def clean_runner_for(salt: str) -> CleanRunner:
+    """The clean run (clean_run.py) with the same salt as the workspace run."""
+
+    def run(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool,
+            block: Sequence[str]) -> HarnessRun:
+        return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block)
+
+    return run
+
+
+def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
+    """Exit-4 violations for a run whose results cannot stand: a harness test target that did not
+    pass (the change's own tests must pass in every run, though they never decide an invariant), and
+    any spawn of code outside the oracles package that ran without a sandbox (execlog.py)."""
+    found = [
+        Violation(errors.NO_OUTCOME, "harness/", "", f"{label} {status} in the {where} run: the harness's own tests must pass")
+        for label, status in run.harness_failures().items()
+    ]
+    found += [
+        Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: in the gate's runs only "
+                  "the oracles package's own actions may run unsandboxed, so no result of this run counts")
+        for escape in run.escapes
+    ]
+    return found
 
 
 def _protection(base: Oracles, head: Oracles) -> tuple[str, tuple[str, ...]]:
@@ -155,25 +189,28 @@ def run_check(
     result_paths: Sequence[str],
     labels: set[str],
     environ: Mapping[str, str],
-    harness_runner: HarnessRunner = run_harness,
+    harness_runner: HarnessRunner | None = None,
     clean: bool = False,
     remote: bool = False,
-    clean_runner: CleanRunner = _default_clean_runner,
+    clean_runner: CleanRunner | None = None,
+    salt: str = "",
 ) -> Report:
     """Runs every gate check of HEAD against `base`.
 
     Args:
         repo: the work tree's root.
         base: a revision (branch, tag, commit id).
-        result_paths: JUnit XML files or Bazel test-log directories; when empty, the harness is run
-            with `bazel test //harness/...`.
+        result_paths: JUnit XML files or Bazel test-log directories; when empty, the oracle test
+            and the harness are run with `bazel test //oracles/... //harness/...`.
         labels: the pull request's labels.
         environ: the environment (passed to Bazel when it runs the harness).
-        harness_runner: how to run the harness (a parameter so tests can substitute it).
-        clean: also run the harness on a pristine tree (clean_run.py) and require the same id ->
-            outcome map as the workspace run (exit 6 otherwise).
+        harness_runner: how to do the workspace run (default: `workspace_runner(salt)`; a
+            parameter so tests can substitute it).
+        clean: also run on a pristine tree (clean_run.py) and require the same id -> outcome and
+            observation digest as the workspace run (exit 6 otherwise).
         remote: run the clean run through `--config=remote` (REAPI).
-        clean_runner: how to do the clean run (a parameter so tests can substitute it).
+        clean_runner: how to do the clean run (default: `clean_runner_for(salt)`).
+        salt: the run salt for generated samples, the same for both runs.
 
     Raises:
         GateError: (exit 1) when the gate cannot decide: git errors, unreadable results, Bazel missing.
@@ -182,7 +219,9 @@ def run_check(
     base_commit = resolve_commit(repo, base)
     head = resolve_commit(repo, "HEAD")
     mb = merge_base(repo, base_commit, head)
-    report = Report(base, base_commit, mb, head, sorted(labels))
+    report = Report(base, base_commit, mb, head, sorted(labels), salt=salt)
+    harness_runner = harness_runner or workspace_runner(salt)
+    clean_runner = clean_runner or clean_runner_for(salt)
 
     base_oracles = load_oracles(GitTree(repo, mb))
     if base_oracles.policy is None and any(
@@ -238,8 +277,13 @@ def run_check(
 
     # 5. Harness outcomes.
     build_failure: Violation | None = None
+    harness_found: list[Violation] = []
+    run: HarnessRun | None = None
     if result_paths:
-        outcomes = load_results(result_paths)
+        results = load_observed(result_paths)
+        observed = results.observed
+        for path, ids in results.ignored.items():
+            report.notes.append(f"ignored [<id>] testcases of {path} (not an oracle test target): {', '.join(ids)}")
         source = f"{len(result_paths)} result file(s)"
     else:
         if clean:
@@ -253,53 +297,74 @@ def run_check(
             require_clean_work_tree(repo, head_tree)
         run = harness_runner(repo, environ)
         report.summaries["workspace"] = run.summary
-        outcomes = run.outcomes
-        source = "bazel test //harness/..."
+        observed = run.observations()
+        for label, ids in run.ignored.items():
+            report.notes.append(f"ignored [<id>] testcases of {label} (not an oracle test target): {', '.join(ids)}")
+        source = "the oracle test"
         if run.build_failed:
-            build_failure = Violation(errors.NO_OUTCOME, "harness/", "",
-                                      "the harness did not build (bazel exit 1); see Bazel's output above")
+            build_failure = Violation(errors.NO_OUTCOME, "oracles/", "",
+                                      "the oracle test or the harness did not build (bazel exit 1); see Bazel's output above")
+        harness_found = harness_violations(run, "workspace")
+    outcomes = {ident: found.outcome for ident, found in observed.items()}
     report.outcomes = outcomes
+    report.observed = observed
     ids = sorted(inv.id for inv in head_oracles.invariants) or sorted(head_oracles.declared_ids)
     report.invariants = ids
     found = []
     for ident in ids:
         outcome = outcomes.get(ident)
         if outcome is None:
-            found.append(Violation(errors.NO_OUTCOME, "harness/", ident, f"no outcome in {source}; the harness must run it"))
+            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, f"no outcome in {source}; the oracle test must run it"))
         elif outcome not in EXECUTED:
-            found.append(Violation(errors.NO_OUTCOME, "harness/", ident, f"{outcome}, not executed; that is not coverage"))
+            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, f"{outcome}, not executed; that is not coverage"))
         elif outcome != PASSED:
-            found.append(Violation(errors.NO_OUTCOME, "harness/", ident, "failed: the invariant does not hold"))
+            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, "failed: the invariant does not hold"
+                                   + (f" (salt {salt})" if salt else "")))
     unknown = sorted(set(outcomes) - set(ids))
     if unknown:
         report.notes.append(f"results name ids no oracle declares: {', '.join(unknown)}")
     passed = sum(1 for i in ids if outcomes.get(i) == PASSED)
     if build_failure:
         found.insert(0, build_failure)
+    found.extend(harness_found)
     if head_oracles.problems:
         # With invalid oracles the harness cannot run what they claim (the build's pin check fails
         # it first); the exit-5 lines above are the cause, so outcomes are shown but not judged.
         report.notes.extend(f"not judged while the oracles are invalid: {v.line()}" for v in found)
         found = []
-    report.add("harness outcomes", found, f"{passed} of {len(ids)} invariant(s) passed ({source})")
+    report.add("invariant outcomes", found, f"{passed} of {len(ids)} invariant(s) passed ({source})")
 
     if clean:
         oracles_commit = head if labelled else mb
-        clean_result = clean_runner(repo, head, oracles_commit, environ, remote)
-        report.clean_outcomes = clean_result.outcomes
+        # The clean run also blocks what the workspace run blocked: the repository's oracles and git
+        # directories, and the sealed views and oracle test logs of the workspace's output base.
+        block = run.sealed if run is not None else repository_seal(repo)
+        clean_result = clean_runner(repo, head, oracles_commit, environ, remote, block)
+        clean_observed = clean_result.observations()
+        report.clean_outcomes = {ident: o.outcome for ident, o in clean_observed.items()}
+        report.clean_observed = clean_observed
         report.summaries["clean"] = clean_result.summary
         where = "remote" if remote else "sandboxed"
+        salt_note = f" (salt {salt})" if salt else ""
         disagree = [
-            Violation(errors.RUNS_DISAGREE, "harness/", ident,
-                      f"workspace run {left}, clean {where} run {right}: the harness depends on something "
-                      "outside its declared, committed inputs")
-            for ident, left, right in differences(outcomes, clean_result.outcomes)
+            Violation(errors.RUNS_DISAGREE, "oracles/", d.id,
+                      f"workspace run {d.left}, clean {where} run {d.right}: {d.reason}{salt_note}; the result depends "
+                      "on something outside the declared, committed inputs")
+            for d in differences(observed, clean_observed)
         ]
         if clean_result.build_failed:
-            disagree.insert(0, Violation(errors.RUNS_DISAGREE, "harness/", "", "the clean run did not build (bazel exit 1)"))
+            disagree.insert(0, Violation(errors.RUNS_DISAGREE, "oracles/", "", "the clean run did not build (bazel exit 1)"))
+        if run is not None:
+            for label in sorted(set(run.targets) | set(clean_result.targets)):
+                left, right = run.targets.get(label, "missing"), clean_result.targets.get(label, "missing")
+                if left != right:
+                    disagree.append(Violation(errors.RUNS_DISAGREE, "harness/", "",
+                                              f"{label}: workspace run {left}, clean {where} run {right}"))
+        disagree.extend(v for v in harness_violations(clean_result, f"clean {where}") if "ran outside the sandbox" in v.message)
         source_note = "HEAD's oracles (labelled change)" if labelled else "the base's oracles"
         report.add("clean run", disagree,
-                   f"{len(clean_result.outcomes)} id(s), same outcomes as the workspace run ({where}, {source_note})")
+                   f"{len(clean_observed)} id(s), same outcomes and observation digests as the workspace run "
+                   f"({where}, {source_note})")
 
     report.notes.extend(review_notes(base_oracles, head_oracles))
     return report

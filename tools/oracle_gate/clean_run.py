@@ -1,10 +1,12 @@
-"""The clean second runner: the harness run on a pristine tree the change's work tree never touched.
+"""The clean second runner: the oracle test and the harness on a pristine tree the work tree never touched.
 
 The tree is written from git objects (HEAD's code and harness, the base's `oracles/`), then tested
 with a fresh Bazel output root, `--nohome_rc` (no user `~/.bazelrc`), a minimal environment,
-sandboxed or remote execution, `--nocache_test_results` and `--noremote_accept_cached`. Outcomes
-that differ from the workspace run mean the harness depends on something outside its declared
-inputs (an undeclared file, an environment variable, a file never committed).
+sandboxed or remote execution, `--nocache_test_results` and `--noremote_accept_cached`, the same salt
+as the workspace run and `--define=oracle_run=clean` (the caller's time zone, locale and hash seed
+differ from the workspace run's). Outcomes or observation digests that differ from the workspace
+run mean production code or the harness depends on something outside its declared inputs (an
+undeclared file, an environment variable, a file never committed, the clock, the time zone).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 
-from tools.oracle_gate.bazel_run import HarnessRun, run_harness
+from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, run_harness
 from tools.oracle_gate.pristine import pristine_tree
 
 # Environment variables a clean run keeps: only what pip needs to find the locked wheels.
@@ -58,6 +60,8 @@ def clean_run(
     remote: bool = False,
     remote_extra: Sequence[str] = (),
     keep: str | None = None,
+    salt: str = "",
+    block: Sequence[str] | None = None,
 ) -> HarnessRun:
     """Runs the harness on a pristine tree and returns its per-id outcomes.
 
@@ -69,6 +73,9 @@ def clean_run(
         remote: run through `--config=remote` (REAPI) instead of the local sandbox.
         remote_extra: more Bazel flags for the remote run, e.g. `--remote_executor=grpc://host:port`.
         keep: a directory to use (and keep) instead of a temporary one.
+        salt: the run salt for generated samples (the same as the workspace run's).
+        block: paths to block from sandboxed actions besides the pristine tree's `oracles/` and
+            the fresh output base's sealed views (default: `repository_seal(repo)`).
 
     Raises:
         GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
@@ -81,12 +88,16 @@ def clean_run(
         os.makedirs(home, exist_ok=True)
         pristine_tree(repo, head, oracles_commit, tree)
         startup = ["--batch", "--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
-        flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env"]
+        flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env",
+                 *run_flags(salt, "clean")]
         if remote:
             flags += remote_flags(environ, remote_extra)
         else:
-            flags += ["--spawn_strategy=linux-sandbox,sandboxed"]
-        return run_harness(tree, clean_environment(environ, home), flags, startup_flags=startup, exact_env=True)
+            # `local` only for the spawns marked no-sandbox (the gate's own); the execution log shows any other.
+            flags += ["--spawn_strategy=linux-sandbox,local"]
+        sealed = [os.path.join(tree, "oracles"), *(repository_seal(repo) if block is None else block)]
+        return run_harness(tree, clean_environment(environ, home), flags, startup_flags=startup, exact_env=True,
+                           block=sealed)
     finally:
         if keep is None:
             remove_tree(root)

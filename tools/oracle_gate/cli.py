@@ -1,4 +1,4 @@
-"""Argument parsing and the one place errors become exit codes (DESIGN.md sections 5-6)."""
+"""Argument parsing and the one place errors become exit codes (docs/design.md sections 5-6)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tools.oracle_gate.gitio import toplevel
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError (exit 1) instead of exiting 2 (DESIGN.md section 6)."""
+    """argparse that raises UsageError (exit 1) instead of exiting 2 (docs/design.md section 6)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message}; see `{self.prog} --help`")
@@ -36,19 +36,21 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", parents=[common], help="all gate checks of HEAD against a base revision")
     check.add_argument("--base", help="base revision (default: origin/main, else main)")
     check.add_argument("--results", nargs="+", default=[], metavar="FILE",
-                       help="JUnit XML files or Bazel test-log directories (default: run bazel test //harness/...)")
+                       help="JUnit XML files or Bazel test-log directories (default: run bazel test //oracles/... //harness/...)")
     check.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument("--clean", action="store_true",
                        help="also run the harness on a pristine tree and require the same per-id outcomes (exit 6)")
     check.add_argument("--remote", action="store_true",
                        help="with --clean: run the clean harness through --config=remote (REAPI)")
+    check.add_argument("--salt", help="replay a run: the salt for generated samples (default: a fresh one per check)")
     clean = sub.add_parser("clean-run", parents=[common],
                            help="run the harness on a pristine tree of committed content; write per-id results")
     clean.add_argument("--base", help="base revision whose oracles/ is used (default: origin/main, else main)")
     clean.add_argument("--out", required=True, help="JUnit XML file to write")
     clean.add_argument("--remote", action="store_true", help="run through --config=remote (REAPI)")
     clean.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable)")
+    clean.add_argument("--salt", default="", help="the salt for generated samples (default: empty)")
     manifest = sub.add_parser("manifest", parents=[common], help="regenerate or verify oracles/MANIFEST.sha256")
     mode = manifest.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="regenerate the manifest (a labelled, human change)")
@@ -78,7 +80,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         environ: the environment (default: os.environ).
 
     Returns:
-        The exit code of DESIGN.md section 6. Never raises except SystemExit from --help.
+        The exit code of docs/design.md section 6. Never raises except SystemExit from --help.
     """
     env = os.environ if environ is None else environ
     for stream in (sys.stdout, sys.stderr):

@@ -1,10 +1,10 @@
-"""The gate's one user-facing exception family and its exit codes (DESIGN.md section 6)."""
+"""The gate's one user-facing exception family and its exit codes (docs/design.md section 6)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Exit codes, DESIGN.md section 6. The process exits with the lowest code that applies.
+# Exit codes, docs/design.md section 6. The process exits with the lowest code that applies.
 OK = 0
 UNDECIDED = 1
 PROTECTED_PATH = 2
@@ -78,7 +78,7 @@ class Violation:
     """One failed gate check, printed as one line.
 
     Attributes:
-        code: exit code of the check (DESIGN.md section 6).
+        code: exit code of the check (docs/design.md section 6).
         path: repository-relative path the violation is about ("" when none).
         id: invariant id, or "" when the violation is not about one id.
         message: what is wrong and what to do.

@@ -1,4 +1,4 @@
-"""Pull-request labels from the command line and CI environments (DESIGN.md section 5)."""
+"""Pull-request labels from the command line and CI environments (docs/design.md section 5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`oracles/MANIFEST.sha256` (DESIGN.md section 4): generated from `oracles/` only.
+"""`oracles/MANIFEST.sha256` (docs/design.md section 4): generated from `oracles/` only.
 
 Format: comment lines (ignored by `sha256sum --check`) and one `<sha256>  <path>` line per file under
 `oracles/` except the manifest itself, in byte order of the path. Each invariant id is kept as a

@@ -1,11 +1,13 @@
 """Build-time pin check, run by the `oracle_suite` Starlark rule as a Bazel action.
 
 Usage:
-    pin_check --out INDEX --policy PATH=FILE --oracle PATH=FILE... --blob PATH=FILE...
+    pin_check --out INDEX [--inputs INPUTS --expectations EXPECTATIONS] --policy PATH=FILE
+              --oracle PATH=FILE... --blob PATH=FILE...
 
 PATH is the repository-relative path, FILE where the action finds the bytes. Every oracle file is
 validated (schema 1) and every row's blob is hashed; the sha256 must equal the row's `blob_sha256`.
-On success the JSON index of oracle files and blobs is written to INDEX and the exit code is 0; on any
+On success the JSON index of oracle files and blobs is written to INDEX, the inputs view to INPUTS and
+the sealed expectations view to EXPECTATIONS (`runner/views.py`), and the exit code is 0; on any
 problem one line per problem goes to stderr and the exit code is 5, which fails the build.
 """
 
@@ -16,12 +18,15 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.loader import check_blob
 from tools.oracle_gate.policy import parse_policy
-from tools.oracle_gate.schema import duplicate_ids, parse_oracle
+from tools.oracle_gate.runner.views import split
+from tools.oracle_gate.samples import load_samples
+from tools.oracle_gate.schema import Invariant, duplicate_ids, parse_oracle
 from tools.oracle_gate.tree import REGULAR, Entry
 
 
@@ -40,7 +45,9 @@ def _read(file: str) -> bytes:
         return f.read()
 
 
-def verify(policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[str, str]) -> tuple[list[OracleError], dict[str, object]]:
+def verify(
+    policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[str, str]
+) -> tuple[list[OracleError], dict[str, object], list[tuple[Invariant, Any]]]:
     """Validates oracle files and checks every blob pin.
 
     Args:
@@ -49,7 +56,8 @@ def verify(policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[
         blobs: repository path -> file of each blob the rule was given.
 
     Returns:
-        (problems, index): one OracleError per problem, and the index written for the harness.
+        (problems, index, rows): one OracleError per problem, the index of verified files, and
+        (row, parsed blob samples) for every row whose blob is verified.
     """
     problems: list[OracleError] = []
     allowed = None
@@ -63,6 +71,7 @@ def verify(policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[
         problems.extend(oracle.problems)
     problems.extend(duplicate_ids(files))
     used: dict[str, str] = {}
+    rows: list[tuple[Invariant, Any]] = []
     for oracle in files:
         for inv in oracle.invariants:
             file = blobs.get(inv.blob)
@@ -80,22 +89,26 @@ def verify(policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[
                     f"{inv.blob} resolves to {real}, outside oracles/blobs/; blobs must be regular files",
                     path=inv.source, row=inv.id, field="blob"))
                 continue
-            found = check_blob(inv, Entry(REGULAR, file), _read(real))
+            data = _read(real)
+            found = check_blob(inv, Entry(REGULAR, file), data)
             problems.extend(found)
             if not found:
                 used[inv.blob] = inv.blob_sha256
+                rows.append((inv, load_samples(data)))
     index = {
         "schema": 1,
         "oracles": sorted(oracles),
         "blobs": dict(sorted(used.items())),
     }
-    return problems, index
+    return problems, index, rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the check; returns 0 and writes the index when every pin holds, else 5."""
     parser = argparse.ArgumentParser(prog="pin_check")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--inputs")
+    parser.add_argument("--expectations")
     parser.add_argument("--policy")
     parser.add_argument("--oracle", action="append", default=[])
     parser.add_argument("--blob", action="append", default=[])
@@ -105,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         path, _, file = args.policy.partition("=")
         policy = (path, file)
     try:
-        problems, index = verify(policy, _pairs(args.oracle), _pairs(args.blob))
+        problems, index, rows = verify(policy, _pairs(args.oracle), _pairs(args.blob))
     except OSError as exc:
         print(f"oracle pin check: [1] cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
         return errors.UNDECIDED
@@ -113,10 +126,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"oracle pin check: [{problem.code}] {problem}", file=sys.stderr)
     if problems:
         return errors.INVALID_ORACLE
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=2, sort_keys=True)
-        f.write("\n")
+    _write_json(args.out, index)
+    if args.inputs or args.expectations:
+        inputs, expectations = split(rows)
+        _write_json(args.inputs, inputs)
+        _write_json(args.expectations, expectations)
     return errors.OK
+
+
+def _write_json(path: str | None, document: dict[str, Any]) -> None:
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(document, f, indent=1, sort_keys=True, allow_nan=False)
+            f.write("\n")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`oracles/policy.toml` (DESIGN.md section 3): label, protected path globs, production packages."""
+"""`oracles/policy.toml` (docs/design.md section 3): label, protected path globs, production packages."""
 
 from __future__ import annotations
 

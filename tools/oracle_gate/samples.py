@@ -1,4 +1,4 @@
-"""Blob contents: strict JSON parsing and the sample shape each kind expects (DESIGN.md section 2)."""
+"""Blob contents: strict JSON parsing and the sample shape each kind expects (docs/design.md section 2)."""
 
 from __future__ import annotations
 

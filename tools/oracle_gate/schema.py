@@ -1,6 +1,6 @@
-"""Oracle file schema 1 (DESIGN.md section 2): parsing and validation of `oracles/*.toml`.
+"""Oracle file schema 1 (docs/design.md section 2): parsing and validation of `oracles/*.toml`.
 
-Only the TOML bytes are judged here; blob bytes, symlinks and hash pins are checked by `pins.py`.
+Only the TOML bytes are judged here; blob bytes, symlinks and hash pins are checked by `loader.py` and `pin_check.py`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.generate import GenerateSpec, parse_generate
 
 SCHEMA_VERSION = 1
 KINDS = ("bound", "idempotent", "exact_table")
@@ -23,14 +24,16 @@ _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 ENTRY_PATTERN = re.compile(rf"({_IDENT}(?:\.{_IDENT})+):({_IDENT})")
 ARG_PATTERN = re.compile(_IDENT)
 MAX_REPEAT = 1000
+DEFAULT_TIMEOUT_S = 60
+MAX_TIMEOUT_S = 3600
 
-_COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed")
+_COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s")
 _KIND_KEYS = {
     "bound": ("min", "max"),
     "idempotent": ("args", "repeat"),
     "exact_table": (),
 }
-_ALL_KEYS = frozenset(_COMMON + ("min", "max", "args", "repeat"))
+_ALL_KEYS = frozenset(_COMMON + ("min", "max", "args", "repeat", "generate"))
 _REQUIRED = ("id", "entry", "kind", "blob", "blob_sha256")
 
 
@@ -49,6 +52,10 @@ class Invariant:
         min, max: inclusive bounds (`bound` only), int or float.
         args: sample fields passed as keyword arguments (`idempotent` only).
         repeat: number of calls, >= 2 (`idempotent` only).
+        timeout_s: time limit in seconds for calling the entry on all of the row's samples,
+            0 < timeout_s <= MAX_TIMEOUT_S (3600); DEFAULT_TIMEOUT_S (60 s) when the row has none.
+        generate: the row's validated `generate` table (`bound` and `idempotent` only), or None;
+            `generate.draw` turns it into samples.
     """
 
     id: str
@@ -62,6 +69,8 @@ class Invariant:
     max: int | float | None = None
     args: tuple[str, ...] = ()
     repeat: int | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    generate: GenerateSpec | None = None
 
     @property
     def module(self) -> str:
@@ -99,7 +108,7 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 def is_number(value: object) -> bool:
     """True for a 64-bit int (TOML's integer range) or a finite float; bool is not a number here
-    (DESIGN.md section 2)."""
+    (docs/design.md section 2)."""
     if type(value) is int:
         return INT64_MIN <= value <= INT64_MAX
     return type(value) is float and math.isfinite(value)
@@ -211,6 +220,17 @@ def _validate_row(
     if "repeat" in row and (type(repeat) is not int or not 2 <= repeat <= MAX_REPEAT):
         got = repr(repeat) if type(repeat) is int else type(repeat).__name__
         bad("repeat", f"must be an integer from 2 to {MAX_REPEAT}, got {got}")
+    timeout = row.get("timeout_s")
+    if "timeout_s" in row and not (is_number(timeout) and 0 < timeout <= MAX_TIMEOUT_S):  # type: ignore[operator]
+        what = "a bool" if type(timeout) is bool else type(timeout).__name__
+        if type(timeout) in (int, float):
+            what = repr(timeout)
+        bad("timeout_s", f"must be a number of seconds with 0 < timeout_s <= {MAX_TIMEOUT_S}, got {what}")
+    spec: GenerateSpec | None = None
+    if "generate" in row and kind in KINDS:
+        valid_args = tuple(args) if type(args) is list and not any(e.field == "args" for e in errs) else None
+        spec, generate_errs = parse_generate(row["generate"], kind, valid_args, path=path, row=label)
+        errs.extend(generate_errs)
     if errs:
         return None, errs
     return (
@@ -226,6 +246,8 @@ def _validate_row(
             max=hi if is_number(hi) else None,  # type: ignore[arg-type]
             args=tuple(args) if type(args) is list else (),
             repeat=repeat if type(repeat) is int else None,
+            timeout_s=float(timeout) if is_number(timeout) else DEFAULT_TIMEOUT_S,  # type: ignore[arg-type]
+            generate=spec,
         ),
         [],
     )

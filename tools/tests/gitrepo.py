@@ -54,7 +54,7 @@ def oracle_toml(rows: list[dict[str, object]]) -> str:
 
 
 def toml_value(value: object) -> str:
-    """A TOML literal for a str, int, float, bool or list of those."""
+    """A TOML literal for a str, int, float, bool, or a list or dict (inline table) of those."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -63,6 +63,8 @@ def toml_value(value: object) -> str:
         return json.dumps(value)
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
     raise TypeError(value)
 
 

@@ -9,7 +9,7 @@ from tools.oracle_gate.bazel_run import HarnessRun
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.clean_run import clean_environment, remote_flags
 from tools.oracle_gate.pristine import pristine_tree
-from tools.oracle_gate.results import load_results, to_junit
+from tools.oracle_gate.results import Observed, load_observed, load_results, to_junit
 from tools.tests.gitrepo import IDS, blob_bytes
 
 PASSED = {i: "passed" for i in IDS}
@@ -36,9 +36,50 @@ def test_workspace_green_clean_red_exits_6(project):
     report = run(project, PASSED, {**PASSED, "add_table": "failed"})
     assert report.exit_code == 6
     assert [v.line() for v in report.violations] == [
-        "[6] harness/ add_table: workspace run passed, clean sandboxed run failed: the harness depends on "
-        "something outside its declared, committed inputs"
+        "[6] oracles/ add_table: workspace run passed, clean sandboxed run failed: outcomes differ; the result "
+        "depends on something outside the declared, committed inputs"
     ]
+
+
+def observed_runner(observed, targets=None):
+    return lambda *_a: HarnessRun(exit_code=0, outcomes={i: o.outcome for i, o in observed.items()},
+                                  observed=dict(observed), targets=dict(targets or {}))
+
+
+def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sample(project):
+    project.commit("nothing")
+    same = {i: Observed("passed", f"d-{i}", ("s0", "s1", "s2")) for i in IDS}
+    clock = {**same, "sum_in_range": Observed("passed", "other", ("s0", "sX", "s2"))}
+    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same),
+                       clean=True, clean_runner=observed_runner(clock), salt="s4lt")
+    assert report.exit_code == 6
+    assert [v.line() for v in report.violations] == [
+        "[6] oracles/ sum_in_range: workspace run passed, clean sandboxed run passed: observation digests differ, "
+        "first at sample 1 (salt s4lt); the result depends on something outside the declared, committed inputs"
+    ]
+
+
+def test_equal_digests_agree(project):
+    project.commit("nothing")
+    same = {i: Observed("passed", f"d-{i}", ("s0",)) for i in IDS}
+    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same),
+                       clean=True, clean_runner=observed_runner(dict(same)))
+    assert report.exit_code == 0, [v.line() for v in report.violations]
+
+
+def test_a_harness_target_failing_in_one_run_only_exits_6_and_in_both_exits_4(project):
+    project.commit("nothing")
+    same = {i: Observed("passed", f"d-{i}") for i in IDS}
+    green = {"//harness:mine_test": "PASSED", "//oracles:oracle_test": "PASSED"}
+    red = {"//harness:mine_test": "FAILED", "//oracles:oracle_test": "PASSED"}
+    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same, green),
+                       clean=True, clean_runner=observed_runner(same, red))
+    assert [v.line() for v in report.violations] == [
+        "[6] harness/: //harness:mine_test: workspace run PASSED, clean sandboxed run FAILED"]
+    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same, red),
+                       clean=True, clean_runner=observed_runner(same, red))
+    assert [v.line() for v in report.violations] == [
+        "[4] harness/: //harness:mine_test FAILED in the workspace run: the harness's own tests must pass"]
 
 
 def test_an_id_present_in_one_run_only_exits_6(project):
@@ -63,7 +104,7 @@ def test_the_clean_run_uses_the_base_oracles_unless_labelled(project):
     head = project.commit("widen")
     seen = []
 
-    def clean(repo, head_commit, oracles_commit, env, remote):
+    def clean(repo, head_commit, oracles_commit, env, remote, block):
         seen.append(oracles_commit)
         return HarnessRun(exit_code=0, outcomes=dict(PASSED))
 
@@ -111,26 +152,49 @@ def test_remote_flags_from_the_environment():
 
 
 def test_clean_results_round_trip_through_junit(tmp_path):
-    outcomes = {"a": "passed", "b": "failed", "c": "error", "d": "skipped"}
+    observed = {"a": Observed("passed", "d" * 64, ("aa", "bb")), "b": Observed("failed", "e" * 64),
+                "c": Observed("error"), "d": Observed("skipped")}
     path = tmp_path / "clean.xml"
-    path.write_bytes(to_junit(outcomes, "clean-run"))
-    assert load_results([str(path)]) == outcomes
+    path.write_bytes(to_junit(observed, "clean-run"))
+    assert load_results([str(path)]) == {i: o.outcome for i, o in observed.items()}
+    assert {i: (o.digest, o.samples) for i, o in load_observed([str(path)]).observed.items()} == {
+        i: (o.digest, o.samples) for i, o in observed.items()}
 
 
 def test_check_text_prints_both_tables(gate, project, monkeypatch):
     import tools.oracle_gate.check as check_module
 
     project.commit("nothing")
-    monkeypatch.setattr(check_module, "run_harness", runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
-    monkeypatch.setattr(check_module, "_default_clean_runner", runner({**PASSED, "add_table": "failed"}))
-    # run_check's defaults were bound at definition time; call through the CLI with patched defaults.
-    monkeypatch.setattr(check_module.run_check, "__defaults__",
-                        (check_module.run_harness, False, False, check_module._default_clean_runner))
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean")
+    salts = []
+    monkeypatch.setattr(check_module, "workspace_runner",
+                        lambda salt: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
+    monkeypatch.setattr(check_module, "clean_runner_for",
+                        lambda salt: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
+    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--salt", "replay-1")
     assert code == 6, out
-    assert "  id                  workspace  clean" in out
-    assert "  add_table           passed     failed" in out
+    assert salts == ["replay-1", "replay-1"]
+    assert "  id                  workspace                clean" in out
+    assert "  add_table           passed     -             failed     -" in out
     assert "workspace run: INFO: 5 processes: 2 remote, 3 internal." in out
+    assert "salt replay-1: replay with `check --salt replay-1`" in out
+
+
+def test_each_check_draws_a_fresh_salt_shared_by_both_runs(gate, project, monkeypatch):
+    import tools.oracle_gate.check as check_module
+
+    project.commit("nothing")
+    salts = []
+    monkeypatch.setattr(check_module, "workspace_runner", lambda salt: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(check_module, "clean_runner_for", lambda salt: salts.append(salt) or runner(PASSED))
+    for _ in range(2):
+        assert gate("--repo", str(project.path), "check", "--base", "main", "--clean")[0] == 0
+    assert salts[0] == salts[1] and salts[2] == salts[3] and salts[0] != salts[2]
+    assert len(salts[0]) == 16
+
+
+def test_a_salt_outside_the_pattern_is_a_usage_error(gate, project):
+    code, _, err = gate("--repo", str(project.path), "check", "--base", "main", "--salt", "a b")
+    assert code == 1 and "--salt must be" in err
 
 
 def test_remote_needs_clean_and_clean_excludes_results(gate, project):

@@ -1,4 +1,4 @@
-"""DESIGN.md section 7: each decision-table row on a real git repository (base, change, gate run)."""
+"""docs/design.md section 7: each decision-table row on a real git repository (base, change, gate run)."""
 
 from __future__ import annotations
 
@@ -33,21 +33,21 @@ def test_harness_stops_executing_an_id_exits_4(gate, project, tmp_path):
     results = junit(tmp_path, {"sum_in_range": "passed", "norm_is_idempotent": "passed"})
     code, out, _ = check(gate, project, results)
     assert code == 4, out
-    assert "[4] harness/ add_table: no outcome in 1 result file(s); the harness must run it" in out
+    assert "[4] oracles/ add_table: no outcome in 1 result file(s); the oracle test must run it" in out
 
 
 def test_skipped_id_is_not_coverage_exits_4(gate, project, tmp_path, all_passed):
     project.commit("nothing")
     code, out, _ = check(gate, project, junit(tmp_path, {**all_passed, "add_table": "skipped"}))
     assert code == 4
-    assert "[4] harness/ add_table: skipped, not executed; that is not coverage" in out
+    assert "[4] oracles/ add_table: skipped, not executed; that is not coverage" in out
 
 
 def test_failed_invariant_exits_4(gate, project, tmp_path, all_passed):
     project.commit("nothing")
     code, out, _ = check(gate, project, junit(tmp_path, {**all_passed, "sum_in_range": "failed"}))
     assert code == 4
-    assert "[4] harness/ sum_in_range: failed: the invariant does not hold" in out
+    assert "[4] oracles/ sum_in_range: failed: the invariant does not hold" in out
 
 
 def test_blob_bytes_changed_pin_not_updated_exits_2_without_label(gate, project, tmp_path, all_passed):
@@ -146,7 +146,7 @@ def test_same_outcomes_in_another_order_compare_equal(gate, tmp_path, all_passed
     a = junit(tmp_path / "a", all_passed)
     b = junit(tmp_path / "b", dict(reversed(list(all_passed.items()))))
     code, out, _ = gate("compare", a, b)
-    assert (code, out.strip()) == (0, "runs agree: 3 id(s), same outcomes")
+    assert (code, out.strip()) == (0, "runs agree: 3 id(s), same outcomes and observation digests")
 
 
 def test_protected_gate_code_changed_without_label_exits_2(gate, project, tmp_path, all_passed):
@@ -179,7 +179,7 @@ def test_json_format_lists_checks_outcomes_and_violations(gate, project, tmp_pat
     assert code == doc["exit_code"] == 4
     assert doc["outcomes"] == {"sum_in_range": "passed", "norm_is_idempotent": "missing", "add_table": "missing"}
     assert {v["id"] for v in doc["violations"]} == {"norm_is_idempotent", "add_table"}
-    assert [c["name"] for c in doc["checks"]] == ["protected paths", "oracle files", "manifest", "invariant ids", "harness outcomes"]
+    assert [c["name"] for c in doc["checks"]] == ["protected paths", "oracle files", "manifest", "invariant ids", "invariant outcomes"]
 
 
 def test_check_never_writes_to_the_work_tree(gate, project, tmp_path, all_passed):
@@ -195,11 +195,30 @@ def test_ids_are_all_the_fixture_declares():
 
 def test_results_directory_of_test_logs_is_accepted(gate, project, tmp_path, all_passed):
     project.commit("nothing")
-    logs = tmp_path / "testlogs" / "harness" / "t"
+    logs = tmp_path / "testlogs" / "oracles" / "oracle_test"
     logs.mkdir(parents=True)
     junit(logs, all_passed, name="test.xml")
     code, out, _ = check(gate, project, str(tmp_path / "testlogs"))
     assert code == 0, out
+    code, out, _ = check(gate, project, str(tmp_path / "testlogs" / "oracles"))
+    assert code == 0, out
+
+
+def test_harness_testcases_naming_invariant_ids_are_ignored_and_noted(gate, project, tmp_path, all_passed):
+    project.commit("nothing")
+    oracle = tmp_path / "testlogs" / "oracles" / "oracle_test"
+    oracle.mkdir(parents=True)
+    junit(oracle, {**all_passed, "add_table": "failed"}, name="test.xml")
+    forged = tmp_path / "testlogs" / "harness" / "forged_test"
+    forged.mkdir(parents=True)
+    junit(forged, all_passed, name="test.xml")
+    code, out, _ = check(gate, project, str(tmp_path / "testlogs"))
+    assert code == 4, out
+    assert f"ignored [<id>] testcases of {forged / 'test.xml'} (not an oracle test target): add_table, " in out
+    # Only a harness writes them: no id has an outcome.
+    code, out, _ = check(gate, project, str(tmp_path / "testlogs" / "harness"))
+    assert code == 4, out
+    assert "[4] oracles/ add_table: no outcome" in out
 
 
 def test_bootstrap_base_without_oracles(gate, tmp_path, all_passed):

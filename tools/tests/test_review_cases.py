@@ -126,4 +126,4 @@ def test_relative_paths_are_taken_from_where_bazel_run_was_started(tmp_path):
            "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run([sys.executable, "-m", "tools.oracle_gate", "compare", "r.xml", "r.xml"],
                           cwd=root, env=env, capture_output=True, text=True, check=False)
-    assert (proc.returncode, proc.stdout.strip()) == (0, "runs agree: 1 id(s), same outcomes"), proc.stderr
+    assert (proc.returncode, proc.stdout.strip()) == (0, "runs agree: 1 id(s), same outcomes and observation digests"), proc.stderr

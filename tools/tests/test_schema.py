@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.errors import INVALID_ORACLE
-from tools.oracle_gate.schema import duplicate_ids, parse_oracle
+from tools.oracle_gate.generate import MAX_DEPTH, ChoiceGen, GenerateSpec, IntGen
+from tools.oracle_gate.schema import DEFAULT_TIMEOUT_S, duplicate_ids, parse_oracle
 
 PATH = "oracles/x.toml"
 GOOD_PIN = "a" * 64
@@ -53,7 +54,7 @@ CASES = [
     ("no rows", b"schema = 1\n", f"{PATH}: field invariant: no [[invariant]] rows"),
     ("rows not a table array", b"schema = 1\ninvariant = 3\n", f"{PATH}: field invariant: must be an array of tables ([[invariant]])"),
     ("unknown row key", doc(row(owner='"me"')),
-     f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are args, blob, blob_sha256, entry, id, kind, max, min, repeat, seed"),
+     f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are args, blob, blob_sha256, entry, generate, id, kind, max, min, repeat, seed, timeout_s"),
     ("missing entry", doc(row(entry=None)), f"{PATH}: row ok_row: field entry: is required"),
     ("missing id", doc(row(id=None)), f"{PATH}: row #1: field id: is required"),
     ("id wrong type", doc(row(id="3")), f"{PATH}: row #1: field id: must be a string, got int"),
@@ -131,3 +132,214 @@ def test_duplicate_id_across_files():
 def test_every_problem_in_a_file_is_reported():
     found = problems(doc(row(kind='"fuzzy"', seed="true"), row(id='"second"', blob='"../x"')))
     assert len(found) == 3
+
+
+# --- timeout_s and generate: every rejection names the path, the row and the (dotted) field. ---
+
+TIMEOUT_RULE = "must be a number of seconds with 0 < timeout_s <= 3600, got "
+TIMEOUT_CASES = [
+    ("bool", "true", "a bool"),
+    ("string", '"10"', "str"),
+    ("zero", "0", "0"),
+    ("zero float", "0.0", "0.0"),
+    ("negative", "-1", "-1"),
+    ("above an hour", "3600.5", "3600.5"),
+    ("nan", "nan", "nan"),
+    ("inf", "inf", "inf"),
+    ("beyond 64 bits", str(2**63), str(2**63)),
+    ("datetime", "1979-05-27T07:32:00Z", "datetime"),
+    ("array", "[1]", "list"),
+]
+
+
+@pytest.mark.parametrize(("value", "got"), [c[1:] for c in TIMEOUT_CASES], ids=[c[0] for c in TIMEOUT_CASES])
+def test_timeout_s_rejections(value, got):
+    result = parse_oracle(doc(row(timeout_s=value)), PATH, ("shop",))
+    assert [(e.path, e.row, e.field, e.code, e.message) for e in result.problems] == [
+        (PATH, "ok_row", "timeout_s", INVALID_ORACLE, TIMEOUT_RULE + got)
+    ]
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", 1.0), ("0.001", 0.001), ("3600", 3600.0), ("2.5", 2.5)])
+def test_timeout_s_accepted_on_every_kind(value, expected):
+    for kind in ({}, BOUND, IDEM):
+        result = parse_oracle(doc(row(**kind, timeout_s=value)), PATH, ("shop",))
+        assert result.problems == []
+        assert result.invariants[0].timeout_s == expected
+
+
+def test_timeout_s_defaults_to_sixty_seconds():
+    assert DEFAULT_TIMEOUT_S == 60
+    assert parse_oracle(doc(row()), PATH, ("shop",)).invariants[0].timeout_s == 60
+
+
+def gen_row(body: str, kind: dict[str, str] | None = None, **overrides: str) -> bytes:
+    """A row of `kind` (bound by default) with `generate = { <body> }`."""
+    return doc(row(**{**(kind or BOUND), **overrides, "generate": "{ " + body + " }"}))
+
+
+def nested_lists(levels: int) -> str:
+    """A generator of `levels` nested lists around an int generator (levels + 1 levels in all)."""
+    spec = "{ int = [0, 1] }"
+    for _ in range(levels):
+        spec = "{ list = " + spec + ", len = [0, 1] }"
+    return spec
+
+
+N = "must be [lo, hi], two signed 64-bit integers with lo <= hi, got "
+F = "must be [lo, hi], two finite numbers with lo <= hi, got "
+LEN = "must be [min, max], two integers with 0 <= min <= max <= 4096, got "
+KINDS_TEXT = "choice, float, int, list, object, string"
+UNKNOWN = "; a generator has exactly one of " + KINDS_TEXT + ", and len with list and string"
+
+GENERATE_CASES = [
+    # (name, data, field, message)
+    ("on exact_table", doc(row(generate="{ count = 1 }")), "generate", "is not allowed for kind 'exact_table'"),
+    ("not a table", doc(row(**BOUND, generate="3")), "generate", "must be a table ([invariant.generate]), got 3"),
+    ("count missing", gen_row("x = { int = [0, 1] }"), "generate.count", "is required (the number of samples to draw)"),
+    ("count zero", gen_row("count = 0, x = { int = [0, 1] }"), "generate.count", "must be an integer from 1 to 100000, got 0"),
+    ("count too big", gen_row("count = 100001, x = { int = [0, 1] }"), "generate.count",
+     "must be an integer from 1 to 100000, got 100001"),
+    ("count bool", gen_row("count = true, x = { int = [0, 1] }"), "generate.count", "must be an integer from 1 to 100000, got a bool"),
+    ("count float", gen_row("count = 2.0, x = { int = [0, 1] }"), "generate.count", "must be an integer from 1 to 100000, got 2.0"),
+    ("bound without fields", gen_row("count = 2"), "generate",
+     "needs a generator for at least one keyword argument besides count"),
+    ("bound field not an identifier", gen_row('count = 2, "a-b" = { int = [0, 1] }'), "generate.a-b",
+     "'a-b' is not a usable keyword argument name"),
+    ("bound field with a space", gen_row('count = 2, "a b" = { int = [0, 1] }'), 'generate."a b"',
+     "'a b' is not a usable keyword argument name"),
+    ("idempotent missing an arg", gen_row("count = 2, state = { int = [0, 1] }", IDEM), "generate",
+     "has no generator for k; an idempotent row generates state and every name in args"),
+    ("idempotent missing state", gen_row("count = 2, k = { int = [0, 1] }", IDEM), "generate",
+     "has no generator for state; an idempotent row generates state and every name in args"),
+    ("idempotent extra field", gen_row("count = 2, state = { int = [0, 1] }, k = { int = [0, 1] }, j = { int = [0, 1] }", IDEM),
+     "generate.j", "is neither state nor a name in args; an idempotent row generates exactly those"),
+    ("idempotent arg named count", gen_row("count = 2, state = { int = [0, 1] }", {**IDEM, "args": '["count"]'}), "generate",
+     "cannot generate the argument 'count': count is the number of samples"),
+    ("generator not a table", gen_row("count = 2, x = 3"), "generate.x",
+     f"must be a generator table with one of the keys {KINDS_TEXT}, got 3"),
+    ("generator empty", gen_row("count = 2, x = {}"), "generate.x", f"has no generator kind; give exactly one of {KINDS_TEXT}"),
+    ("generator only len", gen_row("count = 2, x = { len = [0, 1] }"), "generate.x",
+     f"has no generator kind; give exactly one of {KINDS_TEXT}"),
+    ("unknown kind", gen_row("count = 2, x = { integer = [0, 1] }"), "generate.x.integer", "unknown key 'integer'" + UNKNOWN),
+    ("two kinds", gen_row("count = 2, x = { int = [0, 1], float = [0, 1] }"), "generate.x",
+     "has 2 generator kinds (int, float); give exactly one"),
+    ("unknown modifier", gen_row("count = 2, x = { int = [0, 1], step = 1 }"), "generate.x.step", "unknown key 'step'" + UNKNOWN),
+    ("len on int", gen_row("count = 2, x = { int = [0, 1], len = [0, 1] }"), "generate.x.len", "is not allowed for generator kind 'int'"),
+    ("len on choice", gen_row("count = 2, x = { choice = [1], len = [0, 1] }"), "generate.x.len",
+     "is not allowed for generator kind 'choice'"),
+    ("string without len", gen_row('count = 2, x = { string = "ab" }'), "generate.x.len", "is required for generator kind 'string'"),
+    ("list without len", gen_row("count = 2, x = { list = { int = [0, 1] } }"), "generate.x.len", "is required for generator kind 'list'"),
+    ("int lo > hi", gen_row("count = 2, x = { int = [2, 1] }"), "generate.x.int", "lower bound (2) is greater than upper bound (1)"),
+    ("int bool", gen_row("count = 2, x = { int = [false, 1] }"), "generate.x.int", N + "a bool in it"),
+    ("int float", gen_row("count = 2, x = { int = [0, 1.5] }"), "generate.x.int", N + "1.5 in it"),
+    ("int one bound", gen_row("count = 2, x = { int = [0] }"), "generate.x.int", N + "an array of 1 value"),
+    ("int three bounds", gen_row("count = 2, x = { int = [0, 1, 2] }"), "generate.x.int", N + "an array of 3 values"),
+    ("int not an array", gen_row('count = 2, x = { int = "0..1" }'), "generate.x.int", N + "a string"),
+    ("int beyond 64 bits", gen_row(f"count = 2, x = {{ int = [0, {2**63}] }}"), "generate.x.int",
+     N + f"{2**63}, outside {-(2**63)}..{2**63 - 1}"),
+    ("int datetime", gen_row("count = 2, x = { int = [1979-05-27, 1] }"), "generate.x.int", N + "a date or time in it"),
+    ("float nan", gen_row("count = 2, x = { float = [nan, 1] }"), "generate.x.float", F + "nan in it"),
+    ("float inf", gen_row("count = 2, x = { float = [0, inf] }"), "generate.x.float", F + "inf in it"),
+    ("float -inf", gen_row("count = 2, x = { float = [-inf, 0] }"), "generate.x.float", F + "-inf in it"),
+    ("float bool", gen_row("count = 2, x = { float = [0, true] }"), "generate.x.float", F + "a bool in it"),
+    ("float string", gen_row('count = 2, x = { float = ["0", 1] }'), "generate.x.float", F + "a string in it"),
+    ("float int beyond 64 bits", gen_row(f"count = 2, x = {{ float = [0, {2**63}] }}"), "generate.x.float", F + f"{2**63} in it"),
+    ("float lo > hi", gen_row("count = 2, x = { float = [1.5, -1] }"), "generate.x.float",
+     "lower bound (1.5) is greater than upper bound (-1)"),
+    ("float not an array", gen_row("count = 2, x = { float = 1.0 }"), "generate.x.float", F + "1.0"),
+    ("choice empty", gen_row("count = 2, x = { choice = [] }"), "generate.x.choice", "must be a non-empty array of values, got an array of 0 values"),
+    ("choice not an array", gen_row('count = 2, x = { choice = "ab" }'), "generate.x.choice", "must be a non-empty array of values, got a string"),
+    ("choice nan", gen_row("count = 2, x = { choice = [1, nan] }"), "generate.x.choice", "element 1: nan is not finite"),
+    ("choice inf in a table", gen_row("count = 2, x = { choice = [{ a = [inf] }] }"), "generate.x.choice", "element 0: inf is not finite"),
+    ("choice datetime", gen_row("count = 2, x = { choice = [1979-05-27T07:32:00Z] }"), "generate.x.choice",
+     "element 0: a date or time is not allowed (only strings, numbers, bools, arrays and tables)"),
+    ("choice local time in an array", gen_row("count = 2, x = { choice = [[07:32:00]] }"), "generate.x.choice",
+     "element 0: a date or time is not allowed (only strings, numbers, bools, arrays and tables)"),
+    ("choice int beyond 64 bits", gen_row(f"count = 2, x = {{ choice = [{-(2**63) - 1}] }}"), "generate.x.choice",
+     f"element 0: {-(2**63) - 1} does not fit in a signed 64-bit integer"),
+    ("choice too deep", gen_row("count = 2, x = { choice = [" + "[" * MAX_DEPTH + "1" + "]" * MAX_DEPTH + "] }"),
+     "generate.x.choice", "element 0: nests deeper than 16 levels"),
+    ("string empty alphabet", gen_row('count = 2, x = { string = "", len = [0, 1] }'), "generate.x.string",
+     "must be a non-empty string of the characters to draw from, got a string"),
+    ("string alphabet array", gen_row('count = 2, x = { string = ["a"], len = [0, 1] }'), "generate.x.string",
+     "must be a non-empty string of the characters to draw from, got an array of 1 value"),
+    ("len negative", gen_row('count = 2, x = { string = "a", len = [-1, 1] }'), "generate.x.len", LEN + "-1, outside 0..4096"),
+    ("len too long", gen_row("count = 2, x = { list = { int = [0, 1] }, len = [0, 4097] }"), "generate.x.len",
+     LEN + "4097, outside 0..4096"),
+    ("len min > max", gen_row('count = 2, x = { string = "a", len = [3, 2] }'), "generate.x.len",
+     "lower bound (3) is greater than upper bound (2)"),
+    ("len bool", gen_row('count = 2, x = { string = "a", len = [0, true] }'), "generate.x.len", LEN + "a bool in it"),
+    ("len float", gen_row('count = 2, x = { string = "a", len = [0, 1.0] }'), "generate.x.len", LEN + "1.0 in it"),
+    ("len not an array", gen_row('count = 2, x = { string = "a", len = 3 }'), "generate.x.len", LEN + "3"),
+    ("list item bad", gen_row("count = 2, x = { list = { int = [1, 0] }, len = [0, 1] }"), "generate.x.list.int",
+     "lower bound (1) is greater than upper bound (0)"),
+    ("list item not a table", gen_row("count = 2, x = { list = 1, len = [0, 1] }"), "generate.x.list",
+     f"must be a generator table with one of the keys {KINDS_TEXT}, got 1"),
+    ("object empty", gen_row("count = 2, x = { object = {} }"), "generate.x.object",
+     "must be a table of at least one member generator, got a table"),
+    ("object not a table", gen_row("count = 2, x = { object = [1] }"), "generate.x.object",
+     "must be a table of at least one member generator, got an array of 1 value"),
+    ("object member bad", gen_row('count = 2, x = { object = { "unit price" = { int = [0, true] } } }'),
+     'generate.x.object."unit price".int', N + "a bool in it"),
+    ("nested path", gen_row("count = 2, lines = { list = { object = { quantity = { int = [0, 1.5] } } }, len = [0, 6] }"),
+     "generate.lines.list.object.quantity.int", N + "1.5 in it"),
+    ("idempotent state generator bad", gen_row("count = 2, state = { list = { int = [0, 1] } }, k = { int = [0, 1] }", IDEM),
+     "generate.state.len", "is required for generator kind 'list'"),
+    ("nested too deep", gen_row("count = 2, x = " + nested_lists(MAX_DEPTH)), "generate.x" + ".list" * MAX_DEPTH,
+     "nests deeper than 16 levels"),
+]
+
+
+@pytest.mark.parametrize(("data", "fieldname", "message"), [c[1:] for c in GENERATE_CASES], ids=[c[0] for c in GENERATE_CASES])
+def test_generate_rejections(data, fieldname, message):
+    result = parse_oracle(data, PATH, ("shop",))
+    assert [(e.path, e.row, e.field, e.code, e.message) for e in result.problems] == [
+        (PATH, "ok_row", fieldname, INVALID_ORACLE, message)
+    ]
+    assert result.invariants == []
+
+
+def test_generate_error_text_names_the_dotted_field():
+    found = problems(gen_row("count = 2, lines = { list = { object = { quantity = { int = [5, 0] } } }, len = [0, 6] }"))
+    assert found == [f"{PATH}: row ok_row: field generate.lines.list.object.quantity.int: "
+                     "lower bound (5) is greater than upper bound (0)"]
+
+
+def test_generate_reports_every_problem_of_a_row():
+    data = gen_row("count = 0, x = { int = [1, 0] }, y = { string = 3, len = [2, 1] }, z = { float = [0, nan] }")
+    assert [e.field for e in parse_oracle(data, PATH, ("shop",)).problems] == [
+        "generate.count", "generate.x.int", "generate.y.len", "generate.y.string", "generate.z.float"]
+
+
+def test_generate_does_not_repeat_an_args_error():
+    data = gen_row("count = 2, state = { int = [0, 1] }", {**IDEM, "args": '["a-b"]'})
+    assert [e.field for e in parse_oracle(data, PATH, ("shop",)).problems] == ["args"]
+
+
+def test_generate_nesting_of_sixteen_levels_is_accepted():
+    assert problems(gen_row("count = 2, x = " + nested_lists(MAX_DEPTH - 1))) == []
+    deepest = "[" * (MAX_DEPTH - 1) + "1" + "]" * (MAX_DEPTH - 1)
+    assert problems(gen_row(f"count = 2, x = {{ choice = [{deepest}] }}")) == []
+
+
+def test_generate_as_a_sub_table_and_the_row_stays_hashable():
+    data = doc(row(**BOUND, seed="3", timeout_s="5") + "[invariant.generate]\ncount = 4\n"
+               'a = { int = [-3, 3] }\nb = { choice = [1, 1.0, true, "1"] }\n')
+    result = parse_oracle(data, PATH, ("shop",))
+    assert result.problems == []
+    inv = result.invariants[0]
+    assert inv.generate == GenerateSpec(4, (("a", IntGen(-3, 3)), ("b", ChoiceGen(("1", "1.0", "true", '"1"')))))
+    assert inv.timeout_s == 5.0
+    assert hash(inv) == hash(parse_oracle(data, PATH, ("shop",)).invariants[0])
+
+
+def test_idempotent_generate_fields_in_any_order():
+    data = gen_row("count = 1, k = { int = [0, 1] }, state = { int = [0, 1] }", IDEM)
+    result = parse_oracle(data, PATH, ("shop",))
+    assert result.problems == []
+    assert [name for name, _ in result.invariants[0].generate.fields] == ["state", "k"]
+
+
+def test_rows_without_generate_have_none():
+    assert parse_oracle(doc(row(**BOUND)), PATH, ("shop",)).invariants[0].generate is None

@@ -1,39 +1,92 @@
 """Implementation of `oracle_suite`: oracle TOML files and their blobs as verified build inputs.
 
 The only place a blob's hash is written is the `blob_sha256` field of its row in the TOML. The rule
-runs `//tools/oracle_gate:pin_check` as an action that reads the TOML, hashes every referenced blob and fails the
-build, naming the blob and the expected hash, when the bytes do not match. Targets that depend on an
-`oracle_suite` get the TOML files, the blobs and the verified index in their runfiles, so a test
-cannot run against unverified bytes.
+runs `//tools/oracle_gate:pin_check` as an action that reads the TOML, hashes every referenced blob and
+fails the build, naming the blob and the expected hash, when the bytes do not match. The same action
+splits every verified blob into two views (docs/design.md section 8): the inputs view, the
+only oracle data production code is ever given, and the sealed expectations view, given only to the
+judge. A second action draws the rows' generated samples for the run salt, `--define=oracle_salt=S`
+(empty when not set).
+
+Both actions run only gate code and are marked `no-sandbox`: the gate's own runs block the oracle
+sources and the sealed views from every sandboxed action (docs/design.md section 10).
 """
 
+OracleSuiteInfo = provider(
+    doc = "The verified views of an oracle suite.",
+    fields = {
+        "index": "File: JSON index of the verified oracle files and blob pins.",
+        "inputs": "File: the inputs view (no bound, no expected value).",
+        "generated": "File: the samples drawn for this build's salt, in the inputs view's shape.",
+        "expectations": "File: the sealed expectations view (bounds, expected values).",
+        "salt": "string: the salt the generated samples were drawn with.",
+    },
+)
+
 def _oracle_suite_impl(ctx):
-    index = ctx.actions.declare_file(ctx.label.name + ".index.json")
+    name = ctx.label.name
+    index = ctx.actions.declare_file(name + ".index.json")
+    inputs = ctx.actions.declare_file(name + ".inputs.json")
+    # Under `_sealed/`, a folder of its own, so the gate can block it from every sandboxed action
+    # (`--sandbox_block_path`); only the judge, which runs no agent code, reads it.
+    expectations = ctx.actions.declare_file("_sealed/" + name + ".expectations.json")
+    generated = ctx.actions.declare_file(name + ".generated.json")
+    salt = ctx.var.get("oracle_salt", "")
+
     args = ctx.actions.args()
     args.add("--out", index)
+    args.add("--inputs", inputs)
+    args.add("--expectations", expectations)
     if ctx.file.policy:
         args.add("--policy", "{}={}".format(ctx.file.policy.short_path, ctx.file.policy.path))
     for src in ctx.files.srcs:
         args.add("--oracle", "{}={}".format(src.short_path, src.path))
     for blob in ctx.files.blobs:
         args.add("--blob", "{}={}".format(blob.short_path, blob.path))
-    inputs = ctx.files.srcs + ctx.files.blobs + ([ctx.file.policy] if ctx.file.policy else [])
     ctx.actions.run(
         executable = ctx.executable._pin_check,
         arguments = [args],
-        inputs = inputs,
-        outputs = [index],
+        inputs = ctx.files.srcs + ctx.files.blobs + ([ctx.file.policy] if ctx.file.policy else []),
+        outputs = [index, inputs, expectations],
+        # Gate code only. It reads oracles/, which the gate's runs block from sandboxed actions.
+        execution_requirements = {"no-sandbox": "1"},
         mnemonic = "OraclePinCheck",
         progress_message = "Checking oracle hash pins of %s" % ctx.label,
     )
-    runfiles = ctx.runfiles(files = ctx.files.srcs + ctx.files.blobs + [index])
-    return [DefaultInfo(files = depset([index]), runfiles = runfiles)]
+
+    draw_args = ctx.actions.args()
+    draw_args.add("--index", index)
+    draw_args.add("--salt", salt)
+    draw_args.add("--out", generated)
+    for src in ctx.files.srcs:
+        draw_args.add("--oracle", "{}={}".format(src.short_path, src.path))
+    ctx.actions.run(
+        executable = ctx.executable._draw,
+        arguments = [draw_args],
+        inputs = ctx.files.srcs + [index],
+        outputs = [generated],
+        execution_requirements = {"no-sandbox": "1"},
+        mnemonic = "OracleDraw",
+        progress_message = "Drawing generated samples of %s" % ctx.label,
+    )
+
+    return [
+        DefaultInfo(files = depset([index])),
+        OracleSuiteInfo(index = index, inputs = inputs, generated = generated, expectations = expectations, salt = salt),
+        OutputGroupInfo(
+            index = depset([index]),
+            inputs = depset([inputs]),
+            generated = depset([generated]),
+            expectations = depset([expectations]),
+        ),
+    ]
 
 oracle_suite = rule(
     implementation = _oracle_suite_impl,
     doc = "Oracle TOML files and their JSON blobs, with every blob checked at build time against " +
           "the `blob_sha256` pin of its row. The default output is a JSON index of the verified " +
-          "files; the TOML files and blobs are in the runfiles of anything that depends on it.",
+          "files; the output groups `inputs`, `generated` and `expectations` hold the views the " +
+          "`oracle_test` rule gives its caller action and its judge.",
     attrs = {
         "srcs": attr.label_list(
             allow_files = [".toml"],
@@ -53,7 +106,13 @@ oracle_suite = rule(
             default = Label("//tools/oracle_gate:pin_check"),
             executable = True,
             cfg = "exec",
-            doc = "The checker that hashes blobs and compares them with the pins.",
+            doc = "The checker that hashes blobs, compares them with the pins and writes the views.",
+        ),
+        "_draw": attr.label(
+            default = Label("//tools/oracle_gate:draw"),
+            executable = True,
+            cfg = "exec",
+            doc = "Draws the generated samples for the salt.",
         ),
     },
 )

@@ -50,7 +50,7 @@ def test_check_runs_the_harness_and_leaves_the_work_tree_byte_for_byte_unchanged
     before = snapshot(repo)
     proc = gate(repo, "check", "--base", "main")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "harness outcomes  3 of 3 invariant(s) passed (bazel test //harness/...)" in proc.stdout
+    assert "invariant outcomes  3 of 3 invariant(s) passed (the oracle test)" in proc.stdout
     assert git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all") == before_status
     assert snapshot(repo) == before
 
@@ -81,5 +81,5 @@ def test_a_committed_production_bug_fails_the_gate(repo):
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "round half up")
     proc = gate(repo, "check", "--base", "main")
     assert proc.returncode == 4, proc.stdout + proc.stderr[-2000:]
-    assert "[4] harness/ tax_round_half_even: failed: the invariant does not hold" in proc.stdout
+    assert "[4] oracles/ tax_round_half_even: failed: the invariant does not hold" in proc.stdout
     git(repo, "checkout", "-q", "main")

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.clean_run import clean_run
+from tools.oracle_gate.commands.check_cmd import choose_salt
 from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.gitio import default_base, merge_base, refuse_grafts, resolve_commit
 from tools.oracle_gate.labels import collect_labels
@@ -33,14 +34,18 @@ def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     mb = merge_base(repo, resolve_commit(repo, base), head)
     label = label_name(load_oracles(GitTree(repo, mb)).policy, load_oracles(GitTree(repo, head)).policy)
     labelled = has_label(label, collect_labels(args.label, environ))
-    run_result = clean_run(repo, head, head if labelled else mb, environ, remote=args.remote)
+    salt = choose_salt(args.salt) if args.salt else ""
+    run_result = clean_run(repo, head, head if labelled else mb, environ, remote=args.remote, salt=salt)
     with open(out, "wb") as f:
-        f.write(to_junit(run_result.outcomes, "clean-run"))
+        f.write(to_junit(run_result.observations(), "clean-run"))
     for line in run_result.summary:
         print(f"clean run: {line}")
     width = max([len(i) for i in run_result.outcomes] + [2])
-    for ident in sorted(run_result.outcomes):
-        print(f"  {ident.ljust(width)}  {run_result.outcomes[ident]}")
+    observed = run_result.observations()
+    for ident in sorted(observed):
+        print(f"  {ident.ljust(width)}  {observed[ident].outcome:9}  {observed[ident].digest[:12] or '-'}")
+    for label, status in run_result.harness_failures().items():
+        print(f"  harness target {label}: {status}")
     print(f"wrote {out} ({len(run_result.outcomes)} id(s))")
     if run_result.build_failed:
         print("oracle_gate: [1] the clean run did not build (bazel exit 1)", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`compare A B`: two harness runs must report the same ids with the same per-id outcomes."""
+"""`compare A B`: two runs must report the same ids with the same outcomes and observation digests."""
 
 from __future__ import annotations
 
@@ -6,25 +6,26 @@ import argparse
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.results import differences, load_results
+from tools.oracle_gate.results import differences, load_observed
 
 
 def run(args: argparse.Namespace) -> int:
     """Compares two result sources (JUnit XML files or Bazel test-log directories).
 
     Returns:
-        0 when the id -> outcome maps are equal, 6 otherwise (a table of differences is printed).
+        0 when the id -> (outcome, observation digest) maps are equal, 6 otherwise (a table of
+        differences is printed). A digest is compared only when both runs recorded one.
     """
-    a, b = load_results([args.a]), load_results([args.b])
+    a, b = load_observed([args.a]).observed, load_observed([args.b]).observed
     if not a and not b:
-        raise GateError("neither run reports any invariant id (no `[<id>]` test cases); nothing to compare")
+        raise GateError("neither run reports any invariant id (no `[<id>]` test cases of an oracle test); nothing to compare")
     diff = differences(a, b)
     if not diff:
-        print(f"runs agree: {len(a)} id(s), same outcomes")
+        print(f"runs agree: {len(a)} id(s), same outcomes and observation digests")
         return errors.OK
-    width = max(len("id"), *(len(d[0]) for d in diff))
-    print(f"{'id'.ljust(width)}  {'A':8}  B")
-    for ident, left, right in diff:
-        print(f"{ident.ljust(width)}  {left:8}  {right}")
+    width = max(len("id"), *(len(d.id) for d in diff))
+    print(f"{'id'.ljust(width)}  {'A':8}  {'B':8}  why")
+    for d in diff:
+        print(f"{d.id.ljust(width)}  {d.left:8}  {d.right:8}  {d.reason}")
     print(f"[{errors.RUNS_DISAGREE}] runs disagree on {len(diff)} id(s): A={args.a} B={args.b}")
     return errors.RUNS_DISAGREE

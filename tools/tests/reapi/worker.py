@@ -1,19 +1,30 @@
 """A small REAPI worker ("bot") for BuildGrid, run with BuildGrid's own Python.
 
 This is test infrastructure for the engine in `engine.py`: it lets tests and a developer run
-`bazel --remote_executor=...` against a real engine on one machine. It is not a production worker
-and no sandbox: production users point `--config=remote` at their engine's real workers.
+`bazel --remote_executor=...` against a real engine on one machine. It is not a production worker:
+production users point `--config=remote` at their engine's real workers.
 
 What it does, over the Remote Workers API (Bots service, v1test2) and the REAPI CAS:
 1. Creates a bot session (capacity 1, `OSFamily=linux`), then long-polls UpdateBotSession for leases.
 2. For each lease: reads the Action, its Command and input root from CAS, writes the input root into
    a fresh, empty temporary directory (files with their executable bit, directories, symlinks) and
-   runs the Command there: exactly its arguments and environment variables, in its working
-   directory, stdout and stderr captured. Parent directories of outputs are created first.
+   runs the Command there, sealed (see "Sealing" below): exactly its arguments and environment
+   variables, in its working directory, stdout and stderr captured. Parent directories of outputs
+   are created first.
 3. Uploads the outputs that exist (`output_files`, `output_directories`, or REAPI 2.1 `output_paths`;
    a missing output is left out) and stdout/stderr, and completes the lease with an ActionResult.
    While the action runs it heartbeats the session, so BuildGrid does not presume it dead.
-4. Exits 0 on SIGTERM or SIGINT, killing a running action's process group.
+4. Exits 0 on SIGTERM or SIGINT, killing a running action and everything it started.
+
+Sealing: every action runs under bubblewrap (`bwrap`) in an empty root file system that holds only
+the system directories (read-only `/usr` and the host's `/bin`, `/lib`, ... entries beside it), a
+private `/proc`, a minimal `/dev`, an empty `/tmp`, and the input root, read-write at `SANDBOX_ROOT`.
+Nothing else of the host (`/etc`, `/root`, `/home`, `/work`, the host's `/tmp`, Bazel's output
+base, other leases' directories) exists inside. All namespaces are unshared (no network, own pids),
+all capabilities are dropped, and the environment is exactly the Command's. Outputs are read on the
+host afterwards without following symlinks to anything the action could not see. Without a working
+`bwrap` the worker refuses to start; there is no unsealed mode. `sealing_description()` names the
+mechanism and its version; the worker logs it once at start.
 
 Usage: python worker.py --target grpc://127.0.0.1:PORT --work-dir DIR [--ready-file FILE]
 """
@@ -22,7 +33,10 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import ctypes
+import functools
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -30,25 +44,240 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
 
-import grpc
-from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2 as re_pb2
-from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2_grpc as re_grpc
-from buildgrid._protos.google.bytestream import bytestream_pb2, bytestream_pb2_grpc
-from buildgrid._protos.google.devtools.remoteworkers.v1test2 import bots_pb2, bots_pb2_grpc, worker_pb2
-from buildgrid._protos.google.rpc import code_pb2, status_pb2
+try:
+    import grpc
+    from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2 as re_pb2
+    from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2_grpc as re_grpc
+    from buildgrid._protos.google.bytestream import bytestream_pb2, bytestream_pb2_grpc
+    from buildgrid._protos.google.devtools.remoteworkers.v1test2 import bots_pb2, bots_pb2_grpc, worker_pb2
+    from buildgrid._protos.google.rpc import code_pb2, status_pb2
+except ModuleNotFoundError as _missing:  # Any other Python may still import the sealing helpers below.
+    _BUILDGRID_MISSING: ModuleNotFoundError | None = _missing
+else:
+    _BUILDGRID_MISSING = None
 
 LOG = logging.getLogger("reapi-worker")
 
 BATCH_BYTES = 1 << 20  # Blobs up to this size go through Batch{Read,Update}Blobs, larger ones via ByteStream.
 BATCH_COUNT = 500
 HEARTBEAT_S = 3.0
+
+# Sealing. Where the input root appears inside the sandbox: fixed, so that paths an action writes
+# into its outputs do not depend on the lease.
+SANDBOX_ROOT = "/b/r"
+# Entries of the host's / that hold programs and libraries. A directory is bound read-only at the
+# same path; a symlink (on a usr-merged system such as Debian 12, /bin -> usr/bin, /lib -> usr/lib,
+# /lib64 -> usr/lib64, /sbin -> usr/sbin) is recreated as the same symlink. Nothing from /etc is
+# needed: the dynamic loader finds libraries in its built-in directories without /etc/ld.so.cache,
+# and /bin/sh and /usr/bin/python3 start without /etc/passwd or /etc/nsswitch.conf (no HOME is set,
+# so the Python tilde expansion leaves "~" as it is).
+SYSTEM_ENTRIES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# Runs the command inside the sandbox. bwrap always sets PWD to the --chdir directory after applying
+# --clearenv and --setenv; `env` restores the Command's own PWD, or removes it, and then execs the
+# command (exit 127 if it is not found, 126 if it cannot be executed, as a shell reports).
+ENV_PROGRAM = "/usr/bin/env"
+PROBE_TIMEOUT_S = 30.0
+PR_SET_CHILD_SUBREAPER = 36  # prctl option, <linux/prctl.h>.
+
+
+class SealingUnavailable(RuntimeError):
+    """bwrap is missing or cannot create a sandbox on this machine; the message is one line."""
+
+
+class SandboxError(RuntimeError):
+    """bwrap failed to set up the sandbox for one action; the command did not run."""
+
+
+def find_bwrap(environ: Mapping[str, str] = os.environ) -> str:
+    """The bwrap executable on `environ["PATH"]`, symlinks resolved (on a usr-merged system /bin/bwrap
+    is /usr/bin/bwrap); raises SealingUnavailable if there is none."""
+    path = shutil.which("bwrap", path=environ.get("PATH", os.defpath))
+    if path is None:
+        raise SealingUnavailable("bwrap not found on PATH; install bubblewrap (tools/setup.sh does)")
+    return os.path.realpath(path)
+
+
+def system_entries(host_root: Path = Path("/")) -> list[tuple[str, str | None]]:
+    """The `SYSTEM_ENTRIES` that exist on this host, as (name, symlink target, or None for a
+    directory); `usr` must be a directory."""
+    entries: list[tuple[str, str | None]] = []
+    for name in SYSTEM_ENTRIES:
+        host = host_root / name
+        if host.is_symlink():
+            entries.append((name, os.readlink(host)))
+        elif host.is_dir():
+            entries.append((name, None))
+    if ("usr", None) not in entries:
+        raise SealingUnavailable(f"{host_root / 'usr'} is not a directory")
+    return entries
+
+
+def system_directories() -> list[str]:
+    """Host directories the sandbox shows read-only at the same path, e.g. ["/usr"]."""
+    return [f"/{name}" for name, target in system_entries() if target is None]
+
+
+def sandbox_argv(bwrap: str, input_root: Path, working_directory: str, environment: Mapping[str, str],
+                 arguments: Sequence[str], status_fd: int | None = None) -> list[str]:
+    """The bwrap command line that runs `arguments` sealed, with `input_root` as its only data.
+
+    Args:
+        bwrap: The bwrap executable (`find_bwrap()`).
+        input_root: Host directory bound read-write at `SANDBOX_ROOT`.
+        working_directory: The Command's working directory, relative to the input root (already
+            checked by `inside`).
+        environment: Exactly the variables the command gets.
+        arguments: The Command's arguments; the first is looked up on `environment["PATH"]`
+            inside the sandbox.
+        status_fd: If set, bwrap writes JSON status lines to this descriptor (`--json-status-fd`).
+
+    Raises:
+        ValueError: No arguments, a program name containing "=" (`env` would take it for a
+            variable), or a variable name that is empty or contains "=".
+    """
+    if not arguments:
+        raise ValueError("the Command has no arguments")
+    if "=" in arguments[0]:
+        raise ValueError(f"program names containing '=' are not supported: {arguments[0]!r}")
+    for name in environment:
+        if not name or "=" in name or "\0" in name:
+            raise ValueError(f"invalid environment variable name: {name!r}")
+    argv = [bwrap]
+    for name, target in system_entries():
+        argv += ["--symlink", target, f"/{name}"] if target is not None else ["--ro-bind", f"/{name}", f"/{name}"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+             "--bind", str(input_root), SANDBOX_ROOT,
+             "--chdir", str(PurePosixPath(SANDBOX_ROOT, *PurePosixPath(working_directory).parts)),
+             # Namespaces: user (where possible), mount, pid, network (loopback only), ipc, uts, cgroup.
+             "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if status_fd is not None:
+        argv += ["--json-status-fd", str(status_fd)]
+    argv.append("--clearenv")
+    for name, value in environment.items():
+        argv += ["--setenv", name, value]
+    pwd = ["--", f"PWD={environment['PWD']}"] if "PWD" in environment else ["-u", "PWD", "--"]
+    return [*argv, "--", ENV_PROGRAM, *pwd, *arguments]
+
+
+@functools.lru_cache(maxsize=None)
+def _bwrap_version(bwrap: str) -> str:
+    try:
+        proc = subprocess.run([bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SealingUnavailable(f"{bwrap} --version failed: {e}") from e
+    version = proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else ""
+    if not version:
+        raise SealingUnavailable(f"{bwrap} --version exited with {proc.returncode}")
+    return version
+
+
+def sealing_description() -> str:
+    """How actions are sealed, for reports: mechanism, version (`bwrap --version`), path and layout.
+
+    For example "bubblewrap 0.8.0 (/usr/bin/bwrap): empty root with read-only /usr, /bin -> usr/bin, ...;
+    private /proc, minimal /dev, empty /tmp; input root read-write at /b/r; ...".
+
+    Raises:
+        SealingUnavailable: bwrap is not on PATH or does not report a version.
+    """
+    bwrap = find_bwrap()
+    entries = system_entries()
+    layout = ", ".join(f"/{name}" if target is None else f"/{name} -> {target}" for name, target in entries)
+    return (f"{_bwrap_version(bwrap)} ({bwrap}): empty root with read-only {layout}; private /proc, "
+            f"minimal /dev, empty /tmp; input root read-write at {SANDBOX_ROOT}; all namespaces unshared "
+            "(no network), all capabilities dropped, only the Command's environment variables")
+
+
+def check_sealing(bwrap: str) -> None:
+    """Runs one trivial command sealed (in a temporary input root) and checks that it ran there.
+    Call `become_subreaper` first: the probe's sandbox is reaped like an action's.
+
+    Raises:
+        SealingUnavailable: The sandbox could not be created (e.g. no user namespaces), with
+            bwrap's first error line.
+    """
+    with tempfile.TemporaryDirectory(prefix="reapi-worker-probe-") as tmp:
+        root = Path(tmp)
+        status_read, status_write = os.pipe()
+        try:
+            argv = sandbox_argv(bwrap, root, "", {}, ["/bin/sh", "-c", ": > probe; test ! -e /etc"], status_write)
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, env={},
+                                  pass_fds=(status_write,), timeout=PROBE_TIMEOUT_S, check=False)
+            reap_sandbox(read_status(status_read).get("child-pid"))
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise SealingUnavailable(f"bwrap sandbox probe failed: {e}") from e
+        finally:
+            os.close(status_read)
+            os.close(status_write)
+        if proc.returncode != 0 or not (root / "probe").is_file():
+            first = (proc.stderr.strip().splitlines() or ["no error output"])[0]
+            raise SealingUnavailable(f"bwrap cannot create a sandbox here (exit {proc.returncode}): {first}")
+
+
+def become_subreaper() -> None:
+    """Makes this process adopt its orphaned descendants (PR_SET_CHILD_SUBREAPER), so that a
+    sandbox's pid 1, which may outlive bwrap for a moment, becomes a child it can kill and reap."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise SealingUnavailable(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+
+
+def read_status(fd: int) -> dict[str, int]:
+    """What bwrap wrote to its `--json-status-fd`, merged: `child-pid` (host pid of the sandbox's
+    pid 1) once the sandbox exists, and `exit-code` once the command, started, has exited (absent
+    if setup or exec failed). Reads without blocking; call it after bwrap has exited."""
+    os.set_blocking(fd, False)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    merged: dict[str, object] = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            merged.update(json.loads(line))
+        except (ValueError, TypeError):
+            continue
+    return {k: v for k, v in merged.items() if k in ("child-pid", "exit-code") and isinstance(v, int)}
+
+
+def reap_sandbox(init_pid: int | None) -> None:
+    """Leaves nothing of a sandbox running once bwrap has exited: kills its pid 1 (the kernel then
+    kills every process in its pid namespace) and reaps it.
+
+    bwrap exits as soon as the command has; the sandbox's pid 1 may still be waiting for processes
+    the command left behind, and is then reparented to this process (`become_subreaper`). While it
+    is an unreaped child of ours its pid cannot be reused, so the kill is safe. If it is not our
+    child, bwrap reaped it, and the namespace is gone already.
+    """
+    if init_pid is None:
+        return
+    try:
+        os.waitid(os.P_PID, init_pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return
+    os.kill(init_pid, signal.SIGKILL)
+    os.waitpid(init_pid, 0)
+
+
+def resolves_within(path: Path, directories: Iterable[str]) -> bool:
+    """Whether `path`, with every symlink resolved on the host, is one of `directories` (absolute,
+    themselves resolved) or inside one."""
+    real = os.path.realpath(path)
+    return any(real == d or real.startswith(d.rstrip("/") + "/") for d in directories)
 
 
 def digest_of(data: bytes) -> re_pb2.Digest:
@@ -165,17 +394,20 @@ def _executable(path: Path) -> bool:
     return bool(path.stat().st_mode & stat.S_IXUSR)
 
 
-def tree_of(path: Path, blobs: dict[str, bytes]) -> re_pb2.Tree:
+def tree_of(path: Path, blobs: dict[str, bytes], follow: Callable[[Path], bool] | None = None) -> re_pb2.Tree:
     """A REAPI Tree of directory `path`, adding every file and Directory blob to `blobs`.
 
-    Symlinks to files are stored as files; other symlinks are stored as symlinks.
+    Symlinks to files are stored as files, unless `follow` is given and returns False for the
+    symlink; other symlinks are stored as symlinks.
     """
     children: dict[str, re_pb2.Directory] = {}  # By hash.
 
     def directory(p: Path) -> re_pb2.Directory:
         node = re_pb2.Directory()
         for entry in sorted(os.scandir(p), key=lambda e: e.name):
-            if entry.is_file():  # Follows symlinks.
+            if follow is not None and entry.is_symlink() and not follow(Path(entry.path)):
+                node.symlinks.add(name=entry.name, target=os.readlink(entry.path))
+            elif entry.is_file():  # Follows symlinks.
                 data = Path(entry.path).read_bytes()
                 d = digest_of(data)
                 blobs[d.hash] = data
@@ -195,22 +427,44 @@ def tree_of(path: Path, blobs: dict[str, bytes]) -> re_pb2.Tree:
     return re_pb2.Tree(root=root, children=list(children.values()))
 
 
-def collect_outputs(command: re_pb2.Command, cwd: Path, result: re_pb2.ActionResult, blobs: dict[str, bytes]) -> None:
-    """Adds the outputs that exist under `cwd` to `result` and their contents to `blobs`."""
+def collect_outputs(command: re_pb2.Command, cwd: Path, result: re_pb2.ActionResult, blobs: dict[str, bytes],
+                    visible: Sequence[str] | None = None) -> None:
+    """Adds the outputs that exist under `cwd` to `result` and their contents to `blobs`.
+
+    Args:
+        command: Names the outputs, relative to `cwd`.
+        cwd: The Command's working directory on the host.
+        result: Gets output files, directories and symlinks.
+        blobs: Gets their contents, keyed by hash.
+        visible: If given, the host directories (resolved) whose contents the action could read:
+            the input root and the read-only system directories. A symlink that resolves anywhere
+            else is reported as a symlink, never read; an output under a directory that resolves
+            elsewhere is left out.
+    """
     paths: list[tuple[str, bool | None]]  # (path, True: directory, False: file, None: either)
     if command.output_paths:  # REAPI 2.1: one list, files or directories.
         paths = [(p, None) for p in command.output_paths]
     else:
         paths = [(p, False) for p in command.output_files] + [(p, True) for p in command.output_directories]
+    follow = None if visible is None else (lambda p: resolves_within(p, visible))
     for relative, want_dir in paths:
         path = inside(cwd, relative)
-        if path.is_file() and want_dir is not True:
+        if follow is not None and not follow(path):
+            if not follow(path.parent):
+                LOG.warning("output %s is under a directory outside the input root; left out", relative)
+            elif path.is_symlink():
+                symlinks = {True: result.output_directory_symlinks, False: result.output_file_symlinks,
+                            None: result.output_symlinks}[want_dir]
+                symlinks.add(path=relative, target=os.readlink(path))
+            else:
+                LOG.info("output %s not produced; left out", relative)
+        elif path.is_file() and want_dir is not True:
             data = path.read_bytes()
             d = digest_of(data)
             blobs[d.hash] = data
             result.output_files.add(path=relative, digest=d, is_executable=_executable(path))
         elif path.is_dir() and want_dir is not False:
-            data = tree_of(path, blobs).SerializeToString(deterministic=True)
+            data = tree_of(path, blobs, follow).SerializeToString(deterministic=True)
             d = digest_of(data)
             blobs[d.hash] = data
             result.output_directories.add(path=relative, tree_digest=d)
@@ -218,55 +472,86 @@ def collect_outputs(command: re_pb2.Command, cwd: Path, result: re_pb2.ActionRes
             LOG.info("output %s not produced; left out", relative)
 
 
-def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Event) -> re_pb2.ActionResult:
-    """Runs one Action in a fresh input root under `scratch` and returns its ActionResult.
+def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Event,
+            bwrap: str) -> re_pb2.ActionResult:
+    """Runs one Action sealed, in a fresh input root under `scratch`, and returns its ActionResult.
+
+    When it returns or raises, every process of the action is gone (`reap_sandbox`; this process
+    must be a child subreaper, see `become_subreaper`).
 
     Args:
         cas: Where inputs come from and outputs go.
         action: The Action (command digest, input root digest, timeout).
         scratch: An empty directory owned by this call; it holds `root/`, `stdout`, `stderr`.
-        cancel: Set to kill the command's process group.
+        cancel: Set to kill the action.
+        bwrap: The bwrap executable (`find_bwrap()`).
 
     Raises:
         TimeoutError: The command ran past `action.timeout`.
+        SandboxError: bwrap could not set up the sandbox.
         ValueError, grpc.RpcError, KeyError: Bad or missing inputs.
     """
     command = re_pb2.Command.FromString(cas.read([action.command_digest])[action.command_digest.hash])
     root = scratch / "root"
     root.mkdir()
     materialise(cas, action.input_root_digest, root)
+    real_root = os.path.realpath(root)
+    # Input symlinks must not send these host-side mkdirs (or the working directory) out of the root.
     cwd = inside(root, command.working_directory)
+    if not resolves_within(cwd, [real_root]):
+        raise ValueError(f"working directory leaves the input root: {command.working_directory!r}")
     cwd.mkdir(parents=True, exist_ok=True)
     outputs = list(command.output_paths) or [*command.output_files, *command.output_directories]
     for relative in outputs:
-        inside(cwd, relative).parent.mkdir(parents=True, exist_ok=True)
+        parent = inside(cwd, relative).parent
+        if not resolves_within(parent, [real_root]):
+            raise ValueError(f"output directory leaves the input root: {relative!r}")
+        parent.mkdir(parents=True, exist_ok=True)
     env = {v.name: v.value for v in command.environment_variables}
     timeout = action.timeout.ToTimedelta().total_seconds() if action.HasField("timeout") else None
     result = re_pb2.ActionResult()
     result.execution_metadata.worker = socket.gethostname()
     result.execution_metadata.execution_start_timestamp.GetCurrentTime()
-    with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
-        try:
-            proc = subprocess.Popen(list(command.arguments), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)
-        except OSError as e:  # No such executable, not executable: what a shell reports as 127.
-            err.write(f"worker: cannot execute {list(command.arguments)!r}: {e}\n".encode())
-            result.exit_code = 127
-        else:
-            started = time.monotonic()
-            while proc.poll() is None:
-                if cancel.is_set() or (timeout and time.monotonic() - started > timeout):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                    if not cancel.is_set():
-                        raise TimeoutError(f"action timed out after {timeout:.0f} s")
-                    break
-                time.sleep(0.05)
-            # Killed by a signal: report it as a shell would (128 + signal number).
-            result.exit_code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+    status_read, status_write = os.pipe()
+    try:
+        argv = sandbox_argv(bwrap, root, command.working_directory, env, list(command.arguments), status_write)
+        with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
+            # The command's own session is set up by bwrap (--new-session); this one holds bwrap, so a
+            # kill of its process group reaches the monitoring bwrap process. bwrap gets no
+            # environment: the sandbox's is built from --setenv alone.
+            proc = subprocess.Popen(argv, cwd=scratch, env={}, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True, pass_fds=(status_write,))
+        os.close(status_write)
+        status_write = -1
+        started = time.monotonic()
+        timed_out = False
+        while proc.poll() is None:
+            if cancel.is_set() or (timeout and time.monotonic() - started > timeout):
+                timed_out = not cancel.is_set()
+                # bwrap dies; --die-with-parent then kills the sandbox's pid 1, which takes the
+                # whole pid namespace with it. reap_sandbox below waits for that.
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+            time.sleep(0.05)
+        proc.wait()
+        status = read_status(status_read)
+        reap_sandbox(status.get("child-pid"))
+    finally:
+        os.close(status_read)
+        if status_write != -1:
+            os.close(status_write)
+    if timed_out:
+        raise TimeoutError(f"action timed out after {timeout:.0f} s")
+    if "exit-code" in status:  # The command's status; 128 + N if signal N killed it, as a shell reports.
+        result.exit_code = status["exit-code"]
+    elif cancel.is_set():
+        result.exit_code = 128 + signal.SIGKILL
+    else:
+        raise SandboxError(f"bwrap exited with {proc.returncode} before running the command: "
+                           f"{_last_line(scratch / 'stderr')}")
     result.execution_metadata.execution_completed_timestamp.GetCurrentTime()
     blobs: dict[str, bytes] = {}
-    collect_outputs(command, cwd, result, blobs)
+    collect_outputs(command, cwd, result, blobs, visible=[real_root, *map(os.path.realpath, system_directories())])
     for name in ("stdout", "stderr"):
         data = (scratch / name).read_bytes()
         d = digest_of(data)
@@ -276,7 +561,12 @@ def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Ev
     return result
 
 
-def run_lease(cas: Cas, lease: bots_pb2.Lease, work_dir: Path, cancel: threading.Event) -> None:
+def _last_line(path: Path) -> str:
+    lines = path.read_bytes()[-2000:].decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else "no error output"
+
+
+def run_lease(cas: Cas, lease: bots_pb2.Lease, work_dir: Path, cancel: threading.Event, bwrap: str) -> None:
     """Executes a lease and fills in its state, status and result (an ActionResult) in place."""
     scratch = Path(tempfile.mkdtemp(prefix="lease-", dir=work_dir))
     try:
@@ -287,7 +577,7 @@ def run_lease(cas: Cas, lease: bots_pb2.Lease, work_dir: Path, cancel: threading
             digest = re_pb2.Digest()
             lease.payload.Unpack(digest)
             action = re_pb2.Action.FromString(cas.read([digest])[digest.hash])
-        result = execute(cas, action, scratch, cancel)
+        result = execute(cas, action, scratch, cancel, bwrap)
         lease.result.Pack(result)
         lease.status.CopyFrom(status_pb2.Status(code=code_pb2.OK))
         LOG.info("lease %s: exit code %d", lease.id, result.exit_code)
@@ -309,8 +599,10 @@ def _make_writable_and_retry(func, path, _exc_info) -> None:  # type: ignore[no-
 
 
 def call(method, request, timeout: float, stop: threading.Event):  # type: ignore[no-untyped-def]
-    """A unary gRPC call that gives up (returns None) once `stop` is set, and retries while the
-    server is unreachable or the call times out (a long poll that found no work)."""
+    """A unary gRPC call that gives up (returns None) once `stop` is set, and retries (every 0.5 s)
+    while the server is unreachable, the call times out (a long poll that found no work), or the
+    server is at its concurrent-RPC limit (RESOURCE_EXHAUSTED: the request was not handled, so
+    sending it again is safe; taking it for a rejected session would drop a completed lease)."""
     while not stop.is_set():
         future = method.future(request, timeout=timeout)
         while not future.done():
@@ -320,7 +612,8 @@ def call(method, request, timeout: float, stop: threading.Event):  # type: ignor
         try:
             return future.result()
         except grpc.RpcError as e:
-            if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+                                grpc.StatusCode.RESOURCE_EXHAUSTED):
                 raise
             LOG.debug("%s: %s; retrying", e.code().name, e.details())
             stop.wait(0.5)
@@ -380,7 +673,7 @@ class Bot:
 
 
 def serve(target: str, instance: str, work_dir: Path, ready_file: Path | None, keepalive_s: float,
-          stop: threading.Event) -> None:
+          stop: threading.Event, bwrap: str) -> None:
     """Takes and runs leases, one at a time, until `stop` is set.
 
     Args:
@@ -390,6 +683,7 @@ def serve(target: str, instance: str, work_dir: Path, ready_file: Path | None, k
         ready_file: Written with the bot id once the server has answered GetCapabilities.
         keepalive_s: The server's bot keepalive timeout, seconds; heartbeats and polls stay within it.
         stop: Set by the signal handler.
+        bwrap: The bwrap executable that seals each action (`find_bwrap()`, checked by `check_sealing`).
     """
     channel = grpc.insecure_channel(target.removeprefix("grpc://"))
     cas = Cas(channel, instance)
@@ -401,6 +695,8 @@ def serve(target: str, instance: str, work_dir: Path, ready_file: Path | None, k
         ready_file.write_text(bot.session.bot_id)
     if not bot.create():
         return
+    # bwrap's --die-with-parent is tied to the thread that started it: this pool's one thread
+    # lives until the pool shuts down, after the last action has been reaped.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         while not stop.is_set():
             for held in bot.session.leases:
@@ -411,7 +707,7 @@ def serve(target: str, instance: str, work_dir: Path, ready_file: Path | None, k
                 lease.CopyFrom(held)
                 LOG.info("lease %s started", lease.id)
                 cancel = threading.Event()
-                done = pool.submit(run_lease, cas, lease, work_dir, cancel)
+                done = pool.submit(run_lease, cas, lease, work_dir, cancel, bwrap)
                 while True:  # Heartbeat; stopping, or the server withdrawing the lease, kills the action.
                     try:
                         done.result(timeout=HEARTBEAT_S)
@@ -437,12 +733,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ready-file", type=Path, help="written once the server has answered")
     parser.add_argument("--keepalive", type=float, default=15.0, help="server's bot keepalive timeout, seconds")
     args = parser.parse_args(argv)
+    if _BUILDGRID_MISSING is not None:
+        print(f"reapi worker: run it with BuildGrid's Python ({_BUILDGRID_MISSING})", file=sys.stderr)
+        return 2
+    try:  # Never run an action unsealed: no bwrap, or no working sandbox, no worker.
+        bwrap = find_bwrap()
+        become_subreaper()
+        check_sealing(bwrap)
+        sealing = sealing_description()
+    except SealingUnavailable as e:
+        print(f"reapi worker: cannot seal actions, not starting: {e}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    LOG.info("sealing: %s", sealing)
     args.work_dir.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    serve(args.target, args.instance, args.work_dir, args.ready_file, args.keepalive, stop)
+    serve(args.target, args.instance, args.work_dir, args.ready_file, args.keepalive, stop, bwrap)
     LOG.info("stopped")
     return 0
 
