@@ -10,16 +10,25 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.execlog import Escape, escapes, remove_raw_copy
+from tools.oracle_gate.execlog import (
+    JUDGE_MNEMONICS,
+    JUDGE_OUTPUTS,
+    VIEW_MNEMONICS,
+    VIEW_OUTPUTS,
+    Escape,
+    read_spawns,
+    unconfined,
+    unexpected,
+)
 from tools.oracle_gate.results import Observed, merge_observed, parse_observed
 
 # The protected package whose test targets report invariant outcomes (oracles/BUILD.bazel), and the
@@ -27,6 +36,10 @@ from tools.oracle_gate.results import Observed, merge_observed, parse_observed
 ORACLE_PATTERN = "//oracles/..."
 HARNESS_PATTERN = "//harness/..."
 ORACLE_LABEL_PREFIXES = ("//oracles:", "//oracles/", "@//oracles:", "@//oracles/")
+# Tags `oracle_test` (tools/bazel/private/oracle_test.bzl) puts on its observations and judge
+# targets, so each of the gate's three invocations selects its own part of the oracles package.
+OBSERVATIONS_TAG = "oracle_observations"
+JUDGE_TAG = "oracle_judge"
 # Bazel exit codes: 0 ok, 3 some tests failed, 4 no tests found, 1 build failed.
 _RESULT_EXITS = (0, 1, 3, 4)
 # Bazel's process summary, e.g. "INFO: 9 processes: 2 remote, 7 internal."
@@ -49,7 +62,8 @@ class HarnessRun:
             empty, `outcomes` stands alone (no digests).
         ignored: label -> ids named by `[<id>]` testcases of a target outside the oracles package.
         sealed: the paths blocked from every sandboxed action of the run (`--sandbox_block_path`).
-        escapes: spawns of code outside the oracles package that ran without a sandbox (execlog.py).
+        escapes: spawns that ran where the gate does not allow it: unsandboxed in the invocation of
+            the change's code, or anything but the gate's own actions in the gate's invocations.
     """
 
     exit_code: int
@@ -121,14 +135,9 @@ def output_seal(bazel_bin: str, testlogs: str, output_base: str) -> list[str]:
 
 
 def block_flags(paths: Sequence[str]) -> list[str]:
-    """`--sandbox_block_path` flags for `paths`, creating each missing one as an empty directory
-    first (Bazel 4.2 refuses to block a path that does not exist)."""
-    flags = []
-    for path in dict.fromkeys(paths):
-        if not os.path.lexists(path):
-            os.makedirs(path, exist_ok=True)
-        flags.append(f"--sandbox_block_path={path}")
-    return flags
+    """`--sandbox_block_path` flags for those of `paths` that exist (Bazel 4.2 refuses to block a
+    path that does not)."""
+    return [f"--sandbox_block_path={path}" for path in dict.fromkeys(paths) if os.path.lexists(path)]
 
 
 def test_patterns(repo: str) -> list[str]:
@@ -233,89 +242,100 @@ def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags
     return values
 
 
-def run_harness(
-    repo: str,
-    environ: Mapping[str, str],
-    extra_flags: Sequence[str] = (),
-    patterns: Sequence[str] | None = None,
-    startup_flags: Sequence[str] = (),
-    exact_env: bool = False,
-    block: Sequence[str] = (),
-) -> HarnessRun:
-    """Runs `bazel test PATTERNS` in `repo` and returns the results of that invocation.
+@dataclass
+class Invocation:
+    """One `bazel` command of a run: its exit code, test statuses, test.xml paths, spawns, summary."""
 
-    Bazel's own output goes to this process's stderr. Test results are read from the test.xml
-    files the Build Event Protocol names; only the oracle test targets' testcases count as
-    invariant outcomes, and `[<id>]` testcases of any other target are recorded as ignored.
+    exit_code: int
+    status: dict[str, str]
+    xml: dict[str, list[str]]
+    spawn_log: bytes
+    summary: list[str]
 
-    Args:
-        repo: the workspace to test.
-        environ: the environment; without `exact_env`, variables `bazel run` set are dropped.
-        extra_flags: flags after `test` (e.g. `run_flags(salt, "workspace")`).
-        patterns: the target patterns (default: `test_patterns(repo)`).
-        startup_flags: flags before `test` (e.g. `--output_user_root=DIR`, `--nohome_rc`).
-        exact_env: pass `environ` to Bazel as it is.
-        block: paths to block from every sandboxed action besides the output base's sealed
-            views and oracle test logs (`output_seal`), which are always blocked.
+
+def runs_dir(environ: Mapping[str, str]) -> str:
+    """Where the gate keeps a run's files (event files, execution logs, the clean run's tree):
+    `$XDG_CACHE_HOME/oracle-gate/runs`, else `~/.cache/oracle-gate/runs`. Never the host's `/tmp`,
+    which Bazel 4.2's sandbox leaves writable to every action."""
+    cache = environ.get("XDG_CACHE_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".cache")
+    path = os.path.join(cache, "oracle-gate", "runs")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def sibling_runs(folder: str, own: str) -> list[str]:
+    """The other runs' folders in `folder` (another run's pristine tree holds its oracles)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    own_real = os.path.realpath(own)
+    return [os.path.join(folder, n) for n in names
+            if os.path.isdir(os.path.join(folder, n)) and not own_real.startswith(os.path.realpath(os.path.join(folder, n)))]
+
+
+def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], command: str, flags: Sequence[str],
+           targets: Sequence[str], work: str, name: str) -> Invocation:
+    """Runs one `bazel COMMAND` with an event file and an execution log in `work`.
 
     Raises:
-        GateError: (exit 1) when Bazel is missing or fails for a reason other than a build or test
-            failure, or its event file cannot be read.
+        GateError: (exit 1) when Bazel is missing, exits for a reason other than a build or test
+            failure, or its event file or execution log cannot be read.
     """
-    env = dict(environ) if exact_env else clean_env(environ)
-    info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base")
-    sealed = list(dict.fromkeys([*block, *output_seal(info["bazel-bin"], info["bazel-testlogs"], info["output_base"])]))
-    with tempfile.TemporaryDirectory(prefix="oracle-gate-") as tmp:
-        bep = os.path.join(tmp, "events.json")
-        execution_log = os.path.join(tmp, "spawns.bin")
-        targets = list(patterns) if patterns is not None else test_patterns(repo)
-        cmd = [
-            "bazel", *startup_flags, "test", "--symlink_prefix=/", f"--build_event_json_file={bep}",
-            f"--execution_log_binary_file={execution_log}", "--test_output=errors", *extra_flags,
-            *block_flags(sealed), "--", *targets,
-        ]
-        print("oracle-gate: running " + " ".join(cmd), file=sys.stderr, flush=True)
-        started = time.time() - 1
-        summary: list[str] = []
-        try:
-            proc = subprocess.Popen(cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT)
-        except FileNotFoundError:
-            raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
-        assert proc.stdout is not None
-        try:
-            for raw in proc.stdout:
-                line = raw.decode("utf-8", "replace")
-                sys.stderr.write(line)
-                if _SUMMARY.search(line):
-                    summary.append(line.strip())
-            returncode = proc.wait()
-        finally:
-            stop(proc)
-        sys.stderr.flush()
-        if returncode not in _RESULT_EXITS:
-            raise GateError(f"`bazel test {' '.join(targets)}` exited {returncode}; see Bazel's output above")
-        try:
-            with open(bep, encoding="utf-8") as f:
-                status, xml = parse_bep(f.readlines())
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise GateError(f"cannot read Bazel's build event file: {exc}") from None
-        try:
-            with open(execution_log, "rb") as f:
-                spawn_log = f.read()
-            escaped = escapes(spawn_log)
-            remove_raw_copy(spawn_log, started)
-        except FileNotFoundError:
-            if returncode != 1:
-                raise GateError("Bazel wrote no execution log; the gate cannot tell what ran unsandboxed") from None
-            escaped = []
-    if any(not p for paths in xml.values() for p in paths):
-        testlogs = info["bazel-testlogs"]
-        xml = {label: [p or junit_path_in_testlogs(testlogs, label) for p in paths] for label, paths in xml.items()}
-    maps = []
+    bep = os.path.join(work, f"{name}.events.json")
+    execution_log = os.path.join(work, f"{name}.spawns.bin")
+    cmd = ["bazel", *startup_flags, command, "--symlink_prefix=/", f"--build_event_json_file={bep}",
+           f"--experimental_execution_log_file={execution_log}", *flags, "--", *targets]
+    print("oracle-gate: running " + " ".join(cmd), file=sys.stderr, flush=True)
+    summary: list[str] = []
+    try:
+        proc = subprocess.Popen(cmd, cwd=repo, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+    except FileNotFoundError:
+        raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
+    assert proc.stdout is not None
+    try:
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", "replace")
+            sys.stderr.write(line)
+            if _SUMMARY.search(line):
+                summary.append(line.strip())
+        returncode = proc.wait()
+    finally:
+        stop(proc)
+    sys.stderr.flush()
+    if returncode not in _RESULT_EXITS:
+        raise GateError(f"`bazel {command} {' '.join(targets)}` exited {returncode}; see Bazel's output above")
+    try:
+        with open(bep, encoding="utf-8") as f:
+            status, xml = parse_bep(f.readlines())
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise GateError(f"cannot read Bazel's build event file: {exc}") from None
+    try:
+        with open(execution_log, "rb") as f:
+            spawn_log = f.read()
+    except FileNotFoundError:
+        if returncode != 1:
+            raise GateError("Bazel wrote no execution log; the gate cannot tell what ran where") from None
+        spawn_log = b""
+    return Invocation(returncode, status, xml, spawn_log, summary)
+
+
+def _read_results(invocation: Invocation, testlogs: str) -> tuple[list[dict[str, Observed]], dict[str, list[str]]]:
+    """The oracle targets' observations and the ids other targets named, from test.xml files that
+    must lie in this output base's test-log directory.
+
+    Raises:
+        GateError: (exit 1) for a test.xml outside `testlogs` or one that cannot be read.
+    """
+    xml = {label: [p or junit_path_in_testlogs(testlogs, label) for p in paths] for label, paths in invocation.xml.items()}
+    root = os.path.realpath(testlogs) + os.sep
+    maps: list[dict[str, Observed]] = []
     ignored: dict[str, list[str]] = {}
     for label in sorted(xml):
         for path in xml[label]:
+            if not os.path.realpath(path).startswith(root):
+                raise GateError(f"Bazel's event file names {path!r} as test.xml of {label}, outside {testlogs}")
             try:
                 with open(path, "rb") as f:
                     found = parse_observed(f.read(), path)
@@ -325,13 +345,94 @@ def run_harness(
                 maps.append(found)
             elif found:
                 ignored[label] = sorted(set(ignored.get(label, [])) | set(found))
+    return maps, ignored
+
+
+def run_harness(
+    repo: str,
+    environ: Mapping[str, str],
+    extra_flags: Sequence[str] = (),
+    patterns: Sequence[str] | None = None,
+    startup_flags: Sequence[str] = (),
+    exact_env: bool = False,
+    block: Sequence[str] = (),
+    strategy: str = "linux-sandbox",
+) -> HarnessRun:
+    """Runs the oracle test and the harness in `repo` in three Bazel invocations, and returns the
+    results of exactly those invocations (docs/design.md section 10).
+
+    1. `bazel build //oracles/...` without the observations and the judge: the pin check and the
+       draw, gate code only, with nothing blocked (they read `oracles/`); the execution log must
+       show no other spawn.
+    2. `bazel test //harness/... //oracles/...` without the judge: every action of the change's code
+       (the caller action, the harness) with `--sandbox_block_path` for `block`, `output_seal`, the
+       other runs' folders and this run's own, and no fallback to unsandboxed execution: an action
+       or test tagged `local` or `no-sandbox` cannot run, and the execution log must show none that did.
+    3. `bazel test //oracles/...`: the judge, which reads the sealed expectations view. Every other
+       action is an action-cache hit from 1 and 2; the execution log must show that nothing but the
+       oracle test ran.
+
+    Every invocation runs with `--spawn_strategy=STRATEGY` and
+    `--incompatible_legacy_local_fallback=false`.
+
+    Event files and execution logs live in a folder under `runs_dir`, which sandboxed actions can
+    neither write (it is not `/tmp`) nor read (it is blocked); test.xml files are read only from
+    this output base's test-log directory.
+
+    Args:
+        repo: the workspace to test.
+        environ: the environment; without `exact_env`, variables `bazel run` set are dropped.
+        extra_flags: flags for every invocation (e.g. `run_flags(salt, "workspace")`, `--config=remote`).
+        patterns: the target patterns (default: `test_patterns(repo)`); the oracles package is always
+            run as described above.
+        startup_flags: flags before the command (e.g. `--output_user_root=DIR`, `--nohome_rc`).
+        exact_env: pass `environ` to Bazel as it is.
+        block: paths to block from every sandboxed action of invocation 2, besides `output_seal`.
+        strategy: the spawn strategy of every invocation (`linux-sandbox`, or `remote`).
+
+    Raises:
+        GateError: (exit 1) when Bazel is missing or fails for a reason other than a build or test
+            failure, or its event files or execution logs cannot be read.
+    """
+    env = dict(environ) if exact_env else clean_env(environ)
+    info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base")
+    flags = [*extra_flags, f"--spawn_strategy={strategy}", "--incompatible_legacy_local_fallback=false",
+             "--test_output=errors"]
+    harness = [p for p in (patterns if patterns is not None else test_patterns(repo)) if p != ORACLE_PATTERN]
+    folder = runs_dir(environ)
+    work = tempfile.mkdtemp(prefix="run-", dir=folder)
+    try:
+        own = output_seal(info["bazel-bin"], info["bazel-testlogs"], info["output_base"])
+        for path in own[:2]:  # the sealed views and the oracle test logs: blocked before they exist
+            os.makedirs(path, exist_ok=True)
+        sealed = list(dict.fromkeys([*block, *own, *sibling_runs(folder, repo), work]))
+        views = _bazel(repo, env, startup_flags, "build",
+                       [*flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG}"], [ORACLE_PATTERN], work, "views")
+        escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
+        if views.exit_code == 1:
+            return HarnessRun(exit_code=1, build_failed=True, summary=views.summary, sealed=sealed, escapes=escaped)
+        change = _bazel(repo, env, startup_flags, "test",
+                        [*flags, f"--build_tag_filters=-{JUDGE_TAG}", f"--test_tag_filters=-{JUDGE_TAG}",
+                         *block_flags(sealed)],
+                        [*harness, ORACLE_PATTERN], work, "change")
+        escaped += unconfined(read_spawns(change.spawn_log))
+        if change.exit_code == 1:
+            return HarnessRun(exit_code=1, targets=change.status, build_failed=True,
+                              summary=views.summary + change.summary, sealed=sealed, escapes=escaped)
+        judge = _bazel(repo, env, startup_flags, "test", flags, [ORACLE_PATTERN], work, "judge")
+        escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    maps, ignored = _read_results(judge, info["bazel-testlogs"])
+    _, harness_ignored = _read_results(change, info["bazel-testlogs"])
+    ignored.update(harness_ignored)
     observed = merge_observed(maps)
     return HarnessRun(
-        exit_code=returncode,
+        exit_code=judge.exit_code if judge.exit_code else change.exit_code,
         outcomes={ident: o.outcome for ident, o in observed.items()},
-        targets=status,
-        build_failed=returncode == 1,
-        summary=summary,
+        targets={**change.status, **judge.status},
+        build_failed=judge.exit_code == 1,
+        summary=views.summary + change.summary + judge.summary,
         observed=observed,
         ignored=ignored,
         sealed=sealed,

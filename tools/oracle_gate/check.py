@@ -98,14 +98,14 @@ def clean_runner_for(salt: str) -> CleanRunner:
 def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
     """Exit-4 violations for a run whose results cannot stand: a harness test target that did not
     pass (the change's own tests must pass in every run, though they never decide an invariant), and
-    any spawn of code outside the oracles package that ran without a sandbox (execlog.py)."""
+    any spawn that ran where the gate does not allow it (execlog.py, bazel_run.run_harness)."""
     found = [
         Violation(errors.NO_OUTCOME, "harness/", "", f"{label} {status} in the {where} run: the harness's own tests must pass")
         for label, status in run.harness_failures().items()
     ]
     found += [
-        Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: in the gate's runs only "
-                  "the oracles package's own actions may run unsandboxed, so no result of this run counts")
+        Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: the change's code runs "
+                  "sandboxed and only the gate's own actions run in its invocations, so no result of this run counts")
         for escape in run.escapes
     ]
     return found
@@ -303,7 +303,9 @@ def run_check(
         source = "the oracle test"
         if run.build_failed:
             build_failure = Violation(errors.NO_OUTCOME, "oracles/", "",
-                                      "the oracle test or the harness did not build (bazel exit 1); see Bazel's output above")
+                                      "the oracle test or the harness did not build (bazel exit 1; an action or test "
+                                      "that cannot run sandboxed, e.g. tagged local or no-sandbox, fails there too); "
+                                      "see Bazel's output above")
         harness_found = harness_violations(run, "workspace")
     outcomes = {ident: found.outcome for ident, found in observed.items()}
     report.outcomes = outcomes

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 
-from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, run_harness
+from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, run_harness, runs_dir
 from tools.oracle_gate.pristine import pristine_tree
 
 # Environment variables a clean run keeps: only what pip needs to find the locked wheels.
@@ -80,7 +80,8 @@ def clean_run(
     Raises:
         GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
     """
-    root = keep or tempfile.mkdtemp(prefix="oracle-gate-clean-")
+    # Not under /tmp: Bazel 4.2's sandbox lets every action write there.
+    root = keep or tempfile.mkdtemp(prefix="clean-", dir=runs_dir(environ))
     try:
         tree = os.path.join(root, "tree")
         home = os.path.join(root, "home")
@@ -92,12 +93,9 @@ def clean_run(
                  *run_flags(salt, "clean")]
         if remote:
             flags += remote_flags(environ, remote_extra)
-        else:
-            # `local` only for the spawns marked no-sandbox (the gate's own); the execution log shows any other.
-            flags += ["--spawn_strategy=linux-sandbox,local"]
         sealed = [os.path.join(tree, "oracles"), *(repository_seal(repo) if block is None else block)]
         return run_harness(tree, clean_environment(environ, home), flags, startup_flags=startup, exact_env=True,
-                           block=sealed)
+                           block=sealed, strategy="remote" if remote else "linux-sandbox")
     finally:
         if keep is None:
             remove_tree(root)

@@ -1,18 +1,18 @@
-"""Bazel's execution log: which spawns of a run ran outside a sandbox.
+"""Bazel's execution log: which spawns a Bazel invocation ran, and where.
 
-Bazel 4.2's local sandbox is no security boundary, but it is the only thing between agent code and
-the files of the run: an action or test tagged `local` or `no-sandbox` (or any spawn that falls
-back to the `local` strategy) runs with the user's full file-system rights, so it could rewrite the
-expectations view or the judge's test.xml. The gate therefore runs Bazel with
-`--execution_log_binary_file` and requires that every spawn that ran outside the Linux sandbox or the
-remote executor is one of the oracles package's own (the pin check, the draw, the judge). A spawn
-cannot declare outputs in another package (Bazel forbids it), so the output paths name the package
-that owns it.
+Bazel 4.2's local sandbox is no security boundary, but it is what stands between the change's code
+and the files of the run: a spawn that runs unsandboxed has the user's full file-system rights and
+could rewrite the expectations view or the judge's results. The gate's runs forbid it with their
+flags (bazel_run.py) and check it afterwards from `--experimental_execution_log_file` (Bazel 4.2's
+unsorted binary log, written straight to the path given; `--execution_log_binary_file` and
+`--execution_log_json_file` also leave an undeleted copy in `/tmp`): in the invocation that runs
+the change's code every spawn must have run confined, and in the gate's own invocations only the
+gate's own actions may have run at all. A spawn cannot declare outputs in another package (Bazel
+forbids it), so its output paths name the package that owns it.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,27 +22,32 @@ from tools.oracle_gate.errors import GateError
 # Runner names Bazel 4.2 writes for spawns that ran in the Linux sandbox, on a remote executor,
 # or did not run at all (an action-cache hit in a remote or disk cache).
 CONFINED_RUNNERS = frozenset({"linux-sandbox", "remote", "remote cache hit", "disk cache hit"})
-# Output paths of the protected oracles package: bazel-out/<configuration>/{bin,testlogs}/oracles/...
-_PROTECTED_OUTPUT = re.compile(r"bazel-out/[^/]+/(bin|testlogs)/oracles/")
 # Field numbers of `SpawnExec` in Bazel's src/main/protobuf/spawn.proto (4.2): listed_outputs,
 # mnemonic, runner. The log is a sequence of varint-length-delimited SpawnExec messages.
 LISTED_OUTPUTS, MNEMONIC, RUNNER = 5, 10, 12
-# Bazel 4.2's server also writes the unsorted log to java.io.tmpdir (/tmp) as exec<digits>.log
-# and never deletes it.
-_RAW_COPY = re.compile(r"exec\d+\.log")
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """One spawn of an execution log: its mnemonic, the runner that ran it, its declared outputs."""
+
+    mnemonic: str
+    runner: str
+    outputs: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Escape:
-    """A spawn of code outside the oracles package that ran without a sandbox."""
+    """A spawn that ran where the gate does not allow it: `why` says where it ran."""
 
     mnemonic: str
     runner: str
     output: str
+    why: str = ""
 
     def describe(self) -> str:
-        """One line: what ran, how, and the first output it declared."""
-        return f"a {self.mnemonic} action writing {self.output} ran outside the sandbox (runner {self.runner!r})"
+        """One line: what ran, the first output it declared, and where it ran."""
+        return f"a {self.mnemonic} action writing {self.output} ran {self.why or f'outside the sandbox (runner {self.runner!r})'}"
 
 
 def _varint(data: bytes, index: int) -> tuple[int, int]:
@@ -102,50 +107,54 @@ def spawn_fields(message: bytes) -> dict[int, list[str]]:
     return out
 
 
-def escapes(data: bytes) -> list[Escape]:
-    """Every spawn that ran outside CONFINED_RUNNERS and declared an output outside the oracles
-    package; one per output directory (a test and Bazel's test.xml writer for it count once).
-
-    Args:
-        data: the bytes of a `--execution_log_binary_file`.
+def read_spawns(data: bytes) -> list[Spawn]:
+    """Every spawn of an `--experimental_execution_log_file`, in the order Bazel ran them.
 
     Raises:
         GateError: (exit 1) when the log cannot be parsed.
     """
-    found = []
-    seen: set[str] = set()
+    out = []
     for message in messages(data):
         fields = spawn_fields(message)
-        runner = (fields.get(RUNNER) or [""])[0]
-        if runner in CONFINED_RUNNERS:
+        out.append(Spawn((fields.get(MNEMONIC) or ["?"])[0], (fields.get(RUNNER) or [""])[0],
+                         tuple(fields.get(LISTED_OUTPUTS, []))))
+    return out
+
+
+def _first_output(spawn: Spawn) -> str:
+    return spawn.outputs[0] if spawn.outputs else "(no outputs)"
+
+
+def unconfined(spawns: list[Spawn]) -> list[Escape]:
+    """Every spawn that ran outside CONFINED_RUNNERS; one per output folder (a test and Bazel's
+    test.xml writer for it count once)."""
+    found = []
+    seen: set[str] = set()
+    for spawn in spawns:
+        if spawn.runner in CONFINED_RUNNERS:
             continue
-        outputs = fields.get(LISTED_OUTPUTS, [])
-        foreign = [p for p in outputs if not _PROTECTED_OUTPUT.match(p)]
-        if foreign or not outputs:
-            output = (foreign or ["(no outputs)"])[0]
-            if output.rsplit("/", 1)[0] not in seen:
-                seen.add(output.rsplit("/", 1)[0])
-                found.append(Escape((fields.get(MNEMONIC) or ["?"])[0], runner, output))
+        folder = _first_output(spawn).rsplit("/", 1)[0]
+        if folder not in seen:
+            seen.add(folder)
+            found.append(Escape(spawn.mnemonic, spawn.runner, _first_output(spawn)))
     return found
 
 
-def remove_raw_copy(data: bytes, since: float, folder: str = "/tmp") -> None:
-    """Deletes the unsorted copy of an execution log that Bazel 4.2 leaves in `folder`: the
-    `exec<digits>.log` written after `since` (a `time.time()` value) holding the same messages."""
-    mine = sorted(messages(data))
-    try:
-        names = [n for n in os.listdir(folder) if _RAW_COPY.fullmatch(n)]
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            info = os.stat(path)
-            if info.st_mtime < since or info.st_size != len(data):
-                continue
-            with open(path, "rb") as f:
-                if sorted(messages(f.read())) == mine:
-                    os.unlink(path)
-                    return
-        except (OSError, GateError):
+def unexpected(spawns: list[Spawn], mnemonics: frozenset[str], outputs: re.Pattern[str], where: str) -> list[Escape]:
+    """Every spawn that executed (a cache hit did not) although its mnemonic is not in `mnemonics`
+    or one of its outputs does not match `outputs`: in an invocation meant to run only the gate's
+    own actions, anything else means the change's code ran there."""
+    found = []
+    for spawn in spawns:
+        if spawn.runner in ("remote cache hit", "disk cache hit"):
             continue
+        if spawn.mnemonic not in mnemonics or not spawn.outputs or not all(outputs.match(p) for p in spawn.outputs):
+            found.append(Escape(spawn.mnemonic, spawn.runner, _first_output(spawn), f"in {where}"))
+    return found
+
+
+# What the gate's own invocations may run: the pin check and the draw, and the judge.
+VIEW_MNEMONICS = frozenset({"OraclePinCheck", "OracleDraw"})
+VIEW_OUTPUTS = re.compile(r"bazel-out/[^/]+/bin/oracles/")
+JUDGE_MNEMONICS = frozenset({"TestRunner"})
+JUDGE_OUTPUTS = re.compile(r"bazel-out/[^/]+/testlogs/oracles/")

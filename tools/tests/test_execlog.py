@@ -1,14 +1,22 @@
-"""execlog: spawns outside the sandbox are allowed only for the oracles package's own actions."""
+"""execlog: where the change's code runs every spawn is confined; the gate's invocations run only its own."""
 
 from __future__ import annotations
-
-import os
-import time
 
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.execlog import LISTED_OUTPUTS, MNEMONIC, RUNNER, escapes, remove_raw_copy
+from tools.oracle_gate.execlog import (
+    JUDGE_MNEMONICS,
+    JUDGE_OUTPUTS,
+    LISTED_OUTPUTS,
+    MNEMONIC,
+    RUNNER,
+    VIEW_MNEMONICS,
+    VIEW_OUTPUTS,
+    read_spawns,
+    unconfined,
+    unexpected,
+)
 
 
 def varint(value: int) -> bytes:
@@ -33,54 +41,63 @@ def spawn(mnemonic: str, runner: str, *outputs: str) -> bytes:
     return varint(len(body)) + body
 
 
-def test_the_oracles_package_may_run_unsandboxed_and_sandboxed_or_remote_spawns_are_fine():
+def confined(log: bytes) -> list[str]:
+    return [e.describe() for e in unconfined(read_spawns(log))]
+
+
+def test_sandboxed_remote_and_cached_spawns_are_confined():
     log = b"".join([
-        spawn("OraclePinCheck", "local", "bazel-out/k8-fastbuild/bin/oracles/_sealed/x.json"),
-        spawn("TestRunner", "local", "bazel-out/k8-fastbuild/testlogs/oracles/oracle_test/test.xml"),
         spawn("TestRunner", "linux-sandbox", "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml"),
         spawn("Genrule", "remote", "bazel-out/k8-fastbuild/bin/harness/out.txt"),
         spawn("Genrule", "remote cache hit", "bazel-out/k8-fastbuild/bin/harness/out2.txt"),
+        spawn("Genrule", "disk cache hit", "bazel-out/k8-fastbuild/bin/harness/out3.txt"),
     ])
-    assert escapes(log) == []
+    assert confined(log) == []
 
 
 @pytest.mark.parametrize("runner", ["local", "processwrapper-sandbox", "worker", "standalone", ""])
-def test_agent_spawns_outside_the_linux_sandbox_escape(runner):
+def test_every_other_runner_is_an_escape_once_per_output_folder(runner):
     log = spawn("TestRunner", runner, "bazel-out/k8-fastbuild/testlogs/harness/t/test.log",
                 "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml")
-    (found,) = escapes(log + spawn("TestRunner", runner, "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml"))
-    assert found.describe() == (f"a TestRunner action writing bazel-out/k8-fastbuild/testlogs/harness/t/test.log "
-                                f"ran outside the sandbox (runner {runner!r})")
+    log += spawn("TestRunner", runner, "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml")
+    assert confined(log) == [f"a TestRunner action writing bazel-out/k8-fastbuild/testlogs/harness/t/test.log "
+                             f"ran outside the sandbox (runner {runner!r})"]
 
 
-@pytest.mark.parametrize("output", [
-    "bazel-out/k8-fastbuild/bin/oraclesx/a",            # a look-alike package
-    "bazel-out/k8-fastbuild/bin/harness/oracles/a",     # a subfolder named oracles
-    "external/x/bazel-out/k8/bin/oracles/a",
+def test_even_the_oracles_package_runs_confined_where_the_change_runs():
+    log = spawn("OracleCall", "local", "bazel-out/k8-fastbuild/bin/oracles/oracle_test.observations.json")
+    assert len(confined(log)) == 1
+
+
+def test_the_gate_invocations_run_only_the_gate_actions():
+    views = b"".join([
+        spawn("OraclePinCheck", "linux-sandbox", "bazel-out/k8-fastbuild/bin/oracles/_sealed/x.json"),
+        spawn("OracleDraw", "remote", "bazel-out/k8-fastbuild/bin/oracles/oracles.generated.json"),
+        spawn("OracleCall", "remote cache hit", "bazel-out/k8-fastbuild/bin/oracles/o.json"),  # not executed
+    ])
+    assert unexpected(read_spawns(views), VIEW_MNEMONICS, VIEW_OUTPUTS, "x") == []
+    judge = spawn("TestRunner", "linux-sandbox", "bazel-out/k8-fastbuild/testlogs/oracles/oracle_test/test.xml")
+    assert unexpected(read_spawns(judge), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "x") == []
+
+
+@pytest.mark.parametrize(("mnemonic", "output"), [
+    ("OracleCall", "bazel-out/k8-fastbuild/bin/oracles/oracle_test.observations.json"),   # production code
+    ("OraclePinCheck", "bazel-out/k8-fastbuild/bin/harness/spoof.json"),                  # a spoofed mnemonic
+    ("Genrule", "bazel-out/k8-fastbuild/bin/oracles/x"),
+    ("OracleDraw", "bazel-out/k8-fastbuild/bin/oraclesx/a"),                              # a look-alike package
+    ("OracleDraw", "bazel-out/k8-fastbuild/bin/harness/oracles/a"),                       # a folder named oracles
 ])
-def test_only_the_oracles_package_itself_is_allowed(output):
-    assert len(escapes(spawn("Genrule", "local", "bazel-out/k8-fastbuild/bin/oracles/ok", output))) == 1
+def test_anything_else_in_a_gate_invocation_is_reported(mnemonic, output):
+    (found,) = unexpected(read_spawns(spawn(mnemonic, "linux-sandbox", output)), VIEW_MNEMONICS, VIEW_OUTPUTS,
+                          "the gate's view-building invocation")
+    assert found.describe() == f"a {mnemonic} action writing {output} ran in the gate's view-building invocation"
 
 
-def test_a_spawn_without_outputs_outside_the_sandbox_escapes():
-    assert len(escapes(spawn("Genrule", "local"))) == 1
+def test_a_spawn_without_outputs_in_a_gate_invocation_is_reported():
+    assert len(unexpected(read_spawns(spawn("OracleDraw", "local")), VIEW_MNEMONICS, VIEW_OUTPUTS, "x")) == 1
 
 
 @pytest.mark.parametrize("data", [b"\x05abc", b"\xff\xff", varint(3) + b"\x0f\x00\x00", varint(2) + b"\x52\x09"])
 def test_an_unreadable_log_is_undecided(data):
     with pytest.raises(GateError, match="execution log"):
-        escapes(data)
-
-
-def test_the_raw_copy_bazel_leaves_behind_is_removed_and_nothing_else(tmp_path):
-    a = spawn("Genrule", "local", "bazel-out/k8/bin/oracles/a")
-    b = spawn("Genrule", "linux-sandbox", "bazel-out/k8/bin/harness/b")
-    since = time.time() - 1
-    (tmp_path / "exec123.log").write_bytes(b + a)           # same spawns, other order: ours
-    (tmp_path / "exec456.log").write_bytes(a + a)           # same size, other spawns
-    (tmp_path / "other.log").write_bytes(a + b)
-    old = tmp_path / "exec789.log"
-    old.write_bytes(a + b)
-    os.utime(old, (since - 100, since - 100))               # older than the run
-    remove_raw_copy(a + b, since, str(tmp_path))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["exec456.log", "exec789.log", "other.log"]
+        read_spawns(data)

@@ -8,8 +8,9 @@ only oracle data production code is ever given, and the sealed expectations view
 judge. A second action draws the rows' generated samples for the run salt, `--define=oracle_salt=S`
 (empty when not set).
 
-Both actions run only gate code and are marked `no-sandbox`: the gate's own runs block the oracle
-sources and the sealed views from every sandboxed action (docs/design.md section 10).
+Both actions run only gate code. The gate runs them in an invocation of their own, before the one
+that runs the change's code with the oracle sources and the sealed views blocked (docs/design.md
+section 10).
 """
 
 OracleSuiteInfo = provider(
@@ -27,8 +28,8 @@ def _oracle_suite_impl(ctx):
     name = ctx.label.name
     index = ctx.actions.declare_file(name + ".index.json")
     inputs = ctx.actions.declare_file(name + ".inputs.json")
-    # Under `_sealed/`, a folder of its own, so the gate can block it from every sandboxed action
-    # (`--sandbox_block_path`); only the judge, which runs no agent code, reads it.
+    # Under `_sealed/`, a folder of its own, so the gate can block it from every sandboxed action of
+    # the invocation that runs the change's code (`--sandbox_block_path`); only the judge reads it.
     expectations = ctx.actions.declare_file("_sealed/" + name + ".expectations.json")
     generated = ctx.actions.declare_file(name + ".generated.json")
     salt = ctx.var.get("oracle_salt", "")
@@ -48,8 +49,6 @@ def _oracle_suite_impl(ctx):
         arguments = [args],
         inputs = ctx.files.srcs + ctx.files.blobs + ([ctx.file.policy] if ctx.file.policy else []),
         outputs = [index, inputs, expectations],
-        # Gate code only. It reads oracles/, which the gate's runs block from sandboxed actions.
-        execution_requirements = {"no-sandbox": "1"},
         mnemonic = "OraclePinCheck",
         progress_message = "Checking oracle hash pins of %s" % ctx.label,
     )
@@ -65,13 +64,14 @@ def _oracle_suite_impl(ctx):
         arguments = [draw_args],
         inputs = ctx.files.srcs + [index],
         outputs = [generated],
-        execution_requirements = {"no-sandbox": "1"},
         mnemonic = "OracleDraw",
         progress_message = "Drawing generated samples of %s" % ctx.label,
     )
 
     return [
-        DefaultInfo(files = depset([index])),
+        # Every view is a default output, so building the suite alone runs both actions: the gate
+        # does that in an invocation of its own, before any of the change's code runs.
+        DefaultInfo(files = depset([index, inputs, generated, expectations])),
         OracleSuiteInfo(index = index, inputs = inputs, generated = generated, expectations = expectations, salt = salt),
         OutputGroupInfo(
             index = depset([index]),
@@ -84,8 +84,8 @@ def _oracle_suite_impl(ctx):
 oracle_suite = rule(
     implementation = _oracle_suite_impl,
     doc = "Oracle TOML files and their JSON blobs, with every blob checked at build time against " +
-          "the `blob_sha256` pin of its row. The default output is a JSON index of the verified " +
-          "files; the output groups `inputs`, `generated` and `expectations` hold the views the " +
+          "the `blob_sha256` pin of its row. The default outputs are a JSON index of the verified " +
+          "files and the views; the output groups `inputs`, `generated` and `expectations` hold the views the " +
           "`oracle_test` rule gives its caller action and its judge.",
     attrs = {
         "srcs": attr.label_list(

@@ -93,7 +93,8 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
         name = name + ".observations",
         suite = suite,
         caller = ":" + name + ".caller",
-        tags = ["manual"],
+        # The gate selects it by this tag for the invocation that runs the change's code.
+        tags = ["oracle_observations"],
         visibility = ["//visibility:private"],
     )
     for group in ("observations", "log"):
@@ -130,8 +131,8 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
             ":%s.log_file" % name,
         ],
         deps = ["//tools/oracle_gate"],
-        # The judge runs gate code only and must read the sealed expectations view, which the
-        # gate's runs block from sandboxed actions.
-        tags = ["no-sandbox"] + tags,
+        # The gate runs the judge by this tag in an invocation of its own, after the change's code
+        # ran with the sealed views blocked.
+        tags = ["oracle_judge"] + tags,
         visibility = visibility,
     )

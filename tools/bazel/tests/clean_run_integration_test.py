@@ -13,17 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tools.bazel.tests.workspace_copy import copy_workspace, git, nested_env, shutdown
+from tools.bazel.tests.workspace_copy import committed_copy, git, nested_env, shutdown
 
 HARNESS_TEST = "harness/examples_test.py"
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_workspace(tmp_path_factory.mktemp("clean") / "ws")
-    git(ws, "-c", "init.defaultBranch=main", "init", "-q")
-    git(ws, "add", "-A")
-    git(ws, "commit", "-q", "--no-gpg-sign", "-m", "base")
+    ws = committed_copy(tmp_path_factory.mktemp("clean") / "ws")
     yield ws
     shutdown(ws)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.bazel.tests.workspace_copy import copy_workspace, git, nested_env, shutdown
+from tools.bazel.tests.workspace_copy import committed_copy, git, nested_env, shutdown
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -30,10 +30,7 @@ def snapshot(root: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_workspace(tmp_path_factory.mktemp("gate") / "ws")
-    git(ws, "-c", "init.defaultBranch=main", "init", "-q")
-    git(ws, "add", "-A")
-    git(ws, "commit", "-q", "--no-gpg-sign", "-m", "base")
+    ws = committed_copy(tmp_path_factory.mktemp("gate") / "ws")
     yield ws
     shutdown(ws)
 

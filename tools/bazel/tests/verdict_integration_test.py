@@ -12,17 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tools.bazel.tests.workspace_copy import copy_workspace, git, nested_env, shutdown
+from tools.bazel.tests.workspace_copy import committed_copy, git, nested_env, shutdown
 
 TRUNCATED = "[4] oracles/ tax_round_half_even: failed: the invariant does not hold"
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory):
-    ws = copy_workspace(tmp_path_factory.mktemp("verdict") / "ws")
-    git(ws, "-c", "init.defaultBranch=main", "init", "-q")
-    git(ws, "add", "-A")
-    git(ws, "commit", "-q", "--no-gpg-sign", "-m", "base")
+    ws = committed_copy(tmp_path_factory.mktemp("verdict") / "ws")
     yield ws
     shutdown(ws)
 
@@ -275,14 +272,65 @@ py_test(
 )
 '''
 
+ESCAPE_GENRULE = '''
+genrule(
+    name = "assets",
+    srcs = ["assets.py"],
+    outs = ["assets.stamp"],
+    cmd = "python3 $(location assets.py) $@",
+    tags = ["no-sandbox"],
+)
+'''
 
-def test_a_harness_target_that_escapes_the_sandbox_voids_the_run(repo):
+
+def test_a_harness_test_that_would_run_unsandboxed_cannot_run(repo):
     proc = attack(repo, "escape", {"harness/unsandboxed_test.py": "print('I could rewrite the output base')\n"},
                   {"harness/BUILD.bazel": ESCAPE_BUILD}, bug=False)
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
-    assert ("[4] harness/: a TestRunner action writing bazel-out/k8-fastbuild/testlogs/harness/unsandboxed_test/"
-            in proc.stdout)
-    assert "ran outside the sandbox (runner 'local') in the workspace run" in proc.stdout
+    assert "[4] oracles/: the oracle test or the harness did not build" in proc.stdout
+    assert "Testing //harness:unsandboxed_test failed: No usable spawn strategy found" in proc.stderr
+
+
+def test_a_production_action_that_would_run_unsandboxed_cannot_run(repo):
+    build = (repo / "billing" / "BUILD.bazel").read_text().replace(
+        '    imports = [".."],\n', '    imports = [".."],\n    data = [":assets"],\n', 1)
+    proc = attack(repo, "genrule", {"billing/assets.py": "import sys\nopen(sys.argv[1], 'w').write('x')\n",
+                                    "billing/BUILD.bazel": build + ESCAPE_GENRULE})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert "Executing genrule //billing:assets failed: No usable spawn strategy found" in proc.stderr
+
+
+# Looks for the gate's own files (event files, execution logs) where a sandboxed action can write,
+# and replaces every event file it finds.
+FORGE_EVENTS = '''
+
+import os as _os
+import sys as _sys
+
+_forged = 0
+_seen = 0
+for _top in ("/tmp", "/dev/shm", _os.path.expanduser("~"), "/root"):
+    for _folder, _dirs, _names in _os.walk(_top):
+        for _name in _names:
+            _seen += 1
+            if _name in ("views.events.json", "change.events.json", "judge.events.json") or _name.endswith(".spawns.bin"):
+                try:
+                    with open(_os.path.join(_folder, _name), "w") as _f:
+                        _f.write("")
+                    _forged += 1
+                except OSError:
+                    pass
+        if _seen > 200000:
+            break
+print("FORGED", _forged, "gate files", file=_sys.stderr)
+'''
+
+
+def test_production_cannot_reach_the_gates_event_files(repo):
+    proc = attack(repo, "forge-events", {}, {"billing/tax.py": FORGE_EVENTS})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert TRUNCATED in proc.stdout
+    assert "FORGED 0 gate files" in proc.stderr
 
 
 MEMORISED = '''

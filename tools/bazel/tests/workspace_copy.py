@@ -31,6 +31,15 @@ def copy_workspace(dest: Path) -> Path:
     return dest
 
 
+def committed_copy(dest: Path) -> Path:
+    """Copies the workspace to `dest` (see `copy_workspace`) and commits it as branch `main`."""
+    ws = copy_workspace(dest)
+    git(ws, "-c", "init.defaultBranch=main", "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "--no-gpg-sign", "-m", "base")
+    return ws
+
+
 def nested_env() -> dict[str, str]:
     """Environment for a nested Bazel: HOME in TEST_TMPDIR gives it its own output user root."""
     tmp = os.environ["TEST_TMPDIR"]
