@@ -121,8 +121,11 @@ def output_seal(bazel_bin: str, testlogs: str, output_base: str) -> list[str]:
     """The paths of output bases that hold expected values: this one's sealed views of the oracles
     package (`bazel-bin/oracles/_sealed`, see oracle_suite.bzl) and its oracle test logs, whose
     failure messages name expected values, and every other output base under the same output
-    user root (other workspaces and copies of this one, with their own views and pristine trees)."""
-    paths = [os.path.join(bazel_bin, "oracles", "_sealed"), os.path.join(testlogs, "oracles")]
+    user root (other workspaces and copies of this one, with their own views and pristine trees),
+    and this output base's `server` folder, whose request cookie lets a client command the server."""
+    paths = [os.path.join(bazel_bin, "oracles", "_sealed"), os.path.join(testlogs, "oracles"),
+             # The Bazel server's request cookie: with it, an action could drive the server.
+             os.path.join(output_base, "server")]
     root = os.path.dirname(os.path.realpath(output_base))
     try:
         siblings = sorted(os.listdir(root))
@@ -253,12 +256,26 @@ class Invocation:
     summary: list[str]
 
 
+# Folders Bazel 4.2's linux-sandbox leaves writable to every action, whatever the flags.
+SANDBOX_WRITABLE = ("/tmp", "/dev/shm")
+
+
 def runs_dir(environ: Mapping[str, str]) -> str:
     """Where the gate keeps a run's files (event files, execution logs, the clean run's tree):
-    `$XDG_CACHE_HOME/oracle-gate/runs`, else `~/.cache/oracle-gate/runs`. Never the host's `/tmp`,
-    which Bazel 4.2's sandbox leaves writable to every action."""
+    `$XDG_CACHE_HOME/oracle-gate/runs`, else `$HOME/.cache/oracle-gate/runs`.
+
+    Raises:
+        GateError: (exit 1) when that folder lies under `/tmp` or `/dev/shm`, which Bazel 4.2's
+            sandbox leaves writable to every action, so the change's code could rewrite what the
+            gate reads.
+    """
     cache = environ.get("XDG_CACHE_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".cache")
     path = os.path.join(cache, "oracle-gate", "runs")
+    real = os.path.realpath(path)
+    for top in SANDBOX_WRITABLE:
+        if real == top or real.startswith(top + os.sep):
+            raise GateError(f"the gate's run folder {path} is under {top}, which every sandboxed action can write; "
+                            "set XDG_CACHE_HOME (or HOME) to a folder elsewhere")
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -372,8 +389,8 @@ def run_harness(
        action is an action-cache hit from 1 and 2; the execution log must show that nothing but the
        oracle test ran.
 
-    Every invocation runs with `--spawn_strategy=STRATEGY` and
-    `--incompatible_legacy_local_fallback=false`.
+    Every invocation runs with `--spawn_strategy=STRATEGY`, `--incompatible_legacy_local_fallback=false`
+    and `--sandbox_default_allow_network=false`.
 
     Event files and execution logs live in a folder under `runs_dir`, which sandboxed actions can
     neither write (it is not `/tmp`) nor read (it is blocked); test.xml files are read only from
@@ -396,30 +413,40 @@ def run_harness(
     """
     env = dict(environ) if exact_env else clean_env(environ)
     info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base")
+    # No unsandboxed fallback, and no network in the sandbox (the Bazel servers listen on loopback).
     flags = [*extra_flags, f"--spawn_strategy={strategy}", "--incompatible_legacy_local_fallback=false",
-             "--test_output=errors"]
+             "--sandbox_default_allow_network=false", "--test_output=errors"]
     harness = [p for p in (patterns if patterns is not None else test_patterns(repo)) if p != ORACLE_PATTERN]
     folder = runs_dir(environ)
+    siblings = sibling_runs(folder, repo)
     work = tempfile.mkdtemp(prefix="run-", dir=folder)
     try:
+        # The event files and execution logs, blocked while the change's code runs; and one fresh
+        # TMPDIR per invocation: Bazel 4.2 makes the client's TMPDIR (else /tmp) writable to every
+        # sandboxed action, so it must hold nothing the gate or a later invocation reads.
+        logs = os.path.join(work, "logs")
+        tmp = {stage: os.path.join(work, f"tmp-{stage}") for stage in ("views", "change", "judge")}
+        for path in (logs, *tmp.values()):
+            os.makedirs(path)
         own = output_seal(info["bazel-bin"], info["bazel-testlogs"], info["output_base"])
         for path in own[:2]:  # the sealed views and the oracle test logs: blocked before they exist
             os.makedirs(path, exist_ok=True)
-        sealed = list(dict.fromkeys([*block, *own, *sibling_runs(folder, repo), work]))
-        views = _bazel(repo, env, startup_flags, "build",
-                       [*flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG}"], [ORACLE_PATTERN], work, "views")
+        sealed = list(dict.fromkeys([*block, *own, *siblings, logs]))
+        views = _bazel(repo, dict(env, TMPDIR=tmp["views"]), startup_flags, "build",
+                       [*flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG}"], [ORACLE_PATTERN], logs, "views")
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:
             return HarnessRun(exit_code=1, build_failed=True, summary=views.summary, sealed=sealed, escapes=escaped)
-        change = _bazel(repo, env, startup_flags, "test",
+        change = _bazel(repo, dict(env, TMPDIR=tmp["change"]), startup_flags, "test",
                         [*flags, f"--build_tag_filters=-{JUDGE_TAG}", f"--test_tag_filters=-{JUDGE_TAG}",
                          *block_flags(sealed)],
-                        [*harness, ORACLE_PATTERN], work, "change")
+                        [*harness, ORACLE_PATTERN], logs, "change")
         escaped += unconfined(read_spawns(change.spawn_log))
         if change.exit_code == 1:
             return HarnessRun(exit_code=1, targets=change.status, build_failed=True,
                               summary=views.summary + change.summary, sealed=sealed, escapes=escaped)
-        judge = _bazel(repo, env, startup_flags, "test", flags, [ORACLE_PATTERN], work, "judge")
+        judge = _bazel(repo, dict(env, TMPDIR=tmp["judge"]), startup_flags, "test", flags, [ORACLE_PATTERN], logs,
+                       "judge")
         escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
     finally:
         shutil.rmtree(work, ignore_errors=True)

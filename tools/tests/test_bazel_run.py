@@ -45,3 +45,19 @@ def test_testlog_path_of_a_label():
 def test_nested_bazel_does_not_inherit_bazel_run_variables():
     env = {"PATH": "/bin", "RUNFILES_DIR": "/r", "BUILD_WORKSPACE_DIRECTORY": "/w", "PYTHONPATH": "/p", "HOME": "/h"}
     assert clean_env(env) == {"PATH": "/bin", "HOME": "/h"}
+
+
+def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
+    import pytest
+
+    from tools.oracle_gate.bazel_run import runs_dir
+    from tools.oracle_gate.errors import GateError
+
+    import os
+
+    base = os.path.realpath(os.environ.get("TEST_TMPDIR", str(tmp_path)))
+    if not base.startswith(("/tmp/", "/dev/shm/")):  # under Bazel, TEST_TMPDIR is in the output base
+        assert runs_dir({"XDG_CACHE_HOME": base + "/cache"}) == base + "/cache/oracle-gate/runs"
+    for home in ("/tmp/somebody", "/dev/shm/x"):
+        with pytest.raises(GateError, match=r"is under /(tmp|dev/shm), which every sandboxed action can write"):
+            runs_dir({"HOME": home})

@@ -257,8 +257,8 @@ print("WROTE", _written, "of", len(set(_targets)), "judge files", file=_sys.stde
 def test_production_writing_into_the_judges_files_is_refused(repo):
     proc = attack(repo, "write-judge", {}, {"billing/tax.py": WRITE_JUDGE_FILES})
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
-    assert TRUNCATED in proc.stdout
-    assert "WROTE 0 of" in proc.stderr
+    assert TRUNCATED in proc.stdout, proc.stdout
+    assert "WROTE 0 of" in proc.stderr, proc.stderr[-5000:]
     bin_dir = Path(bazel(repo, "info", "bazel-bin").stdout.strip())
     assert '"expected"' in (bin_dir / "oracles" / "_sealed" / "oracles.expectations.json").read_text()
 
@@ -300,6 +300,72 @@ def test_a_production_action_that_would_run_unsandboxed_cannot_run(repo):
     assert "Executing genrule //billing:assets failed: No usable spawn strategy found" in proc.stderr
 
 
+def test_a_lock_that_carries_pip_options_does_not_fetch(repo):
+    # A pip option in the lock overrides --only-binary and would let pip build (run) the change's
+    # code as root during the fetch; the repository rule refuses any such line.
+    lock = (repo / "requirements_lock.txt").read_text()
+    first = next(i for i, line in enumerate(lock.splitlines()) if "==" in line)
+    lines = lock.splitlines()
+    lines.insert(first, "--no-binary bazel-runfiles")
+    proc = attack(repo, "lock-options", {"requirements_lock.txt": "\n".join(lines) + "\n"}, bug=False)
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert (f"requirements_lock.txt line {first + 1}: must be `name==version`; pip options, URLs, paths and markers "
+            "are not allowed in the lock") in proc.stderr
+
+
+REACH_SERVER = '''
+import os
+import socket
+
+
+def test_the_bazel_server_is_out_of_reach():
+    base = ""
+    runfiles = os.path.abspath(__file__)
+    for marker in ("/sandbox/", "/execroot/"):
+        if marker in runfiles:
+            base = runfiles.split(marker)[0]
+            break
+    try:
+        with open(os.path.join(base, "server", "command_port")) as f:
+            host, _, port = f.read().strip().rpartition(":")  # e.g. [::1]:35617
+    except OSError:
+        return  # the server folder is blocked
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=2).close()
+    except OSError:
+        return  # no network in the sandbox
+    raise AssertionError(f"reached the Bazel server at {host}:{port}")
+'''
+
+REACH_BUILD = '''
+py_test(
+    name = "reach_test",
+    size = "small",
+    srcs = ["reach_test.py", "pytest_main.py"],
+    args = ["reach_test.py"],
+    main = "pytest_main.py",
+    deps = ["@pypi//:pytest"],
+)
+'''
+
+
+def test_a_sandboxed_test_cannot_reach_the_bazel_server(repo):
+    git(repo, "checkout", "-q", "-B", "reach-control", "main")
+    try:
+        (repo / "harness" / "reach_test.py").write_text(REACH_SERVER)
+        with open(repo / "harness" / "BUILD.bazel", "a", encoding="utf-8") as f:
+            f.write(REACH_BUILD)
+        # Measured first without the gate's flags: the cookie and the port are readable and the
+        # loopback port answers.
+        plain = bazel(repo, "test", "//harness:reach_test")
+        assert plain.returncode == 3, plain.stdout[-3000:] + plain.stderr[-3000:]
+    finally:
+        git(repo, "checkout", "-q", "-f", "main")
+        git(repo, "clean", "-fdq", "harness")
+    proc = attack(repo, "reach", {"harness/reach_test.py": REACH_SERVER}, {"harness/BUILD.bazel": REACH_BUILD}, bug=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+
+
 # Looks for the gate's own files (event files, execution logs) where a sandboxed action can write,
 # and replaces every event file it finds.
 FORGE_EVENTS = '''
@@ -307,22 +373,23 @@ FORGE_EVENTS = '''
 import os as _os
 import sys as _sys
 
+# The gate keeps its files under $HOME/.cache/oracle-gate; HOME is not passed to actions, so find
+# it from this file's real path: the nearest ancestor that holds .cache/oracle-gate.
 _forged = 0
-_seen = 0
-for _top in ("/tmp", "/dev/shm", _os.path.expanduser("~"), "/root"):
-    for _folder, _dirs, _names in _os.walk(_top):
-        for _name in _names:
-            _seen += 1
-            if _name in ("views.events.json", "change.events.json", "judge.events.json") or _name.endswith(".spawns.bin"):
-                try:
-                    with open(_os.path.join(_folder, _name), "w") as _f:
-                        _f.write("")
-                    _forged += 1
-                except OSError:
-                    pass
-        if _seen > 200000:
-            break
-print("FORGED", _forged, "gate files", file=_sys.stderr)
+_home = _os.path.dirname(_os.path.realpath(__file__))
+while _home != "/" and not _os.path.isdir(_os.path.join(_home, ".cache", "oracle-gate")):
+    _home = _os.path.dirname(_home)
+_top = _os.path.join(_home, ".cache", "oracle-gate")
+for _folder, _dirs, _names in _os.walk(_top):
+    for _name in _names:
+        if _name.endswith((".events.json", ".spawns.bin")):
+            try:
+                with open(_os.path.join(_folder, _name), "w") as _f:
+                    _f.write("")
+                _forged += 1
+            except OSError:
+                pass
+print("FORGED", _forged, "gate files under", _top, file=_sys.stderr)
 '''
 
 
@@ -330,7 +397,7 @@ def test_production_cannot_reach_the_gates_event_files(repo):
     proc = attack(repo, "forge-events", {}, {"billing/tax.py": FORGE_EVENTS})
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     assert TRUNCATED in proc.stdout
-    assert "FORGED 0 gate files" in proc.stderr
+    assert "FORGED 0 gate files under /" in proc.stderr and "/.cache/oracle-gate" in proc.stderr
 
 
 MEMORISED = '''

@@ -17,9 +17,16 @@ never by a stored expected value. Exit 0, or 5 when an oracle file is invalid.
 
 from __future__ import annotations
 
+import os
+import sys
+
+# Python puts this script's real folder (the source tree, not the runfiles) first on sys.path; an
+# untracked file there must not shadow a module this process imports. os and sys are loaded already.
+_HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE]
+
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from typing import Any
 

@@ -19,11 +19,17 @@ it, or of `{"error": reason}` when the row has none. Exit code 0 when every inva
 
 from __future__ import annotations
 
+import os
+import sys
+
+# Python puts this script's real folder (the source tree, not the runfiles) first on sys.path; an
+# untracked file there must not shadow a module this process imports. os and sys are loaded already.
+_HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE]
+
 import argparse
 import hashlib
 import json
-import os
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
