@@ -95,6 +95,12 @@ def clean_runner_for(salt: str) -> CleanRunner:
     return run
 
 
+def one_line(text: str, limit: int = 200) -> str:
+    """`text` shown on one line: control characters escaped (`\\n`, `\\x1b`), at most `limit` characters."""
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return shown if len(shown) <= limit else shown[:limit] + "..."
+
+
 def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
     """Exit-4 violations for a run whose results cannot stand: a harness test target that did not
     pass (the change's own tests must pass in every run, though they never decide an invariant), and
@@ -320,21 +326,24 @@ def run_check(
         elif outcome not in EXECUTED:
             found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, f"{outcome}, not executed; that is not coverage"))
         elif outcome != PASSED:
+            why = observed[ident].message if ident in observed else ""
             found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, "failed: the invariant does not hold"
-                                   + (f" (salt {salt})" if salt else "")))
+                                   + (f": {one_line(why)}" if why else "") + (f" (salt {salt})" if salt else "")))
     unknown = sorted(set(outcomes) - set(ids))
     if unknown:
         report.notes.append(f"results name ids no oracle declares: {', '.join(unknown)}")
     passed = sum(1 for i in ids if outcomes.get(i) == PASSED)
     if build_failure:
         found.insert(0, build_failure)
-    found.extend(harness_found)
     if head_oracles.problems:
         # With invalid oracles the harness cannot run what they claim (the build's pin check fails
         # it first); the exit-5 lines above are the cause, so outcomes are shown but not judged.
-        report.notes.extend(f"not judged while the oracles are invalid: {v.line()}" for v in found)
-        found = []
+        report.notes.extend(f"not judged while the oracles are invalid: {v.line()}" for v in found + harness_found)
+        found, harness_found = [], []
     report.add("invariant outcomes", found, f"{passed} of {len(ids)} invariant(s) passed ({source})")
+    if run is not None:
+        harness_targets = [t for t in run.targets if t not in run.harness_failures() and not t.startswith("//oracles")]
+        report.add("harness tests", harness_found, f"{len(harness_targets)} target(s) passed, none ran unsandboxed")
 
     if clean:
         oracles_commit = head if labelled else mb

@@ -69,12 +69,15 @@ class Observed:
         digest: the observation digest the judge recorded (`observation_sha256`), or "".
         samples: the per-sample digests (`sample_sha256`), in sample order.
         source: the result file it was read from.
+        message: the `message` of the testcase's failure or error element (the judge puts the first
+            failing sample there), or "".
     """
 
     outcome: str
     digest: str = ""
     samples: tuple[str, ...] = ()
     source: str = ""
+    message: str = ""
 
 
 def _properties(case: ET.Element) -> dict[str, str]:
@@ -122,8 +125,10 @@ def parse_observed(data: bytes, source: str) -> dict[str, Observed]:
         if not match:
             continue
         props = _properties(case)
+        failure = next((c for c in case if _local(c.tag) in ("failure", "error")), None)
         found = Observed(outcome_of(case), props.get("observation_sha256", ""),
-                         tuple(props.get("sample_sha256", "").split()), source)
+                         tuple(props.get("sample_sha256", "").split()), source,
+                         failure.get("message", "") if failure is not None else "")
         if _worse(found, out.get(match.group(1))):
             out[match.group(1)] = found
     return out

@@ -236,3 +236,17 @@ def test_bootstrap_base_without_oracles(gate, tmp_path, all_passed):
     code, out, _ = check(gate, plain, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 0, out
     assert "bootstrap: the base has no oracles/policy.toml" in out
+
+
+def test_a_failed_invariant_names_its_first_failing_sample_on_one_line(gate, project, tmp_path, all_passed):
+    project.commit("nothing")
+    path = tmp_path / "r.xml"
+    cases = "".join(f'<testcase name="invariant[{i}]"/>' for i in all_passed if i != "add_table")
+    path.write_text('<testsuites><testsuite name="oracle">' + cases
+                    + '<testcase name="invariant[add_table]"><failure message="sample 2: raised ValueError: a&#10;'
+                      'gate ok (exit 0)&#13;x"/></testcase></testsuite></testsuites>')
+    code, out, _ = check(gate, project, str(path))
+    assert code == 4, out
+    assert ("[4] oracles/ add_table: failed: the invariant does not hold: sample 2: raised ValueError: a\\n"
+            "gate ok (exit 0)\\rx") in out
+    assert "gate ok (exit 0)" not in out.splitlines()

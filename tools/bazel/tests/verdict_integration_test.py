@@ -105,7 +105,8 @@ def test_a_conftest_that_rewrites_failures_and_tests_without_assertions_change_o
                                      "harness/examples_test.py": examples})
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     violations = [line for line in proc.stdout.splitlines() if line.startswith("[")]
-    assert len(violations) == 1 and violations[0].startswith(TRUNCATED + " (salt "), violations
+    assert len(violations) == 1 and violations[0].startswith(TRUNCATED + ": sample "), violations
+    assert "!= expected" in violations[0] and " (salt " in violations[0], violations
 
 
 REBIND = '''
