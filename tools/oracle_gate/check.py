@@ -183,9 +183,13 @@ def review_notes(base: Oracles, head: Oracles) -> list[str]:
             narrower = inv.min > old.min or inv.max < old.max
             what = "widened" if wider and not narrower else "narrowed" if narrower and not wider else "moved"
             notes.append(f"review: bound {what}: {inv.id} [{old.min}, {old.max}] -> [{inv.min}, {inv.max}]")
-        for attr in ("kind", "entry", "blob", "blob_sha256", "seed", "args", "repeat"):
+        for attr in ("kind", "entry", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s"):
             if getattr(inv, attr) != getattr(old, attr):
                 notes.append(f"review: {inv.id} {attr} changed: {getattr(old, attr)!r} -> {getattr(inv, attr)!r}")
+        if inv.generate != old.generate:
+            was = old.generate.count if old.generate else 0
+            now = inv.generate.count if inv.generate else 0
+            notes.append(f"review: {inv.id} generate changed: {was} -> {now} generated sample(s) per run")
     return notes
 
 

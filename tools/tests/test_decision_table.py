@@ -250,3 +250,18 @@ def test_a_failed_invariant_names_its_first_failing_sample_on_one_line(gate, pro
     assert ("[4] oracles/ add_table: failed: the invariant does not hold: sample 2: raised ValueError: a\\n"
             "gate ok (exit 0)\\rx") in out
     assert "gate ok (exit 0)" not in out.splitlines()
+
+
+def test_a_labelled_change_of_generators_or_time_limit_is_reported_for_review(gate, project, tmp_path, all_passed):
+    text = project.read("oracles/shop.toml").decode()
+    text = text.replace('kind = "bound"\n', 'kind = "bound"\ntimeout_s = 5\n', 1)
+    head, bound_row, others = text.split("[[invariant]]", 2)
+    generated = "[invariant.generate]\ncount = 7\na = { int = [0, 3] }\nb = { int = [0, 3] }\n\n"
+    text = head + "[[invariant]]" + bound_row + generated + "[[invariant]]" + others
+    project.write("oracles/shop.toml", text)
+    project.write_manifest()
+    project.commit("tighter time limit, generated samples")
+    code, out, err = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
+    assert code == 0, out + err
+    assert "review: sum_in_range timeout_s changed: 60 -> 5.0" in out
+    assert "review: sum_in_range generate changed: 0 -> 7 generated sample(s) per run" in out
