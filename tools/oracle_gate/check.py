@@ -102,19 +102,22 @@ def one_line(text: str, limit: int = 200) -> str:
 
 
 def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
-    """Exit-4 violations for a run whose results cannot stand: a harness test target that did not
-    pass (the change's own tests must pass in every run, though they never decide an invariant), and
-    any spawn that ran where the gate does not allow it (execlog.py, bazel_run.run_harness)."""
-    found = [
+    """One exit-4 violation per harness test target that did not pass: the change's own tests must
+    pass in every run, though they never decide an invariant."""
+    return [
         Violation(errors.NO_OUTCOME, "harness/", "", f"{label} {status} in the {where} run: the harness's own tests must pass")
         for label, status in run.harness_failures().items()
     ]
-    found += [
+
+
+def escape_violations(run: HarnessRun, where: str) -> list[Violation]:
+    """One exit-4 violation per spawn that ran where the gate does not allow it (execlog.py,
+    bazel_run.run_harness): no result of such a run counts."""
+    return [
         Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: the change's code runs "
                   "sandboxed and only the gate's own actions run in its invocations, so no result of this run counts")
         for escape in run.escapes
     ]
-    return found
 
 
 def _protection(base: Oracles, head: Oracles) -> tuple[str, tuple[str, ...]]:
@@ -316,7 +319,7 @@ def run_check(
                                       "the oracle test or the harness did not build (bazel exit 1; an action or test "
                                       "that cannot run sandboxed, e.g. tagged local or no-sandbox, fails there too); "
                                       "see Bazel's output above")
-        harness_found = harness_violations(run, "workspace")
+        harness_found = harness_violations(run, "workspace") + escape_violations(run, "workspace")
     outcomes = {ident: found.outcome for ident, found in observed.items()}
     report.outcomes = outcomes
     report.observed = observed
@@ -375,7 +378,7 @@ def run_check(
                 if left != right:
                     disagree.append(Violation(errors.RUNS_DISAGREE, "harness/", "",
                                               f"{label}: workspace run {left}, clean {where} run {right}"))
-        disagree.extend(v for v in harness_violations(clean_result, f"clean {where}") if "ran outside the sandbox" in v.message)
+        disagree.extend(escape_violations(clean_result, f"clean {where}"))
         source_note = "HEAD's oracles (labelled change)" if labelled else "the base's oracles"
         report.add("clean run", disagree,
                    f"{len(clean_observed)} id(s), same outcomes and observation digests as the workspace run "

@@ -177,16 +177,6 @@ def result_files(paths: Iterable[str]) -> list[tuple[str, bool]]:
     return files
 
 
-def merge(maps: Iterable[dict[str, str]]) -> dict[str, str]:
-    """Merges id -> outcome maps; the worst outcome of an id wins."""
-    out: dict[str, str] = {}
-    for mapping in maps:
-        for ident, outcome in mapping.items():
-            if ident not in out or _RANK[outcome] > _RANK[out[ident]]:
-                out[ident] = outcome
-    return out
-
-
 def merge_observed(maps: Iterable[dict[str, Observed]]) -> dict[str, Observed]:
     """Merges id -> Observed maps; the worst outcome of an id wins, the first of equal ones."""
     out: dict[str, Observed] = {}
@@ -267,11 +257,6 @@ def to_junit(observed: dict[str, Observed], suite: str) -> bytes:
             ET.SubElement(case, "skipped", message="skipped")
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
-
-
-def observed_of(outcomes: dict[str, str]) -> dict[str, Observed]:
-    """Outcomes without digests as Observed values (for runs that recorded none)."""
-    return {ident: Observed(outcome) for ident, outcome in outcomes.items()}
 
 
 @dataclass(frozen=True)

@@ -225,3 +225,19 @@ def test_compare_of_two_runs_without_ids_cannot_decide(gate, tmp_path):
     a.write_text("<testsuites><testsuite><testcase name='test_other'/></testsuite></testsuites>")
     code, _, err = gate("compare", str(a), str(a))
     assert code == 1 and "neither run reports any invariant id" in err
+
+
+def test_a_spawn_where_the_gate_does_not_allow_it_in_the_clean_run_voids_it(project):
+    from tools.oracle_gate.execlog import Escape
+
+    project.commit("nothing")
+    same = {i: Observed("passed", f"d-{i}") for i in IDS}
+    spoiled = HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS}, observed=dict(same),
+                         escapes=[Escape("OracleCall", "linux-sandbox", "bazel-out/k8/bin/oracles/o.json",
+                                         "in the judge's invocation")])
+    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same),
+                       clean=True, clean_runner=lambda *_a: spoiled)
+    assert [v.line() for v in report.violations] == [
+        "[4] harness/: a OracleCall action writing bazel-out/k8/bin/oracles/o.json ran in the judge's invocation in "
+        "the clean sandboxed run: the change's code runs sandboxed and only the gate's own actions run in its "
+        "invocations, so no result of this run counts"]
