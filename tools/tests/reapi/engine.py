@@ -201,6 +201,12 @@ class Process:
             os.killpg(self.pid, signal.SIGKILL)
 
 
+# gRPC server threads, which BuildGrid also uses as its limit of concurrent RPCs (beyond it a call
+# fails with RESOURCE_EXHAUSTED). Above Bazel's default --remote_max_connections (100) plus the
+# worker's long polls, so one client's uploads never crowd out the worker.
+GRPC_THREADS = 256
+
+
 def cache_config(port: int, storage: Path) -> str:
     """BuildGrid YAML config: CAS, ActionCache (updatable) and ByteStream, instance "", no TLS.
 
@@ -231,6 +237,7 @@ instances:
         storage: *cas
       - !bytestream
         storage: *cas
+thread-pool-size: {GRPC_THREADS}
 """
 
 
@@ -279,7 +286,7 @@ instances:
       - !execution
         scheduler: *scheduler
         operation-stream-keepalive-timeout: 30
-""", 1) + "thread-pool-size: 64\n"
+""", 1)
 
 
 def postgres_url(port: int, user: str = "bgd", database: str = "bgd") -> str:

@@ -69,6 +69,10 @@ LOG = logging.getLogger("reapi-worker")
 BATCH_BYTES = 1 << 20  # Blobs up to this size go through Batch{Read,Update}Blobs, larger ones via ByteStream.
 BATCH_COUNT = 500
 HEARTBEAT_S = 3.0
+# CAS calls refused because the server is at its concurrent-RPC limit, or briefly unreachable, were
+# not handled and are sent again: up to CAS_ATTEMPTS times, CAS_BACKOFF_S seconds apart, doubling.
+CAS_ATTEMPTS = 8
+CAS_BACKOFF_S = 0.25
 
 # Sealing. Where the input root appears inside the sandbox: fixed, so that paths an action writes
 # into its outputs do not depend on the lease.
@@ -285,8 +289,33 @@ def digest_of(data: bytes) -> re_pb2.Digest:
     return re_pb2.Digest(hash=hashlib.sha256(data).hexdigest(), size_bytes=len(data))
 
 
+def _transient(error: grpc.RpcError) -> bool:
+    """True for the status codes of a call the server did not handle (safe to send again)."""
+    return error.code() in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)
+
+
+def with_retries(attempt: Callable[[], object], what: str, attempts: int = CAS_ATTEMPTS,
+                 backoff_s: float = CAS_BACKOFF_S, sleep: Callable[[float], None] = time.sleep):  # type: ignore[no-untyped-def]
+    """Returns `attempt()`, calling it again while it raises a transient grpc.RpcError (see
+    `_transient`), at most `attempts` times, waiting `backoff_s` seconds, doubled each time.
+
+    Raises:
+        grpc.RpcError: A non-transient error at once, or the last transient one.
+    """
+    for n in range(attempts):
+        try:
+            return attempt()
+        except grpc.RpcError as e:
+            if not _transient(e) or n == attempts - 1:
+                raise
+            LOG.info("%s: %s (%s); attempt %d of %d", what, e.code().name, e.details(), n + 2, attempts)
+            sleep(backoff_s * (2 ** n))
+    raise AssertionError("unreachable")
+
+
 class Cas:
-    """Reads and writes blobs of one CAS instance."""
+    """Reads and writes blobs of one CAS instance. Every call is retried while the server refuses
+    it as busy or unreachable (`with_retries`)."""
 
     def __init__(self, channel: grpc.Channel, instance: str) -> None:
         self.cas = re_grpc.ContentAddressableStorageStub(channel)
@@ -304,9 +333,12 @@ class Cas:
         for d in unique.values():
             if d.size_bytes > BATCH_BYTES:
                 name = self._resource("blobs", d.hash, str(d.size_bytes))
-                out[d.hash] = b"".join(r.data for r in self.bytestream.Read(bytestream_pb2.ReadRequest(resource_name=name)))
+                request = bytestream_pb2.ReadRequest(resource_name=name)
+                out[d.hash] = with_retries(lambda: b"".join(r.data for r in self.bytestream.Read(request)),
+                                           f"read {d.hash}")
         for batch in _batches(small):
-            reply = self.cas.BatchReadBlobs(re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=batch))
+            batch_request = re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=batch)
+            reply = with_retries(lambda: self.cas.BatchReadBlobs(batch_request), "BatchReadBlobs")
             for r in reply.responses:
                 if r.status.code != code_pb2.OK:
                     raise KeyError(f"blob {r.digest.hash}/{r.digest.size_bytes}: {r.status.message}")
@@ -316,25 +348,29 @@ class Cas:
     def write(self, blobs: dict[str, bytes]) -> None:
         """Uploads blobs (keyed by hash) that the CAS does not have yet."""
         digests = [re_pb2.Digest(hash=h, size_bytes=len(b)) for h, b in blobs.items()]
-        missing = self.cas.FindMissingBlobs(
-            re_pb2.FindMissingBlobsRequest(instance_name=self.instance, blob_digests=digests)).missing_blob_digests
+        find = re_pb2.FindMissingBlobsRequest(instance_name=self.instance, blob_digests=digests)
+        missing = with_retries(lambda: self.cas.FindMissingBlobs(find), "FindMissingBlobs").missing_blob_digests
         small = [d for d in missing if d.size_bytes <= BATCH_BYTES]
         for batch in _batches(small):
-            reply = self.cas.BatchUpdateBlobs(re_pb2.BatchUpdateBlobsRequest(
+            update = re_pb2.BatchUpdateBlobsRequest(
                 instance_name=self.instance,
-                requests=[re_pb2.BatchUpdateBlobsRequest.Request(digest=d, data=blobs[d.hash]) for d in batch]))
+                requests=[re_pb2.BatchUpdateBlobsRequest.Request(digest=d, data=blobs[d.hash]) for d in batch])
+            reply = with_retries(lambda: self.cas.BatchUpdateBlobs(update), "BatchUpdateBlobs")
             for r in reply.responses:
                 if r.status.code != code_pb2.OK:
                     raise RuntimeError(f"upload of {r.digest.hash}: {r.status.message}")
         for d in missing:
             if d.size_bytes > BATCH_BYTES:
-                data = blobs[d.hash]
-                name = self._resource("uploads", str(uuid.uuid4()), "blobs", d.hash, str(d.size_bytes))
-                chunks = (bytestream_pb2.WriteRequest(resource_name=name if off == 0 else "", write_offset=off,
-                                                      data=data[off:off + BATCH_BYTES],
-                                                      finish_write=off + BATCH_BYTES >= len(data))
-                          for off in range(0, len(data), BATCH_BYTES))
-                self.bytestream.Write(chunks)
+                with_retries(functools.partial(self._upload, d, blobs[d.hash]), f"write {d.hash}")
+
+    def _upload(self, d: re_pb2.Digest, data: bytes) -> None:
+        """One ByteStream upload of `data`, under a fresh upload id (so a retry starts over)."""
+        name = self._resource("uploads", str(uuid.uuid4()), "blobs", d.hash, str(d.size_bytes))
+        chunks = (bytestream_pb2.WriteRequest(resource_name=name if off == 0 else "", write_offset=off,
+                                              data=data[off:off + BATCH_BYTES],
+                                              finish_write=off + BATCH_BYTES >= len(data))
+                  for off in range(0, len(data), BATCH_BYTES))
+        self.bytestream.Write(chunks)
 
 
 def _batches(digests: Sequence[re_pb2.Digest]) -> Iterable[list[re_pb2.Digest]]:

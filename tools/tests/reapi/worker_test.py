@@ -153,6 +153,38 @@ def test_bots_calls_retry_while_the_server_is_at_its_rpc_limit() -> None:
     assert (proc.returncode, proc.stdout.split()) == (0, ["answer", "NOT_FOUND"]), proc.stderr
 
 
+def test_cas_calls_retry_while_the_server_is_busy_and_stop_on_other_errors() -> None:
+    # A CAS read refused as busy inside a lease used to fail the action (FAILED_PRECONDITION), and
+    # Bazel does not retry that: the whole build failed on a momentary server limit.
+    script = textwrap.dedent("""
+        import grpc, worker
+        class Error(grpc.RpcError):
+            def __init__(self, code): self._code = code
+            def code(self): return self._code
+            def details(self): return "test"
+        def calls(*outcomes):
+            outcomes = list(outcomes)
+            def attempt():
+                o = outcomes.pop(0)
+                if isinstance(o, Exception): raise o
+                return o
+            return attempt
+        waits = []
+        busy = calls(Error(grpc.StatusCode.RESOURCE_EXHAUSTED), Error(grpc.StatusCode.UNAVAILABLE), "blob")
+        print(worker.with_retries(busy, "read", sleep=waits.append), waits)
+        for attempt, n in ((calls(Error(grpc.StatusCode.NOT_FOUND), "never"), 5),
+                           (calls(*[Error(grpc.StatusCode.RESOURCE_EXHAUSTED)] * 3, "never"), 3)):
+            try:
+                worker.with_retries(attempt, "read", attempts=n, sleep=lambda s: None)
+            except grpc.RpcError as e:
+                print(e.code().name)
+    """)
+    proc = subprocess.run([engine.buildgrid_python(), "-B", "-c", script], cwd=engine.HERE, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert (proc.returncode, proc.stdout.splitlines()) == (
+        0, ["blob [0.25, 0.5]", "NOT_FOUND", "RESOURCE_EXHAUSTED"]), proc.stderr
+
+
 # The engine.
 
 def _alive(pid: int) -> bool:
