@@ -30,6 +30,7 @@ from tools.oracle_gate.execlog import (
     unexpected,
 )
 from tools.oracle_gate.results import Observed, merge_observed, parse_observed
+from tools.oracle_gate.text import visible
 
 # The protected package whose test targets report invariant outcomes (oracles/BUILD.bazel), and the
 # agent-writable one whose tests must pass but count for nothing else.
@@ -44,6 +45,9 @@ JUDGE_TAG = "oracle_judge"
 _RESULT_EXITS = (0, 1, 3, 4)
 # Bazel's process summary, e.g. "INFO: 9 processes: 2 remote, 7 internal."
 _SUMMARY = re.compile(r"^INFO: \d+ process(es)?: ")
+# Bazel's output (which includes the output of failed tests, i.e. text the change wrote) is relayed
+# to stderr with this prefix on every line, escaped: it can never pass for a line of the gate's own.
+RELAY_PREFIX = "bazel| "
 # Variables that `bazel run` sets for the gate itself; a nested Bazel must not inherit them.
 _DROP_PREFIXES = ("RUNFILES_", "PYTHON", "BUILD_", "TEST_", "JAVA_RUNFILES", "BAZEL_")
 
@@ -303,7 +307,7 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
     execution_log = os.path.join(work, f"{name}.spawns.bin")
     cmd = ["bazel", *startup_flags, command, "--symlink_prefix=/", f"--build_event_json_file={bep}",
            f"--experimental_execution_log_file={execution_log}", *flags, "--", *targets]
-    print("oracle-gate: running " + " ".join(cmd), file=sys.stderr, flush=True)
+    print(visible("oracle-gate: running " + " ".join(cmd)), file=sys.stderr, flush=True)
     summary: list[str] = []
     try:
         proc = subprocess.Popen(cmd, cwd=repo, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -313,10 +317,12 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
     assert proc.stdout is not None
     try:
         for raw in proc.stdout:
-            line = raw.decode("utf-8", "replace")
-            sys.stderr.write(line)
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            sys.stderr.write(RELAY_PREFIX + visible(line) + "\n")
             if _SUMMARY.search(line):
-                summary.append(line.strip())
+                # Bazel prints its process summary once, at the end; a test's output printed
+                # earlier that looks like one is replaced by the real one.
+                summary[:] = [visible(line.strip())]
         returncode = proc.wait()
     finally:
         stop(proc)

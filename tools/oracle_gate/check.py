@@ -16,6 +16,7 @@ from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.policy import ALWAYS_PROTECTED, POLICY_PATH, Policy, has_label, label_name
 from tools.oracle_gate.results import EXECUTED, PASSED, Observed, differences, load_observed
 from tools.oracle_gate.schema import Invariant
+from tools.oracle_gate.text import one_line
 from tools.oracle_gate.tree import Entry, GitTree
 from tools.oracle_gate.worktree import differences as work_tree_differences
 
@@ -95,10 +96,10 @@ def clean_runner_for(salt: str) -> CleanRunner:
     return run
 
 
-def one_line(text: str, limit: int = 200) -> str:
-    """`text` shown on one line: control characters escaped (`\\n`, `\\x1b`), at most `limit` characters."""
-    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-    return shown if len(shown) <= limit else shown[:limit] + "..."
+def _origin(found: Observed, result_paths: Sequence[str]) -> str:
+    """` (from FILE)`: the result file an outcome was read from, when the operator gave the results
+    (a test-log directory holds many; the gate's own runs say which run instead)."""
+    return f" (from {found.source})" if result_paths and found.source else ""
 
 
 def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
@@ -331,11 +332,13 @@ def run_check(
         if outcome is None:
             found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, f"no outcome in {source}; the oracle test must run it"))
         elif outcome not in EXECUTED:
-            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, f"{outcome}, not executed; that is not coverage"))
+            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident,
+                                   f"{outcome}, not executed; that is not coverage{_origin(observed[ident], result_paths)}"))
         elif outcome != PASSED:
-            why = observed[ident].message if ident in observed else ""
+            why = observed[ident].message
             found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, "failed: the invariant does not hold"
-                                   + (f": {one_line(why)}" if why else "") + (f" (salt {salt})" if salt else "")))
+                                   + (f": {one_line(why)}" if why else "") + _origin(observed[ident], result_paths)
+                                   + (f" (salt {salt})" if salt else "")))
     unknown = sorted(set(outcomes) - set(ids))
     if unknown:
         report.notes.append(f"results name ids no oracle declares: {', '.join(unknown)}")

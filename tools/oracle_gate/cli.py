@@ -14,6 +14,7 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.commands import check_cmd, clean_run_cmd, compare_cmd, manifest_cmd
 from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.gitio import toplevel
+from tools.oracle_gate.text import visible
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,6 +117,6 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except Exception as exc:  # noqa: BLE001 - fail closed on anything unexpected
         if debug:
             traceback.print_exc()
-        print(f"oracle_gate: [1] internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
+        print(f"oracle_gate: [1] internal error: {type(exc).__name__}: {visible(str(exc))} (rerun with --debug for a traceback)",
               file=sys.stderr)
         return errors.UNDECIDED

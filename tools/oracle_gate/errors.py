@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tools.oracle_gate.text import visible
+
 # Exit codes, docs/design.md section 6. The process exits with the lowest code that applies.
 OK = 0
 UNDECIDED = 1
@@ -56,7 +58,7 @@ class GateError(Exception):
         text = ": ".join(where + [self.message])
         if self.fix:
             text += f"; {self.fix}"
-        return text
+        return visible(text)
 
 
 class UsageError(GateError):
@@ -90,13 +92,14 @@ class Violation:
     message: str
 
     def line(self) -> str:
-        """Returns the one-line text form: `[code] path id: message`."""
+        """Returns the one-line text form: `[code] path id: message`, every part passed through
+        `text.visible` (a path or message from the change never breaks the line)."""
         parts = [f"[{self.code}]"]
         if self.path:
             parts.append(self.path)
         if self.id:
             parts.append(self.id)
-        return " ".join(parts) + f": {self.message}"
+        return visible(" ".join(parts) + f": {self.message}")
 
     @classmethod
     def from_error(cls, error: GateError) -> "Violation":

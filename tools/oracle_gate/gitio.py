@@ -110,6 +110,29 @@ def _refuse_ambiguous(repo: str, rev: str) -> None:
         raise GitError(f"base {rev!r} is ambiguous ({names}); pass the full ref name, e.g. --base refs/remotes/origin/main")
 
 
+def parents(repo: str, commit: str) -> list[str]:
+    """Returns the parent ids written in `commit`'s object, first parent first ([] for a root commit).
+
+    Read from the object itself (`git cat-file commit`, replace refs off), so neither a grafts
+    file nor a shallow clone, which hides the parents of its boundary commits from history walks,
+    changes the answer.
+
+    Args:
+        commit: a full commit id (as resolve_commit returns).
+
+    Raises:
+        GitError: (exit 1) when `commit` does not name a commit object.
+    """
+    raw = git(repo, "cat-file", "commit", commit)
+    found = []
+    for line in raw.split(b"\n"):
+        if not line:  # the blank line ends the header; the message follows
+            break
+        if line.startswith(b"parent "):
+            found.append(line[len(b"parent "):].decode("ascii", "replace").strip())
+    return found
+
+
 def refuse_grafts(repo: str) -> None:
     """Refuses a repository with a grafts file, which rewrites history for every git command.
 

@@ -10,8 +10,10 @@ from tools.oracle_gate.policy import POLICY_PATH, Policy, parse_policy
 from tools.oracle_gate.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.schema import Invariant, OracleFile, duplicate_ids, is_oracle_path, parse_oracle
 from tools.oracle_gate.tree import GITLINK, Entry, Tree
+from tools.oracle_gate.transform import explain, restore_fix
 
-PIN_FIX = "restore the blob, or update blob_sha256 in a change labelled oracle-change"
+PIN_FIX = ("if you changed the blob on purpose, update blob_sha256 in a change labelled oracle-change; "
+           "if you did not, restore it: `git cat-file blob HEAD:{path} > {path}` writes the committed bytes")
 
 
 @dataclass
@@ -59,12 +61,11 @@ def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None) ->
     assert data is not None
     actual = hashlib.sha256(data).hexdigest()
     if actual != invariant.blob_sha256:
-        return bad(
-            "blob_sha256",
-            f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, "
-            f"the bytes hash to {actual}",
-            PIN_FIX,
-        )
+        mismatch = f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, the bytes hash to {actual}"
+        rewrite = explain(data, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
+        if rewrite:
+            return bad("blob_sha256", f"{mismatch}; they are the pinned bytes with {rewrite}", restore_fix(invariant.blob))
+        return bad("blob_sha256", mismatch, PIN_FIX.format(path=invariant.blob))
     try:
         check_shape(invariant, load_samples(data))
     except SampleError as exc:

@@ -14,15 +14,20 @@ import re
 from tools.oracle_gate.errors import MANIFEST_FIX, OracleError
 from tools.oracle_gate.loader import load_oracles
 from tools.oracle_gate.schema import ID_PATTERN
+from tools.oracle_gate.transform import explain
 from tools.oracle_gate.tree import Tree
 
 MANIFEST_PATH = "oracles/MANIFEST.sha256"
+REWRITE_FIX = ("do not regenerate the manifest or re-pin: restore each file with `git cat-file blob HEAD:PATH > PATH` "
+               "and remove the setting that rewrites them (core.autocrlf, .git/info/attributes, core.attributesFile); "
+               "the repository's .gitattributes keeps oracles/ byte-exact")
 HEADER = (
     "# oracle-gate manifest, schema 1. Generated from oracles/ by\n"
     "# `bazel run //tools:oracle_gate -- manifest --write`; do not edit by hand.\n"
     "# Verify the file hashes from the repository root: sha256sum --check oracles/MANIFEST.sha256\n"
 )
 INVARIANT_LINE = re.compile(r"# invariant ([a-z][a-z0-9_]{0,63}) (oracles/[^\s]+\.toml)")
+HASH_LINE = re.compile(r"([0-9a-f]{64})  (oracles/.+)")
 
 
 def render(tree: Tree) -> str:
@@ -59,10 +64,40 @@ def render(tree: Tree) -> str:
     return "".join(lines)
 
 
+def checkout_rewrites(tree: Tree) -> list[str]:
+    """Files under `oracles/` whose bytes in `tree` are the manifest's recorded bytes rewritten by a
+    checkout transformation (transform.py), as `path (what happened)`; the manifest itself counts
+    when its own line endings were converted. Empty for a tree read from git objects.
+    """
+    listing = tree.files("oracles")
+    entry = listing.get(MANIFEST_PATH)
+    if entry is None or not entry.is_regular:
+        return []
+    data = tree.read(entry)
+    out = []
+    what = explain(data, lambda original: b"\r" not in original and original.startswith(HEADER.encode()))
+    if what:
+        out.append(f"{MANIFEST_PATH} ({what})")
+    for line in data.decode("utf-8", "replace").replace("\r\n", "\n").splitlines():
+        match = HASH_LINE.fullmatch(line)
+        found = listing.get(match.group(2)) if match else None
+        if match is None or found is None or not found.is_regular:
+            continue
+        pinned = match.group(1)
+        content = tree.read(found)
+        if hashlib.sha256(content).hexdigest() != pinned:
+            what = explain(content, lambda original: hashlib.sha256(original).hexdigest() == pinned)
+            if what:
+                out.append(f"{match.group(2)} ({what})")
+    return out
+
+
 def manifest_problems(tree: Tree) -> list[OracleError]:
     """Returns why the tree's committed manifest is not current (empty when it is).
 
-    The first differing line is quoted so the reader sees what changed.
+    The first differing line is quoted so the reader sees what changed. When the difference is a
+    checkout transformation of committed bytes (`checkout_rewrites`), the problem says so and how
+    to restore them, instead of advising to regenerate the manifest.
     """
     listing = tree.files("oracles")
     try:
@@ -82,6 +117,11 @@ def manifest_problems(tree: Tree) -> list[OracleError]:
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
     first = diff[0] if diff else "(whitespace)"
+    rewritten = checkout_rewrites(tree)
+    if rewritten:
+        return [OracleError(f"does not match the work tree because git rewrote {len(rewritten)} committed file(s) at "
+                            f"checkout: {'; '.join(rewritten[:3])}" + ("; ..." if len(rewritten) > 3 else ""),
+                            path=MANIFEST_PATH, fix=REWRITE_FIX)]
     return [OracleError(f"is stale ({len(diff)} differing lines, first: {first!r})", path=MANIFEST_PATH, fix=MANIFEST_FIX)]
 
 

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from tools.oracle_gate.errors import MANIFEST_FIX, OracleError
-from tools.oracle_gate.manifest import MANIFEST_PATH, render
+from tools.oracle_gate.manifest import MANIFEST_PATH, REWRITE_FIX, checkout_rewrites, render
+from tools.oracle_gate.text import visible
 from tools.oracle_gate.tree import WorkTree
 
 
@@ -26,7 +27,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
         print(f"[{exc.code}] {exc}")
         return exc.code
     try:
-        with open(os.path.join(root, MANIFEST_PATH), encoding="utf-8") as f:
+        with open(os.path.join(root, MANIFEST_PATH), encoding="utf-8", errors="replace", newline="") as f:
             actual = f.read()
     except OSError as exc:
         print(f"[5] {MANIFEST_PATH}: cannot be read ({exc.strerror}); {MANIFEST_FIX}")
@@ -34,9 +35,16 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     if actual == expected:
         print(f"{MANIFEST_PATH} is current")
         return 0
-    sys.stdout.writelines(difflib.unified_diff(
+    sys.stdout.writelines(visible(line.rstrip("\n")) + "\n" for line in difflib.unified_diff(
         actual.splitlines(keepends=True), expected.splitlines(keepends=True),
         f"{MANIFEST_PATH} (committed)", f"{MANIFEST_PATH} (generated)"))
+    rewritten = checkout_rewrites(tree)
+    if rewritten:
+        for line in rewritten:
+            print(visible(f"[5] {line}: rewritten at checkout"))
+        print(f"[5] {MANIFEST_PATH}: does not match the files because git rewrote {len(rewritten)} committed file(s) "
+              f"at checkout; {REWRITE_FIX}")
+        return 5
     print(f"[5] {MANIFEST_PATH}: is stale; {MANIFEST_FIX}")
     return 5
 

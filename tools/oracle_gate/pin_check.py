@@ -33,6 +33,7 @@ from tools.oracle_gate.policy import parse_policy
 from tools.oracle_gate.runner.views import split
 from tools.oracle_gate.samples import load_samples
 from tools.oracle_gate.schema import Invariant, duplicate_ids, parse_oracle
+from tools.oracle_gate.text import visible
 from tools.oracle_gate.tree import REGULAR, Entry
 
 
@@ -126,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         problems, index, rows = verify(policy, _pairs(args.oracle), _pairs(args.blob))
     except OSError as exc:
-        print(f"oracle pin check: [1] cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        print(visible(f"oracle pin check: [1] cannot read {exc.filename}: {exc.strerror}"), file=sys.stderr)
         return errors.UNDECIDED
     for problem in problems:
         print(f"oracle pin check: [{problem.code}] {problem}", file=sys.stderr)

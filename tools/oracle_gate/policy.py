@@ -7,6 +7,7 @@ import sys
 import tomllib
 from dataclasses import dataclass
 
+from tools.oracle_gate.encoding import text_problem
 from tools.oracle_gate.errors import OracleError
 
 POLICY_PATH = "oracles/policy.toml"
@@ -37,13 +38,20 @@ class Policy:
 def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
     """Parses policy.toml bytes.
 
+    Args:
+        data: the file's bytes (UTF-8 TOML).
+        path: repository-relative path, used in messages.
+
     Raises:
-        OracleError: (exit 5) on bad TOML, unknown keys, wrong types or empty lists.
+        OracleError: (exit 5) on bytes that are not clean UTF-8 text (a byte order mark, UTF-16,
+            Latin-1, NUL or another control character, named in words by
+            `encoding.text_problem`), bad TOML, unknown keys, wrong types or empty lists.
     """
+    unreadable = text_problem(data, "TOML")
+    if unreadable is not None:
+        raise OracleError(unreadable, path=path)
     try:
         doc = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise OracleError(f"is not UTF-8 (byte {exc.start})", path=path) from None
     except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         raise OracleError(f"is not valid TOML: {exc}", path=path) from None
     for key in sorted(set(doc) - _KEYS):

@@ -11,7 +11,7 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from xml.parsers import expat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import GateError
@@ -151,27 +151,146 @@ def is_oracle_result(path: str, given: str) -> bool:
     return rel.startswith("oracles/") or os.path.basename(os.path.abspath(given)) == "oracles"
 
 
+# What Bazel writes for one test action (docs/design.md section 5), measured on Bazel 4.2.3:
+#   <package>/<target>/test.xml                     the action's final attempt
+#   <package>/<target>/test_attempts/attempt_N.xml  earlier attempts (flaky = True, --flaky_test_attempts)
+#   <package>/<target>/shard_I_of_M/...             one directory per shard (shard_count)
+#   <package>/<target>/run_J_of_K/...               one per run (--runs_per_test)
+#   <package>/<target>/shard_I_of_M_run_J_of_K/...  both
+# beside logs and the test's undeclared outputs (`test.outputs`, `attempt_N.outputs`, ...), which the
+# test itself writes and which are therefore never read as results.
+_SHARD_RUN = re.compile(r"(?:shard_(\d+)_of_(\d+))?(?:_?run_(\d+)_of_(\d+))?\Z")
+_ATTEMPT = re.compile(r"attempt_(\d+)\.([a-z_]+)\Z")
+_TEST_OUTPUTS = {"test.outputs", "test.outputs_manifest", "test.raw_splitlogs"}
+_ATTEMPT_OUTPUTS = {"outputs", "outputs_manifest", "raw_splitlogs"}
+_RESTORE = "remove the test-log directory (or run `bazel clean`) and run the tests again"
+
+
+def _shard_run(name: str) -> tuple[int, int, int, int] | None:
+    """(shard, shards, run, runs) for a `shard_I_of_M`, `run_J_of_K` or `shard_I_of_M_run_J_of_K`
+    directory name (an absent part is 1 of 1), else None."""
+    match = _SHARD_RUN.match(name)
+    if not name or not match or (match.group(1) and match.group(3) and "_run_" not in name):
+        return None
+    shard, shards, run, runs = (int(g) if g else 1 for g in match.groups())
+    if name.startswith("_") or not (1 <= shard <= shards and 1 <= run <= runs):
+        return None
+    return shard, shards, run, runs
+
+
+def _attempt_files(folder: str) -> list[str]:
+    """The `attempt_N.xml` files of a `test_attempts` directory, in attempt order.
+
+    Raises:
+        GateError: (exit 1) for an entry Bazel does not write there, or an attempt with a log but no
+            test.xml (its outcome would be unknown).
+    """
+    xml: dict[int, str] = {}
+    logs: set[int] = set()
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        match = _ATTEMPT.match(name)
+        kind = match.group(2) if match else ""
+        if match and kind == "xml" and os.path.isfile(path) and not os.path.islink(path):
+            xml[int(match.group(1))] = path
+        elif match and kind == "log":
+            logs.add(int(match.group(1)))
+        elif match and kind in _ATTEMPT_OUTPUTS and os.path.isdir(path) and not os.path.islink(path):
+            continue  # The attempt's undeclared outputs: written by the test, never results.
+        else:
+            raise GateError(f"holds {name!r}, which Bazel does not write there; the gate cannot tell which "
+                            f"attempt it belongs to", path=folder, fix=_RESTORE)
+    for number in sorted(logs - set(xml)):
+        raise GateError(f"attempt {number} has a log but no attempt_{number}.xml; its outcome is unknown",
+                        path=folder, fix=_RESTORE)
+    return [xml[n] for n in sorted(xml)]
+
+
+def logged_results(given: str) -> list[str]:
+    """Every result file of a Bazel test-log directory (`bazel-testlogs`, or any folder below it):
+    each test action's final `test.xml` and every earlier attempt's `test_attempts/attempt_N.xml`,
+    over all shards and runs, so that an attempt that failed before a retry passed is never lost.
+
+    Raises:
+        GateError: (exit 1) when the layout is not one the gate understands, so that results of
+            different invocations cannot mix: an XML file other than these; a `test_attempts`
+            folder without the final test.xml beside it; a target folder holding both a test.xml and
+            shard or run folders, or shard/run folders of different counts, or an incomplete set of
+            them; a symbolic link; or no test.xml at all.
+    """
+    found: list[str] = []
+    for folder, dirs, names in os.walk(given):
+        for name in list(dirs):
+            if name in _TEST_OUTPUTS:
+                dirs.remove(name)
+            elif os.path.islink(os.path.join(folder, name)):
+                raise GateError(f"holds a symbolic link {name!r} to a folder; Bazel writes none there", path=folder)
+        if os.path.basename(folder) == "test_attempts":
+            dirs.clear()
+            if "test.xml" not in os.listdir(os.path.dirname(folder)):
+                raise GateError("has no test.xml beside it, so the final attempt is missing", path=folder, fix=_RESTORE)
+            found.extend(_attempt_files(folder))
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if name == "test.xml":
+                if os.path.islink(path) or not os.path.isfile(path):
+                    raise GateError("is not a regular file", path=path)
+                found.append(path)
+            elif name.lower().endswith(".xml"):
+                raise GateError("is not a file Bazel writes to a test-log directory (only test.xml and "
+                                "test_attempts/attempt_N.xml are results)", path=path, fix=_RESTORE)
+        _check_shards_and_runs(folder, dirs, "test.xml" in names)
+    if not found:
+        raise GateError("holds no test.xml", path=given)
+    return sorted(found)
+
+
+def _check_shards_and_runs(folder: str, dirs: Sequence[str], has_test_xml: bool) -> None:
+    """Raises GateError (exit 1) unless a target folder's shard/run folders are one complete set
+    from one invocation (and there is no test.xml of an unsharded run beside them)."""
+    parts = {name: _shard_run(name) for name in dirs}
+    sets = {name: p for name, p in parts.items() if p is not None}
+    if not sets:
+        return
+    if has_test_xml:
+        raise GateError(f"holds both test.xml and {sorted(sets)[0]}/: results of different invocations "
+                        "(a sharded or repeated run beside an unsharded one)", path=folder, fix=_RESTORE)
+    shapes = {(p[1], p[3], _shape(name)) for name, p in sets.items()}
+    if len(shapes) > 1:
+        raise GateError(f"holds shard/run folders of different invocations: {', '.join(sorted(sets))}",
+                        path=folder, fix=_RESTORE)
+    (shards, runs, _), = shapes
+    have = {(p[0], p[2]) for p in sets.values()}
+    lacking = sorted({(i, j) for i in range(1, shards + 1) for j in range(1, runs + 1)} - have)
+    if lacking:
+        name = next(n for n, p in sets.items())
+        raise GateError(f"lacks {len(lacking)} of the {shards * runs} shard/run folder(s) that {name}/ belongs to "
+                        f"(e.g. shard {lacking[0][0]}, run {lacking[0][1]}); their outcomes are unknown",
+                        path=folder, fix=_RESTORE)
+
+
+def _shape(name: str) -> str:
+    return ("shard" if name.startswith("shard_") else "") + ("run" if "run_" in name else "")
+
+
 def result_files(paths: Iterable[str]) -> list[tuple[str, bool]]:
     """Expands result arguments into (file, counts) pairs.
 
     A file is kept and counts as the oracle test's results (the operator chose it). A directory is
-    a Bazel test-log directory: every `test.xml` below it is read, and counts only when it belongs
-    to a target of the `oracles` package (`is_oracle_result`).
+    a Bazel test-log directory, read with `logged_results`; a file counts only when it belongs to a
+    target of the `oracles` package (`is_oracle_result`).
 
     Raises:
-        GateError: (exit 1) for a path that does not exist or a directory with no test.xml.
+        GateError: (exit 1) for a path that does not exist or a directory whose layout the gate
+            does not understand (`logged_results`).
     """
     files: list[tuple[str, bool]] = []
     for path in paths:
         if os.path.isfile(path):
             files.append((path, True))
         elif os.path.isdir(path):
-            found = sorted(
-                os.path.join(d, "test.xml") for d, _, names in os.walk(path) if "test.xml" in names
-            )
-            if not found:
-                raise GateError("holds no test.xml", path=path)
-            files.extend((f, is_oracle_result(f, path)) for f in found)
+            files.extend((f, is_oracle_result(f, path)) for f in logged_results(path))
         else:
             raise GateError("does not exist", path=path, fix="pass a JUnit XML file or a Bazel test-log directory")
     return files

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+from tools.oracle_gate.encoding import text_problem
 from tools.oracle_gate.schema import Invariant
 
 
@@ -37,15 +38,23 @@ def load_samples(data: bytes) -> Any:
     """Parses blob bytes as strict JSON: UTF-8, no NaN/Infinity (nor numbers that overflow to it),
     no duplicate object keys.
 
+    Args:
+        data: the blob's (or a reply's) raw bytes.
+
+    Returns:
+        The parsed JSON value.
+
     Raises:
-        SampleError: with a one-line reason.
+        SampleError: with a one-line reason that reads after the blob's path; bytes that are not
+            clean UTF-8 text (a byte order mark, UTF-16, Latin-1, NUL or another control character)
+            are named in words by `encoding.text_problem`.
     """
+    unreadable = text_problem(data, "JSON")
+    if unreadable is not None:
+        raise SampleError(unreadable)
     try:
-        text = data.decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float,
                           object_pairs_hook=_unique_keys)
-    except UnicodeDecodeError as exc:
-        raise SampleError(f"is not UTF-8 (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise SampleError(f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit conversion limit

@@ -12,6 +12,7 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from tools.oracle_gate.encoding import text_problem
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.generate import GenerateSpec, parse_generate
 
@@ -263,17 +264,18 @@ def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None 
             None to skip that check.
 
     Returns:
-        An OracleFile; its `problems` list holds one OracleError (exit 5) per problem. Never raises
-        for bad content.
+        An OracleFile; its `problems` list holds one OracleError (exit 5) per problem. Bytes that
+        are not clean UTF-8 text (a byte order mark, UTF-16, Latin-1, NUL or another control
+        character; see `encoding.text_problem`) give that one problem, named in words, and nothing
+        else is checked. Never raises for bad content.
     """
     result = OracleFile(path=path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        result.problems.append(OracleError(f"is not UTF-8 (byte {exc.start})", path=path))
+    unreadable = text_problem(data, "TOML")
+    if unreadable is not None:
+        result.problems.append(OracleError(unreadable, path=path))
         return result
     try:
-        doc = tomllib.loads(text)
+        doc = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         result.problems.append(OracleError(f"is not valid TOML: {exc}", path=path))
         return result

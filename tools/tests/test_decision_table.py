@@ -160,16 +160,19 @@ def test_protected_gate_code_changed_without_label_exits_2(gate, project, tmp_pa
 def test_labels_come_from_every_source(gate, project, tmp_path, all_passed):
     project.write("oracles/shop.toml", oracle_toml(default_rows(max_=101)))
     project.write_manifest()
-    project.commit("widen")
+    head = project.commit("widen")
     results = junit(tmp_path, all_passed)
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"labels": [{"name": "oracle-change"}]}}))
-    for env in ({"PR_LABELS": "bug, oracle-change"}, {"CI_MERGE_REQUEST_LABELS": "oracle-change"},
-                {"GITHUB_EVENT_PATH": str(event)}):
+    event.write_text(json.dumps({"action": "labeled", "label": {"name": "oracle-change"},
+                                 "pull_request": {"head": {"sha": head}, "labels": [{"name": "oracle-change"}]}}))
+    # A CI label counts only where the CI data names the commit it was given on (test_labels_head.py).
+    for env in ({"PR_LABELS": "bug, oracle-change", "PR_HEAD_SHA": head}, {"GITHUB_EVENT_PATH": str(event)}):
         code, out, _ = check(gate, project, results, environ=env)
         assert code == 0, (env, out)
-    code, _, _ = check(gate, project, results, environ={"PR_LABELS": "oracle-changes"})
-    assert code == 2
+    for env in ({"PR_LABELS": "oracle-changes", "PR_HEAD_SHA": head}, {"PR_LABELS": "oracle-change"},
+                {"CI_MERGE_REQUEST_LABELS": "oracle-change", "CI_COMMIT_SHA": head}):
+        code, _, _ = check(gate, project, results, environ=env)
+        assert code == 2, env
 
 
 def test_json_format_lists_checks_outcomes_and_violations(gate, project, tmp_path):

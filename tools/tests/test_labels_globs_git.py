@@ -12,25 +12,37 @@ from tools.oracle_gate.globs import matches
 from tools.oracle_gate.labels import collect_labels
 
 
-def test_labels_from_all_sources(tmp_path):
+def test_labels_from_all_sources(project, tmp_path):
+    head = project.git("rev-parse", "HEAD").strip()
     event = tmp_path / "e.json"
-    event.write_text(json.dumps({"pull_request": {"labels": [{"name": "gh"}, {"name": " spaced "}]}}))
-    env = {"PR_LABELS": " a , b,,", "CI_MERGE_REQUEST_LABELS": "gl", "GITHUB_EVENT_PATH": str(event)}
-    assert collect_labels(["cli1,cli2"], env) == {"a", "b", "gl", "gh", "spaced", "cli1", "cli2"}
+    event.write_text(json.dumps({"action": "labeled", "label": {"name": " spaced "},
+                                 "pull_request": {"head": {"sha": head}, "labels": [{"name": "gh"}, {"name": " spaced "}]}}))
+    env = {"PR_LABELS": " a , b,,", "PR_HEAD_SHA": head, "CI_MERGE_REQUEST_LABELS": "gl", "GITHUB_EVENT_PATH": str(event)}
+    found = collect_labels(["cli1,cli2"], env, str(project.path))
+    # GitLab's labels and the event's labels other than the one it adds name no commit (test_labels_head.py).
+    assert found.names == {"a", "b", "spaced", "cli1", "cli2"}
+    assert [n.split(" ignored:")[0] for n in found.notes] == [
+        "label 'gl' from GitLab's CI_MERGE_REQUEST_LABELS", "label 'gh' from the GitHub event"]
 
 
 def test_push_event_without_pull_request_has_no_labels(tmp_path):
     event = tmp_path / "e.json"
     event.write_text(json.dumps({"ref": "refs/heads/main"}))
-    assert collect_labels([], {"GITHUB_EVENT_PATH": str(event)}) == set()
+    # No label to check, so no git is read: tmp_path is not a repository.
+    assert collect_labels([], {"GITHUB_EVENT_PATH": str(event)}, str(tmp_path)).names == set()
 
 
-@pytest.mark.parametrize("payload", [{"pull_request": {"labels": "x"}}, {"pull_request": {"labels": [{"id": 1}]}}])
+@pytest.mark.parametrize("payload", [
+    {"pull_request": {"labels": "x"}},
+    {"pull_request": {"labels": [{"id": 1}]}},
+    {"pull_request": "x"},
+    {"action": "labeled", "label": {"id": 1}, "pull_request": {"labels": []}},
+])
 def test_malformed_event_fails_closed(tmp_path, payload):
     event = tmp_path / "e.json"
     event.write_text(json.dumps(payload))
     with pytest.raises(UsageError):
-        collect_labels([], {"GITHUB_EVENT_PATH": str(event)})
+        collect_labels([], {"GITHUB_EVENT_PATH": str(event)}, str(tmp_path))
 
 
 @pytest.mark.parametrize(("path", "pattern", "hit"), [

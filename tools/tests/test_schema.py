@@ -45,7 +45,7 @@ IDEM = {"kind": '"idempotent"', "args": '["k"]', "repeat": "2"}
 
 CASES = [
     ("bad toml", b"schema = 1\n[[invariant]\n", f"{PATH}: is not valid TOML: "),
-    ("not utf-8", b"schema = 1\n# \xff\n", f"{PATH}: is not UTF-8 (byte 13)"),
+    ("not utf-8", b"schema = 1\n# \xff\n", f"{PATH}: is not UTF-8: byte 0xFF at line 2, column 3 (byte offset 13) is 'ÿ' in Latin-1/Windows-1252, so the file was probably saved in that encoding; save it as UTF-8"),
     ("unknown top-level key", doc(row(), head="schema = 1\nowner = 'me'\n"),
      f"{PATH}: field owner: unknown top-level key 'owner'; allowed: schema, invariant"),
     ("schema missing", doc(row(), head=""), f"{PATH}: field schema: is required (schema = 1)"),

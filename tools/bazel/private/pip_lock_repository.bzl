@@ -60,16 +60,26 @@ def _only(text, chars):
             return False
     return True
 
+_PRINTABLE = " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\t"
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
 def lock_line_problem(line):
     """Returns why one line of a lock is not allowed, or None when it is.
 
-    Allowed: empty lines; comments; `name==version` (optionally ending in ` \\`), with a name of
-    letters, digits, `.`, `_`, `-` and a version of those and `+`, `!`; and indented
-    `--hash=sha256:<64 lowercase hex digits>` continuation lines.
+    Allowed: empty lines; comments; `name==version` (optionally ending in ` \\`), with a PEP 508
+    name (letters, digits, `.`, `_`, `-`, starting and ending with a letter or digit) and a version
+    of those and `+`, `!`; and indented `--hash=sha256:<64 lowercase hex digits>` continuation
+    lines. Every character is printable ASCII or a tab: pip splits lines at more characters than
+    Bazel does (form feed, vertical tab, U+0085, U+2028), so anything else could hide an option.
     """
+    for c in line.elems():
+        if c not in _PRINTABLE:
+            return "holds a character that is not printable ASCII; a lock is plain ASCII"
     stripped = line.strip()
     if not stripped or stripped.startswith("#"):
         return None
+    if stripped.endswith("\\") and not line.endswith("\\"):
+        return "has blanks after its final `\\`, which pip does not take for a continuation"
     body = stripped[:-1].rstrip() if stripped.endswith("\\") else stripped
     if line[0] in " \t":
         digest = body[len(_HASH_PREFIX):]
@@ -77,19 +87,44 @@ def lock_line_problem(line):
             return None
         return "only `--hash=sha256:<64 hex digits>` may continue a requirement"
     name, sep, version = body.partition("==")
-    if sep and not name.startswith("-") and _only(name, _NAME_CHARS) and _only(version, _VERSION_CHARS):
+    if (sep and _only(name, _NAME_CHARS) and name[0] in _ALNUM and name[-1] in _ALNUM and
+        _only(version, _VERSION_CHARS)):
         return None
     return "must be `name==version`; pip options, URLs, paths and markers are not allowed in the lock"
 
-def _check_lock(label, lock_text):
-    for number, line in enumerate(lock_text.splitlines()):
+def lock_problems(lock_text):
+    """Returns (line number, problem) pairs for a whole lock: `lock_line_problem` per line, plus an
+    encoding declaration in the first two lines (pip would decode the file with it, and UTF-7 can
+    spell a line break), and hash lines outside a `\\` continuation or a continuation that does not
+    go on with a hash."""
+    out = []
+    continued = False
+    for number, line in enumerate(lock_text.split("\n")):
+        if line.endswith("\r"):
+            line = line[:-1]
         problem = lock_line_problem(line)
+        stripped = line.strip()
+        is_hash = bool(line) and line[0] in " \t" and stripped.startswith(_HASH_PREFIX)
+        if not problem and number < 2 and stripped.startswith("#") and ("coding:" in stripped or "coding=" in stripped):
+            problem = "declares an encoding; pip would decode the lock with it"
+        if not problem and continued and not is_hash:
+            problem = "follows a `\\` continuation but is not a `--hash=sha256:` line"
+        if not problem and is_hash and not continued:
+            problem = "is a hash line that continues no requirement"
         if problem:
-            fail("pip_lock_repository: {} line {}: {}; regenerate it with `bazel run //:requirements.update`".format(
-                label,
-                number + 1,
-                problem,
-            ))
+            out.append((number + 1, problem))
+        continued = stripped.endswith("\\") and not stripped.startswith("#")
+    if continued:
+        out.append((len(lock_text.split("\n")), "ends inside a `\\` continuation"))
+    return out
+
+def _check_lock(label, lock_text):
+    for number, problem in lock_problems(lock_text):
+        fail("pip_lock_repository: {} line {}: {}; regenerate it with `bazel run //:requirements.update`".format(
+            label,
+            number,
+            problem,
+        ))
 
 def _pinned_names(lock_text):
     """Returns the normalized names of the `name==version` lines of a pip-compile lock."""

@@ -10,10 +10,11 @@ import sys
 from collections.abc import Mapping
 
 from tools.oracle_gate.check import Report, run_check
-from tools.oracle_gate.errors import UsageError
+from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.gitio import default_base
 from tools.oracle_gate.labels import collect_labels
 from tools.oracle_gate.results import Observed
+from tools.oracle_gate.text import visible
 
 # A salt goes into `--define=oracle_salt=...`; keep it to characters no shell or Bazel treats specially.
 SALT_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -37,7 +38,8 @@ def _short(found: Observed | None) -> str:
 
 
 def render_text(report: Report) -> str:
-    """Returns the human summary: header, one line per check, per-id outcomes, violations, verdict."""
+    """Returns the human summary: header, one line per check, per-id outcomes, violations, verdict.
+    Every line is passed through `text.visible`, so no value from the change can break or add one."""
     lines = [
         f"oracle-gate check: base {report.base} ({report.base_commit[:12]}), merge base "
         f"{report.merge_base[:12]}, HEAD {report.head[:12]}; labels: {', '.join(report.labels) or 'none'}"
@@ -70,7 +72,8 @@ def render_text(report: Report) -> str:
     if code and report.salt:
         lines.append(f"salt {report.salt}: replay with `check --salt {report.salt}`")
     lines.append("gate ok (exit 0)" if code == 0 else f"gate FAILED (exit {code})")
-    return "\n".join(lines)
+    # Each line is one line: whatever the repository, results or environment put into it is escaped.
+    return "\n".join(visible(line) for line in lines)
 
 
 def render_json(report: Report) -> str:
@@ -104,19 +107,23 @@ def render_json(report: Report) -> str:
 def _observation_json(found: Observed | None) -> dict[str, object] | None:
     if found is None:
         return None
-    return {"outcome": found.outcome, "observation_sha256": found.digest, "sample_sha256": list(found.samples)}
+    return {"outcome": found.outcome, "observation_sha256": found.digest, "sample_sha256": list(found.samples),
+            "source": found.source}
 
 
 def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     """Runs `check` and prints its report to stdout; returns the exit code."""
     base = default_base(repo) if args.base is None else args.base
-    labels = collect_labels(args.label, environ)
+    labels = collect_labels(args.label, environ, repo)
     if args.remote and not args.clean:
         raise UsageError("--remote applies to the clean run; pass --clean --remote")
     if args.clean and args.results:
         raise UsageError("--clean runs the harness itself; it cannot be combined with --results")
     salt = "" if args.results else choose_salt(args.salt)
-    report = run_check(repo, base, args.results, labels, environ, clean=args.clean, remote=args.remote, salt=salt)
+    report = run_check(repo, base, args.results, labels.names, environ, clean=args.clean, remote=args.remote, salt=salt)
+    if labels.head and labels.head != report.head:
+        raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
+    report.notes[:0] = labels.notes  # why a CI label does not count, first
     out = render_json(report) if args.format == "json" else render_text(report)
     sys.stdout.write(out + "\n")
     return report.exit_code

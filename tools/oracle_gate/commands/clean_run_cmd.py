@@ -16,6 +16,7 @@ from tools.oracle_gate.labels import collect_labels
 from tools.oracle_gate.loader import load_oracles
 from tools.oracle_gate.policy import has_label, label_name
 from tools.oracle_gate.results import to_junit
+from tools.oracle_gate.text import visible
 from tools.oracle_gate.tree import GitTree
 
 
@@ -33,20 +34,23 @@ def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     head = resolve_commit(repo, "HEAD")
     mb = merge_base(repo, resolve_commit(repo, base), head)
     label = label_name(load_oracles(GitTree(repo, mb)).policy, load_oracles(GitTree(repo, head)).policy)
-    labelled = has_label(label, collect_labels(args.label, environ))
+    found = collect_labels(args.label, environ, repo, head=head)
+    labelled = has_label(label, found.names)
+    for note in found.notes:  # why a CI label does not count
+        print(note)
     salt = choose_salt(args.salt) if args.salt else ""
     run_result = clean_run(repo, head, head if labelled else mb, environ, remote=args.remote, salt=salt)
     with open(out, "wb") as f:
         f.write(to_junit(run_result.observations(), "clean-run"))
     for line in run_result.summary:
-        print(f"clean run: {line}")
+        print(visible(f"clean run: {line}"))
     width = max([len(i) for i in run_result.outcomes] + [2])
     observed = run_result.observations()
     for ident in sorted(observed):
         print(f"  {ident.ljust(width)}  {observed[ident].outcome:9}  {observed[ident].digest[:12] or '-'}")
     for label, status in run_result.harness_failures().items():
-        print(f"  harness target {label}: {status}")
-    print(f"wrote {out} ({len(run_result.outcomes)} id(s))")
+        print(visible(f"  harness target {label}: {status}"))
+    print(visible(f"wrote {out} ({len(run_result.outcomes)} id(s))"))
     if run_result.build_failed:
         print("oracle_gate: [1] the clean run did not build (bazel exit 1)", file=sys.stderr)
         return errors.UNDECIDED

@@ -7,6 +7,7 @@ import argparse
 from tools.oracle_gate import errors
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.results import differences, load_observed
+from tools.oracle_gate.text import visible
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,8 +25,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"runs agree: {len(a)} id(s), same outcomes and observation digests")
         return errors.OK
     width = max(len("id"), *(len(d.id) for d in diff))
-    print(f"{'id'.ljust(width)}  {'A':8}  {'B':8}  why")
+    print(f"{'id'.ljust(width)}  {'A':8}  {'B':8}  why (result file of each side)")
     for d in diff:
-        print(f"{d.id.ljust(width)}  {d.left:8}  {d.right:8}  {d.reason}")
-    print(f"[{errors.RUNS_DISAGREE}] runs disagree on {len(diff)} id(s): A={args.a} B={args.b}")
+        sources = "; ".join(f"{side}: {visible(found.source)}" for side, found in (("A", a.get(d.id)), ("B", b.get(d.id)))
+                            if found is not None)
+        print(f"{d.id.ljust(width)}  {d.left:8}  {d.right:8}  {d.reason} ({sources})")
+    print(f"[{errors.RUNS_DISAGREE}] runs disagree on {len(diff)} id(s): A={visible(args.a)} B={visible(args.b)}")
     return errors.RUNS_DISAGREE

@@ -1,0 +1,159 @@
+"""Names, in plain words, the invisible reasons a TOML or JSON file cannot be parsed.
+
+A file saved with a byte order mark, as UTF-16, as Latin-1, or with a stray control character looks
+fine in an editor, yet tomllib says only `Invalid statement (at line 1, column 1)`. `text_problem`
+inspects the raw bytes before they are decoded and says what the culprit is, where it is, and how to
+fix it. It only explains: every file it names a problem for is one the parser refuses anyway, and a
+file it passes (None) is valid UTF-8, so what the gate accepts does not change.
+
+Messages are one line, start with a verb so they read after a path (`oracles/shop.toml: starts with
+...`), and show a control character by its code point (`U+0000`), never raw.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Language = Literal["TOML", "JSON"]
+
+# Longest first: the UTF-32LE mark begins with the UTF-16LE one.
+_BOMS = (
+    (b"\x00\x00\xfe\xff", "UTF-32BE"),
+    (b"\xff\xfe\x00\x00", "UTF-32LE"),
+    (b"\xef\xbb\xbf", "UTF-8"),
+    (b"\xfe\xff", "UTF-16BE"),
+    (b"\xff\xfe", "UTF-16LE"),
+)
+# UTF-16/32 text without a mark: (name, code unit width, offsets in a unit that are 00 for ASCII,
+# offset that holds the character). UTF-32 first: UTF-32 text also has UTF-16's zero pattern.
+_WIDE = (
+    ("UTF-32LE", 4, (1, 2, 3), 0),
+    ("UTF-32BE", 4, (0, 1, 2), 3),
+    ("UTF-16LE", 2, (1,), 0),
+    ("UTF-16BE", 2, (0,), 1),
+)
+_SNIFF_BYTES = 512
+# C0 controls other than tab, line feed and carriage return; TOML also forbids DEL and a carriage
+# return that does not start a CRLF line ending. JSON allows a lone CR (as whitespace) and DEL.
+_FORBIDDEN: dict[str, re.Pattern[str]] = {
+    "TOML": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)"),
+    "JSON": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]"),
+}
+_CONTROL_NAMES = {
+    0x07: "bell",
+    0x08: "backspace",
+    0x0B: "vertical tab",
+    0x0C: "form feed",
+    0x1A: "substitute, Ctrl-Z",
+    0x1B: "escape",
+    0x7F: "delete",
+}
+
+
+def text_problem(data: bytes, language: Language) -> str | None:
+    """Says what makes `data` unreadable as `language` text before any parser sees it.
+
+    Args:
+        data: the raw bytes of the file (or reply), as read.
+        language: "TOML" (oracle files, policy.toml) or "JSON" (blobs); decides which control
+            characters are forbidden and names the language in the message.
+
+    Returns:
+        One line naming the first culprit found, checked in this order: a byte order mark (UTF-8,
+        UTF-16LE/BE, UTF-32LE/BE); UTF-16 or UTF-32 text without a mark; then, whichever comes
+        first in the file, a byte that is not UTF-8 (with a Latin-1/Windows-1252 hint) or a
+        character the language forbids (NUL, a lone carriage return in TOML, other C0 controls,
+        DEL in TOML). Positions are 1-based line and column (in characters) and 0-based byte
+        offsets. None when the bytes are UTF-8 with none of these; the parser then has the last
+        word. Never raises.
+    """
+    for mark, name in _BOMS:
+        if data.startswith(mark):
+            return _bom_message(mark, name)
+    wide = _wide_encoding(data)
+    if wide is not None:
+        return wide
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        head = data[: exc.start].decode("utf-8")
+        return _control_problem(head, language) or _not_utf8(data, exc.start, head)
+    return _control_problem(text, language)
+
+
+def _bom_message(mark: bytes, name: str) -> str:
+    shown = mark.hex(" ").upper()
+    if name == "UTF-8":
+        return f"starts with a UTF-8 byte order mark ({shown}); save the file as UTF-8 without BOM"
+    return (f"starts with a {name} byte order mark ({shown}): the file is saved as {name}, not UTF-8; "
+            "save it as UTF-8 without BOM")
+
+
+def _mostly_zero(units: bytes) -> bool:
+    return bool(units) and units.count(0) * 4 >= len(units) * 3
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """Names UTF-16/UTF-32 without a byte order mark: ASCII text with 00 bytes in a fixed pattern."""
+    if b"\x00" not in data:
+        return None
+    head = data[:_SNIFF_BYTES]
+    for name, width, zero_offsets, char_offset in _WIDE:
+        head_units = head[: len(head) - len(head) % width]
+        if (head_units
+                and all(_mostly_zero(head_units[i::width]) for i in zero_offsets)
+                and not _mostly_zero(head_units[char_offset::width])):
+            pattern = "every other byte is" if width == 2 else "three of every four bytes are"
+            return (f"looks like {name} without a byte order mark ({pattern} 00), not UTF-8; "
+                    "save the file as UTF-8")
+    return None
+
+
+def _position(text: str, index: int) -> tuple[int, int]:
+    """1-based (line, column) of character `index`; lines end at line feeds."""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return line, column
+
+
+def _control_problem(text: str, language: Language) -> str | None:
+    match = _FORBIDDEN[language].search(text)
+    if match is None:
+        return None
+    index = match.start()
+    char = text[index]
+    line, column = _position(text, index)
+    where = f"at line {line}, column {column}"
+    if char == "\x00":
+        offset = len(text[:index].encode("utf-8"))
+        return (f"has a NUL byte (U+0000) {where} (byte offset {offset}), which {language} does not allow; "
+                "delete it (a file with many NULs was saved as UTF-16 or is not text)")
+    if char == "\r":
+        return (f"has a carriage return (U+000D) not followed by a line feed {where}, which TOML does "
+                "not allow; save the file with LF (or CRLF) line endings")
+    code = ord(char)
+    name = _CONTROL_NAMES.get(code)
+    shown = f"U+{code:04X}" + (f" ({name})" if name else "")
+    return (f"has the control character {shown} {where}, which {language} does not allow; delete it, "
+            f"or write it as \\u{code:04x} inside a string")
+
+
+def _not_utf8(data: bytes, start: int, head: str) -> str:
+    line, column = _position(head, len(head))
+    where = f"at line {line}, column {column} (byte offset {start})"
+    byte = data[start]
+    tail = data[start:start + 3]
+    if len(tail) == 3 and tail[0] == 0xED and 0xA0 <= tail[1] <= 0xBF and 0x80 <= tail[2] <= 0xBF:
+        surrogate = 0xD000 | (tail[1] & 0x3F) << 6 | (tail[2] & 0x3F)
+        return (f"is not UTF-8: bytes {tail.hex(' ').upper()} {where} encode the lone surrogate "
+                f"U+{surrogate:04X}, which UTF-8 does not allow; save the file as UTF-8")
+    try:
+        latin = bytes([byte]).decode("cp1252")
+    except UnicodeDecodeError:
+        latin = ""
+    if latin:
+        shown = repr(latin) if latin.isprintable() else f"U+{ord(latin):04X}"
+        return (f"is not UTF-8: byte 0x{byte:02X} {where} is {shown} in Latin-1/Windows-1252, so the "
+                "file was probably saved in that encoding; save it as UTF-8")
+    return f"is not UTF-8: byte 0x{byte:02X} {where} cannot occur there in UTF-8; save the file as UTF-8"

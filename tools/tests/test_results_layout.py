@@ -1,0 +1,123 @@
+"""Test-log directories: every attempt, shard and run is read, and an unknown layout is exit 1.
+
+The layouts below are the ones Bazel 4.2.3 writes (tools/bazel/tests/testlog_layout_integration_test
+checks them against real Bazel runs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.results import load_observed, logged_results
+from tools.tests.gitrepo import IDS, junit
+
+
+def case(ident: str, outcome: str) -> str:
+    inner = {"passed": "", "failed": '<failure message="boom"/>', "error": '<error message="x"/>',
+             "skipped": "<skipped/>"}[outcome]
+    return f'<testcase name="invariant[{ident}]">{inner}</testcase>'
+
+
+def write(path: Path, *cases: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"<testsuites><testsuite>{''.join(cases)}</testsuite></testsuites>")
+
+
+def passing(tmp_path: Path) -> Path:
+    """A testlogs directory where the oracle test passed every id on its final attempt, with the
+    logs and undeclared-output folders Bazel writes beside test.xml."""
+    target = tmp_path / "testlogs/oracles/oracle_test"
+    write(target / "test.xml", *(case(i, "passed") for i in IDS))
+    for name in ("test.log", "test.cache_status"):
+        (target / name).write_text("")
+    for name in ("test.outputs", "test.outputs_manifest", "test.raw_splitlogs"):
+        (target / name).mkdir()
+    return tmp_path / "testlogs"
+
+
+def test_a_failed_attempt_before_a_passing_retry_is_a_failed_outcome(tmp_path):
+    logs = passing(tmp_path)
+    attempts = logs / "oracles/oracle_test/test_attempts"
+    write(attempts / "attempt_1.xml", case(IDS[0], "failed"), *(case(i, "passed") for i in IDS[1:]))
+    (attempts / "attempt_1.log").write_text("")
+    (attempts / "attempt_1.outputs").mkdir()
+    observed = load_observed([str(logs)]).observed
+    assert observed[IDS[0]].outcome == "failed"
+    assert observed[IDS[0]].source == str(attempts / "attempt_1.xml")
+    assert {observed[i].outcome for i in IDS[1:]} == {"passed"}
+
+
+def test_check_and_compare_read_the_failed_attempt(gate, project, tmp_path):
+    logs = passing(tmp_path)
+    attempt = logs / "oracles/oracle_test/test_attempts/attempt_1.xml"
+    write(attempt, case(IDS[0], "failed"))
+    code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", str(logs))
+    assert code == 4, out + err
+    assert f"[4] oracles/ {IDS[0]}: failed: the invariant does not hold: boom (from {attempt})" in out
+    code, out, _ = gate("compare", str(logs), junit(tmp_path, {i: "passed" for i in IDS}))
+    assert code == 6, out
+    assert f"A: {attempt}" in out
+
+
+def test_shards_and_runs_are_all_read(tmp_path):
+    target = tmp_path / "testlogs/oracles/oracle_test"
+    for shard in (1, 2):
+        for run in (1, 2):
+            outcome = "failed" if (shard, run) == (2, 2) else "passed"
+            write(target / f"shard_{shard}_of_2_run_{run}_of_2/test.xml", case(IDS[shard - 1], outcome))
+    observed = load_observed([str(tmp_path / "testlogs")]).observed
+    assert observed[IDS[0]].outcome == "passed"
+    assert observed[IDS[1]].outcome == "failed"
+    assert observed[IDS[1]].source.endswith("shard_2_of_2_run_2_of_2/test.xml")
+
+
+def test_undeclared_outputs_are_never_results(tmp_path):
+    logs = passing(tmp_path)
+    forged = logs / "oracles/oracle_test/test.outputs/oracles/x/test.xml"
+    write(forged, case("forged", "passed"))
+    write(logs / "oracles/oracle_test/test_attempts/attempt_1.outputs/test.xml", case("forged", "passed"))
+    write(logs / "oracles/oracle_test/test_attempts/attempt_1.xml", case(IDS[0], "passed"))
+    files = logged_results(str(logs))
+    assert all("outputs" not in f[len(str(logs)):] for f in files)
+    assert "forged" not in load_observed([str(logs)]).observed
+
+
+@pytest.mark.parametrize(("arrange", "words"), [
+    (lambda t: write(t / "shard_1_of_2/test.xml"), "holds both test.xml and shard_1_of_2/"),
+    (lambda t: write(t / "run_1_of_3/test.xml"), "holds both test.xml and run_1_of_3/"),
+    (lambda t: write(t / "other.xml"), "is not a file Bazel writes to a test-log directory"),
+    (lambda t: write(t / "test_attempts/attempt_x.xml"), "holds 'attempt_x.xml', which Bazel does not write there"),
+    (lambda t: write(t / "test_attempts/results.xml"), "holds 'results.xml'"),
+    (lambda t: (t / "test_attempts").mkdir() or (t / "test_attempts/attempt_2.log").write_text(""),
+     "attempt 2 has a log but no attempt_2.xml"),
+    (lambda t: (t / "test.xml").unlink() or write(t / "test_attempts/attempt_1.xml"),
+     "has no test.xml beside it"),
+    (lambda t: (t / "test.xml").unlink() or write(t / "shard_1_of_2/test.xml"),
+     "lacks 1 of the 2 shard/run folder(s)"),
+    (lambda t: (t / "test.xml").unlink() or write(t / "shard_1_of_2/test.xml") or write(t / "shard_2_of_3/test.xml"),
+     "shard/run folders of different invocations"),
+    (lambda t: (t / "test.xml").unlink() or write(t / "shard_1_of_2/test.xml") or write(t / "shard_2_of_2/test.xml")
+     or write(t / "shard_1_of_2_run_1_of_1/test.xml"), "shard/run folders of different invocations"),
+    (lambda t: [(t / "test.xml").rename(t / "real.log"), (t / "test.xml").symlink_to("real.log")],
+     "is not a regular file"),
+    (lambda t: (t / "link").symlink_to("/tmp"), "holds a symbolic link 'link'"),
+])
+def test_a_layout_the_gate_does_not_understand_is_exit_1(gate, tmp_path, arrange, words):
+    logs = passing(tmp_path)
+    arrange(logs / "oracles/oracle_test")
+    with pytest.raises(GateError) as err:
+        load_observed([str(logs)])
+    assert err.value.code == 1
+    assert words in str(err.value)
+    code, out, errout = gate("compare", str(logs), str(logs))
+    assert (code, out) == (1, "")
+    assert errout.count("\n") == 1 and words in errout
+
+
+def test_a_folder_of_results_without_any_test_xml_is_exit_1(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(GateError, match="holds no test.xml"):
+        load_observed([str(tmp_path / "empty")])
