@@ -44,7 +44,9 @@ _CODING = re.compile(r"coding[:=]\s*([-\w.]+)")
 _HASH = re.compile(r"--hash=([^:\s]*):(\S*)")
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _URL = re.compile(r"://|^(?:git|hg|svn|bzr)\+|(?:^|[\s=@])file:")
-_ARCHIVE = re.compile(r"\.(?:whl|zip|tar|tar\.gz|tgz|tar\.bz2|tbz|tar\.xz|txz|egg)$", re.IGNORECASE)
+# pip's ARCHIVE_EXTENSIONS (a line ending in one is a local file to install) and `.egg`; the same
+# list as pip_lock_repository.bzl `_FILE_EXTENSIONS`.
+_ARCHIVE = re.compile(r"\.(?:zip|whl|tar\.gz|tgz|tar|tar\.bz2|tbz|tar\.xz|txz|tlz|tar\.lz|tar\.lzma|egg)$", re.I)
 _OPTIONS = {
     ("-r", "--requirement"): "includes another file, which this check never reads",
     ("-c", "--constraint"): "adds a constraints file, which this check never reads",

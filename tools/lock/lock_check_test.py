@@ -136,6 +136,19 @@ REFUSED = [
     ("absolute_path", "/abs/pkg", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
     ("wheel_file", "pkg-1.0-py3-none-any.whl", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
     ("sdist_file", "pkg-1.0.tar.gz", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
+    # A pin whose version ends in one of pip's archive extensions (any case) or `.egg`: pip installs it as
+    # a local file (and with --only-binary=:all: still starts building a `.zip`).
+    *[(f"version_ending_in{ext.replace('.', '_')}", f"pkg==1{ext}",
+       f"names a local path, so pip would install whatever is there; {ONLY_PINS}")
+      for ext in (".zip", ".whl", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tlz",
+                  ".tar.lz", ".tar.lzma", ".egg")],
+    ("version_ending_in_upper_zip", "pkg==1.ZIP", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
+    ("version_ending_in_mixed_tar_gz", "pkg==1.0.Tar.Gz",
+     f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
+    ("version_egg", "pkg==1.0.egg", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
+    ("local_version_ending_in_whl", "pkg==1.0+build.whl",
+     f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
+    ("continued_zip_pin", "pkg==1.zip \\", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
     ("environment_variable", "pkg==${VERSION}",
      f"refers to an environment variable, which pip fills in when it installs; {ONLY_PINS}"),
     ("arbitrary_equality", "pkg===1.0",
@@ -256,25 +269,26 @@ BZL = ROOT / "tools/bazel/private/pip_lock_repository.bzl"
 STARLARK_ALLOWS: set[str] = set()
 
 
-def _starlark_rule():
+def _starlark() -> dict[str, object]:
+    """The rule's constants and line-checking functions, exec'd as Python."""
     if not BZL.is_file():
         pytest.skip(f"{BZL} is not readable from here")
     source = BZL.read_text()
-    parts = re.findall(r"^_[A-Z_]+ = .*$", source, re.M)
-    parts += re.findall(r"^def (?:_only|lock_line_problem|lock_problems)\(.*?(?=^\S)", source, re.M | re.S)
+    # Constants are one line, or a `[...]` list over several.
+    parts = re.findall(r"^_[A-Z_]+ = (?:\[[^\]]*\]|.*)$", source, re.M)
+    parts += re.findall(r"^def (?:_only|_file_extension|lock_line_problem|lock_problems)\(.*?(?=^\S)", source,
+                        re.M | re.S)
     namespace: dict[str, object] = {}
     exec("\n".join(parts).replace(".elems()", ""), namespace)  # noqa: S102 - the repository's own rule
-    return namespace["lock_line_problem"]
+    return namespace
+
+
+def _starlark_rule():
+    return _starlark()["lock_line_problem"]
 
 
 def _starlark_lock_problems():
-    _starlark_rule()
-    source = BZL.read_text()
-    parts = re.findall(r"^_[A-Z_]+ = .*$", source, re.M)
-    parts += re.findall(r"^def (?:_only|lock_line_problem|lock_problems)\(.*?(?=^\S)", source, re.M | re.S)
-    namespace: dict[str, object] = {}
-    exec("\n".join(parts).replace(".elems()", ""), namespace)  # noqa: S102 - the repository's own rule
-    return namespace["lock_problems"]
+    return _starlark()["lock_problems"]
 
 
 WHOLE_LOCKS = [
@@ -299,6 +313,9 @@ AGREEMENT = [(c[0], c[1]) for c in REFUSED] + [
     ("pin", "pkg==1.0"), ("continued_pin", "pkg==1.0 \\"), ("epoch_local", "pkg==1!1.0+local.1"),
     ("hash", f"    --hash=sha256:{H1}"), ("continued_hash", f"\t--hash=sha256:{H1} \\"),
     ("comment", "# via -r requirements.in"), ("indented_comment", "    #   pytest"), ("blank", "   "),
+    # PEP 440 forms whose last dot-separated part has no digit, yet name no file pip would install.
+    ("implicit_post", "pkg==1.0.post"), ("implicit_dev", "pkg==1.0.dev"), ("local_letters", "pkg==1.0+ubuntu"),
+    ("pre_release", "pkg==2.0rc1"), ("post_release", "pkg==1.0.post1"), ("name_ending_in_zip", "zip==1.0"),
 ]
 
 
@@ -311,3 +328,21 @@ def test_the_python_check_agrees_with_the_fetch_rule(case, line):
         assert starlark_allows and not python_allows
     else:
         assert starlark_allows == python_allows
+
+
+@pytest.mark.parametrize(("line", "extension"), [("pkg==1.zip", ".zip"), ("pkg==1.0.TAR.GZ", ".tar.gz"),
+                                                 ("pkg==1.tar.lz \\", ".tar.lz"), ("pkg==1.0.egg", ".egg")])
+def test_the_fetch_rule_names_the_file_extension(line, extension):
+    assert _starlark_rule()(line) == (f"pins a version ending in `{extension}`, so pip would install it as a local "
+                                      "file; a lock holds only pins")
+
+
+def test_the_fetch_rule_passes_the_repository_lock():
+    lock = ROOT / "requirements_lock.txt"
+    if not lock.is_file():
+        pytest.skip("the repository's lock is not readable from here (//:requirements_test checks it)")
+    text = lock.read_bytes().decode("latin-1")
+    pins = [line for line in text.splitlines() if line[:1].isalnum()]
+    assert pins and all("==" in line for line in pins)
+    assert _starlark_lock_problems()(text) == []
+    assert [(line, _starlark_rule()(line)) for line in pins] == [(line, None) for line in pins]

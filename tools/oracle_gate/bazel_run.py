@@ -29,7 +29,7 @@ from tools.oracle_gate.execlog import (
     unconfined,
     unexpected,
 )
-from tools.oracle_gate.results import Observed, merge_observed, parse_observed
+from tools.oracle_gate.results import FileResult, Observed, judge_target, merge_observed, read_result
 from tools.oracle_gate.text import visible
 
 # The protected package whose test targets report invariant outcomes (oracles/BUILD.bazel), and the
@@ -356,18 +356,22 @@ def _read_results(invocation: Invocation, testlogs: str) -> tuple[list[dict[str,
     maps: list[dict[str, Observed]] = []
     ignored: dict[str, list[str]] = {}
     for label in sorted(xml):
+        files: list[FileResult] = []
         for path in xml[label]:
             if not os.path.realpath(path).startswith(root):
                 raise GateError(f"Bazel's event file names {path!r} as test.xml of {label}, outside {testlogs}")
             try:
                 with open(path, "rb") as f:
-                    found = parse_observed(f.read(), path)
+                    files.append(read_result(f.read(), path))
             except OSError as exc:
                 raise GateError(f"cannot read test.xml of {label}: {exc.strerror}") from None
-            if is_oracle_target(label):
-                maps.append(found)
-            elif found:
-                ignored[label] = sorted(set(ignored.get(label, [])) | set(found))
+        if is_oracle_target(label):
+            # Every attempt, shard and run of the target; a failure naming no id fails all its ids.
+            maps.append(judge_target(files))
+        else:
+            named = {ident for f in files for ident in f.observed}
+            if named:
+                ignored[label] = sorted(named)
     return maps, ignored
 
 

@@ -82,6 +82,29 @@ def text_problem(data: bytes, language: Language) -> str | None:
     return _control_problem(text, language)
 
 
+# Characters an editor shows as a space or nothing, which TOML takes for neither whitespace nor a
+# line break outside strings: named when the parser has refused the file.
+_INVISIBLE = {
+    0x00A0: "no-break space", 0x00AD: "soft hyphen", 0x200B: "zero-width space", 0x200C: "zero-width non-joiner",
+    0x200D: "zero-width joiner", 0x2028: "line separator", 0x2029: "paragraph separator",
+    0x202F: "narrow no-break space", 0x2060: "word joiner", 0x3000: "ideographic space",
+    0xFEFF: "zero-width no-break space (a byte order mark inside the file)",
+}
+
+
+def invisible_hint(text: str) -> str | None:
+    """For a file the parser refused: names the first character that looks like a space or like
+    nothing in an editor (`_INVISIBLE`), with its line and column, or None when there is none.
+    Such a character inside a string is legal, so this is a hint beside the parser's own error."""
+    for index, char in enumerate(text):
+        name = _INVISIBLE.get(ord(char))
+        if name:
+            line, column = _position(text, index)
+            return (f"line {line}, column {column} holds U+{ord(char):04X} ({name}), which looks like a space or "
+                    "nothing but is not whitespace to TOML; retype it")
+    return None
+
+
 def _bom_message(mark: bytes, name: str) -> str:
     shown = mark.hex(" ").upper()
     if name == "UTF-8":

@@ -3,17 +3,21 @@
 A label approves the commit it was given on, not the pull request: a label a human added while the
 pull request's head was commit A must not approve commit B pushed later. So a label from a CI
 platform's data counts only when that data names the commit the label was given on and that
-commit is the one being checked: HEAD, or the second parent of HEAD when HEAD is the merge commit
-the platform made of the base branch and the head. Otherwise the label is treated as absent and a
-note says why. Labels given with `--label` count as they are: whoever passes them vouches for them.
+commit is the one being checked: HEAD, or (GitHub only) the second parent of HEAD when HEAD is the
+merge commit the platform made of the base branch and the head. Otherwise the label is treated as
+absent and a note says why. Labels given with `--label` count as they are: whoever passes them
+vouches for them.
 
 The rule per source:
 
 - `--label` (repeatable, comma-separated): always counts.
 - `PR_LABELS` (comma-separated, any platform) counts only with `PR_HEAD_SHA`, the full id of the
-  commit the labels were given on, naming HEAD or HEAD's second parent (a merge). The step that
-  sets the two vouches that every label in PR_LABELS was given on that commit. PR_LABELS without
-  PR_HEAD_SHA is ignored (fail closed).
+  commit the labels were given on, naming HEAD itself. The step that sets the two vouches that
+  every label in PR_LABELS was given on that commit. PR_LABELS without PR_HEAD_SHA is ignored
+  (fail closed). HEAD's second parent is not enough: any merge can have the labelled commit as its
+  second parent (one the author pushes, with other changes in its first parent), and nothing here
+  says HEAD is the merge the platform made, as GITHUB_SHA does on GitHub. A CI that checks out a
+  platform-made merge commit passes `--label` from a step that verified the label and the merge.
 - The GitHub event file at `GITHUB_EVENT_PATH` (the `pull_request` webhook payload GitHub Actions
   writes there): only the `labeled` action ties a label to a commit. Its `label.name` was given
   on `pull_request.head.sha`, the head at labelling time; that label counts when head.sha names
@@ -155,7 +159,7 @@ def collect_labels(
 
 
 def _pr_labels(environ: Mapping[str, str], target: _Head, found: Labels) -> None:
-    """PR_LABELS counts when PR_HEAD_SHA names HEAD or, for a merge, HEAD's second parent."""
+    """PR_LABELS counts when PR_HEAD_SHA names HEAD itself (never HEAD's second parent)."""
     names = set(_split(environ.get("PR_LABELS", "")))
     if not names:
         return
@@ -167,7 +171,9 @@ def _pr_labels(environ: Mapping[str, str], target: _Head, found: Labels) -> None
     elif not FULL_ID.fullmatch(sha):
         why = f"PR_HEAD_SHA is {_shown(sha)}, not a full commit id (40 or 64 hex digits)"
     else:
-        why = target.mismatch("PR_HEAD_SHA", sha, None)
+        why = target.mismatch("PR_HEAD_SHA", sha, (
+            "PR_LABELS counts only for HEAD itself: nothing says HEAD is the merge the platform made, and any "
+            "merge can have the labelled commit as its second parent"))
     if why is None:
         found.names.update(names)
     else:

@@ -10,10 +10,10 @@ from tools.oracle_gate.policy import POLICY_PATH, Policy, parse_policy
 from tools.oracle_gate.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.schema import Invariant, OracleFile, duplicate_ids, is_oracle_path, parse_oracle
 from tools.oracle_gate.tree import GITLINK, Entry, Tree
-from tools.oracle_gate.transform import explain, restore_fix
+from tools.oracle_gate.transform import explain, restore_command, rewrite_fix, rewritten
 
 PIN_FIX = ("if you changed the blob on purpose, update blob_sha256 in a change labelled oracle-change; "
-           "if you did not, restore it: `git cat-file blob HEAD:{path} > {path}` writes the committed bytes")
+           "if you did not, restore it: `{restore}` writes the committed bytes")
 
 
 @dataclass
@@ -41,13 +41,15 @@ class Oracles:
         return {i for f in self.files for i in f.declared_ids}
 
 
-def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None) -> list[OracleError]:
+def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None, *, committed: bool = False) -> list[OracleError]:
     """Checks one row's blob: a regular file whose bytes match the pin and parse to the kind's shape.
 
     Args:
         invariant: the row.
         entry: the blob's tree entry, or None when it does not exist.
         data: the blob's bytes (ignored when entry is None or not a regular file).
+        committed: the bytes were read from git objects, not from disk (`Tree.committed`); a
+            rewritten blob's message then speaks of the commit, not of a checkout.
     """
 
     def bad(field_name: str, message: str, fix: str | None = None) -> list[OracleError]:
@@ -64,8 +66,8 @@ def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None) ->
         mismatch = f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, the bytes hash to {actual}"
         rewrite = explain(data, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
         if rewrite:
-            return bad("blob_sha256", f"{mismatch}; they are the pinned bytes with {rewrite}", restore_fix(invariant.blob))
-        return bad("blob_sha256", mismatch, PIN_FIX.format(path=invariant.blob))
+            return bad("blob_sha256", f"{mismatch}; {rewritten(rewrite, committed)}", rewrite_fix(invariant.blob, committed))
+        return bad("blob_sha256", mismatch, PIN_FIX.format(restore=restore_command(invariant.blob)))
     try:
         check_shape(invariant, load_samples(data))
     except SampleError as exc:
@@ -125,5 +127,5 @@ def load_oracles(tree: Tree, policy: Policy | None = None, *, use_tree_policy: b
     for invariant in result.invariants:
         blob_entry = listing.get(invariant.blob)
         data = tree.read(blob_entry) if blob_entry is not None and blob_entry.is_regular else None
-        result.problems.extend(check_blob(invariant, blob_entry, data))
+        result.problems.extend(check_blob(invariant, blob_entry, data, committed=tree.committed))
     return result

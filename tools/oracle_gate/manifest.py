@@ -18,6 +18,8 @@ from tools.oracle_gate.transform import explain
 from tools.oracle_gate.tree import Tree
 
 MANIFEST_PATH = "oracles/MANIFEST.sha256"
+COMMITTED_REWRITE_FIX = ("do not regenerate the manifest or re-pin: commit the recorded bytes, not a converted copy "
+                         "(restore them from the commit that recorded them, with the conversion turned off)")
 REWRITE_FIX = ("do not regenerate the manifest or re-pin: restore each file with `git cat-file blob HEAD:PATH > PATH` "
                "and remove the setting that rewrites them (core.autocrlf, .git/info/attributes, core.attributesFile); "
                "the repository's .gitattributes keeps oracles/ byte-exact")
@@ -66,8 +68,9 @@ def render(tree: Tree) -> str:
 
 def checkout_rewrites(tree: Tree) -> list[str]:
     """Files under `oracles/` whose bytes in `tree` are the manifest's recorded bytes rewritten by a
-    checkout transformation (transform.py), as `path (what happened)`; the manifest itself counts
-    when its own line endings were converted. Empty for a tree read from git objects.
+    transformation (transform.py), as `path (what happened)`; the manifest itself counts when its
+    own line endings were converted. In a work tree that is a checkout rewrite; in a tree read from
+    git objects (`tree.committed`), bytes that were converted before they were committed.
     """
     listing = tree.files("oracles")
     entry = listing.get(MANIFEST_PATH)
@@ -117,11 +120,13 @@ def manifest_problems(tree: Tree) -> list[OracleError]:
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
     first = diff[0] if diff else "(whitespace)"
-    rewritten = checkout_rewrites(tree)
-    if rewritten:
-        return [OracleError(f"does not match the work tree because git rewrote {len(rewritten)} committed file(s) at "
-                            f"checkout: {'; '.join(rewritten[:3])}" + ("; ..." if len(rewritten) > 3 else ""),
-                            path=MANIFEST_PATH, fix=REWRITE_FIX)]
+    rewrites = checkout_rewrites(tree)
+    if rewrites:
+        where = ("the commit holds {n} file(s) whose recorded bytes were rewritten before they were committed"
+                 if tree.committed else "git rewrote {n} committed file(s) at checkout")
+        return [OracleError(f"does not match the files because {where.format(n=len(rewrites))}: "
+                            f"{'; '.join(rewrites[:3])}" + ("; ..." if len(rewrites) > 3 else ""),
+                            path=MANIFEST_PATH, fix=COMMITTED_REWRITE_FIX if tree.committed else REWRITE_FIX)]
     return [OracleError(f"is stale ({len(diff)} differing lines, first: {first!r})", path=MANIFEST_PATH, fix=MANIFEST_FIX)]
 
 

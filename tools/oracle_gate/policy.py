@@ -7,7 +7,7 @@ import sys
 import tomllib
 from dataclasses import dataclass
 
-from tools.oracle_gate.encoding import text_problem
+from tools.oracle_gate.encoding import invisible_hint, text_problem
 from tools.oracle_gate.errors import OracleError
 
 POLICY_PATH = "oracles/policy.toml"
@@ -53,7 +53,8 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
-        raise OracleError(f"is not valid TOML: {exc}", path=path) from None
+        hint = invisible_hint(data.decode("utf-8"))
+        raise OracleError(f"is not valid TOML: {exc}" + (f"; {hint}" if hint else ""), path=path) from None
     for key in sorted(set(doc) - _KEYS):
         raise OracleError(f"unknown key {key!r}; allowed: {', '.join(sorted(_KEYS))}", path=path, field=key)
     if doc.get("schema") != 1 or type(doc.get("schema")) is not int:

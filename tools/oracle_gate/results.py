@@ -95,8 +95,33 @@ def _worse(new: Observed, old: Observed | None) -> bool:
     return old is None or _RANK[new.outcome] > _RANK[old.outcome]
 
 
+@dataclass(frozen=True)
+class FileResult:
+    """What one JUnit XML file says.
+
+    Attributes:
+        observed: id -> Observed for every testcase named `...[<id>]`.
+        failure: the worst failed or erroring testcase that names no id, as an Observed whose
+            message says so, or None. Bazel writes such a testcase (named after the target) when a
+            test crashes, times out or exits non-zero without writing its own XML.
+    """
+
+    observed: dict[str, Observed]
+    failure: Observed | None = None
+
+
 def parse_observed(data: bytes, source: str) -> dict[str, Observed]:
-    """Maps invariant id -> Observed for every `testcase` named `...[<id>]` in one JUnit XML document.
+    """Maps invariant id -> Observed for every `testcase` named `...[<id>]` in one JUnit XML document
+    (`read_result(...).observed`).
+
+    Raises:
+        GateError: (exit 1) when the document is not well-formed XML.
+    """
+    return read_result(data, source).observed
+
+
+def read_result(data: bytes, source: str) -> FileResult:
+    """Reads one JUnit XML document: the `[<id>]` testcases and any failure that names no id.
 
     The digests come from the testcase's `observation_sha256` and `sample_sha256` properties
     (written by the judge, `runner/judge.py`). When an id appears more than once, the worst outcome
@@ -116,6 +141,7 @@ def parse_observed(data: bytes, source: str) -> dict[str, Observed]:
     except ValueError as exc:
         raise GateError(str(exc), path=source) from None
     out: dict[str, Observed] = {}
+    unnamed: Observed | None = None
     cases = [el for el in root.iter() if _local(el.tag) == "testcase"]
     for case in cases:
         if any(_local(inner.tag) == "testcase" for inner in case.iter() if inner is not case):
@@ -123,6 +149,12 @@ def parse_observed(data: bytes, source: str) -> dict[str, Observed]:
     for case in cases:
         match = _ID_SUFFIX.search(case.get("name", ""))
         if not match:
+            outcome = outcome_of(case)
+            if outcome in (FAILED, ERROR):
+                found = Observed(outcome, source=source, message=f"testcase {case.get('name', '')!r} {outcome} and names "
+                                 "no invariant (a crash, time-out or failed attempt of the test target)")
+                if _worse(found, unnamed):
+                    unnamed = found
             continue
         props = _properties(case)
         failure = next((c for c in case if _local(c.tag) in ("failure", "error")), None)
@@ -131,7 +163,27 @@ def parse_observed(data: bytes, source: str) -> dict[str, Observed]:
                          failure.get("message", "") if failure is not None else "")
         if _worse(found, out.get(match.group(1))):
             out[match.group(1)] = found
-    return out
+    return FileResult(out, unnamed)
+
+
+def judge_target(files: Iterable[FileResult]) -> dict[str, Observed]:
+    """id -> Observed over all result files of one test target (its attempts, shards and runs).
+
+    The worst outcome of an id wins. A failure that names no id (`FileResult.failure`) belongs to
+    the whole target: every id of the target takes it, so a crashed attempt before a passing retry
+    still fails each id the target reports.
+    """
+    files = list(files)
+    merged = merge_observed(f.observed for f in files)
+    failure: Observed | None = None
+    for f in files:
+        if f.failure is not None and _worse(f.failure, failure):
+            failure = f.failure
+    if failure is not None:
+        for ident, found in merged.items():
+            if _worse(failure, found):
+                merged[ident] = failure
+    return merged
 
 
 def parse_junit(data: bytes, source: str) -> dict[str, str]:
@@ -145,10 +197,12 @@ def parse_junit(data: bytes, source: str) -> dict[str, str]:
 
 def is_oracle_result(path: str, given: str) -> bool:
     """True when a test.xml found under the directory `given` belongs to a test target of the
-    protected `oracles` package: its path below `given` starts with `oracles/`, or `given` itself is
-    the `oracles` folder of a test-log directory."""
+    protected `oracles` package: its path below `given` starts with `oracles/`, or `given` is the
+    `oracles` folder of a test-log directory or a folder below it (`.../testlogs/oracles/...`)."""
     rel = os.path.relpath(path, given).replace(os.sep, "/")
-    return rel.startswith("oracles/") or os.path.basename(os.path.abspath(given)) == "oracles"
+    if rel.startswith("oracles/") or os.path.basename(os.path.abspath(given)) == "oracles":
+        return True
+    return "/testlogs/oracles/" in os.path.realpath(given).replace(os.sep, "/") + "/"
 
 
 # What Bazel writes for one test action (docs/design.md section 5), measured on Bazel 4.2.3:
@@ -160,7 +214,7 @@ def is_oracle_result(path: str, given: str) -> bool:
 # beside logs and the test's undeclared outputs (`test.outputs`, `attempt_N.outputs`, ...), which the
 # test itself writes and which are therefore never read as results.
 _SHARD_RUN = re.compile(r"(?:shard_(\d+)_of_(\d+))?(?:_?run_(\d+)_of_(\d+))?\Z")
-_ATTEMPT = re.compile(r"attempt_(\d+)\.([a-z_]+)\Z")
+_ATTEMPT = re.compile(r"attempt_([1-9][0-9]*)\.([a-z_]+)\Z")  # Bazel numbers attempts 1, 2, ...
 _TEST_OUTPUTS = {"test.outputs", "test.outputs_manifest", "test.raw_splitlogs"}
 _ATTEMPT_OUTPUTS = {"outputs", "outputs_manifest", "raw_splitlogs"}
 _RESTORE = "remove the test-log directory (or run `bazel clean`) and run the tests again"
@@ -203,6 +257,10 @@ def _attempt_files(folder: str) -> list[str]:
     for number in sorted(logs - set(xml)):
         raise GateError(f"attempt {number} has a log but no attempt_{number}.xml; its outcome is unknown",
                         path=folder, fix=_RESTORE)
+    if sorted(xml) != list(range(1, len(xml) + 1)):
+        lacking = min(set(range(1, max(xml) + 1)) - set(xml))
+        raise GateError(f"lacks attempt_{lacking}.xml although a later attempt is there; its outcome is unknown",
+                        path=folder, fix=_RESTORE)
     return [xml[n] for n in sorted(xml)]
 
 
@@ -218,8 +276,12 @@ def logged_results(given: str) -> list[str]:
             shard or run folders, or shard/run folders of different counts, or an incomplete set of
             them; a symbolic link; or no test.xml at all.
     """
+    def unreadable(error: OSError) -> None:
+        raise GateError(f"cannot be read ({error.strerror}); its results would be missed",
+                        path=error.filename or given)
+
     found: list[str] = []
-    for folder, dirs, names in os.walk(given):
+    for folder, dirs, names in os.walk(given, onerror=unreadable):
         for name in list(dirs):
             if name in _TEST_OUTPUTS:
                 dirs.remove(name)
@@ -261,6 +323,9 @@ def _check_shards_and_runs(folder: str, dirs: Sequence[str], has_test_xml: bool)
         raise GateError(f"holds shard/run folders of different invocations: {', '.join(sorted(sets))}",
                         path=folder, fix=_RESTORE)
     (shards, runs, _), = shapes
+    for name in sorted(sets):
+        if not os.path.isfile(os.path.join(folder, name, "test.xml")):
+            raise GateError(f"{name}/ holds no test.xml; that shard or run has no outcome", path=folder, fix=_RESTORE)
     have = {(p[0], p[2]) for p in sets.values()}
     lacking = sorted({(i, j) for i in range(1, shards + 1) for j in range(1, runs + 1)} - have)
     if lacking:
@@ -330,7 +395,7 @@ def load_observed(paths: Iterable[str]) -> Results:
     Raises:
         GateError: (exit 1) for a missing or unreadable file or malformed XML.
     """
-    counted = []
+    targets: dict[str, list[FileResult]] = {}
     out = Results()
     for path, counts in result_files(paths):
         try:
@@ -338,13 +403,26 @@ def load_observed(paths: Iterable[str]) -> Results:
                 data = f.read()
         except OSError as exc:
             raise GateError(f"cannot be read: {exc.strerror}", path=path) from None
-        found = parse_observed(data, path)
+        found = read_result(data, path)
         if counts:
-            counted.append(found)
-        elif found:
-            out.ignored[path] = sorted(found)
-    out.observed = merge_observed(counted)
+            targets.setdefault(target_folder(path), []).append(found)
+        elif found.observed:
+            out.ignored[path] = sorted(found.observed)
+    out.observed = merge_observed(judge_target(files) for files in targets.values())
     return out
+
+
+def target_folder(path: str) -> str:
+    """The test target a result file belongs to, for grouping: its folder in a test-log directory
+    (above `test_attempts/` and any shard or run folder), or the file itself when named directly."""
+    folder = os.path.dirname(path)
+    if os.path.basename(path) != "test.xml" and os.path.basename(folder) != "test_attempts":
+        return path
+    if os.path.basename(folder) == "test_attempts":
+        folder = os.path.dirname(folder)
+    if _shard_run(os.path.basename(folder)):
+        folder = os.path.dirname(folder)
+    return folder
 
 
 def load_results(paths: Iterable[str]) -> dict[str, str]:

@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from tools.oracle_gate.encoding import text_problem
+from tools.oracle_gate.encoding import invisible_hint, text_problem
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.generate import GenerateSpec, parse_generate
 
@@ -277,7 +277,8 @@ def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None 
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
-        result.problems.append(OracleError(f"is not valid TOML: {exc}", path=path))
+        hint = invisible_hint(data.decode("utf-8"))
+        result.problems.append(OracleError(f"is not valid TOML: {exc}" + (f"; {hint}" if hint else ""), path=path))
         return result
     for key in sorted(set(doc) - {"schema", "invariant"}):
         result.problems.append(

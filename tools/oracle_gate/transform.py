@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import shlex
 from collections.abc import Callable
 
 # `$Id$` expanded by the `ident` attribute: `$Id: <40 or 64 hex digits> $`.
@@ -49,17 +50,14 @@ def _undo_encoding(data: bytes) -> bytes | None:
 # (undo, what happened at checkout), tried in this order; the first whose undo gives the committed
 # bytes names the transformation.
 _TRANSFORMATIONS: tuple[tuple[Callable[[bytes], bytes | None], str], ...] = (
-    (_undo_crlf, "line endings converted from LF to CRLF at checkout (core.autocrlf=true, core.eol=crlf, "
+    (_undo_crlf, "line endings converted from LF to CRLF (core.autocrlf=true, core.eol=crlf, "
                  "or a `text`/`eol=crlf` attribute)"),
-    (_undo_lf, "line endings converted from CRLF to LF at checkout (a `text` or `eol=lf` attribute)"),
-    (_undo_ident, "`$Id$` expanded at checkout (the `ident` attribute)"),
-    (_undo_encoding, "re-encoded at checkout (a `working-tree-encoding` attribute)"),
-    (lambda data: _undo_crlf(_undo_encoding(data) or b""), "re-encoded and given CRLF line endings at checkout "
+    (_undo_lf, "line endings converted from CRLF to LF (a `text` or `eol=lf` attribute)"),
+    (_undo_ident, "`$Id$` expanded (the `ident` attribute)"),
+    (_undo_encoding, "re-encoded (a `working-tree-encoding` attribute)"),
+    (lambda data: _undo_crlf(_undo_encoding(data) or b""), "re-encoded and given CRLF line endings "
                                                              "(`working-tree-encoding` with `eol=crlf`)"),
 )
-
-UNKNOWN = ("if you did not edit it, git may have rewritten it at checkout (a `filter`, `text`, `eol`, `ident` or "
-           "`working-tree-encoding` attribute, core.autocrlf): compare with `git cat-file blob HEAD:{path} | sha256sum`")
 
 
 def explain(data: bytes, is_committed: Callable[[bytes], bool]) -> str | None:
@@ -70,7 +68,7 @@ def explain(data: bytes, is_committed: Callable[[bytes], bool]) -> str | None:
         is_committed: True for the committed bytes (e.g. their sha256 equals the pin).
 
     Returns:
-        e.g. "line endings converted from LF to CRLF at checkout (core.autocrlf=true, ...)", when
+        e.g. "line endings converted from LF to CRLF (core.autocrlf=true, ...)", when
         undoing that transformation gives bytes `is_committed` accepts; None when none does (an
         unknown filter, or a real edit).
     """
@@ -81,9 +79,28 @@ def explain(data: bytes, is_committed: Callable[[bytes], bool]) -> str | None:
     return None
 
 
-def restore_fix(path: str) -> str:
-    """How to put back the committed bytes of `path` (repository-relative) and keep them: the
-    command writes the blob as committed, with no filter or conversion applied."""
-    return (f"do not re-pin: restore the committed bytes with `git cat-file blob HEAD:{path} > {path}` and remove "
-            "the setting that rewrites them (core.autocrlf, .git/info/attributes, core.attributesFile); "
-            "the repository's .gitattributes keeps oracles/ byte-exact")
+def restore_command(path: str) -> str:
+    """A shell command that writes the committed bytes of `path` (repository-relative) back to the
+    work tree, with no filter or conversion applied; the path is shell-quoted (`shlex.quote`), so
+    pasting the command never runs anything a file name holds."""
+    return f"git cat-file blob {shlex.quote('HEAD:' + path)} > {shlex.quote(path)}"
+
+
+def rewritten(what: str, committed: bool) -> str:
+    """The sentence for pinned bytes found rewritten by `what` (`explain`): in a commit (`committed`)
+    or in the work tree at checkout."""
+    return (f"they are the pinned bytes as committed after a rewrite: {what}" if committed
+            else f"they are the pinned bytes, rewritten at checkout: {what}")
+
+
+def rewrite_fix(path: str, committed: bool) -> str:
+    """What to do about rewritten pinned bytes of `path`: never re-pin them. In the work tree,
+    restore the committed bytes (`restore_command`) and remove the setting that rewrites them; in a
+    commit, commit the pinned bytes instead."""
+    if committed:
+        return (f"do not re-pin: commit the pinned bytes instead of this converted copy, e.g. "
+                f"`git cat-file blob {shlex.quote('BASE:' + path)} > {shlex.quote(path)}` from the base that pinned "
+                "them, then commit it with the conversion turned off")
+    return (f"do not re-pin: restore the committed bytes with `{restore_command(path)}` and remove the setting that "
+            "rewrites them (core.autocrlf, .git/info/attributes, core.attributesFile); the repository's "
+            ".gitattributes keeps oracles/ byte-exact")

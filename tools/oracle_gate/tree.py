@@ -30,9 +30,14 @@ class Entry:
 
 
 class Tree(Protocol):
-    """What the gate needs of a tree: a listing under a prefix and the bytes of a file."""
+    """What the gate needs of a tree: a listing under a prefix and the bytes of a file.
+
+    `committed` is True when the bytes are git's objects (what was committed), False when they are
+    files on disk (which a checkout may have rewritten); messages about rewritten bytes differ.
+    """
 
     label: str
+    committed: bool
 
     def files(self, prefix: str) -> dict[str, Entry]:
         """Maps each repository-relative path under `prefix` to its entry."""
@@ -48,6 +53,7 @@ class GitTree:
         self.repo = repo
         self.commit = commit
         self.label = commit[:12]
+        self.committed = True
 
     def files(self, prefix: str) -> dict[str, Entry]:
         spec = ["--", prefix] if prefix else []
@@ -80,6 +86,7 @@ class WorkTree:
     def __init__(self, root: str, follow_symlinks: bool = False) -> None:
         self.root = root
         self.follow = follow_symlinks
+        self.committed = False
         self.label = "work tree"
 
     def files(self, prefix: str) -> dict[str, Entry]:

@@ -13,7 +13,7 @@ import re
 import stat
 
 from tools.oracle_gate.gitio import git
-from tools.oracle_gate.transform import explain
+from tools.oracle_gate.transform import explain, restore_command
 from tools.oracle_gate.tree import GITLINK, SYMLINK, GitTree
 
 # Ignored files a normal Bazel or Python run leaves behind; they cannot change what a test reads.
@@ -69,8 +69,8 @@ def differences(repo: str, head: GitTree) -> list[str]:
                 data = f.read()
         if object_id(data, algorithm) != entry.ref:
             what = explain(data, lambda original: object_id(original, algorithm) == entry.ref)
-            out.append(f"{path} (bytes differ from the commit: {what}; restore with "
-                       f"`git cat-file blob HEAD:{path} > {path}`)" if what else f"{path} (bytes differ from the commit)")
+            out.append(f"{path} (bytes differ from the commit, rewritten at checkout: {what}; restore with "
+                       f"`{restore_command(path)}`)" if what else f"{path} (bytes differ from the commit)")
     raw = git(repo, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all",
               "--ignored=matching", "--ignore-submodules=none")
     for record in raw.split(b"\0"):

@@ -272,3 +272,15 @@ def test_a_named_problem_is_one_the_parser_refuses_anyway(data):
         else:
             assert not accepts(data), (language, data, message)
             assert message.isprintable()
+
+
+@pytest.mark.parametrize(("char", "name"), [
+    ("\u00a0", "no-break space"), ("\u2028", "line separator"), ("\ufeff", "zero-width no-break space (a byte order mark inside the file)"),
+    ("\u200b", "zero-width space"),
+])
+def test_an_invisible_character_the_parser_refuses_is_named(char, name):
+    data = f"schema = 1\n\n[[invariant]]\nid ={char}\"x\"\n".encode()
+    problems = [str(p) for p in parse_oracle(data, "oracles/x.toml").problems]
+    assert len(problems) == 1 and problems[0].startswith("oracles/x.toml: is not valid TOML: ")
+    assert problems[0].endswith(f"; line 4, column 5 holds U+{ord(char):04X} ({name}), which looks like a space or "
+                                "nothing but is not whitespace to TOML; retype it")

@@ -1,6 +1,6 @@
 """A label approves a commit, not a pull request forever (labels.py): a label from CI data counts only
-when that data names the commit the label was given on and that commit is HEAD (or, for the merge
-commit the platform made, HEAD's second parent). Real git repositories; GitHub event files as JSON."""
+when that data names the commit the label was given on and that commit is HEAD (or, on GitHub only, for
+the merge commit GITHUB_SHA names, HEAD's second parent). Real git repositories; GitHub event files as JSON."""
 
 from __future__ import annotations
 
@@ -198,9 +198,21 @@ def test_pr_labels_with_an_older_or_short_pr_head_sha_are_absent(project, pushed
     assert f"PR_HEAD_SHA is '{b[:12]}', not a full commit id (40 or 64 hex digits)" in found.notes[0]
 
 
-def test_pr_labels_with_the_merges_second_parent_count(project):
-    head, _ = merge_ref(project)
-    assert labels(project, {"PR_LABELS": LABEL, "PR_HEAD_SHA": head}).names == {LABEL}
+PR_MERGE_NOTE = ("PR_LABELS counts only for HEAD itself: nothing says HEAD is the merge the platform made, and any "
+                 "merge can have the labelled commit as its second parent")
+
+
+def test_pr_labels_with_the_merges_second_parent_are_absent(project):
+    # Unlike GitHub's GITHUB_SHA, nothing vouches that HEAD is the platform's merge: PR_HEAD_SHA must name HEAD.
+    head, merge = merge_ref(project)
+    found = labels(project, {"PR_LABELS": LABEL, "PR_HEAD_SHA": head})
+    assert found.names == set()
+    assert found.notes == [
+        f"label 'oracle-change' from PR_LABELS ignored: PR_HEAD_SHA names {head}, the second parent of the merge "
+        f"HEAD {merge}, but {PR_MERGE_NOTE} (a label approves the commit it was given on; set PR_HEAD_SHA to the "
+        "full id of the commit the labels were given on, or pass --label from a step that verified it)"
+    ]
+    assert labels(project, {"PR_LABELS": LABEL, "PR_HEAD_SHA": merge}).names == {LABEL}
 
 
 # GitLab.
@@ -288,6 +300,31 @@ def test_end_to_end_github_merge_ref_and_json_notes(project, tmp_path):
     assert refused.returncode == doc["exit_code"] == 2
     assert doc["notes"][0].startswith("label 'oracle-change' from the GitHub event ignored: the event names "
                                       f"{head}, the second parent of the merge HEAD {merge}, but GITHUB_SHA")
+
+
+def test_end_to_end_pr_labels_do_not_carry_into_a_pushed_merge(project, tmp_path):
+    # A, labelled, is harmless. E, on top of main, edits a protected file. The author pushes
+    # M = merge(E, A) as HEAD: A is M's second parent, but the label was never given on E's change.
+    project.write("shop/other.py", "X = 1\n")
+    a = project.commit("harmless change (labelled on this head)")
+    project.git("checkout", "-q", "--detach", "main")
+    project.write("tools/gate.py", "# the gate, weakened\n")
+    e = project.commit("edit a protected file")
+    project.git("merge", "-q", "--no-ff", "--no-edit", "change")
+    m = rev(project)
+    assert (rev(project, "HEAD^1"), rev(project, "HEAD^2"), rev(project, f"{e}^")) == (e, a, rev(project, "main"))
+    results = junit(tmp_path, {i: "passed" for i in IDS})
+    protected = "[2] tools/gate.py: protected by 'tools/**' and changed (M) without the 'oracle-change' label"
+    unlabelled = run_gate(project, results, {})
+    assert unlabelled.returncode == 2 and protected in unlabelled.stdout, unlabelled.stdout + unlabelled.stderr
+    pushed = run_gate(project, results, {"PR_LABELS": LABEL, "PR_HEAD_SHA": a})
+    assert pushed.returncode == 2, pushed.stdout + pushed.stderr
+    assert protected in pushed.stdout
+    assert (f"label 'oracle-change' from PR_LABELS ignored: PR_HEAD_SHA names {a}, the second parent of the merge "
+            f"HEAD {m}, but {PR_MERGE_NOTE} (") in pushed.stdout
+    assert "gate ok" not in pushed.stdout
+    operator = run_gate(project, results, {}, "--label", LABEL)
+    assert operator.returncode == 0, operator.stdout + operator.stderr
 
 
 # The same rule in `clean-run`, which picks HEAD's oracles only for a labelled change.

@@ -6,6 +6,7 @@ checks them against real Bazel runs).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,78 @@ def test_a_folder_of_results_without_any_test_xml_is_exit_1(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(GateError, match="holds no test.xml"):
         load_observed([str(tmp_path / "empty")])
+
+
+CRASH = '<testcase name="oracles/oracle_test" classname="oracles/oracle_test"><error message="exited with error code 134"/></testcase>'
+
+
+@pytest.mark.parametrize("arrange", [
+    # Bazel's own XML for a crashed or timed-out attempt names the target, not an id.
+    lambda t: write(t / "test_attempts/attempt_1.xml", CRASH),
+    lambda t: write(t / "test.xml", CRASH) or write(t / "test_attempts/attempt_1.xml", *(case(i, "passed") for i in IDS)),
+    lambda t: (t / "test.xml").unlink() or write(t / "run_1_of_2/test.xml", *(case(i, "passed") for i in IDS))
+    or write(t / "run_2_of_2/test.xml", CRASH),
+])
+def test_a_failure_naming_no_id_fails_every_id_of_its_target(gate, project, tmp_path, arrange):
+    logs = passing(tmp_path)
+    arrange(logs / "oracles/oracle_test")
+    observed = load_observed([str(logs)]).observed
+    assert {observed[i].outcome for i in IDS} == {"error"}
+    assert "names no invariant" in observed[IDS[0]].message
+    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--results", str(logs))
+    assert code == 4 and out.splitlines()[-1] == "gate FAILED (exit 4)"
+    code, out, _ = gate("compare", str(logs), junit(tmp_path, {i: "passed" for i in IDS}))
+    assert code == 6
+
+
+def test_a_failure_naming_no_id_in_another_target_does_not_touch_these_ids(tmp_path):
+    logs = passing(tmp_path)
+    write(logs / "oracles/other_test/test.xml", CRASH)
+    write(logs / "harness/h_test/test.xml", CRASH)
+    observed = load_observed([str(logs)]).observed
+    assert {observed[i].outcome for i in IDS} == {"passed"}
+
+
+@pytest.mark.parametrize(("arrange", "words"), [
+    (lambda t: (t / "test.xml").unlink() or write(t / "run_1_of_2/test.xml") or (t / "run_2_of_2").mkdir(),
+     "run_2_of_2/ holds no test.xml"),
+    (lambda t: (t / "test.xml").unlink() or write(t / "run_1_of_2/test.xml")
+     or write(t / "run_2_of_2/test.outputs/test.xml", case(IDS[0], "failed")), "run_2_of_2/ holds no test.xml"),
+    (lambda t: write(t / "test_attempts/attempt_01.xml", case(IDS[0], "failed"))
+     or write(t / "test_attempts/attempt_1.xml"), "holds 'attempt_01.xml'"),
+    (lambda t: write(t / "test_attempts/attempt_1.xml") or write(t / "test_attempts/attempt_3.xml"),
+     "lacks attempt_2.xml"),
+    (lambda t: write(t / "test_attempts/attempt_0.xml"), "holds 'attempt_0.xml'"),
+])
+def test_more_layouts_the_gate_does_not_understand(tmp_path, arrange, words):
+    logs = passing(tmp_path)
+    arrange(logs / "oracles/oracle_test")
+    with pytest.raises(GateError, match=None) as err:
+        load_observed([str(logs)])
+    assert err.value.code == 1 and words in str(err.value)
+
+
+def test_an_unreadable_folder_is_exit_1_not_skipped(tmp_path, monkeypatch):
+    # os.walk skips a folder it cannot list unless told otherwise; here the attempts folder is
+    # unreadable (as for a user without permission on it) and holds the only failure.
+    logs = passing(tmp_path)
+    attempts = logs / "oracles/oracle_test/test_attempts"
+    write(attempts / "attempt_1.xml", case(IDS[0], "failed"))
+    real_scandir = os.scandir
+
+    def scandir(path=".", *args):
+        if os.fspath(path) == str(attempts):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path, *args)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(GateError) as err:
+        load_observed([str(logs)])
+    assert err.value.code == 1
+    assert str(err.value) == f"{attempts}: cannot be read (Permission denied); its results would be missed"
+
+
+def test_a_target_folder_given_directly_counts(tmp_path):
+    logs = passing(tmp_path)
+    observed = load_observed([str(logs / "oracles/oracle_test")]).observed
+    assert sorted(observed) == sorted(IDS)

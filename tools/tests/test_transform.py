@@ -10,10 +10,10 @@ import pytest
 
 from tools.oracle_gate.loader import load_oracles
 from tools.oracle_gate.manifest import manifest_problems
-from tools.oracle_gate.transform import explain
+from tools.oracle_gate.transform import explain, restore_command
 from tools.oracle_gate.tree import GitTree, WorkTree
 from tools.oracle_gate.worktree import differences
-from tools.tests.gitrepo import GitRepo
+from tools.tests.gitrepo import IDS, GitRepo, junit
 
 ATTRIBUTES = "/oracles/** -text -eol -ident -filter -working-tree-encoding\n"
 COMMITTED = b'[\n {"a": 1},\n {"$Id$": 2}\n]\n'
@@ -26,7 +26,7 @@ def pinned(original: bytes):
 @pytest.mark.parametrize(("on_disk", "words"), [
     (COMMITTED.replace(b"\n", b"\r\n"), "line endings converted from LF to CRLF"),
     (COMMITTED.replace(b"$Id$", b"$Id: " + b"ab" * 20 + b" $"), "`$Id$` expanded"),
-    (codecs.BOM_UTF16_LE + COMMITTED.decode().encode("utf-16-le"), "re-encoded at checkout"),
+    (codecs.BOM_UTF16_LE + COMMITTED.decode().encode("utf-16-le"), "re-encoded (a `working-tree-encoding`"),
     (codecs.BOM_UTF16_BE + COMMITTED.decode().replace("\n", "\r\n").encode("utf-16-be"), "re-encoded and given CRLF"),
 ])
 def test_each_transformation_is_named(on_disk, words):
@@ -90,7 +90,7 @@ def test_forced_conversion_is_named_with_how_to_restore_never_a_re_pin(origin, t
     copy = forced_crlf_clone(origin, tmp_path)
     problems = [str(p) for p in load_oracles(WorkTree(str(copy.path))).problems]
     bound = next(p for p in problems if "oracles/blobs/bound.json does not match its pin" in p)
-    assert "they are the pinned bytes with line endings converted from LF to CRLF at checkout" in bound
+    assert "they are the pinned bytes, rewritten at checkout: line endings converted from LF to CRLF" in bound
     assert "do not re-pin: restore the committed bytes with `git cat-file blob HEAD:oracles/blobs/bound.json > " \
            "oracles/blobs/bound.json`" in bound
     assert "update blob_sha256" not in bound
@@ -102,8 +102,8 @@ def test_forced_conversion_is_named_with_how_to_restore_never_a_re_pin(origin, t
     assert "do not regenerate the manifest or re-pin" in str(manifest)
 
     dirty = differences(str(copy.path), GitTree(str(copy.path), "HEAD"))
-    assert "oracles/blobs/bound.json (bytes differ from the commit: line endings converted from LF to CRLF at " \
-           "checkout (core.autocrlf=true, core.eol=crlf, or a `text`/`eol=crlf` attribute); restore with " \
+    assert "oracles/blobs/bound.json (bytes differ from the commit, rewritten at checkout: line endings converted " \
+           "from LF to CRLF (core.autocrlf=true, core.eol=crlf, or a `text`/`eol=crlf` attribute); restore with " \
            "`git cat-file blob HEAD:oracles/blobs/bound.json > oracles/blobs/bound.json`)" in dirty
 
     # The advised command restores the pinned bytes.
@@ -126,3 +126,32 @@ def test_an_unexplained_mismatch_still_says_how_to_check_before_re_pinning(origi
     assert bound.endswith("if you changed the blob on purpose, update blob_sha256 in a change labelled oracle-change; "
                           "if you did not, restore it: `git cat-file blob HEAD:oracles/blobs/bound.json > "
                           "oracles/blobs/bound.json` writes the committed bytes")
+
+
+def test_bytes_committed_converted_are_named_as_such_not_as_a_checkout(gate, origin, tmp_path):
+    # The pin is over LF bytes; the commit holds the CRLF copy. Restoring from HEAD would loop.
+    origin.git("checkout", "-q", "change")
+    origin.git("merge", "-q", "main")
+    data = origin.read("oracles/blobs/bound.json")
+    origin.write("oracles/blobs/bound.json", data.replace(b"\n", b"\r\n"))
+    origin.write_manifest()
+    origin.commit("commit converted bytes")
+    code, out, _ = gate("--repo", str(origin.path), "check", "--base", "main", "--label", "oracle-change",
+                        "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    assert code == 5, out
+    [line] = [line for line in out.splitlines() if "bound.json does not match its pin" in line]
+    assert "they are the pinned bytes as committed after a rewrite: line endings converted from LF to CRLF" in line
+    assert "commit the pinned bytes instead of this converted copy" in line
+    assert "rewritten at checkout" not in line and "HEAD:" not in line
+
+
+def test_restore_commands_quote_the_path(project):
+    name = "oracles/blobs/x$(touch${IFS}INJ).json"
+    project.write(name, b"[]\n")
+    rows = project.read("oracles/shop.toml").decode().replace("oracles/blobs/bound.json", name)
+    project.write("oracles/shop.toml", rows)
+    problems = [str(p) for p in load_oracles(WorkTree(str(project.path))).problems]
+    [line] = [p for p in problems if "does not match its pin" in p]
+    assert "`git cat-file blob 'HEAD:oracles/blobs/x$(touch${IFS}INJ).json' > 'oracles/blobs/x$(touch${IFS}INJ).json'`" in line
+    assert restore_command("oracles/blobs/a'b.json") == \
+        "git cat-file blob 'HEAD:oracles/blobs/a'\"'\"'b.json' > 'oracles/blobs/a'\"'\"'b.json'"

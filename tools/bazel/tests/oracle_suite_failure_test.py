@@ -71,6 +71,6 @@ def test_crlf_converted_blob_is_named_as_a_conversion_not_a_re_pin(workspace):
         blob.write_bytes(original)
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert (f"{row['blob']} does not match its pin: expected sha256 {row['blob_sha256']}") in proc.stderr
-    assert "they are the pinned bytes with line endings converted from LF to CRLF at checkout" in proc.stderr
+    assert "they are the pinned bytes, rewritten at checkout: line endings converted from LF to CRLF" in proc.stderr
     assert f"do not re-pin: restore the committed bytes with `git cat-file blob HEAD:{row['blob']} > {row['blob']}`" \
         in proc.stderr

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,15 @@ fi
 echo '<testsuites><testsuite name="o"><testcase name="invariant[kept]"/></testsuite></testsuites>' > "$XML_OUTPUT_FILE"
 """
 
+CRASHY = """\
+#!/bin/bash
+# Dies without writing any XML on the first attempt (Bazel then writes a testcase naming no id).
+count=$(cat "$ATTEMPTS.crashy" 2>/dev/null || echo 0)
+echo $((count + 1)) > "$ATTEMPTS.crashy"
+if [ "$count" = 0 ]; then kill -SEGV $$; fi
+echo '<testsuites><testsuite name="o"><testcase name="invariant[other]"/></testsuite></testsuites>' > "$XML_OUTPUT_FILE"
+"""
+
 SHARDED = """\
 #!/bin/bash
 touch "$TEST_SHARD_STATUS_FILE"
@@ -39,11 +49,12 @@ echo "<testsuites><testsuite name=\\"o\\"><testcase name=\\"invariant[shard_$TES
 BUILD = """\
 sh_test(name = "flaky", srcs = ["flaky.sh"], flaky = True)
 sh_test(name = "sharded", srcs = ["sharded.sh"], shard_count = 2)
+sh_test(name = "crashy", srcs = ["crashy.sh"], flaky = True)
 """
 
 PASSING = """\
 <testsuites><testsuite name="o"><testcase name="invariant[kept]"/><testcase name="invariant[shard_0]"/>
-<testcase name="invariant[shard_1]"/></testsuite></testsuites>
+<testcase name="invariant[shard_1]"/><testcase name="invariant[other]"/></testsuite></testsuites>
 """
 
 
@@ -58,7 +69,7 @@ def gate(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     if shutil.which("bazel") is None:
         pytest.fail("bazel is not installed; run tools/setup.sh")
     ws = tmp_path_factory.mktemp("layout")
@@ -70,11 +81,12 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (ws / ".bazelrc").write_text("build --nosandbox_debug\n")
     (ws / "oracles").mkdir()
     (ws / "oracles/BUILD").write_text(BUILD)
-    for name, text in (("flaky.sh", FLAKY), ("sharded.sh", SHARDED)):
+    for name, text in (("flaky.sh", FLAKY), ("sharded.sh", SHARDED), ("crashy.sh", CRASHY)):
         (ws / "oracles" / name).write_text(text)
         (ws / "oracles" / name).chmod(0o755)
     (ws / "passing.xml").write_text(PASSING)
-    return ws
+    yield ws
+    bazel(ws, "shutdown")
 
 
 def logs_dir(ws: Path) -> Path:
@@ -96,6 +108,12 @@ def test_every_attempt_and_shard_is_read_and_a_failed_attempt_fails(workspace: P
     assert "test_attempts/attempt_1.xml" in compared.stdout
     lines = compared.stdout.splitlines()
     assert any(line.split()[:3] == ["kept", "failed", "passed"] for line in lines), compared.stdout
+    # The crashed attempt's XML, written by Bazel, names no id: it fails every id of its target.
+    crashed = (logs / "oracles/crashy/test_attempts/attempt_1.xml").read_text()
+    assert "invariant[" not in crashed
+    assert any(line.split()[:3] == ["other", "error", "passed"] and "crashy/test_attempts/attempt_1.xml" in line
+               for line in lines), compared.stdout
+    assert not any(line.split()[:1] == ["shard_0"] for line in lines), compared.stdout
 
 
 def test_logs_of_two_invocations_are_refused(workspace: Path) -> None:
