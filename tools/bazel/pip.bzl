@@ -1,4 +1,24 @@
-"""Public entry point for the locked third-party Python repository rule."""
+"""Public entry point for the locked third-party Python repository rule, `pip_lock_repository`.
+
+It installs a pip-compile lock (`--generate-hashes`) with `pip install --require-hashes
+--only-binary=:all:` into an external repository with one target per pinned distribution, and
+refuses a lock that holds anything but pins and hashes (docs/dependencies.md). Bazel 4.2.3 has no
+rules_python offline on Debian 12, so this rule stands in for rules_python's `pip_parse`, reading
+the same lock format.
+
+Usage, in `WORKSPACE`:
+
+```starlark
+load("//tools/bazel:pip.bzl", "pip_lock_repository")
+
+pip_lock_repository(
+    name = "pypi",
+    lock = "//:requirements_lock.txt",
+)
+```
+
+and in a BUILD file: `deps = ["@pypi//:hypothesis"]`.
+"""
 
 load("//tools/bazel/private:pip_lock_repository.bzl", _pip_lock_repository = "pip_lock_repository")
 

@@ -2,6 +2,18 @@
 
 Today these forward to Bazel 4.2's native rules. Moving to rules_python is one edit: load its
 `py_binary`, `py_library` and `py_test` here and forward to those instead.
+
+Usage, in any BUILD file:
+
+```starlark
+load("//tools/bazel:python.bzl", "py_library", "py_test")
+
+py_library(
+    name = "billing",
+    srcs = glob(["*.py"]),
+    visibility = ["//visibility:public"],
+)
+```
 """
 
 def py_binary(**kwargs):

@@ -2,6 +2,18 @@
 
 The module runs under `//tools/testing:pytest_main.py`, which disables plugin autoload and writes
 JUnit XML to `$XML_OUTPUT_FILE`.
+
+Usage, in a BUILD file:
+
+```starlark
+load("//tools/testing:pytest.bzl", "pytest_test")
+
+pytest_test(
+    name = "test_results",
+    src = "test_results.py",
+    deps = ["//tools/oracle_gate"],
+)
+```
 """
 
 load("//tools/bazel:python.bzl", "py_test")
