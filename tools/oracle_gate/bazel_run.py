@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
-from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.errors import PREFIX, GateError
 from tools.oracle_gate.execlog import (
     JUDGE_MNEMONICS,
     JUDGE_OUTPUTS,
@@ -48,6 +48,8 @@ _SUMMARY = re.compile(r"^INFO: \d+ process(es)?: ")
 # Bazel's output (which includes the output of failed tests, i.e. text the change wrote) is relayed
 # to stderr with this prefix on every line, escaped: it can never pass for a line of the gate's own.
 RELAY_PREFIX = "bazel| "
+# How long a Bazel child the gate stops (it was interrupted) has between SIGTERM and SIGKILL.
+STOP_GRACE_S = 30.0
 # Variables that `bazel run` sets for the gate itself; a nested Bazel must not inherit them.
 _DROP_PREFIXES = ("RUNFILES_", "PYTHON", "BUILD_", "TEST_", "JAVA_RUNFILES", "BAZEL_")
 
@@ -210,14 +212,14 @@ def parse_bep(lines: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]
     return status, xml
 
 
-def stop(proc: "subprocess.Popen[bytes]", grace_s: float = 30.0) -> None:
+def stop(proc: "subprocess.Popen[bytes]") -> None:
     """Stops a child still running (the gate was interrupted): SIGTERM, then SIGKILL after
-    `grace_s` seconds, and waits for it, so nothing it writes outlives the cleanup that follows."""
+    STOP_GRACE_S seconds, and waits for it, so nothing it writes outlives the cleanup that follows."""
     if proc.poll() is not None:
         return
     proc.terminate()
     try:
-        proc.wait(timeout=grace_s)
+        proc.wait(timeout=STOP_GRACE_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
@@ -307,7 +309,7 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
     execution_log = os.path.join(work, f"{name}.spawns.bin")
     cmd = ["bazel", *startup_flags, command, "--symlink_prefix=/", f"--build_event_json_file={bep}",
            f"--experimental_execution_log_file={execution_log}", *flags, "--", *targets]
-    print(visible("oracle-gate: running " + " ".join(cmd)), file=sys.stderr, flush=True)
+    print(visible(f"{PREFIX} running " + " ".join(cmd)), file=sys.stderr, flush=True)
     summary: list[str] = []
     try:
         proc = subprocess.Popen(cmd, cwd=repo, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -379,7 +381,6 @@ def run_harness(
     repo: str,
     environ: Mapping[str, str],
     extra_flags: Sequence[str] = (),
-    patterns: Sequence[str] | None = None,
     startup_flags: Sequence[str] = (),
     exact_env: bool = False,
     block: Sequence[str] = (),
@@ -410,8 +411,6 @@ def run_harness(
         repo: the workspace to test.
         environ: the environment; without `exact_env`, variables `bazel run` set are dropped.
         extra_flags: flags for every invocation (e.g. `run_flags(salt, "workspace")`, `--config=remote`).
-        patterns: the target patterns (default: `test_patterns(repo)`); the oracles package is always
-            run as described above.
         startup_flags: flags before the command (e.g. `--output_user_root=DIR`, `--nohome_rc`).
         exact_env: pass `environ` to Bazel as it is.
         block: paths to block from every sandboxed action of invocation 2, besides `output_seal`.
@@ -426,7 +425,7 @@ def run_harness(
     # No unsandboxed fallback, and no network in the sandbox (the Bazel servers listen on loopback).
     flags = [*extra_flags, f"--spawn_strategy={strategy}", "--incompatible_legacy_local_fallback=false",
              "--sandbox_default_allow_network=false", "--test_output=errors"]
-    harness = [p for p in (patterns if patterns is not None else test_patterns(repo)) if p != ORACLE_PATTERN]
+    harness = [p for p in test_patterns(repo) if p != ORACLE_PATTERN]
     folder = runs_dir(environ)
     siblings = sibling_runs(folder, repo)
     work = tempfile.mkdtemp(prefix="run-", dir=folder)

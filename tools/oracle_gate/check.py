@@ -1,9 +1,17 @@
-"""`check`: every gate check of HEAD against a base revision (docs/design.md sections 5-7)."""
+"""`check`: every gate check of HEAD against a base revision (docs/design.md sections 5-7).
+
+`run_check` is the table of contents. The inputs are read from git once (`gather_inputs`); each
+check is a function of them that returns its `Findings`. The oracle test's outcomes are gathered
+(`read_outcomes` from result files, or `run_workspace` with Bazel) apart from being judged:
+`check_outcomes`, `check_harness` and `check_clean_run` are pure functions of data, so they can be
+tested without Bazel.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+import os
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, run_harness
@@ -13,19 +21,14 @@ from tools.oracle_gate.gitio import Change, changed_paths, merge_base, refuse_gr
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.manifest import manifest_problems
 from tools.oracle_gate.paths import protected_by, special_entry_problem
-from tools.oracle_gate.policy import ALWAYS_PROTECTED, POLICY_PATH, Policy, has_label, label_name
+from tools.oracle_gate.policy import POLICY_PATH, has_label, protection
 from tools.oracle_gate.results import EXECUTED, PASSED, Observed, differences, load_observed
 from tools.oracle_gate.schema import Invariant
 from tools.oracle_gate.text import one_line
 from tools.oracle_gate.tree import Entry, GitTree
 from tools.oracle_gate.worktree import differences as work_tree_differences
 
-# Protection used when neither the base nor HEAD has a readable policy (fail closed).
-DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
-    "tools/**", "third_party/**", ".bazelrc", "user.bazelrc", ".bazelignore", ".bazelversion",
-    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "BUILD", "BUILD.bazel",
-    ".ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
-)
+BOOTSTRAP_NOTE = "bootstrap: the base has no oracles/policy.toml; HEAD's policy applies and no id is required"
 
 
 @dataclass
@@ -35,6 +38,23 @@ class CheckLine:
     name: str
     ok: bool
     detail: str
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What one check found.
+
+    Attributes:
+        name: the check's name in the summary.
+        violations: what fails the gate, in report order.
+        detail: the summary's detail when there is no violation.
+        notes: report lines that do not fail the gate, in report order.
+    """
+
+    name: str
+    violations: tuple[Violation, ...]
+    detail: str
+    notes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -62,18 +82,322 @@ class Report:
         """The lowest code among the violations (docs/design.md section 6), 0 when there are none."""
         return min((v.code for v in self.violations), default=errors.OK)
 
-    def add(self, name: str, found: Sequence[Violation], ok_detail: str) -> None:
-        """Records one check: its violations, and a summary line."""
-        self.violations.extend(found)
-        if found:
-            self.checks.append(CheckLine(name, False, f"{len(found)} violation(s)"))
+    def record(self, found: Findings) -> None:
+        """Records one check: its violations, its notes, and a summary line."""
+        self.violations.extend(found.violations)
+        self.notes.extend(found.notes)
+        if found.violations:
+            self.checks.append(CheckLine(found.name, False, f"{len(found.violations)} violation(s)"))
         else:
-            self.checks.append(CheckLine(name, True, ok_detail))
+            self.checks.append(CheckLine(found.name, True, found.detail))
+
+    def show_outcomes(self, ids: Sequence[str], outcomes: Outcomes) -> None:
+        """Records the ids that must have an outcome and what the oracle test reported (shown
+        whether or not it is judged), with the notes and the Bazel summary of gathering it."""
+        self.invariants = list(ids)
+        self.observed = dict(outcomes.observed)
+        self.outcomes = {ident: found.outcome for ident, found in outcomes.observed.items()}
+        if outcomes.run is not None:
+            self.summaries["workspace"] = outcomes.run.summary
+        self.notes.extend(outcomes.notes)
+
+    def show_clean(self, run: HarnessRun) -> None:
+        """Records the clean run's per-id results and its Bazel summary."""
+        self.clean_observed = run.observations()
+        self.clean_outcomes = {ident: found.outcome for ident, found in self.clean_observed.items()}
+        self.summaries["clean"] = run.summary
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the checks judge, read from git once (`gather_inputs`).
+
+    Attributes:
+        repo: the work tree's root.
+        base: the base revision as given (branch, tag, commit id).
+        base_commit: the commit `base` names.
+        merge_base: the merge base of base_commit and HEAD: the base side of every comparison.
+        head: the commit HEAD names.
+        base_oracles: `oracles/` at the merge base.
+        head_oracles: `oracles/` at HEAD; its fix messages name `label`.
+        label: the label that allows protected changes (`policy.protection`).
+        protected: the protected globs (`policy.protection`): the base policy's plus HEAD's,
+            the defaults when neither policy is readable.
+        labels: the pull request's labels that count (labels.py).
+        labelled: `labels` holds `label`, compared case-insensitively (`policy.has_label`).
+        changes: every path that differs between the merge base and HEAD.
+        head_listing: every file of HEAD.
+        base_listing: every file of the merge base.
+        head_links: every symlink of HEAD -> its target.
+        bootstrap: the base has neither a policy nor an oracle file (no id can be missing).
+    """
+
+    repo: str
+    base: str
+    base_commit: str
+    merge_base: str
+    head: str
+    base_oracles: Oracles
+    head_oracles: Oracles
+    label: str
+    protected: tuple[str, ...]
+    labels: frozenset[str]
+    labelled: bool
+    changes: tuple[Change, ...]
+    head_listing: Mapping[str, Entry]
+    base_listing: Mapping[str, Entry]
+    head_links: Mapping[str, str]
+    bootstrap: bool
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """The oracle test's per-id results, however they were gathered (`read_outcomes`, `run_workspace`).
+
+    Attributes:
+        observed: id -> what the oracle test reported.
+        source: where they came from, for messages: `N result file(s)` or `the oracle test`.
+        notes: report lines about gathering them: ignored testcases, a work tree that differs from HEAD.
+        run: the workspace run when the gate ran Bazel; None when the operator gave result files.
+    """
+
+    observed: Mapping[str, Observed]
+    source: str
+    notes: tuple[str, ...] = ()
+    run: HarnessRun | None = None
 
 
 HarnessRunner = Callable[[str, Mapping[str, str]], HarnessRun]
 # (repo, head, oracles_commit, environ, remote, paths to block) -> the clean run's outcomes.
 CleanRunner = Callable[[str, str, str, Mapping[str, str], bool, Sequence[str]], HarnessRun]
+
+
+def run_check(
+    repo: str,
+    base: str,
+    *,
+    results: Sequence[str] = (),
+    labels: Collection[str] = (),
+    environ: Mapping[str, str] | None = None,
+    clean: bool = False,
+    remote: bool = False,
+    salt: str = "",
+    harness_runner: HarnessRunner | None = None,
+    clean_runner: CleanRunner | None = None,
+) -> Report:
+    """Runs every gate check of HEAD against `base`.
+
+    Args:
+        repo: the work tree's root.
+        base: a revision (branch, tag, commit id).
+        results: JUnit XML files or Bazel test-log directories; when empty, the oracle test and the
+            harness are run with `bazel test //oracles/... //harness/...`.
+        labels: the pull request's labels that count (labels.py).
+        environ: the environment, passed to Bazel when it runs the harness (default: os.environ).
+        clean: also run on a pristine tree (clean_run.py) and require the same id -> outcome and
+            observation digest as the workspace run (exit 6 otherwise).
+        remote: run the clean run through `--config=remote` (REAPI).
+        salt: the run salt for generated samples, the same for both runs.
+        harness_runner: how to do the workspace run (default: `workspace_runner(salt)`; tests
+            substitute it).
+        clean_runner: how to do the clean run (default: `clean_runner_for(salt)`).
+
+    Raises:
+        GateError: (exit 1) when the gate cannot decide: git errors, an invalid base policy,
+            unreadable results, a work tree that differs from HEAD (without `results` or `clean`),
+            Bazel missing.
+    """
+    env = os.environ if environ is None else environ
+    inputs = gather_inputs(repo, base, labels)
+    report = Report(inputs.base, inputs.base_commit, inputs.merge_base, inputs.head, sorted(inputs.labels), salt=salt)
+    if inputs.bootstrap:
+        report.notes.append(BOOTSTRAP_NOTE)
+    # 1-4: the commits alone.
+    report.record(check_protected_paths(inputs))
+    report.record(check_oracle_files(inputs))
+    report.record(check_manifest(inputs))
+    report.record(check_ids_kept(inputs))
+
+    # 5: the oracle test's outcomes, gathered (result files, or the workspace run), then judged.
+    if results:
+        outcomes = read_outcomes(results)
+    else:
+        outcomes = run_workspace(inputs, harness_runner or workspace_runner(salt), env, clean=clean)
+    report.show_outcomes(expected_ids(inputs.head_oracles), outcomes)
+    judged = check_outcomes(inputs, outcomes, salt=salt)
+    harness = check_harness(outcomes.run) if outcomes.run is not None else None
+    # Invalid oracles (check 2) void the outcome and harness checks: their violations become notes.
+    judged, harness = withhold_while_invalid(inputs, judged, harness)
+    report.record(judged)
+    if harness is not None:
+        report.record(harness)
+
+    # 6: the clean run, which reads the workspace run: what it blocked, its outcomes and targets.
+    if clean:
+        run = run_clean(inputs, clean_runner or clean_runner_for(salt), env, remote=remote, workspace=outcomes.run)
+        report.show_clean(run)
+        report.record(check_clean_run(outcomes, run, labelled=inputs.labelled, remote=remote, salt=salt))
+
+    report.notes.extend(review_notes(inputs.base_oracles, inputs.head_oracles))
+    return report
+
+
+# Inputs.
+
+def gather_inputs(repo: str, base: str, labels: Collection[str]) -> Inputs:
+    """Reads from git everything the checks judge.
+
+    Args:
+        repo: the work tree's root.
+        base: a revision (branch, tag, commit id).
+        labels: the pull request's labels that count.
+
+    Raises:
+        GitError: (exit 1) grafts or replace refs, an unknown base, no merge base (gitio.py).
+        GateError: (exit 1) when the base revision's policy is invalid: nothing then says what is
+            protected.
+    """
+    refuse_grafts(repo)
+    base_commit = resolve_commit(repo, base)
+    head = resolve_commit(repo, "HEAD")
+    mb = merge_base(repo, base_commit, head)
+    base_oracles = load_oracles(GitTree(repo, mb))
+    if base_oracles.policy is None and any(
+        p.path == POLICY_PATH and "missing" not in p.message for p in base_oracles.problems
+    ):
+        raise GateError("the base revision's policy is invalid; the gate cannot tell what is protected",
+                        path=POLICY_PATH, fix="fix it on the base branch first")
+    head_tree = GitTree(repo, head)
+    # Entries are judged by HEAD's policy, as the build's pin check does: a labelled change may add
+    # a production package together with the rows that use it. Without the label, the policy edit
+    # itself is a protected change (exit 2). Fix messages name the label in force: the base
+    # policy's, else HEAD's own (policy.label_name).
+    head_oracles = load_oracles(head_tree, label=base_oracles.policy.label if base_oracles.policy else None)
+    label, protected = protection(base_oracles.policy, head_oracles.policy)
+    changes = tuple(changed_paths(repo, mb, head))
+    head_listing = head_tree.files("")
+    base_listing = GitTree(repo, mb).files("")
+    return Inputs(
+        repo=repo,
+        base=base,
+        base_commit=base_commit,
+        merge_base=mb,
+        head=head,
+        base_oracles=base_oracles,
+        head_oracles=head_oracles,
+        label=label,
+        protected=protected,
+        labels=frozenset(labels),
+        labelled=has_label(label, set(labels)),
+        changes=changes,
+        head_listing=head_listing,
+        base_listing=base_listing,
+        head_links=head_tree.symlinks(head_listing),
+        bootstrap=base_oracles.policy is None and not base_oracles.files,
+    )
+
+
+def expected_ids(head: Oracles) -> list[str]:
+    """The ids that must have a passing outcome: HEAD's valid rows, or, when no row is valid, every
+    id HEAD declares (so that invalid oracles still show what the results say of them)."""
+    return sorted(inv.id for inv in head.invariants) or sorted(head.declared_ids)
+
+
+# 1-4: the checks of the commits alone.
+
+def check_protected_paths(inputs: Inputs) -> Findings:
+    """Exit 2 for each changed path that touches protected content (`protected_changes`), unless
+    the change carries the label; then a note counts them (docs/design.md section 5)."""
+    hits = protected_changes(inputs.changes, inputs.protected, inputs.head_listing, inputs.base_listing,
+                             inputs.head_links)
+    label = inputs.label
+    if inputs.labelled:
+        found: tuple[Violation, ...] = ()
+    else:
+        found = tuple(Violation(errors.PROTECTED_PATH, change.path, "",
+                                f"{why} and changed ({change.status}) without the {label!r} label")
+                      for change, why in hits)
+    shown = inputs.labelled and bool(hits)
+    return Findings(
+        "protected paths", found,
+        f"{len(inputs.changes)} changed path(s), {len(hits)} protected" + (f", label {label!r} present" if shown else ""),
+        (f"{len(hits)} protected path(s) changed under the {label!r} label",) if shown else (),
+    )
+
+
+def check_oracle_files(inputs: Inputs) -> Findings:
+    """Exit 5 for each problem of HEAD's policy, oracle files and blob pins (loader.py)."""
+    head = inputs.head_oracles
+    return Findings("oracle files", tuple(Violation.from_error(p) for p in head.problems),
+                    f"{len(head.files)} file(s), {len(head.invariants)} invariant(s), every blob matches its pin")
+
+
+def check_manifest(inputs: Inputs) -> Findings:
+    """Exit 5 when HEAD's committed manifest is not current (manifest.py)."""
+    problems = manifest_problems(GitTree(inputs.repo, inputs.head), label=inputs.label)
+    return Findings("manifest", tuple(Violation.from_error(p) for p in problems), "current")
+
+
+def check_ids_kept(inputs: Inputs) -> Findings:
+    """Exit 3 for each id the base declares and HEAD does not.
+
+    A HEAD file that cannot be read at all hides its ids: those are undecided (a note names them),
+    and the file's own exit-5 problem already fails the gate.
+    """
+    base, head = inputs.base_oracles, inputs.head_oracles
+    unreadable = {f.path for f in head.files if not f.parsed}
+    undecided = {i for f in base.files if f.path in unreadable for i in f.declared_ids}
+    missing = sorted(base.declared_ids - head.declared_ids - undecided)
+    notes: tuple[str, ...] = ()
+    if undecided - head.declared_ids:
+        notes = (f"ids not judged while their oracle file is unreadable: {', '.join(sorted(undecided))}",)
+    return Findings(
+        "invariant ids",
+        tuple(Violation(errors.MISSING_ID, "oracles/", i, "present at the base, missing at HEAD") for i in missing),
+        f"{len(base.declared_ids)} at base, {len(head.declared_ids)} at HEAD, none missing",
+        notes,
+    )
+
+
+# 5: gathering the oracle test's outcomes.
+
+def read_outcomes(result_paths: Sequence[str]) -> Outcomes:
+    """The outcomes the operator gave: JUnit XML files or Bazel test-log directories (results.py).
+
+    Raises:
+        GateError: (exit 1) for a missing or unreadable file, malformed XML, or a test-log
+            directory whose layout the gate does not understand.
+    """
+    results = load_observed(result_paths)
+    notes = tuple(f"ignored [<id>] testcases of {path} (not an oracle test target): {', '.join(ids)}"
+                  for path, ids in results.ignored.items())
+    return Outcomes(results.observed, f"{len(result_paths)} result file(s)", notes)
+
+
+def run_workspace(inputs: Inputs, runner: HarnessRunner, environ: Mapping[str, str], *, clean: bool) -> Outcomes:
+    """The workspace run: the oracle test and the harness in the work tree (`runner`).
+
+    Without `clean`, the work tree must be HEAD (`require_clean_work_tree`). With it, the clean run
+    tests HEAD's committed bytes and the workspace run the work tree as it is; any difference in
+    outcomes is the coupling the merge rule rejects (exit 6), and a note says the trees differ.
+
+    Raises:
+        GateError: (exit 1) for a work tree that differs from HEAD (without `clean`), or when
+            Bazel cannot run.
+    """
+    notes: list[str] = []
+    head_tree = GitTree(inputs.repo, inputs.head)
+    if clean:
+        dirty = work_tree_differences(inputs.repo, head_tree)
+        if dirty:
+            notes.append(f"the work tree differs from HEAD ({len(dirty)} path(s), e.g. {dirty[0]}); "
+                         "the clean run tests HEAD")
+    else:
+        require_clean_work_tree(inputs.repo, head_tree)
+    run = runner(inputs.repo, environ)
+    notes.extend(f"ignored [<id>] testcases of {label} (not an oracle test target): {', '.join(ids)}"
+                 for label, ids in run.ignored.items())
+    return Outcomes(run.observations(), "the oracle test", tuple(notes), run)
 
 
 def workspace_runner(salt: str) -> HarnessRunner:
@@ -86,20 +410,70 @@ def workspace_runner(salt: str) -> HarnessRunner:
     return run
 
 
-def clean_runner_for(salt: str) -> CleanRunner:
-    """The clean run (clean_run.py) with the same salt as the workspace run."""
+def require_clean_work_tree(repo: str, head: GitTree) -> None:
+    """Refuses to run the harness on a work tree that differs from HEAD (see worktree.py).
 
-    def run(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool,
-            block: Sequence[str]) -> HarnessRun:
-        return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block)
+    Raises:
+        GateError: (exit 1) naming the first differing paths.
+    """
+    found = work_tree_differences(repo, head)
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise GateError(
+            f"the work tree differs from HEAD: {shown}; check judges HEAD, so commit, stash or remove "
+            "these, or pass --results with the outcomes of a run of HEAD"
+        )
 
-    return run
+
+# 5: judging them (pure functions of data).
+
+def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Findings:
+    """Exit 4 for each expected id (`expected_ids`) without a passing outcome, and first for a
+    workspace run that did not build; a note names ids the results report but no oracle declares.
+
+    A failure names the result file it was read from when the operator gave the results, and the
+    salt of the run's generated samples when there is one.
+    """
+    ids = expected_ids(inputs.head_oracles)
+    observed = outcomes.observed
+    from_files = outcomes.run is None
+    found: list[Violation] = []
+    if outcomes.run is not None and outcomes.run.build_failed:
+        found.append(Violation(errors.NO_OUTCOME, "oracles/", "",
+                               "the oracle test or the harness did not build (bazel exit 1; an action or test "
+                               "that cannot run sandboxed, e.g. tagged local or no-sandbox, fails there too); "
+                               "see Bazel's output above"))
+    for ident in ids:
+        result = observed.get(ident)
+        if result is None:
+            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident,
+                                   f"no outcome in {outcomes.source}; the oracle test must run it"))
+        elif result.outcome not in EXECUTED:
+            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident,
+                                   f"{result.outcome}, not executed; that is not coverage{_origin(result, from_files)}"))
+        elif result.outcome != PASSED:
+            why = result.message
+            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, "failed: the invariant does not hold"
+                                   + (f": {one_line(why)}" if why else "") + _origin(result, from_files)
+                                   + (f" (salt {salt})" if salt else "")))
+    unknown = sorted(set(observed) - set(ids))
+    passed = sum(1 for i in ids if i in observed and observed[i].outcome == PASSED)
+    return Findings("invariant outcomes", tuple(found), f"{passed} of {len(ids)} invariant(s) passed ({outcomes.source})",
+                    (f"results name ids no oracle declares: {', '.join(unknown)}",) if unknown else ())
 
 
-def _origin(found: Observed, result_paths: Sequence[str]) -> str:
+def _origin(found: Observed, from_files: bool) -> str:
     """` (from FILE)`: the result file an outcome was read from, when the operator gave the results
     (a test-log directory holds many; the gate's own runs say which run instead)."""
-    return f" (from {found.source})" if result_paths and found.source else ""
+    return f" (from {found.source})" if from_files and found.source else ""
+
+
+def check_harness(run: HarnessRun) -> Findings:
+    """Exit 4 for each harness test target that did not pass and each spawn that ran where the
+    gate does not allow it, in the workspace run."""
+    passed = [t for t in run.targets if t not in run.harness_failures() and not t.startswith("//oracles")]
+    return Findings("harness tests", tuple(harness_violations(run, "workspace") + escape_violations(run, "workspace")),
+                    f"{len(passed)} target(s) passed, none ran unsandboxed")
 
 
 def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
@@ -121,31 +495,88 @@ def escape_violations(run: HarnessRun, where: str) -> list[Violation]:
     ]
 
 
-def _protection(base: Oracles, head: Oracles) -> tuple[str, tuple[str, ...]]:
-    """The label name and protected globs: the base policy's, plus anything HEAD's adds."""
-    base_policy: Policy | None = base.policy
-    label = label_name(base_policy, head.policy)
-    globs: tuple[str, ...] = ()
-    for policy in (base_policy, head.policy):
-        if policy:
-            globs += policy.protected
-    return label, tuple(dict.fromkeys(globs or DEFAULT_PROTECTED))
+def withhold_while_invalid(
+    inputs: Inputs, outcomes: Findings, harness: Findings | None
+) -> tuple[Findings, Findings | None]:
+    """Outcomes are not judged while the oracles are invalid.
+
+    With invalid oracles the harness cannot run what they claim (the build's pin check fails it
+    first); the exit-5 lines of `check_oracle_files` are the cause. So the outcome and harness
+    violations become notes (`not judged while the oracles are invalid: ...`), after the outcome
+    check's own notes, and both checks pass; the outcomes are still shown.
+    """
+    if not inputs.head_oracles.problems:
+        return outcomes, harness
+    held = outcomes.violations + (harness.violations if harness is not None else ())
+    notes = outcomes.notes + tuple(f"not judged while the oracles are invalid: {v.line()}" for v in held)
+    return (replace(outcomes, violations=(), notes=notes),
+            replace(harness, violations=()) if harness is not None else None)
 
 
-def require_clean_work_tree(repo: str, head: GitTree) -> None:
-    """Refuses to run the harness on a work tree that differs from HEAD (see worktree.py).
+# 6: the clean run (--clean).
+
+def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *, remote: bool,
+              workspace: HarnessRun | None) -> HarnessRun:
+    """The clean run (clean_run.py): HEAD's committed code and harness with the oracles a human
+    approved, HEAD's for a labelled change, else the merge base's.
+
+    It also blocks what the workspace run blocked (docs/design.md section 10): the repository's
+    oracles and git directories, and the sealed views and oracle test logs of the workspace's
+    output base (`workspace.sealed`; `bazel_run.repository_seal` when the gate did not run the
+    workspace).
 
     Raises:
-        GateError: (exit 1) naming the first differing paths.
+        GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
     """
-    found = work_tree_differences(repo, head)
-    if found:
-        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-        raise GateError(
-            f"the work tree differs from HEAD: {shown}; check judges HEAD, so commit, stash or remove "
-            "these, or pass --results with the outcomes of a run of HEAD"
-        )
+    oracles_commit = inputs.head if inputs.labelled else inputs.merge_base
+    block = workspace.sealed if workspace is not None else repository_seal(inputs.repo)
+    return runner(inputs.repo, inputs.head, oracles_commit, environ, remote, block)
 
+
+def clean_runner_for(salt: str) -> CleanRunner:
+    """The clean run (clean_run.py) with the same salt as the workspace run."""
+
+    def run(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool,
+            block: Sequence[str]) -> HarnessRun:
+        return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block)
+
+    return run
+
+
+def check_clean_run(workspace: Outcomes, clean: HarnessRun, *, labelled: bool, remote: bool, salt: str = "") -> Findings:
+    """Exit 6 when the clean run disagrees with the workspace run (docs/design.md sections 7 and 9).
+
+    Every id whose outcome or observation digest differs (`results.differences`), first a clean run
+    that did not build, then every test target whose status differs (when the gate ran the
+    workspace run), then each spawn of the clean run that ran where the gate does not allow it
+    (exit 4). `labelled` says whose oracles the clean run used (`run_clean`).
+    """
+    clean_observed = clean.observations()
+    where = "remote" if remote else "sandboxed"
+    salt_note = f" (salt {salt})" if salt else ""
+    found = [
+        Violation(errors.RUNS_DISAGREE, "oracles/", d.id,
+                  f"workspace run {d.left}, clean {where} run {d.right}: {d.reason}{salt_note}; the result depends "
+                  "on something outside the declared, committed inputs")
+        for d in differences(dict(workspace.observed), clean_observed)
+    ]
+    if clean.build_failed:
+        found.insert(0, Violation(errors.RUNS_DISAGREE, "oracles/", "", "the clean run did not build (bazel exit 1)"))
+    run = workspace.run
+    if run is not None:
+        for label in sorted(set(run.targets) | set(clean.targets)):
+            left, right = run.targets.get(label, "missing"), clean.targets.get(label, "missing")
+            if left != right:
+                found.append(Violation(errors.RUNS_DISAGREE, "harness/", "",
+                                       f"{label}: workspace run {left}, clean {where} run {right}"))
+    found.extend(escape_violations(clean, f"clean {where}"))
+    source_note = "HEAD's oracles (labelled change)" if labelled else "the base's oracles"
+    return Findings("clean run", tuple(found),
+                    f"{len(clean_observed)} id(s), same outcomes and observation digests as the workspace run "
+                    f"({where}, {source_note})")
+
+
+# Shared rules.
 
 def protected_changes(
     changes: Sequence[Change],
@@ -195,197 +626,3 @@ def review_notes(base: Oracles, head: Oracles) -> list[str]:
             now = inv.generate.count if inv.generate else 0
             notes.append(f"review: {inv.id} generate changed: {was} -> {now} generated sample(s) per run")
     return notes
-
-
-def run_check(
-    repo: str,
-    base: str,
-    result_paths: Sequence[str],
-    labels: set[str],
-    environ: Mapping[str, str],
-    harness_runner: HarnessRunner | None = None,
-    clean: bool = False,
-    remote: bool = False,
-    clean_runner: CleanRunner | None = None,
-    salt: str = "",
-) -> Report:
-    """Runs every gate check of HEAD against `base`.
-
-    Args:
-        repo: the work tree's root.
-        base: a revision (branch, tag, commit id).
-        result_paths: JUnit XML files or Bazel test-log directories; when empty, the oracle test
-            and the harness are run with `bazel test //oracles/... //harness/...`.
-        labels: the pull request's labels.
-        environ: the environment (passed to Bazel when it runs the harness).
-        harness_runner: how to do the workspace run (default: `workspace_runner(salt)`; a
-            parameter so tests can substitute it).
-        clean: also run on a pristine tree (clean_run.py) and require the same id -> outcome and
-            observation digest as the workspace run (exit 6 otherwise).
-        remote: run the clean run through `--config=remote` (REAPI).
-        clean_runner: how to do the clean run (default: `clean_runner_for(salt)`).
-        salt: the run salt for generated samples, the same for both runs.
-
-    Raises:
-        GateError: (exit 1) when the gate cannot decide: git errors, unreadable results, Bazel missing.
-    """
-    refuse_grafts(repo)
-    base_commit = resolve_commit(repo, base)
-    head = resolve_commit(repo, "HEAD")
-    mb = merge_base(repo, base_commit, head)
-    report = Report(base, base_commit, mb, head, sorted(labels), salt=salt)
-    harness_runner = harness_runner or workspace_runner(salt)
-    clean_runner = clean_runner or clean_runner_for(salt)
-
-    base_oracles = load_oracles(GitTree(repo, mb))
-    if base_oracles.policy is None and any(
-        p.path == POLICY_PATH and "missing" not in p.message for p in base_oracles.problems
-    ):
-        raise GateError("the base revision's policy is invalid; the gate cannot tell what is protected",
-                        path=POLICY_PATH, fix="fix it on the base branch first")
-    head_tree = GitTree(repo, head)
-    # Entries are judged by HEAD's policy, as the build's pin check does: a labelled change may add
-    # a production package together with the rows that use it. Without the label, the policy edit
-    # itself is a protected change (exit 2).
-    head_oracles = load_oracles(head_tree)
-    label, globs = _protection(base_oracles, head_oracles)
-    bootstrap = base_oracles.policy is None and not base_oracles.files
-    if bootstrap:
-        report.notes.append("bootstrap: the base has no oracles/policy.toml; HEAD's policy applies and no id is required")
-
-    # 1. Protected paths.
-    changes = changed_paths(repo, mb, head)
-    head_listing = head_tree.files("")
-    base_listing = GitTree(repo, mb).files("")
-    hits = protected_changes(changes, globs, head_listing, base_listing, head_tree.symlinks(head_listing))
-    labelled = has_label(label, labels)
-    found = []
-    for change, why in hits:
-        if labelled:
-            continue
-        found.append(Violation(errors.PROTECTED_PATH, change.path, "",
-                               f"{why} and changed ({change.status}) without the {label!r} label"))
-    if labelled and hits:
-        report.notes.append(f"{len(hits)} protected path(s) changed under the {label!r} label")
-    report.add("protected paths", found,
-               f"{len(changes)} changed path(s), {len(hits)} protected" + (f", label {label!r} present" if labelled and hits else ""))
-
-    # 2. Oracle files and blob pins at HEAD.
-    schema_found = [Violation.from_error(p) for p in head_oracles.problems]
-    report.add("oracle files", schema_found,
-               f"{len(head_oracles.files)} file(s), {len(head_oracles.invariants)} invariant(s), every blob matches its pin")
-
-    # 3. Manifest.
-    report.add("manifest", [Violation.from_error(p) for p in manifest_problems(head_tree)], "current")
-
-    # 4. Ids kept. A HEAD file that cannot be read at all hides its ids: those are undecided, and
-    # the file's own exit-5 problem already fails the gate.
-    unreadable = {f.path for f in head_oracles.files if not f.parsed}
-    undecided = {i for f in base_oracles.files if f.path in unreadable for i in f.declared_ids}
-    missing = sorted(base_oracles.declared_ids - head_oracles.declared_ids - undecided)
-    if undecided - head_oracles.declared_ids:
-        report.notes.append(f"ids not judged while their oracle file is unreadable: {', '.join(sorted(undecided))}")
-    report.add("invariant ids",
-               [Violation(errors.MISSING_ID, "oracles/", i, "present at the base, missing at HEAD") for i in missing],
-               f"{len(base_oracles.declared_ids)} at base, {len(head_oracles.declared_ids)} at HEAD, none missing")
-
-    # 5. Harness outcomes.
-    build_failure: Violation | None = None
-    harness_found: list[Violation] = []
-    run: HarnessRun | None = None
-    if result_paths:
-        results = load_observed(result_paths)
-        observed = results.observed
-        for path, ids in results.ignored.items():
-            report.notes.append(f"ignored [<id>] testcases of {path} (not an oracle test target): {', '.join(ids)}")
-        source = f"{len(result_paths)} result file(s)"
-    else:
-        if clean:
-            # The clean run tests HEAD's committed bytes; the workspace run tests the work tree as
-            # it is, and any difference in outcomes is the coupling the merge rule rejects (6).
-            dirty = work_tree_differences(repo, head_tree)
-            if dirty:
-                report.notes.append(f"the work tree differs from HEAD ({len(dirty)} path(s), e.g. {dirty[0]}); "
-                                    "the clean run tests HEAD")
-        else:
-            require_clean_work_tree(repo, head_tree)
-        run = harness_runner(repo, environ)
-        report.summaries["workspace"] = run.summary
-        observed = run.observations()
-        for label, ids in run.ignored.items():
-            report.notes.append(f"ignored [<id>] testcases of {label} (not an oracle test target): {', '.join(ids)}")
-        source = "the oracle test"
-        if run.build_failed:
-            build_failure = Violation(errors.NO_OUTCOME, "oracles/", "",
-                                      "the oracle test or the harness did not build (bazel exit 1; an action or test "
-                                      "that cannot run sandboxed, e.g. tagged local or no-sandbox, fails there too); "
-                                      "see Bazel's output above")
-        harness_found = harness_violations(run, "workspace") + escape_violations(run, "workspace")
-    outcomes = {ident: found.outcome for ident, found in observed.items()}
-    report.outcomes = outcomes
-    report.observed = observed
-    ids = sorted(inv.id for inv in head_oracles.invariants) or sorted(head_oracles.declared_ids)
-    report.invariants = ids
-    found = []
-    for ident in ids:
-        outcome = outcomes.get(ident)
-        if outcome is None:
-            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, f"no outcome in {source}; the oracle test must run it"))
-        elif outcome not in EXECUTED:
-            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident,
-                                   f"{outcome}, not executed; that is not coverage{_origin(observed[ident], result_paths)}"))
-        elif outcome != PASSED:
-            why = observed[ident].message
-            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, "failed: the invariant does not hold"
-                                   + (f": {one_line(why)}" if why else "") + _origin(observed[ident], result_paths)
-                                   + (f" (salt {salt})" if salt else "")))
-    unknown = sorted(set(outcomes) - set(ids))
-    if unknown:
-        report.notes.append(f"results name ids no oracle declares: {', '.join(unknown)}")
-    passed = sum(1 for i in ids if outcomes.get(i) == PASSED)
-    if build_failure:
-        found.insert(0, build_failure)
-    if head_oracles.problems:
-        # With invalid oracles the harness cannot run what they claim (the build's pin check fails
-        # it first); the exit-5 lines above are the cause, so outcomes are shown but not judged.
-        report.notes.extend(f"not judged while the oracles are invalid: {v.line()}" for v in found + harness_found)
-        found, harness_found = [], []
-    report.add("invariant outcomes", found, f"{passed} of {len(ids)} invariant(s) passed ({source})")
-    if run is not None:
-        harness_targets = [t for t in run.targets if t not in run.harness_failures() and not t.startswith("//oracles")]
-        report.add("harness tests", harness_found, f"{len(harness_targets)} target(s) passed, none ran unsandboxed")
-
-    if clean:
-        oracles_commit = head if labelled else mb
-        # The clean run also blocks what the workspace run blocked: the repository's oracles and git
-        # directories, and the sealed views and oracle test logs of the workspace's output base.
-        block = run.sealed if run is not None else repository_seal(repo)
-        clean_result = clean_runner(repo, head, oracles_commit, environ, remote, block)
-        clean_observed = clean_result.observations()
-        report.clean_outcomes = {ident: o.outcome for ident, o in clean_observed.items()}
-        report.clean_observed = clean_observed
-        report.summaries["clean"] = clean_result.summary
-        where = "remote" if remote else "sandboxed"
-        salt_note = f" (salt {salt})" if salt else ""
-        disagree = [
-            Violation(errors.RUNS_DISAGREE, "oracles/", d.id,
-                      f"workspace run {d.left}, clean {where} run {d.right}: {d.reason}{salt_note}; the result depends "
-                      "on something outside the declared, committed inputs")
-            for d in differences(observed, clean_observed)
-        ]
-        if clean_result.build_failed:
-            disagree.insert(0, Violation(errors.RUNS_DISAGREE, "oracles/", "", "the clean run did not build (bazel exit 1)"))
-        if run is not None:
-            for label in sorted(set(run.targets) | set(clean_result.targets)):
-                left, right = run.targets.get(label, "missing"), clean_result.targets.get(label, "missing")
-                if left != right:
-                    disagree.append(Violation(errors.RUNS_DISAGREE, "harness/", "",
-                                              f"{label}: workspace run {left}, clean {where} run {right}"))
-        disagree.extend(escape_violations(clean_result, f"clean {where}"))
-        source_note = "HEAD's oracles (labelled change)" if labelled else "the base's oracles"
-        report.add("clean run", disagree,
-                   f"{len(clean_observed)} id(s), same outcomes and observation digests as the workspace run "
-                   f"({where}, {source_note})")
-
-    report.notes.extend(review_notes(base_oracles, head_oracles))
-    return report

@@ -32,9 +32,9 @@ REMOTE_ENV = {
 REMOTE_HEADER_ENV = "ORACLE_GATE_REMOTE_HEADER"  # newline-separated `Name=value` pairs
 
 
-def remote_flags(environ: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
+def remote_flags(environ: Mapping[str, str]) -> list[str]:
     """Bazel flags for `--config=remote`: the config, then endpoint, instance name and headers from
-    the environment, then `extra` (explicit flags win, being last)."""
+    the environment (REMOTE_ENV, REMOTE_HEADER_ENV)."""
     flags = ["--config=remote"]
     for var, flag in REMOTE_ENV.items():
         if environ.get(var):
@@ -42,7 +42,7 @@ def remote_flags(environ: Mapping[str, str], extra: Sequence[str] = ()) -> list[
     for header in environ.get(REMOTE_HEADER_ENV, "").splitlines():
         if header.strip():
             flags.append(f"--remote_header={header.strip()}")
-    return flags + list(extra)
+    return flags
 
 
 def clean_environment(environ: Mapping[str, str], home: str) -> dict[str, str]:
@@ -58,8 +58,6 @@ def clean_run(
     oracles_commit: str,
     environ: Mapping[str, str],
     remote: bool = False,
-    remote_extra: Sequence[str] = (),
-    keep: str | None = None,
     salt: str = "",
     block: Sequence[str] | None = None,
 ) -> HarnessRun:
@@ -70,9 +68,8 @@ def clean_run(
         head: commit whose code and harness are tested.
         oracles_commit: commit whose `oracles/` is used.
         environ: the caller's environment; only pip's variables and the remote settings are used.
-        remote: run through `--config=remote` (REAPI) instead of the local sandbox.
-        remote_extra: more Bazel flags for the remote run, e.g. `--remote_executor=grpc://host:port`.
-        keep: a directory to use (and keep) instead of a temporary one.
+        remote: run through `--config=remote` (REAPI) instead of the local sandbox; the endpoint
+            comes from the environment (`remote_flags`).
         salt: the run salt for generated samples (the same as the workspace run's).
         block: paths to block from sandboxed actions besides the pristine tree's `oracles/` and
             the fresh output base's sealed views (default: `repository_seal(repo)`).
@@ -81,7 +78,7 @@ def clean_run(
         GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
     """
     # Not under /tmp: Bazel 4.2's sandbox lets every action write there.
-    root = keep or tempfile.mkdtemp(prefix="clean-", dir=runs_dir(environ))
+    root = tempfile.mkdtemp(prefix="clean-", dir=runs_dir(environ))
     try:
         tree = os.path.join(root, "tree")
         home = os.path.join(root, "home")
@@ -92,13 +89,12 @@ def clean_run(
         flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env",
                  *run_flags(salt, "clean")]
         if remote:
-            flags += remote_flags(environ, remote_extra)
+            flags += remote_flags(environ)
         sealed = [os.path.join(tree, "oracles"), *(repository_seal(repo) if block is None else block)]
         return run_harness(tree, clean_environment(environ, home), flags, startup_flags=startup, exact_env=True,
                            block=sealed, strategy="remote" if remote else "linux-sandbox")
     finally:
-        if keep is None:
-            remove_tree(root)
+        remove_tree(root)
 
 
 def remove_tree(path: str) -> None:

@@ -1,7 +1,9 @@
-"""The gate's one user-facing exception family and its exit codes (docs/design.md section 6)."""
+"""The gate's one user-facing exception family, its exit codes and the one form of its error lines
+(docs/design.md section 6)."""
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from tools.oracle_gate.text import visible
@@ -15,7 +17,36 @@ NO_OUTCOME = 4
 INVALID_ORACLE = 5
 RUNS_DISAGREE = 6
 
-MANIFEST_FIX = "run `bazel run //tools:oracle_gate -- manifest --write` in a change labelled oracle-change"
+# What each code means, as docs/design.md section 6 says; `--help` shows it (`exit_codes_help`).
+EXIT_CODES = {
+    OK: "gate ok",
+    UNDECIDED: "the gate could not decide: bad usage, not a git repository, unknown base, unreadable results, "
+               "Bazel error",
+    PROTECTED_PATH: "a protected path changed without the label",
+    MISSING_ID: "an invariant id present at the base is missing at HEAD",
+    NO_OUTCOME: "an invariant has no executed outcome or failed; the oracle test or the harness did not build; "
+                "a harness test failed; a spawn ran where the gate does not allow it",
+    INVALID_ORACLE: "an oracle file, blob, policy or manifest is invalid",
+    RUNS_DISAGREE: "the two runs disagree on ids, per-id outcomes, observation digests or harness target results",
+}
+
+# Every error line the gate writes to stderr starts with this (`error_line`); Bazel's relayed output
+# starts with `bazel| ` instead (bazel_run.py).
+PREFIX = "oracle-gate:"
+
+
+def error_line(code: int, message: str) -> str:
+    """The one form of an error line on stderr: `oracle-gate: [CODE] MESSAGE`, the message passed
+    through `text.visible` (a path or value from the change never breaks the line)."""
+    return f"{PREFIX} [{code}] {visible(message)}"
+
+
+def exit_codes_help() -> str:
+    """The exit-code table for a `--help` epilog, one code per entry, wrapped to 79 columns."""
+    lines = ["exit codes (the lowest that applies; docs/design.md section 6):"]
+    for code, meaning in EXIT_CODES.items():
+        lines.extend(textwrap.wrap(meaning, width=79, initial_indent=f"  {code}  ", subsequent_indent="     "))
+    return "\n".join(lines)
 
 
 class GateError(Exception):

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from tools.oracle_gate.errors import GitError
 
-ZERO_OID = "0" * 40
 _NO_QUOTE = ("--no-replace-objects", "-c", "core.quotepath=off")
 # Git's lookup order for a short ref name (gitrevisions(7), "<refname>").
 _REF_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
@@ -23,8 +22,8 @@ def git_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def git(repo: str, *args: str, environ: Mapping[str, str] | None = None) -> bytes:
-    """Runs `git -C repo ARGS` and returns its stdout bytes.
+def git(repo: str, *args: str) -> bytes:
+    """Runs `git -C repo ARGS` in the gate's environment (`git_env`) and returns its stdout bytes.
 
     Raises:
         GitError: (exit 1) when git is missing or exits non-zero; the message is git's first line.
@@ -35,7 +34,7 @@ def git(repo: str, *args: str, environ: Mapping[str, str] | None = None) -> byte
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            env=git_env(os.environ if environ is None else environ),
+            env=git_env(os.environ),
             check=False,
         )
     except FileNotFoundError:

@@ -71,9 +71,9 @@ def _split(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _shown(value: object, limit: int = 80) -> str:
-    """`repr(value)` shown on one line (`text.one_line`), cut to `limit` characters."""
-    return one_line(repr(value), limit)
+def _shown(value: object) -> str:
+    """`repr(value)` shown on one line (`text.one_line`), cut to 80 characters."""
+    return one_line(repr(value), 80)
 
 
 def _named(names: Iterable[str]) -> str:

@@ -1,19 +1,30 @@
-"""Loads and validates everything under `oracles/` from a tree: policy, oracle files, blobs."""
+"""Loads and validates everything under `oracles/` from a tree: policy, oracle files, blobs.
+
+There is one validation path: `check`, `manifest` and the manifest test read a tree with
+`load_oracles`; the build's pin check (pin_check.py) calls the same `load_policy`,
+`read_oracle_files` and `check_blob` on the files Bazel gives its action.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.policy import POLICY_PATH, Policy, parse_policy
+from tools.oracle_gate.policy import POLICY_PATH, Policy, in_labelled_change, parse_policy
 from tools.oracle_gate.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.schema import Invariant, OracleFile, duplicate_ids, is_oracle_path, parse_oracle
 from tools.oracle_gate.tree import GITLINK, Entry, Tree
 from tools.oracle_gate.transform import explain, restore_command, rewrite_fix, rewritten
 
-PIN_FIX = ("if you changed the blob on purpose, update blob_sha256 in a change labelled oracle-change; "
-           "if you did not, restore it: `{restore}` writes the committed bytes")
+
+def pin_fix(blob: str, label: str | None) -> str:
+    """What to do about a blob whose bytes do not match its pin and no known rewrite explains:
+    re-pin under the label (`policy.in_labelled_change`; None when the policy in force is not
+    known) or restore the committed bytes (`transform.restore_command`)."""
+    return (f"if you changed the blob on purpose, update blob_sha256 {in_labelled_change(label)}; "
+            f"if you did not, restore it: `{restore_command(blob)}` writes the committed bytes")
 
 
 @dataclass
@@ -41,7 +52,9 @@ class Oracles:
         return {i for f in self.files for i in f.declared_ids}
 
 
-def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None, *, committed: bool = False) -> list[OracleError]:
+def check_blob(
+    invariant: Invariant, entry: Entry | None, data: bytes | None, *, committed: bool = False, label: str | None = None
+) -> list[OracleError]:
     """Checks one row's blob: a regular file whose bytes match the pin and parse to the kind's shape.
 
     Args:
@@ -50,6 +63,11 @@ def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None, *,
         data: the blob's bytes (ignored when entry is None or not a regular file).
         committed: the bytes were read from git objects, not from disk (`Tree.committed`); a
             rewritten blob's message then speaks of the commit, not of a checkout.
+        label: the label a re-pin needs, named in the fix (`pin_fix`); None when the policy in
+            force is not known.
+
+    Returns:
+        One OracleError (exit 5) for the first problem found, or an empty list.
     """
 
     def bad(field_name: str, message: str, fix: str | None = None) -> list[OracleError]:
@@ -67,7 +85,7 @@ def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None, *,
         rewrite = explain(data, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
         if rewrite:
             return bad("blob_sha256", f"{mismatch}; {rewritten(rewrite, committed)}", rewrite_fix(invariant.blob, committed))
-        return bad("blob_sha256", mismatch, PIN_FIX.format(restore=restore_command(invariant.blob)))
+        return bad("blob_sha256", mismatch, pin_fix(invariant.blob, label))
     try:
         check_shape(invariant, load_samples(data))
     except SampleError as exc:
@@ -75,57 +93,87 @@ def check_blob(invariant: Invariant, entry: Entry | None, data: bytes | None, *,
     return []
 
 
-def load_policy(tree: Tree, listing: dict[str, Entry]) -> Policy | None:
-    """Parses the tree's policy.toml, or returns None when the tree has none.
+def load_policy(tree: Tree, entry: Entry | None, path: str = POLICY_PATH) -> Policy | None:
+    """Parses a policy file (`policy.parse_policy`), or returns None when there is none (`entry` None).
+
+    Args:
+        tree: where to read the bytes.
+        entry: the policy's entry in the tree, or None.
+        path: its repository-relative path, used in messages.
 
     Raises:
-        OracleError: when the policy exists but is invalid or not a regular file.
+        OracleError: (exit 5) when the policy exists but is invalid or not a regular file.
     """
-    entry = listing.get(POLICY_PATH)
     if entry is None:
         return None
     if not entry.is_regular:
-        raise OracleError("must be a regular file", path=POLICY_PATH)
-    return parse_policy(tree.read(entry))
+        raise OracleError("must be a regular file", path=path)
+    return parse_policy(tree.read(entry), path)
 
 
-def load_oracles(tree: Tree, policy: Policy | None = None, *, use_tree_policy: bool = True) -> Oracles:
+def read_oracle_files(
+    tree: Tree, entries: Mapping[str, Entry], policy: Policy | None
+) -> tuple[list[OracleFile], list[OracleError]]:
+    """Parses and validates oracle files (`schema.parse_oracle`), in path order.
+
+    Args:
+        tree: where to read the bytes.
+        entries: repository path -> entry of each oracle file.
+        policy: the policy whose production packages an `entry` may name, or None to skip that check.
+
+    Returns:
+        (files, problems): the parsed files, and one OracleError (exit 5) per problem: an entry
+        that is not a regular file, each file's own problems, then every id declared in more than
+        one file. Never raises for bad content.
+    """
+    allowed = policy.production_packages if policy else None
+    files: list[OracleFile] = []
+    problems: list[OracleError] = []
+    for path in sorted(entries):
+        entry = entries[path]
+        if not entry.is_regular:
+            problems.append(OracleError("must be a regular file, not a symlink or submodule", path=path))
+            continue
+        oracle = parse_oracle(tree.read(entry), path, allowed)
+        files.append(oracle)
+        problems.extend(oracle.problems)
+    problems.extend(duplicate_ids(files))
+    return files, problems
+
+
+def load_oracles(tree: Tree, *, label: str | None = None) -> Oracles:
     """Loads and validates the policy, every oracle file and every blob pin of a tree.
+
+    Oracle files are the tree's `schema.is_oracle_path` files; each `entry` is judged by the tree's
+    own policy (docs/design.md section 3), and a tree without `oracles/policy.toml` has that as a
+    problem.
 
     Args:
         tree: where to read `oracles/` from.
-        policy: the policy whose production packages restrict `entry`; when None and
-            `use_tree_policy`, the tree's own policy is used.
-        use_tree_policy: read the tree's policy.toml when `policy` is None.
+        label: the label fix messages name; None: the tree's own policy's label, or a phrase
+            naming the policy's label when the tree has no valid policy (`policy.in_labelled_change`).
 
     Returns:
         Oracles with every problem collected; never raises for bad content.
+
+    Raises:
+        GateError: (exit 1) only when the tree cannot be read (git, file system).
     """
     listing = tree.files("oracles")
     result = Oracles(policy=None)
     try:
-        tree_policy = load_policy(tree, listing)
+        result.policy = load_policy(tree, listing.get(POLICY_PATH))
     except OracleError as exc:
         result.problems.append(exc)
-        tree_policy = None
-    result.policy = tree_policy
-    effective = policy if policy is not None else (tree_policy if use_tree_policy else None)
-    if effective is None and use_tree_policy and POLICY_PATH not in listing:
+    if result.policy is None and POLICY_PATH not in listing:
         result.problems.append(OracleError("is missing; the gate needs it to know what is protected", path=POLICY_PATH))
-    allowed = effective.production_packages if effective else None
-    for path in sorted(listing):
-        entry = listing[path]
-        if not is_oracle_path(path):
-            continue
-        if not entry.is_regular:
-            result.problems.append(OracleError("must be a regular file, not a symlink or submodule", path=path))
-            continue
-        oracle = parse_oracle(tree.read(entry), path, allowed)
-        result.files.append(oracle)
-        result.problems.extend(oracle.problems)
-    result.problems.extend(duplicate_ids(result.files))
+    files, problems = read_oracle_files(tree, {p: e for p, e in listing.items() if is_oracle_path(p)}, result.policy)
+    result.files.extend(files)
+    result.problems.extend(problems)
+    if label is None and result.policy is not None:
+        label = result.policy.label
     for invariant in result.invariants:
         blob_entry = listing.get(invariant.blob)
         data = tree.read(blob_entry) if blob_entry is not None and blob_entry.is_regular else None
-        result.problems.extend(check_blob(invariant, blob_entry, data, committed=tree.committed))
+        result.problems.extend(check_blob(invariant, blob_entry, data, committed=tree.committed, label=label))
     return result

@@ -1,8 +1,8 @@
 """`oracles/MANIFEST.sha256` (docs/design.md section 4): generated from `oracles/` only.
 
 Format: comment lines (ignored by `sha256sum --check`) and one `<sha256>  <path>` line per file under
-`oracles/` except the manifest itself, in byte order of the path. Each invariant id is kept as a
-comment line `# invariant <id> <oracle file>`, which the gate parses with a fixed pattern.
+`oracles/` except the manifest itself, in byte order of the path. Each invariant id (a full match of
+schema.ID_PATTERN) is listed as a comment line `# invariant <id> <oracle file>`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import difflib
 import hashlib
 import re
 
-from tools.oracle_gate.errors import MANIFEST_FIX, OracleError
-from tools.oracle_gate.loader import load_oracles
+from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.loader import Oracles, load_oracles
+from tools.oracle_gate.policy import in_labelled_change
 from tools.oracle_gate.schema import ID_PATTERN
 from tools.oracle_gate.transform import explain
 from tools.oracle_gate.tree import Tree
@@ -28,8 +29,13 @@ HEADER = (
     "# `bazel run //tools:oracle_gate -- manifest --write`; do not edit by hand.\n"
     "# Verify the file hashes from the repository root: sha256sum --check oracles/MANIFEST.sha256\n"
 )
-INVARIANT_LINE = re.compile(r"# invariant ([a-z][a-z0-9_]{0,63}) (oracles/[^\s]+\.toml)")
 HASH_LINE = re.compile(r"([0-9a-f]{64})  (oracles/.+)")
+
+
+def manifest_fix(label: str | None) -> str:
+    """How to make the manifest current: regenerate it under the label (`policy.in_labelled_change`;
+    None when the policy in force is not known)."""
+    return f"run `bazel run //tools:oracle_gate -- manifest --write` {in_labelled_change(label)}"
 
 
 def render(tree: Tree) -> str:
@@ -42,7 +48,11 @@ def render(tree: Tree) -> str:
         OracleError: (exit 5) when a path under `oracles/` is a symlink or a submodule, or holds a
             character `sha256sum` would escape (newline, backslash).
     """
-    oracles = load_oracles(tree)
+    return _render(tree, load_oracles(tree))
+
+
+def _render(tree: Tree, oracles: Oracles) -> str:
+    """`render` with the tree's oracles already loaded."""
     listing = tree.files("oracles")
     if not listing:
         raise OracleError("there is no oracles/ directory (or it is empty); nothing to list", path="oracles/")
@@ -95,23 +105,33 @@ def checkout_rewrites(tree: Tree) -> list[str]:
     return out
 
 
-def manifest_problems(tree: Tree) -> list[OracleError]:
+def manifest_problems(tree: Tree, *, label: str | None = None) -> list[OracleError]:
     """Returns why the tree's committed manifest is not current (empty when it is).
 
     The first differing line is quoted so the reader sees what changed. When the difference is a
     checkout transformation of committed bytes (`checkout_rewrites`), the problem says so and how
     to restore them, instead of advising to regenerate the manifest.
+
+    Args:
+        tree: the tree whose `oracles/` and manifest are compared.
+        label: the label the fix names (`manifest_fix`); None: the tree's own policy's label, or
+            the policy's-label phrase when the tree has no valid policy.
+
+    Raises:
+        GateError: (exit 1) only when the tree cannot be read.
     """
     listing = tree.files("oracles")
     try:
-        expected = render(tree)
+        oracles = load_oracles(tree)
+        expected = _render(tree, oracles)
     except OracleError as exc:
         return [OracleError(f"cannot be generated: {exc}", path=MANIFEST_PATH)]
+    fix = manifest_fix(label if label is not None else oracles.policy.label if oracles.policy else None)
     entry = listing.get(MANIFEST_PATH)
     if entry is None:
-        return [OracleError("is missing", path=MANIFEST_PATH, fix=MANIFEST_FIX)]
+        return [OracleError("is missing", path=MANIFEST_PATH, fix=fix)]
     if not entry.is_regular:
-        return [OracleError("must be a regular file", path=MANIFEST_PATH, fix=MANIFEST_FIX)]
+        return [OracleError("must be a regular file", path=MANIFEST_PATH, fix=fix)]
     actual = tree.read(entry).decode("utf-8", "replace")
     if actual == expected:
         return []
@@ -127,14 +147,4 @@ def manifest_problems(tree: Tree) -> list[OracleError]:
         return [OracleError(f"does not match the files because {where.format(n=len(rewrites))}: "
                             f"{'; '.join(rewrites[:3])}" + ("; ..." if len(rewrites) > 3 else ""),
                             path=MANIFEST_PATH, fix=COMMITTED_REWRITE_FIX if tree.committed else REWRITE_FIX)]
-    return [OracleError(f"is stale ({len(diff)} differing lines, first: {first!r})", path=MANIFEST_PATH, fix=MANIFEST_FIX)]
-
-
-def manifest_ids(text: str) -> dict[str, str]:
-    """Returns id -> oracle file from a manifest's `# invariant` lines."""
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        match = INVARIANT_LINE.fullmatch(line)
-        if match:
-            out[match.group(1)] = match.group(2)
-    return out
+    return [OracleError(f"is stale ({len(diff)} differing lines, first: {first!r})", path=MANIFEST_PATH, fix=fix)]

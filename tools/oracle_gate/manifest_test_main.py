@@ -10,8 +10,9 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from tools.oracle_gate.errors import MANIFEST_FIX, OracleError
-from tools.oracle_gate.manifest import MANIFEST_PATH, REWRITE_FIX, checkout_rewrites, render
+from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.loader import load_oracles
+from tools.oracle_gate.manifest import MANIFEST_PATH, REWRITE_FIX, checkout_rewrites, manifest_fix, render
 from tools.oracle_gate.text import visible
 from tools.oracle_gate.tree import WorkTree
 
@@ -26,11 +27,13 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     except OracleError as exc:
         print(f"[{exc.code}] {exc}")
         return exc.code
+    policy = load_oracles(tree).policy
+    fix = manifest_fix(policy.label if policy else None)  # the label of the policy in the runfiles
     try:
         with open(os.path.join(root, MANIFEST_PATH), encoding="utf-8", errors="replace", newline="") as f:
             actual = f.read()
     except OSError as exc:
-        print(f"[5] {MANIFEST_PATH}: cannot be read ({exc.strerror}); {MANIFEST_FIX}")
+        print(f"[5] {MANIFEST_PATH}: cannot be read ({exc.strerror}); {fix}")
         return 5
     if actual == expected:
         print(f"{MANIFEST_PATH} is current")
@@ -45,7 +48,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
         print(f"[5] {MANIFEST_PATH}: does not match the files because git rewrote {len(rewritten)} committed file(s) "
               f"at checkout; {REWRITE_FIX}")
         return 5
-    print(f"[5] {MANIFEST_PATH}: is stale; {MANIFEST_FIX}")
+    print(f"[5] {MANIFEST_PATH}: is stale; {fix}")
     return 5
 
 

@@ -8,7 +8,9 @@ PATH is the repository-relative path, FILE where the action finds the bytes. Eve
 validated (schema 1) and every row's blob is hashed; the sha256 must equal the row's `blob_sha256`.
 On success the JSON index of oracle files and blobs is written to INDEX, the inputs view to INPUTS and
 the sealed expectations view to EXPECTATIONS (`runner/views.py`), and the exit code is 0; on any
-problem one line per problem goes to stderr and the exit code is 5, which fails the build.
+problem one line per problem goes to stderr (`oracle-gate: [5] ...`, errors.error_line) and the exit
+code is 5, which fails the build; a file that cannot be read is exit 1. The validation is the
+loader's own (loader.py), so the build and `check` judge oracle files alike.
 """
 
 from __future__ import annotations
@@ -23,17 +25,16 @@ sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE]
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.loader import check_blob
-from tools.oracle_gate.policy import parse_policy
+from tools.oracle_gate.errors import OracleError, error_line
+from tools.oracle_gate.loader import check_blob, load_policy, read_oracle_files
+from tools.oracle_gate.policy import Policy
 from tools.oracle_gate.runner.views import split
 from tools.oracle_gate.samples import load_samples
-from tools.oracle_gate.schema import Invariant, duplicate_ids, parse_oracle
-from tools.oracle_gate.text import visible
+from tools.oracle_gate.schema import Invariant
 from tools.oracle_gate.tree import REGULAR, Entry
 
 
@@ -42,7 +43,7 @@ def _pairs(values: Sequence[str]) -> dict[str, str]:
     for value in values:
         path, sep, file = value.partition("=")
         if not sep:
-            raise SystemExit(f"pin_check: expected PATH=FILE, got {value!r}")
+            raise SystemExit(error_line(errors.UNDECIDED, f"expected PATH=FILE, got {value!r}"))
         out[path] = file
     return out
 
@@ -52,10 +53,33 @@ def _read(file: str) -> bytes:
         return f.read()
 
 
+class ActionFiles:
+    """The files Bazel gives the action, as a tree (tree.py) for the loader: every entry is a
+    regular file whose `ref` is where the action finds it; `read` follows Bazel's symlinks.
+
+    Raises (from `read`):
+        OSError: when a file cannot be read (`main` reports it, exit 1).
+    """
+
+    label = "pin check inputs"
+    committed = False
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        self._entries = {path: Entry(REGULAR, file) for path, file in files.items()}
+
+    def files(self, prefix: str) -> dict[str, Entry]:
+        top = prefix.rstrip("/") + "/"
+        return {path: e for path, e in self._entries.items() if not prefix or path.startswith(top)}
+
+    def read(self, entry: Entry) -> bytes:
+        return _read(entry.ref)
+
+
 def verify(
     policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[str, str]
 ) -> tuple[list[OracleError], dict[str, object], list[tuple[Invariant, Any]]]:
-    """Validates oracle files and checks every blob pin.
+    """Validates oracle files and checks every blob pin, through the loader's own validation
+    (`loader.load_policy`, `loader.read_oracle_files`, `loader.check_blob`).
 
     Args:
         policy: (repository path, file) of policy.toml, or None to skip the production-package check.
@@ -64,19 +88,23 @@ def verify(
 
     Returns:
         (problems, index, rows): one OracleError per problem, the index of verified files, and
-        (row, parsed blob samples) for every row whose blob is verified.
+        (row, parsed blob samples) for every row whose blob is verified. A fix message names the
+        policy's label when the policy is given and valid.
+
+    Raises:
+        OSError: when a file cannot be read.
     """
     problems: list[OracleError] = []
-    allowed = None
+    tree = ActionFiles({**oracles, **({policy[0]: policy[1]} if policy else {})})
+    parsed: Policy | None = None
     if policy:
         try:
-            allowed = parse_policy(_read(policy[1]), policy[0]).production_packages
+            parsed = load_policy(tree, Entry(REGULAR, policy[1]), policy[0])
         except OracleError as exc:
             problems.append(exc)
-    files = [parse_oracle(_read(file), path, allowed) for path, file in sorted(oracles.items())]
-    for oracle in files:
-        problems.extend(oracle.problems)
-    problems.extend(duplicate_ids(files))
+    files, found = read_oracle_files(tree, {path: Entry(REGULAR, file) for path, file in oracles.items()}, parsed)
+    problems.extend(found)
+    label = parsed.label if parsed else None
     used: dict[str, str] = {}
     rows: list[tuple[Invariant, Any]] = []
     for oracle in files:
@@ -97,7 +125,7 @@ def verify(
                     path=inv.source, row=inv.id, field="blob"))
                 continue
             data = _read(real)
-            found = check_blob(inv, Entry(REGULAR, file), data)
+            found = check_blob(inv, Entry(REGULAR, file), data, label=label)
             problems.extend(found)
             if not found:
                 used[inv.blob] = inv.blob_sha256
@@ -127,10 +155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         problems, index, rows = verify(policy, _pairs(args.oracle), _pairs(args.blob))
     except OSError as exc:
-        print(visible(f"oracle pin check: [1] cannot read {exc.filename}: {exc.strerror}"), file=sys.stderr)
+        print(error_line(errors.UNDECIDED, f"cannot read {exc.filename}: {exc.strerror}"), file=sys.stderr)
         return errors.UNDECIDED
     for problem in problems:
-        print(f"oracle pin check: [{problem.code}] {problem}", file=sys.stderr)
+        print(error_line(problem.code, str(problem)), file=sys.stderr)
     if problems:
         return errors.INVALID_ORACLE
     _write_json(args.out, index)

@@ -18,6 +18,16 @@ _NOT_PRODUCTION = frozenset({"tools", "harness", "oracles", "third_party", "pyte
 # Paths that stay protected whatever a policy says: the oracles (policy included), and the two
 # files that change how git checks out any path (attributes: filters, eol; submodules).
 ALWAYS_PROTECTED = ("oracles/**", ".gitattributes", ".gitmodules")
+# The label and protected globs used when neither the base nor HEAD has a readable policy, so the gate
+# fails closed (docs/design.md section 3). This is the one copy in code of the defaults: the
+# repository's own `oracles/policy.toml` lists the same globs (a test compares the two), and a
+# policy's `label` key defaults to DEFAULT_LABEL.
+DEFAULT_LABEL = "oracle-change"
+DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
+    "tools/**", "third_party/**", ".bazelrc", "user.bazelrc", ".bazelignore", ".bazelversion",
+    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "BUILD", "BUILD.bazel",
+    ".ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
+)
 
 
 @dataclass(frozen=True)
@@ -25,7 +35,8 @@ class Policy:
     """Human-owned gate settings.
 
     Attributes:
-        label: the pull-request label that allows protected changes (default `oracle-change`).
+        label: the pull-request label that allows protected changes (default DEFAULT_LABEL,
+            `oracle-change`).
         protected: repository-relative globs (see globs.py); `oracles/**` is always included.
         production_packages: top-level Python packages an oracle `entry` may name.
     """
@@ -59,7 +70,7 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
         raise OracleError(f"unknown key {key!r}; allowed: {', '.join(sorted(_KEYS))}", path=path, field=key)
     if doc.get("schema") != 1 or type(doc.get("schema")) is not int:
         raise OracleError("must be the integer 1", path=path, field="schema")
-    label = doc.get("label", "oracle-change")
+    label = doc.get("label", DEFAULT_LABEL)
     if type(label) is not str or not label.strip() or "," in label:
         raise OracleError("must be a non-empty string without commas", path=path, field="label")
     lists: dict[str, tuple[str, ...]] = {}
@@ -81,15 +92,32 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
     return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"])
 
 
-DEFAULT_LABEL = "oracle-change"
-
-
 def label_name(base: Policy | None, head: Policy | None) -> str:
     """The label that allows protected changes: the base policy's (the change may not rename it),
-    HEAD's when the base has no policy yet (bootstrap), else `oracle-change`."""
+    HEAD's when the base has no policy yet (bootstrap), else DEFAULT_LABEL."""
     if base is not None:
         return base.label
     return head.label if head is not None else DEFAULT_LABEL
+
+
+def protection(base: Policy | None, head: Policy | None) -> tuple[str, tuple[str, ...]]:
+    """The label name (`label_name`) and the protected globs: the base policy's plus anything
+    HEAD's adds, duplicates dropped, in that order; DEFAULT_PROTECTED when neither policy is
+    readable (fail closed)."""
+    globs: tuple[str, ...] = ()
+    for policy in (base, head):
+        if policy:
+            globs += policy.protected
+    return label_name(base, head), tuple(dict.fromkeys(globs or DEFAULT_PROTECTED))
+
+
+def in_labelled_change(label: str | None) -> str:
+    """How a fix message says "in a change that carries the label": `in a change labelled NAME`
+    when the caller knows the policy in force, else a phrase naming the policy's label and its
+    default (a policy may rename the label)."""
+    if label is not None:
+        return f"in a change labelled {label}"
+    return f"in a change carrying the policy's label ({DEFAULT_LABEL} by default)"
 
 
 def has_label(label: str, labels: set[str]) -> bool:

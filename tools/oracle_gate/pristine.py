@@ -58,7 +58,20 @@ def write_tree(repo: str, dest: str, entries: Mapping[str, Entry]) -> int:
 
     Returns:
         The number of files and symlinks written.
+
+    Raises:
+        GateError: (exit 1) for a path that is absolute, holds `..`, `.`, `.git` or an empty part,
+            or lies below another entry (a symlink there could lead the write out of `dest`).
     """
+    # A malformed tree can hold both an entry `a` and an entry `a/b`; written in order, `a` could be a
+    # symlink leading out of `dest` that `a/b` is then written through. Any entry below another
+    # entry is refused before anything is written.
+    for path in entries:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) in entries:
+                raise GateError(f"refusing to write {path!r} into the pristine tree: "
+                                f"{'/'.join(parts[:depth])!r} is an entry of its own, not a directory")
     blobs = read_blobs(repo, [e.ref for e in entries.values() if e.mode != GITLINK])
     count = 0
     for path, entry in sorted(entries.items()):

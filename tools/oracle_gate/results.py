@@ -15,12 +15,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.schema import ID_PATTERN
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 EXECUTED = (PASSED, FAILED)
 # When one id appears more than once, the worst outcome wins.
 _RANK = {SKIPPED: 0, PASSED: 1, FAILED: 2, ERROR: 3}
-_ID_SUFFIX = re.compile(r"\[([a-z][a-z0-9_]{0,63})\]\Z")
+# A testcase names an invariant when its name ends in `[<id>]`, the id as schema.ID_PATTERN allows.
+_ID_SUFFIX = re.compile(rf"\[({ID_PATTERN.pattern})\]\Z")
 # `status` attribute values (Bazel, Ant, Maven Surefire) that mean the case ran and passed.
 _RAN = {"", "run", "passed", "pass", "success", "ok"}
 
@@ -80,6 +82,11 @@ class Observed:
     message: str = ""
 
 
+def short_digest(found: Observed | None) -> str:
+    """The first 12 hex digits of an observation digest for a table, or `-` when none was recorded."""
+    return found.digest[:12] if found is not None and found.digest else "-"
+
+
 def _properties(case: ET.Element) -> dict[str, str]:
     out: dict[str, str] = {}
     for node in case:
@@ -108,16 +115,6 @@ class FileResult:
 
     observed: dict[str, Observed]
     failure: Observed | None = None
-
-
-def parse_observed(data: bytes, source: str) -> dict[str, Observed]:
-    """Maps invariant id -> Observed for every `testcase` named `...[<id>]` in one JUnit XML document
-    (`read_result(...).observed`).
-
-    Raises:
-        GateError: (exit 1) when the document is not well-formed XML.
-    """
-    return read_result(data, source).observed
 
 
 def read_result(data: bytes, source: str) -> FileResult:
@@ -184,15 +181,6 @@ def judge_target(files: Iterable[FileResult]) -> dict[str, Observed]:
             if _worse(failure, found):
                 merged[ident] = failure
     return merged
-
-
-def parse_junit(data: bytes, source: str) -> dict[str, str]:
-    """Maps invariant id -> outcome for every `testcase` named `...[<id>]` in one JUnit XML document.
-
-    Raises:
-        GateError: (exit 1) when the document is not well-formed XML.
-    """
-    return {ident: found.outcome for ident, found in parse_observed(data, source).items()}
 
 
 def is_oracle_result(path: str, given: str) -> bool:
@@ -383,11 +371,6 @@ class Results:
     observed: dict[str, Observed] = field(default_factory=dict)
     ignored: dict[str, list[str]] = field(default_factory=dict)
 
-    @property
-    def outcomes(self) -> dict[str, str]:
-        """id -> outcome of the files that count."""
-        return {ident: found.outcome for ident, found in self.observed.items()}
-
 
 def load_observed(paths: Iterable[str]) -> Results:
     """Reads every result file (or test-log directory); see `result_files` for which ones count.
@@ -423,16 +406,6 @@ def target_folder(path: str) -> str:
     if _shard_run(os.path.basename(folder)):
         folder = os.path.dirname(folder)
     return folder
-
-
-def load_results(paths: Iterable[str]) -> dict[str, str]:
-    """Reads every result file (or test-log directory) and returns the merged id -> outcome map of
-    the files that count (`result_files`).
-
-    Raises:
-        GateError: (exit 1) for a missing or unreadable file or malformed XML.
-    """
-    return load_observed(paths).outcomes
 
 
 def to_junit(observed: dict[str, Observed], suite: str) -> bytes:

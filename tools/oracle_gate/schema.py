@@ -19,6 +19,8 @@ from tools.oracle_gate.generate import GenerateSpec, parse_generate
 SCHEMA_VERSION = 1
 KINDS = ("bound", "idempotent", "exact_table")
 BLOB_DIR = "oracles/blobs/"
+# The invariant id rule, written once: results.py (the `[<id>]` testcase suffix) and manifest.py (the
+# `# invariant <id> <file>` lines) build their patterns from ID_PATTERN.pattern.
 ID_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -43,7 +45,7 @@ class Invariant:
     """One validated `[[invariant]]` row.
 
     Attributes:
-        id: unique invariant id, `^[a-z][a-z0-9_]{0,63}$`.
+        id: unique invariant id, a full match of ID_PATTERN (`[a-z][a-z0-9_]{0,63}`).
         entry: `package.module:function`, the production callable under test.
         kind: one of KINDS.
         blob: repository-relative path of the JSON sample file under `oracles/blobs/`.
@@ -72,16 +74,6 @@ class Invariant:
     repeat: int | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     generate: GenerateSpec | None = None
-
-    @property
-    def module(self) -> str:
-        """The dotted module part of `entry`."""
-        return self.entry.split(":", 1)[0]
-
-    @property
-    def function(self) -> str:
-        """The function name part of `entry`."""
-        return self.entry.split(":", 1)[1]
 
 
 @dataclass
@@ -170,7 +162,7 @@ def _validate_row(
     blob = str(row["blob"])
     digest = str(row["blob_sha256"])
     if not ID_PATTERN.fullmatch(ident):
-        bad("id", f"{ident!r} does not match ^[a-z][a-z0-9_]{{0,63}}$")
+        bad("id", f"{ident!r} does not match ^{ID_PATTERN.pattern}$")
     match = ENTRY_PATTERN.fullmatch(entry)
     if not match:
         bad("entry", f"{entry!r} is not of the form package.module:function")

@@ -8,6 +8,8 @@ lines already shown. Every such value is printed through `visible` (docs/design.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 
 def visible(text: str) -> str:
     """`text` with every character that is not printable shown as a Python escape.
@@ -27,3 +29,21 @@ def one_line(text: str, limit: int = 200) -> str:
     """`visible(text)`, cut to at most `limit` characters (then ending in `...`)."""
     shown = visible(text)
     return shown if len(shown) <= limit else shown[:limit] + "..."
+
+
+def columns(rows: Iterable[Sequence[str]], widths: Sequence[int], indent: str = "") -> list[str]:
+    """The lines of a plain-text table, the one renderer of the per-id tables of `check`,
+    `clean-run` and `compare`.
+
+    Args:
+        rows: the cells of each line, a header line included; at most len(widths) + 1 cells each.
+        widths: the width of each column but the last; every cell of a row but its last is
+            left-justified to its column's width (never cut), so a row's last cell may span the
+            columns after it.
+        indent: what each line starts with.
+
+    Returns:
+        One line per row: `indent`, then the cells two spaces apart. Cells are not escaped: pass
+        the values, or the lines, through `visible`.
+    """
+    return [indent + "  ".join([cell.ljust(width) for cell, width in zip(row[:-1], widths)] + [row[-1]]) for row in rows]

@@ -144,7 +144,7 @@ def test_smudge_filter_makes_work_tree_bytes_differ_from_the_commit(project):
     assert b'"expected": 4' in project.read("oracles/blobs/table.json")
     assert project.git("status", "--porcelain") == ""  # git itself sees no change
     with pytest.raises(GateError, match=r"oracles/blobs/table.json \(bytes differ from the commit\)"):
-        run_check(str(project.path), "main", [], set(), {}, harness_runner=_no_run)
+        run_check(str(project.path), "main", environ={}, harness_runner=_no_run)
 
 
 def test_ignored_file_a_build_glob_could_read_is_refused(project):
@@ -152,7 +152,7 @@ def test_ignored_file_a_build_glob_could_read_is_refused(project):
     project.commit("ignore rule")
     project.write("shop/override.local.py", "def add(a, b):\n    return 0\n")
     with pytest.raises(GateError, match=r"shop/override.local.py \(ignored, but a BUILD glob could read it\)"):
-        run_check(str(project.path), "main", [], set(), {}, harness_runner=_no_run)
+        run_check(str(project.path), "main", environ={}, harness_runner=_no_run)
 
 
 def test_bazel_leftovers_are_not_a_difference(project):
@@ -161,7 +161,7 @@ def test_bazel_leftovers_are_not_a_difference(project):
     os.symlink("/nonexistent", project.path / "bazel-out")
     (project.path / "shop/__pycache__").mkdir()
     (project.path / "shop/__pycache__/calc.cpython-311.pyc").write_bytes(b"")
-    report = run_check(str(project.path), "main", [], set(), {},
+    report = run_check(str(project.path), "main", environ={},
                        harness_runner=lambda _r, _e: HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS}))
     assert report.exit_code == 0, [v.line() for v in report.violations]
 

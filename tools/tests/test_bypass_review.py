@@ -118,7 +118,7 @@ def test_an_ignored_real_directory_named_like_bazel_output_is_refused(project):
     project.commit("ignore")
     project.write("bazel-evil/BUILD", "py_library(name = 'x')\n")
     with pytest.raises(GateError, match=r"bazel-evil/ \(ignored, but a BUILD glob could read it\)"):
-        run_check(str(project.path), "main", [], set(), {}, harness_runner=_passing)
+        run_check(str(project.path), "main", environ={}, harness_runner=_passing)
 
 
 def test_a_bytecode_directory_holding_other_files_is_refused(project):
@@ -126,12 +126,12 @@ def test_a_bytecode_directory_holding_other_files_is_refused(project):
     project.commit("ignore")
     project.write("shop/__pycache__/evil.py", "x = 1\n")
     with pytest.raises(GateError, match=r"shop/__pycache__/ \(ignored"):
-        run_check(str(project.path), "main", [], set(), {}, harness_runner=_passing)
+        run_check(str(project.path), "main", environ={}, harness_runner=_passing)
 
 
 def test_a_harness_that_does_not_build_fails_even_with_partial_outcomes(project):
     project.commit("nothing")
-    report = run_check(str(project.path), "main", [], set(), {},
+    report = run_check(str(project.path), "main", environ={},
                        harness_runner=lambda _r, _e: HarnessRun(exit_code=1, outcomes={i: "passed" for i in IDS},
                                                                  build_failed=True))
     assert report.exit_code == 4

@@ -9,7 +9,7 @@ from tools.oracle_gate.bazel_run import HarnessRun
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.clean_run import clean_environment, remote_flags
 from tools.oracle_gate.pristine import pristine_tree
-from tools.oracle_gate.results import Observed, load_observed, load_results, to_junit
+from tools.oracle_gate.results import Observed, load_observed, to_junit
 from tools.tests.gitrepo import IDS, blob_bytes
 
 PASSED = {i: "passed" for i in IDS}
@@ -20,7 +20,7 @@ def runner(outcomes, summary=()):
 
 
 def run(project, workspace, clean, labels=()):
-    return run_check(str(project.path), "main", [], set(labels), {}, harness_runner=runner(workspace),
+    return run_check(str(project.path), "main", labels=set(labels), environ={}, harness_runner=runner(workspace),
                      clean=True, clean_runner=runner(clean))
 
 
@@ -50,7 +50,7 @@ def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sampl
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}", ("s0", "s1", "s2")) for i in IDS}
     clock = {**same, "sum_in_range": Observed("passed", "other", ("s0", "sX", "s2"))}
-    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same),
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
                        clean=True, clean_runner=observed_runner(clock), salt="s4lt")
     assert report.exit_code == 6
     assert [v.line() for v in report.violations] == [
@@ -62,7 +62,7 @@ def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sampl
 def test_equal_digests_agree(project):
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}", ("s0",)) for i in IDS}
-    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same),
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
                        clean=True, clean_runner=observed_runner(dict(same)))
     assert report.exit_code == 0, [v.line() for v in report.violations]
 
@@ -72,11 +72,11 @@ def test_a_harness_target_failing_in_one_run_only_exits_6_and_in_both_exits_4(pr
     same = {i: Observed("passed", f"d-{i}") for i in IDS}
     green = {"//harness:mine_test": "PASSED", "//oracles:oracle_test": "PASSED"}
     red = {"//harness:mine_test": "FAILED", "//oracles:oracle_test": "PASSED"}
-    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same, green),
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same, green),
                        clean=True, clean_runner=observed_runner(same, red))
     assert [v.line() for v in report.violations] == [
         "[6] harness/: //harness:mine_test: workspace run PASSED, clean sandboxed run FAILED"]
-    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same, red),
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same, red),
                        clean=True, clean_runner=observed_runner(same, red))
     assert [v.line() for v in report.violations] == [
         "[4] harness/: //harness:mine_test FAILED in the workspace run: the harness's own tests must pass"]
@@ -110,7 +110,7 @@ def test_the_clean_run_uses_the_base_oracles_unless_labelled(project):
 
     base = project.git("rev-parse", "main").strip()
     for labels, expected in (((), base), (("oracle-change",), head)):
-        run_check(str(project.path), "main", [], set(labels), {}, harness_runner=runner(PASSED), clean=True,
+        run_check(str(project.path), "main", labels=set(labels), environ={}, harness_runner=runner(PASSED), clean=True,
                   clean_runner=clean)
         assert seen[-1] == expected
 
@@ -146,9 +146,9 @@ def test_clean_environment_keeps_only_pip_settings():
 def test_remote_flags_from_the_environment():
     env = {"ORACLE_GATE_REMOTE_EXECUTOR": "grpcs://re.example:443", "ORACLE_GATE_REMOTE_INSTANCE_NAME": "main",
            "ORACLE_GATE_REMOTE_HEADER": "x-api-key=abc\nx-other=1\n"}
-    assert remote_flags(env, ["--remote_timeout=60"]) == [
+    assert remote_flags(env) == [
         "--config=remote", "--remote_executor=grpcs://re.example:443", "--remote_instance_name=main",
-        "--remote_header=x-api-key=abc", "--remote_header=x-other=1", "--remote_timeout=60"]
+        "--remote_header=x-api-key=abc", "--remote_header=x-other=1"]
 
 
 def test_clean_results_round_trip_through_junit(tmp_path):
@@ -156,7 +156,8 @@ def test_clean_results_round_trip_through_junit(tmp_path):
                 "c": Observed("error"), "d": Observed("skipped")}
     path = tmp_path / "clean.xml"
     path.write_bytes(to_junit(observed, "clean-run"))
-    assert load_results([str(path)]) == {i: o.outcome for i, o in observed.items()}
+    assert {i: o.outcome for i, o in load_observed([str(path)]).observed.items()} == {
+        i: o.outcome for i, o in observed.items()}
     assert {i: (o.digest, o.samples) for i, o in load_observed([str(path)]).observed.items()} == {
         i: (o.digest, o.samples) for i, o in observed.items()}
 
@@ -235,7 +236,7 @@ def test_a_spawn_where_the_gate_does_not_allow_it_in_the_clean_run_voids_it(proj
     spoiled = HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS}, observed=dict(same),
                          escapes=[Escape("OracleCall", "linux-sandbox", "bazel-out/k8/bin/oracles/o.json",
                                          "in the judge's invocation")])
-    report = run_check(str(project.path), "main", [], set(), {}, harness_runner=observed_runner(same),
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
                        clean=True, clean_runner=lambda *_a: spoiled)
     assert [v.line() for v in report.violations] == [
         "[4] harness/: a OracleCall action writing bazel-out/k8/bin/oracles/o.json ran in the judge's invocation in "

@@ -8,7 +8,7 @@ from tools.oracle_gate import cli
 def test_usage_error_maps_to_1(gate):
     code, _, err = gate("check", "--format", "yaml")
     assert code == 1
-    assert err.startswith("oracle_gate: [1] argument --format: invalid choice: 'yaml'")
+    assert err.startswith("oracle-gate: [1] argument --format: invalid choice: 'yaml'")
     assert "Traceback" not in err
 
 
@@ -20,7 +20,7 @@ def test_no_command_is_a_usage_error(gate):
 def test_not_a_git_repository(gate, tmp_path):
     code, _, err = gate("--repo", str(tmp_path), "check", "--base", "main", "--results", "x.xml")
     assert code == 1
-    assert err.strip() == f"oracle_gate: [1] {tmp_path} is not inside a git repository; run the gate in a clone or pass --repo DIR"
+    assert err.strip() == f"oracle-gate: [1] {tmp_path} is not inside a git repository; run the gate in a clone or pass --repo DIR"
 
 
 def test_repo_that_does_not_exist(gate, tmp_path):
@@ -31,7 +31,7 @@ def test_repo_that_does_not_exist(gate, tmp_path):
 def test_unknown_base(gate, project):
     code, _, err = gate("--repo", str(project.path), "check", "--base", "no-such-branch", "--results", "x")
     assert code == 1
-    assert err.strip() == ("oracle_gate: [1] base 'no-such-branch' is not a commit in this repository; "
+    assert err.strip() == ("oracle-gate: [1] base 'no-such-branch' is not a commit in this repository; "
                            "fetch it first (e.g. `git fetch origin main`) or pass --base REV")
 
 
@@ -74,7 +74,7 @@ def test_unexpected_exception_is_one_line_exit_1(gate, monkeypatch):
     monkeypatch.setattr(cli.compare_cmd, "run", boom)
     code, _, err = gate("compare", "a", "b")
     assert code == 1
-    assert err.strip() == "oracle_gate: [1] internal error: RuntimeError: kaboom (rerun with --debug for a traceback)"
+    assert err.strip() == "oracle-gate: [1] internal error: RuntimeError: kaboom (rerun with --debug for a traceback)"
     code, _, err = gate("--debug", "compare", "a", "b")
     assert code == 1 and "Traceback" in err
 
@@ -90,3 +90,38 @@ def test_bad_github_event_file(gate, project, tmp_path):
 def test_repo_defaults_to_build_workspace_directory(gate, project):
     code, out, _ = gate("manifest", "--check", environ={"BUILD_WORKSPACE_DIRECTORY": str(project.path / "shop")})
     assert (code, out.strip()) == (0, "oracles/MANIFEST.sha256 is current")
+
+
+def test_version_is_the_package_version(gate, capsys):
+    from tools.oracle_gate import __version__
+
+    try:
+        gate("--version")
+    except SystemExit as exc:
+        assert exc.code == 0
+    out = capsys.readouterr().out
+    assert out == f"oracle_gate {__version__}\n"
+
+
+def test_help_of_the_gate_and_of_check_ends_with_the_exit_codes(capsys):
+    from tools.oracle_gate.errors import EXIT_CODES
+
+    for argv in (["--help"], ["check", "--help"]):
+        try:
+            cli.main(argv, {})
+        except SystemExit as exc:
+            assert exc.code == 0
+        out = capsys.readouterr().out
+        table = out[out.index("exit codes (the lowest that applies"):]
+        assert [line.split()[0] for line in table.splitlines()[1:] if line.startswith("  ") and line[2] != " "] == [
+            str(code) for code in EXIT_CODES]
+
+
+def test_every_subcommand_describes_itself(capsys):
+    for command in cli.COMMANDS:
+        try:
+            cli.main([command.NAME, "--help"], {})
+        except SystemExit:
+            pass
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: oracle_gate {command.NAME}") and command.DESCRIPTION.splitlines()[0] in out

@@ -17,7 +17,7 @@ from tools.oracle_gate.gitio import parse_name_status
 from tools.oracle_gate.loader import check_blob
 from tools.oracle_gate.paths import fold, protected_by, reaches_protected, resolve
 from tools.oracle_gate.policy import parse_policy
-from tools.oracle_gate.results import parse_junit
+from tools.oracle_gate.results import read_result
 from tools.oracle_gate.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.schema import parse_oracle
 from tools.oracle_gate.tree import REGULAR, Entry
@@ -137,7 +137,7 @@ def test_random_policy(data):
 @given(st.text(max_size=200))
 def test_random_junit(text):
     try:
-        parse_junit(("<testsuites>" + text).encode(), "r.xml")
+        read_result(("<testsuites>" + text).encode(), "r.xml")
     except GateError as exc:
         assert exc.code == 1
 

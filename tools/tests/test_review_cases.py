@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from tools.oracle_gate.bazel_run import HarnessRun
-from tools.oracle_gate.check import DEFAULT_PROTECTED, run_check
+from tools.oracle_gate.check import run_check
 from tools.oracle_gate.globs import matches
+from tools.oracle_gate.policy import DEFAULT_PROTECTED
 from tools.tests.gitrepo import IDS, POLICY, blob_bytes, default_rows, junit, oracle_toml
 
 BAZEL_FILES = ["WORKSPACE.bazel", "user.bazelrc", ".bazelignore", "MODULE.bazel", ".bazelrc", "WORKSPACE", "BUILD"]
@@ -23,7 +24,7 @@ def test_pin_break_with_label_exits_5_even_when_the_harness_cannot_build(project
     project.write("oracles/blobs/bound.json", blob_bytes([{"a": 9, "b": 9}]))
     project.write_manifest()
     project.commit("edit blob")
-    report = run_check(str(project.path), "main", [], {"oracle-change"}, {}, harness_runner=failed_build)
+    report = run_check(str(project.path), "main", labels={"oracle-change"}, environ={}, harness_runner=failed_build)
     assert report.exit_code == 5, [v.line() for v in report.violations]
     assert any(n.startswith("not judged while the oracles are invalid: [4]") for n in report.notes)
 
@@ -80,7 +81,7 @@ def test_dirty_work_tree_is_refused_before_running_the_harness(gate, project):
         return HarnessRun(exit_code=0)
 
     try:
-        run_check(str(project.path), "main", [], set(), {}, harness_runner=runner)
+        run_check(str(project.path), "main", environ={}, harness_runner=runner)
     except Exception as exc:  # noqa: BLE001
         assert exc.code == 1  # type: ignore[attr-defined]
         assert "the work tree differs from HEAD: shop/calc.py (bytes differ from the commit)" in str(exc)
@@ -93,7 +94,7 @@ def test_untracked_file_is_refused_too(project):
     project.commit("nothing")
     project.write("shop/secret.env", "TOKEN=1\n")
     try:
-        run_check(str(project.path), "main", [], set(), {}, harness_runner=failed_build)
+        run_check(str(project.path), "main", environ={}, harness_runner=failed_build)
     except Exception as exc:  # noqa: BLE001
         assert "shop/secret.env" in str(exc)
     else:
@@ -127,3 +128,15 @@ def test_relative_paths_are_taken_from_where_bazel_run_was_started(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "tools.oracle_gate", "compare", "r.xml", "r.xml"],
                           cwd=root, env=env, capture_output=True, text=True, check=False)
     assert (proc.returncode, proc.stdout.strip()) == (0, "runs agree: 1 id(s), same outcomes and observation digests"), proc.stderr
+
+
+def test_the_default_protection_is_this_repositorys_policy():
+    # policy.DEFAULT_PROTECTED is what the gate protects when no policy is readable (fail closed); it
+    # must not drift from the list this repository's own policy ships with.
+    policy = Path(__file__).resolve().parents[2] / "oracles" / "policy.toml"
+    from tools.oracle_gate.policy import DEFAULT_LABEL, parse_policy
+
+    ours = parse_policy(policy.read_bytes())
+    assert set(ours.protected) == set(DEFAULT_PROTECTED)
+    assert len(DEFAULT_PROTECTED) == len(set(DEFAULT_PROTECTED)) + 2  # .gitattributes, .gitmodules: ALWAYS_PROTECTED too
+    assert ours.label == DEFAULT_LABEL

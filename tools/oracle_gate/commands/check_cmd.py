@@ -1,4 +1,5 @@
-"""`check`: prints the per-check summary (text or JSON) and returns the gate's exit code."""
+"""`check`: every gate check of HEAD against a base revision; prints the per-check summary (text
+or JSON) and returns the gate's exit code (docs/design.md sections 5-7)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,28 @@ import json
 import re
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tools.oracle_gate.check import Report, run_check
-from tools.oracle_gate.errors import GateError, UsageError
+from tools.oracle_gate.commands import Context, Parser
+from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
 from tools.oracle_gate.gitio import default_base
 from tools.oracle_gate.labels import collect_labels
-from tools.oracle_gate.results import Observed
-from tools.oracle_gate.text import visible
+from tools.oracle_gate.results import Observed, short_digest
+from tools.oracle_gate.text import columns, visible
+
+if TYPE_CHECKING:
+    from tools.oracle_gate.commands import Subparsers
+
+NAME = "check"
+DESCRIPTION = """\
+Runs every gate check of HEAD against a base revision: protected paths, the
+oracle files and blob pins, the manifest, the invariant ids kept, and the
+oracle test's per-id outcomes, from a Bazel run of //oracles/... and
+//harness/... or from --results. With --clean, a second run on a pristine tree
+must agree with the first. Prints one line per check, the per-id outcomes and
+one line per violation, and exits with the lowest code that applies."""
 
 # A salt goes into `--define=oracle_salt=...`; keep it to characters no shell or Bazel treats specially.
 SALT_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -33,8 +48,21 @@ def choose_salt(given: str | None) -> str:
     return given
 
 
-def _short(found: Observed | None) -> str:
-    return found.digest[:12] if found is not None and found.digest else "-"
+def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
+    """Adds `check` and its options."""
+    parser = subparsers.add_parser(NAME, parents=parents, help="all gate checks of HEAD against a base revision",
+                                   description=DESCRIPTION, epilog=exit_codes_help(),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", help="base revision (default: origin/main, else main)")
+    parser.add_argument("--results", nargs="+", default=[], metavar="FILE",
+                        help="JUnit XML files or Bazel test-log directories (default: run bazel test //oracles/... //harness/...)")
+    parser.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
+    parser.add_argument("--clean", action="store_true",
+                        help="also run the harness on a pristine tree and require the same per-id outcomes (exit 6)")
+    parser.add_argument("--remote", action="store_true",
+                        help="with --clean: run the clean harness through --config=remote (REAPI)")
+    parser.add_argument("--salt", help="replay a run: the salt for generated samples (default: a fresh one per check)")
 
 
 def render_text(report: Report) -> str:
@@ -49,21 +77,8 @@ def render_text(report: Report) -> str:
     for c in report.checks:
         lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {c.name.ljust(width)}  {c.detail}")
     if report.invariants:
-        ids = sorted(set(report.invariants) | set(report.clean_outcomes or {})) if report.clean_outcomes is not None else report.invariants
-        idw = max(len(i) for i in ids)
-        if report.clean_outcomes is None:
-            lines.append("per-id outcomes (observation digest):")
-            for ident in ids:
-                lines.append(f"  {ident.ljust(idw)}  {report.outcomes.get(ident, 'missing'):9}  "
-                             f"{_short(report.observed.get(ident))}")
-        else:
-            clean_observed = report.clean_observed or {}
-            lines.append("per-id outcomes (observation digest):")
-            lines.append(f"  {'id'.ljust(idw)}  {'workspace':9}  {'':12}  clean")
-            for ident in ids:
-                lines.append(f"  {ident.ljust(idw)}  {report.outcomes.get(ident, 'missing'):9}  "
-                             f"{_short(report.observed.get(ident)):12}  {report.clean_outcomes.get(ident, 'missing'):9}  "
-                             f"{_short(clean_observed.get(ident))}")
+        lines.append("per-id outcomes (observation digest):")
+        lines.extend(_outcome_table(report))
     for run_name, summary in report.summaries.items():
         lines.extend(f"{run_name} run: {line}" for line in summary)
     lines.extend(report.notes)
@@ -74,6 +89,22 @@ def render_text(report: Report) -> str:
     lines.append("gate ok (exit 0)" if code == 0 else f"gate FAILED (exit {code})")
     # Each line is one line: whatever the repository, results or environment put into it is escaped.
     return "\n".join(visible(line) for line in lines)
+
+
+def _outcome_table(report: Report) -> list[str]:
+    """The per-id table: outcome and digest of the workspace run, and of the clean run beside them
+    (with a header line) when there was one."""
+    rows: list[tuple[str, ...]]
+    if report.clean_outcomes is None:
+        ids = report.invariants
+        rows = [(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i))) for i in ids]
+        return columns(rows, (max(len(i) for i in ids), 9), indent="  ")
+    ids = sorted(set(report.invariants) | set(report.clean_outcomes))
+    clean_observed = report.clean_observed or {}
+    rows = [("id", "workspace", "", "clean")]
+    rows.extend((i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)),
+                 report.clean_outcomes.get(i, "missing"), short_digest(clean_observed.get(i))) for i in ids)
+    return columns(rows, (max(len(i) for i in ids), 9, 12, 9), indent="  ")
 
 
 def render_json(report: Report) -> str:
@@ -111,8 +142,16 @@ def _observation_json(found: Observed | None) -> dict[str, object] | None:
             "source": found.source}
 
 
-def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
-    """Runs `check` and prints its report to stdout; returns the exit code."""
+def run(args: argparse.Namespace, context: Context) -> int:
+    """Runs `check` and prints its report to stdout; returns the exit code.
+
+    Raises:
+        UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, or a bad `--salt`.
+        GateError: (exit 1) when the gate cannot decide (check.run_check), or when HEAD moved while
+            it ran, after CI labels were checked against it.
+    """
+    repo = context.repo()
+    environ = context.environ
     base = default_base(repo) if args.base is None else args.base
     labels = collect_labels(args.label, environ, repo)
     if args.remote and not args.clean:
@@ -120,7 +159,8 @@ def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     if args.clean and args.results:
         raise UsageError("--clean runs the harness itself; it cannot be combined with --results")
     salt = "" if args.results else choose_salt(args.salt)
-    report = run_check(repo, base, args.results, labels.names, environ, clean=args.clean, remote=args.remote, salt=salt)
+    report = run_check(repo, base, results=args.results, labels=labels.names, environ=environ, clean=args.clean,
+                       remote=args.remote, salt=salt)
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     report.notes[:0] = labels.notes  # why a CI label does not count, first

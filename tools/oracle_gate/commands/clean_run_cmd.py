@@ -5,27 +5,57 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.clean_run import clean_run
+from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.commands.check_cmd import choose_salt
-from tools.oracle_gate.errors import UsageError
+from tools.oracle_gate.errors import UsageError, error_line
 from tools.oracle_gate.gitio import default_base, merge_base, refuse_grafts, resolve_commit
 from tools.oracle_gate.labels import collect_labels
 from tools.oracle_gate.loader import load_oracles
 from tools.oracle_gate.policy import has_label, label_name
-from tools.oracle_gate.results import to_junit
-from tools.oracle_gate.text import visible
+from tools.oracle_gate.results import short_digest, to_junit
+from tools.oracle_gate.text import columns, visible
 from tools.oracle_gate.tree import GitTree
 
+if TYPE_CHECKING:
+    from tools.oracle_gate.commands import Subparsers
 
-def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
-    """Runs the clean harness and writes `--out`; returns 0, or 1 when Bazel could not run it.
+NAME = "clean-run"
+DESCRIPTION = """\
+Runs the oracle test and the harness on a pristine tree written from git
+objects: HEAD's committed code and harness with the merge base's oracles/
+(HEAD's when the change carries the policy's label). Writes the per-id
+outcomes and observation digests to --out as JUnit XML, which `compare` and
+`check --results` read. Exits 0, or 1 when Bazel could not build the run."""
+
+
+def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
+    """Adds `clean-run` and its options."""
+    parser = subparsers.add_parser(NAME, parents=parents,
+                                   help="run the harness on a pristine tree of committed content; write per-id results",
+                                   description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", help="base revision whose oracles/ is used (default: origin/main, else main)")
+    parser.add_argument("--out", required=True, help="JUnit XML file to write")
+    parser.add_argument("--remote", action="store_true", help="run through --config=remote (REAPI)")
+    parser.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable)")
+    parser.add_argument("--salt", default="", help="the salt for generated samples (default: empty)")
+
+
+def run(args: argparse.Namespace, context: Context) -> int:
+    """Runs the clean harness and writes `--out`; returns 0, or 1 when Bazel could not build it.
 
     The tree holds HEAD's committed code and harness with the merge base's `oracles/` (HEAD's
-    when the change carries the oracle-change label, as a human approved those).
+    when the change carries the policy's label, as a human approved those).
+
+    Raises:
+        UsageError: (exit 1) when the directory of `--out` does not exist or is not writable.
+        GateError: (exit 1) for git errors, or when the tree cannot be written or Bazel cannot run.
     """
+    repo = context.repo()
     out = os.path.abspath(args.out)
     if not os.path.isdir(os.path.dirname(out)) or not os.access(os.path.dirname(out), os.W_OK):
         raise UsageError(f"--out {args.out}: its directory does not exist or is not writable")
@@ -34,24 +64,25 @@ def run(args: argparse.Namespace, repo: str, environ: Mapping[str, str]) -> int:
     head = resolve_commit(repo, "HEAD")
     mb = merge_base(repo, resolve_commit(repo, base), head)
     label = label_name(load_oracles(GitTree(repo, mb)).policy, load_oracles(GitTree(repo, head)).policy)
-    found = collect_labels(args.label, environ, repo, head=head)
+    found = collect_labels(args.label, context.environ, repo, head=head)
     labelled = has_label(label, found.names)
     for note in found.notes:  # why a CI label does not count
         print(note)
     salt = choose_salt(args.salt) if args.salt else ""
-    run_result = clean_run(repo, head, head if labelled else mb, environ, remote=args.remote, salt=salt)
+    run_result = clean_run(repo, head, head if labelled else mb, context.environ, remote=args.remote, salt=salt)
     with open(out, "wb") as f:
         f.write(to_junit(run_result.observations(), "clean-run"))
     for line in run_result.summary:
         print(visible(f"clean run: {line}"))
     width = max([len(i) for i in run_result.outcomes] + [2])
     observed = run_result.observations()
-    for ident in sorted(observed):
-        print(f"  {ident.ljust(width)}  {observed[ident].outcome:9}  {observed[ident].digest[:12] or '-'}")
+    for line in columns([(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],
+                        (width, 9), indent="  "):
+        print(line)
     for label, status in run_result.harness_failures().items():
         print(visible(f"  harness target {label}: {status}"))
     print(visible(f"wrote {out} ({len(run_result.outcomes)} id(s))"))
     if run_result.build_failed:
-        print("oracle_gate: [1] the clean run did not build (bazel exit 1)", file=sys.stderr)
+        print(error_line(errors.UNDECIDED, "the clean run did not build (bazel exit 1)"), file=sys.stderr)
         return errors.UNDECIDED
     return errors.OK

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tools.oracle_gate import errors
+from tools.oracle_gate.errors import error_line
 from tools.oracle_gate.generate import draw
 from tools.oracle_gate.runner.views import VIEW_SCHEMA, input_samples
 from tools.oracle_gate.schema import parse_oracle
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             oracles[path] = f.read()
     document, problems = generated_view(oracles, args.salt)
     for problem in problems:
-        print(f"oracle draw: [5] {problem}", file=sys.stderr)
+        print(error_line(errors.INVALID_ORACLE, problem), file=sys.stderr)
     if problems:
         return errors.INVALID_ORACLE
     with open(args.out, "w", encoding="utf-8") as f:

@@ -166,7 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.generated, encoding="utf-8") as f:
             generated = json.load(f)
     except (OSError, ValueError) as exc:
-        print(f"observe: cannot read the inputs view: {exc}", file=sys.stderr)
+        # The gate's error-line form (errors.error_line), written out: this side imports nothing of the gate.
+        print(f"oracle-gate: [1] cannot read the inputs view: {exc}", file=sys.stderr)
         return 1
     log_fd = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
