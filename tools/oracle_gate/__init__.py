@@ -1,6 +1,6 @@
 """oracle-gate: a merge gate that keeps human-owned oracles apart from agent-written harnesses.
 
-Standard library only. Entry point: `python3 -m tools.oracle_gate` or
+Standard library only (docs/design.md section 1). Entry point: `python3 -m tools.oracle_gate` or
 `bazel run //tools:oracle_gate --`.
 """
 

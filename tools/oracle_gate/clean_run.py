@@ -7,6 +7,7 @@ as the workspace run and `--define=oracle_run=clean` (the caller's time zone, lo
 differ from the workspace run's). Outcomes or observation digests that differ from the workspace
 run mean production code or the harness depends on something outside its declared inputs (an
 undeclared file, an environment variable, a file never committed, the clock, the time zone).
+What the clean run seals and how its digests must agree: docs/design.md sections 9 and 10.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ fix it. It only explains: every file it names a problem for is one the parser re
 file it passes (None) is valid UTF-8, so what the gate accepts does not change.
 
 Messages are one line, start with a verb so they read after a path (`oracles/shop.toml: starts with
-...`), and show a control character by its code point (`U+0000`), never raw.
+...`), and show a control character by its code point (`U+0000`), never raw. Such a file is invalid,
+exit 5 (docs/design.md section 6).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ unsorted binary log, written straight to the path given; `--execution_log_binary
 `--execution_log_json_file` also leave an undeleted copy in `/tmp`): in the invocation that runs
 the change's code every spawn must have run confined, and in the gate's own invocations only the
 gate's own actions may have run at all. A spawn cannot declare outputs in another package (Bazel
-forbids it), so its output paths name the package that owns it.
+forbids it), so its output paths name the package that owns it. Which spawns each invocation may
+run: docs/design.md section 10.
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ For `bound` the fields are the keyword arguments of the entry (identifiers, at l
 so no sample field can be called `count`.
 
 Drawing is deterministic: see `derive_seed` and `draw`. This module uses the standard library only and
-does not import `schema` at run time (`schema` imports this module).
+does not import `schema` at run time (`schema` imports this module). The contract is "Generated
+samples" in docs/design.md section 2.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Path globs for protected paths: `**` spans directories, `*` and `?` stay within one segment."""
+"""Path globs for protected paths: `**` spans directories, `*` and `?` stay within one segment.
+
+The `protected` globs of `oracles/policy.toml` (docs/design.md section 3).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Bazel test: `oracles/MANIFEST.sha256` is current for the `oracles/` files in the runfiles.
 
 On failure it prints the differing lines and the command that regenerates the manifest.
+The manifest and its checkout rewrites: docs/design.md section 4.
 """
 
 from __future__ import annotations

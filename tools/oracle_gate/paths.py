@@ -2,7 +2,8 @@
 
 Git stores a path as bytes, but a checkout may map several spellings to one file (case-insensitive
 or Unicode-normalizing file systems, Windows dropping trailing dots and spaces), and a symlink lets
-one path stand for another. Protection is decided on every spelling and on every symlink target.
+one path stand for another. Protection is decided on every spelling and on every symlink target
+(the protected paths: docs/design.md section 3).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ the sealed expectations view to EXPECTATIONS (`runner/views.py`), and the exit c
 problem one line per problem goes to stderr (`oracle-gate: [5] ...`, errors.error_line) and the exit
 code is 5, which fails the build; a file that cannot be read is exit 1. The validation is the
 loader's own (loader.py), so the build and `check` judge oracle files alike.
+The contract: docs/design.md sections 2, 4 (checkout rewrites of blobs) and 8 (the two views).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 No work-tree file, untracked or ignored file, git filter, or eol conversion reaches it: each file
 is the exact bytes of its blob, with its committed mode; symlinks are recreated as symlinks;
-submodules (gitlinks) are left out.
+submodules (gitlinks) are left out. It is the clean run's tree (docs/design.md section 10).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Git's own status hides some differences: a clean/smudge filter, eol conversion or `ident` makes the
 checked-out bytes differ from the committed ones while status stays clean, and ignored files are
-invisible to it yet a BUILD glob picks them up. This module compares bytes with filters off.
+invisible to it yet a BUILD glob picks them up. This module compares bytes with filters off
+(docs/design.md sections 4 and 10).
 """
 
 from __future__ import annotations

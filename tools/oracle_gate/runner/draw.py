@@ -13,6 +13,7 @@ from the row's id and seed and SALT, and writes them in the caller's input shape
 
 The file holds inputs only; generated samples are judged by the row's bounds or by idempotence,
 never by a stored expected value. Exit 0, or 5 when an oracle file is invalid.
+The contract: docs/design.md sections 2 (generated samples) and 8.
 """
 
 from __future__ import annotations

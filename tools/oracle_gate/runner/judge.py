@@ -15,6 +15,7 @@ the properties `observation_sha256` (the row's observation digest), `sample_sha2
 each sample's observation, space-separated, 16 hex digits each) and `salt`. The observation digest
 is the sha256 of the canonical JSON (`canonical`) of the row's `results` list as the caller returned
 it, or of `{"error": reason}` when the row has none. Exit code 0 when every invariant holds, else 1.
+The contract: docs/design.md sections 8 and 9.
 """
 
 from __future__ import annotations

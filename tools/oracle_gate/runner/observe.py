@@ -12,7 +12,8 @@ the limit, a caller that exits, or a reply longer than MAX_REPLY_BYTES becomes t
 caller's process group is killed and a fresh caller serves the next row.
 
 The caller's stdout and stderr go to CALLER.log, which the judge copies into the test log. The
-action exits 0 whatever production code does; it exits 1 only when its own inputs are unusable.
+action exits 0 whatever production code does; it exits 1 only when its own inputs are unusable
+(docs/design.md section 8).
 
 Standard library only; this file must not import the gate package (the action's runfiles hold the
 production library, not the gate).

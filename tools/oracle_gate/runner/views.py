@@ -1,7 +1,7 @@
 """The two views of an oracle suite that the build writes: inputs (for the caller) and expectations.
 
-`oracle_suite`'s pin-check action splits every verified blob at build time (docs/design.md
-section 8):
+`oracle_suite`'s pin-check action splits every verified blob at build time
+(docs/design.md section 8):
 
 - the **inputs view** holds, per row, what the entry is called with and nothing it is judged by:
   bound samples as keyword arguments; idempotent samples as `{"state", "kwargs"}` plus the row's

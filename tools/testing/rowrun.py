@@ -1,0 +1,102 @@
+"""Test support: runs oracle rows through the real row runner (supervisor, caller, judge), no Bazel.
+
+`run_rows` writes a production package into a temporary directory, builds the inputs and
+expectations views exactly as the pin-check action does, runs `runner/observe.py` in a subprocess
+whose Python path holds only that package (as the `OracleCall` action does), then judges the
+observations with `runner/judge.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tools.oracle_gate.runner as runner_pkg
+from tools.oracle_gate.runner import judge
+from tools.oracle_gate.runner.draw import generated_view
+from tools.oracle_gate.runner.views import split
+from tools.oracle_gate.samples import load_samples
+from tools.oracle_gate.schema import parse_oracle
+from tools.testing.gitrepo import oracle_toml
+
+RUNNER_DIR = Path(runner_pkg.__file__).parent
+
+
+@dataclass
+class RowRun:
+    """What one run of the row runner produced."""
+
+    judged: dict[str, judge.Judgement]
+    notes: list[str]
+    log: str
+    observations: dict[str, Any]
+    salt: str
+
+
+def write_package(root: Path, modules: dict[str, str]) -> None:
+    """Writes `{"pkg/mod.py": source}` files under `root` (sources are dedented)."""
+    for rel, source in modules.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source))
+
+
+def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]], modules: dict[str, str],
+             salt: str = "", env: dict[str, str] | None = None) -> RowRun:
+    """Runs `rows` (oracle row dicts, without blob_sha256) on the package `modules`.
+
+    Args:
+        tmp: a scratch directory.
+        rows: oracle rows; `blob_sha256` is filled in.
+        blobs: blob path -> samples.
+        modules: production sources, e.g. {"shop/__init__.py": "", "shop/calc.py": "..."}.
+        salt: the run salt for generated samples.
+        env: extra environment variables of the caller (e.g. TZ).
+    """
+    prod = tmp / "prod"
+    write_package(prod, modules)
+    full = [dict(row, blob_sha256="0" * 64) for row in rows]
+    toml = oracle_toml(full).encode()
+    oracle = parse_oracle(toml, "oracles/shop.toml")
+    assert not oracle.problems, [str(p) for p in oracle.problems]
+    pairs = [(inv, load_samples(json.dumps(blobs[inv.blob]).encode())) for inv in oracle.invariants]
+    inputs, expectations = split(pairs)
+    generated, problems = generated_view({"oracles/shop.toml": toml}, salt)
+    assert not problems
+    views = tmp / "views"
+    views.mkdir(exist_ok=True)
+    for name, doc in (("inputs", inputs), ("generated", generated), ("expectations", expectations)):
+        (views / f"{name}.json").write_text(json.dumps(doc))
+    out, log = views / "observations.json", views / "caller.log"
+    caller_env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod), **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-S", str(RUNNER_DIR / "observe.py"), "--inputs", str(views / "inputs.json"),
+         "--generated", str(views / "generated.json"), "--out", str(out), "--log", str(log)],
+        env=caller_env, capture_output=True, text=True, check=False, timeout=300, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    observations = json.loads(out.read_text())
+    judged, salt_seen, notes = judge.judge_all(expectations, load_samples(out.read_bytes()))
+    assert salt_seen == salt
+    return RowRun({j.id: j for j in judged}, notes, log.read_text(errors="replace"), observations, salt_seen)
+
+
+# Rows and blobs shared by the row-runner tests: one per kind, on the package `shop.calc`.
+TABLE = [{"id": "add_table", "entry": "shop.calc:add", "kind": "exact_table", "blob": "oracles/blobs/t.json"}]
+TABLE_BLOB = {"oracles/blobs/t.json": [{"args": [1, 2], "expected": 3}, {"args": [2, 2], "expected": 4}]}
+BOUND = [{"id": "sum_in_range", "entry": "shop.calc:total", "kind": "bound", "min": 0, "max": 10,
+          "blob": "oracles/blobs/b.json"}]
+BOUND_BLOB = {"oracles/blobs/b.json": [{"a": 1, "b": 2}]}
+IDEM = [{"id": "norm_is_idempotent", "entry": "shop.calc:norm", "kind": "idempotent", "args": ["k"], "repeat": 3,
+         "blob": "oracles/blobs/i.json"}]
+IDEM_BLOB = {"oracles/blobs/i.json": [{"state": {"n": 1}, "k": "x"}]}
+
+
+def calc(body: str) -> dict[str, str]:
+    """The production package `shop` with `body` as `shop/calc.py`."""
+    return {"shop/__init__.py": "", "shop/calc.py": body}

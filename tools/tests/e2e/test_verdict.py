@@ -1,0 +1,450 @@
+"""The verdict cannot be forged: `check` on a copy of this repository, real git, real nested Bazel.
+
+Every branch below commits the same production bug (`billing.tax.apply_rate` truncates instead of
+rounding half to even) together with one way of claiming a pass anyway. The gate owns the row
+runner, so each still ends in exit 4 with the invariant's own failure.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.testing.workspace_copy import bazel, committed_copy, gate, git, nested_env, shutdown
+
+TRUNCATED = "[4] oracles/ tax_round_half_even: failed: the invariant does not hold"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory):
+    ws = committed_copy(tmp_path_factory.mktemp("verdict") / "ws")
+    yield ws
+    shutdown(ws)
+
+
+
+
+
+
+def truncate_tax(ws: Path) -> None:
+    tax = ws / "billing" / "tax.py"
+    tax.write_text(tax.read_text().replace("from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,")
+                   .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,"))
+
+
+def attack(ws: Path, branch: str, files: dict[str, str], append: dict[str, str] | None = None,
+           bug: bool = True) -> subprocess.CompletedProcess[str]:
+    """Commits the tax bug plus `files` (written) and `append` (appended) on `branch`, runs `check`."""
+    git(ws, "checkout", "-q", "-B", branch, "main")
+    try:
+        if bug:
+            truncate_tax(ws)
+        for rel, text in files.items():
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text(text)
+        for rel, text in (append or {}).items():
+            with open(ws / rel, "a", encoding="utf-8") as f:
+                f.write(text)
+        git(ws, "add", "-A")
+        git(ws, "commit", "-q", "--no-gpg-sign", "-m", branch)
+        return gate(ws, "check", "--base", "main")
+    finally:
+        git(ws, "checkout", "-q", "-f", "main")
+
+
+FORGED_JUNIT = '''
+import os
+ids = ["refund_is_idempotent", "tax_round_half_even", "total_cents_non_negative"]
+cases = "".join(f'<testcase classname="oracle" name="invariant[{i}]"/>' for i in ids)
+with open(os.environ["XML_OUTPUT_FILE"], "w") as f:
+    f.write(f'<testsuites><testsuite name="forged" tests="3">{cases}</testsuite></testsuites>')
+'''
+
+FORGED_BUILD = '''
+py_test(
+    name = "forged_test",
+    size = "small",
+    srcs = ["forged_test.py"],
+)
+'''
+
+
+def test_a_harness_target_writing_junit_for_every_id_is_ignored(repo):
+    proc = attack(repo, "forged-junit", {"harness/forged_test.py": FORGED_JUNIT}, {"harness/BUILD.bazel": FORGED_BUILD})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert TRUNCATED in proc.stdout
+    assert ("ignored [<id>] testcases of //harness:forged_test (not an oracle test target): refund_is_idempotent, "
+            "tax_round_half_even, total_cents_non_negative") in proc.stdout
+
+
+CONFTEST = '''
+import pytest
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+'''
+
+
+def test_a_conftest_that_rewrites_failures_and_tests_without_assertions_change_only_the_harness(repo):
+    build = (repo / "harness" / "BUILD.bazel").read_text().replace(
+        '        "examples_test.py",\n', '        "conftest.py",\n        "examples_test.py",\n', 1)
+    examples = (repo / "harness" / "examples_test.py").read_text().replace("    assert ", "    _ = ")
+    proc = attack(repo, "conftest", {"harness/conftest.py": CONFTEST, "harness/BUILD.bazel": build,
+                                     "harness/examples_test.py": examples})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    violations = [line for line in proc.stdout.splitlines() if line.startswith("[")]
+    assert len(violations) == 1 and violations[0].startswith(TRUNCATED + ": sample "), violations
+    assert "!= expected" in violations[0] and " (salt " in violations[0], violations
+
+
+REBIND = '''
+import builtins
+import json
+import sys
+
+# Reach for the verdicts, the judge and the caller, and replace what a comparison would use.
+for name in ("tools.oracle_gate.verdicts", "tools.oracle_gate.runner.judge"):
+    try:
+        module = __import__(name, fromlist=["x"])
+    except ImportError:
+        continue
+    for attr in ("judge_exact", "judge_bound", "judge_idempotent", "strict_equal", "judge_sample", "judge_row"):
+        if hasattr(module, attr):
+            setattr(module, attr, lambda *a, **k: True)
+main = sys.modules.get("__main__")
+for attr in ("encode", "call_row"):
+    if main is not None and hasattr(main, attr):
+        pass  # left alone: a caller that cannot reply fails the row anyway
+builtins.isinstance = lambda *a: True
+json.dumps = lambda *a, **k: '{"ok": true}'
+'''
+
+
+def test_production_that_rebinds_the_gate_and_builtins_changes_nothing(repo):
+    init = (repo / "billing" / "__init__.py").read_text()
+    proc = attack(repo, "rebind", {"billing/__init__.py": init + REBIND})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert TRUNCATED in proc.stdout
+
+
+# Searches, at import, the places the issue of sealing names: its runfiles, its real path's
+# ancestors up to the work tree, the work tree, the output base and the environment's paths, and
+# returns the recorded answer for any arguments it finds one for.
+SEARCH = '''
+
+import json as _json
+import os as _os
+import sys as _sys
+
+_MEMO = {}
+_FOUND = []
+
+
+def _harvest(path):
+    try:
+        with open(path, "rb") as f:
+            doc = _json.loads(f.read(8 << 20))
+    except Exception:
+        return
+    rows = doc.get("rows", []) if isinstance(doc, dict) else doc
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict) and "args" in row and "expected" in row:
+            _MEMO[_json.dumps(row["args"])] = row["expected"]
+            _FOUND.append(path)
+        if isinstance(row, dict) and row.get("id") == "tax_round_half_even" and isinstance(row.get("expected"), list):
+            _FOUND.append(path)
+
+
+def _walk(root, budget=[300000]):
+    for folder, _dirs, names in _os.walk(root):
+        for name in names:
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            if name.endswith(".json"):
+                _harvest(_os.path.join(folder, name))
+
+
+def _roots():
+    here = _os.path.realpath(__file__)
+    roots = {_os.getcwd(), _os.environ.get("RUNFILES_DIR", ""), _os.path.dirname(_os.path.abspath(_sys.argv[0]))}
+    folder = _os.path.dirname(here)
+    while folder != "/":
+        roots.add(folder)
+        if _os.path.exists(_os.path.join(folder, "WORKSPACE")):
+            break
+        folder = _os.path.dirname(folder)
+    for path in [_os.path.abspath(p) for p in _sys.path] + [_os.getcwd()]:
+        for marker in ("/sandbox/", "/execroot/"):
+            if marker in path:
+                roots.add(path.split(marker)[0])  # the output base
+                break
+    for value in _os.environ.values():
+        if value.startswith("/") and _os.path.isdir(value):
+            roots.add(value)
+    return sorted(r for r in roots if r and r != "/")
+
+
+for _root in _roots():
+    _walk(_root)
+print("SEARCH FOUND", len(set(_FOUND)), "files", len(_MEMO), "answers", file=_sys.stderr)
+
+_truncating_apply_rate = apply_rate
+
+
+def apply_rate(amount_cents, rate):
+    key = _json.dumps([amount_cents, rate])
+    return _MEMO[key] if key in _MEMO else _truncating_apply_rate(amount_cents, rate)
+'''
+
+
+def test_production_searching_for_expected_values_finds_none_in_the_gate_run(repo):
+    git(repo, "checkout", "-q", "-B", "search-control", "main")
+    try:
+        # Measured first without the gate's flags: a plain `bazel test` lets the search find the
+        # blobs (in the work tree) and the memorised answers pass the row.
+        truncate_tax(repo)
+        (repo / "billing" / "tax.py").write_text((repo / "billing" / "tax.py").read_text() + SEARCH)
+        plain = bazel(repo, "test", "//oracles:oracle_test", "--test_output=all")
+        assert plain.returncode == 0, plain.stdout[-3000:] + plain.stderr[-3000:]
+        assert "SEARCH FOUND 0 files" not in plain.stdout
+    finally:
+        git(repo, "checkout", "-q", "-f", "main")
+    proc = attack(repo, "search", {}, {"billing/tax.py": SEARCH})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert TRUNCATED in proc.stdout
+    assert "SEARCH FOUND 0 files 0 answers" in proc.stderr
+
+
+WRITE_JUDGE_FILES = '''
+
+import glob as _glob
+import os as _os
+import sys as _sys
+
+_targets = []
+for _path in _sys.path:
+    for _marker in ("/sandbox/", "/execroot/"):
+        if _marker in _path:
+            _base = _path.split(_marker)[0]  # the output base
+            _targets += _glob.glob(_base + "/execroot/*/bazel-out/*/bin/oracles/**", recursive=True)
+            _targets += _glob.glob(_base + "/execroot/*/bazel-out/*/testlogs/oracles/**", recursive=True)
+            break
+_written = 0
+for _target in sorted(set(_targets)):
+    if _os.path.isfile(_target):
+        try:
+            with open(_target, "w") as _f:
+                _f.write("{}")
+            _written += 1
+        except OSError:
+            pass
+print("WROTE", _written, "of", len(set(_targets)), "judge files", file=_sys.stderr)
+'''
+
+
+def test_production_writing_into_the_judges_files_is_refused(repo):
+    proc = attack(repo, "write-judge", {}, {"billing/tax.py": WRITE_JUDGE_FILES})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert TRUNCATED in proc.stdout, proc.stdout
+    assert "WROTE 0 of" in proc.stderr, proc.stderr[-5000:]
+    bin_dir = Path(bazel(repo, "info", "bazel-bin").stdout.strip())
+    assert '"expected"' in (bin_dir / "oracles" / "_sealed" / "oracles.expectations.json").read_text()
+
+
+ESCAPE_BUILD = '''
+py_test(
+    name = "unsandboxed_test",
+    size = "small",
+    srcs = ["unsandboxed_test.py"],
+    tags = ["local"],
+)
+'''
+
+ESCAPE_GENRULE = '''
+genrule(
+    name = "assets",
+    srcs = ["assets.py"],
+    outs = ["assets.stamp"],
+    cmd = "python3 $(location assets.py) $@",
+    tags = ["no-sandbox"],
+)
+'''
+
+
+def test_a_harness_test_that_would_run_unsandboxed_cannot_run(repo):
+    proc = attack(repo, "escape", {"harness/unsandboxed_test.py": "print('I could rewrite the output base')\n"},
+                  {"harness/BUILD.bazel": ESCAPE_BUILD}, bug=False)
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert "[4] oracles/: the oracle test or the harness did not build" in proc.stdout
+    assert "Testing //harness:unsandboxed_test failed: No usable spawn strategy found" in proc.stderr
+
+
+def test_a_production_action_that_would_run_unsandboxed_cannot_run(repo):
+    build = (repo / "billing" / "BUILD.bazel").read_text().replace(
+        '    imports = [".."],\n', '    imports = [".."],\n    data = [":assets"],\n', 1)
+    proc = attack(repo, "genrule", {"billing/assets.py": "import sys\nopen(sys.argv[1], 'w').write('x')\n",
+                                    "billing/BUILD.bazel": build + ESCAPE_GENRULE})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert "Executing genrule //billing:assets failed: No usable spawn strategy found" in proc.stderr
+
+
+def test_a_lock_that_carries_pip_options_does_not_fetch(repo):
+    # A pip option in the lock overrides --only-binary and would let pip build (run) the change's
+    # code as root during the fetch; the repository rule refuses any such line.
+    lock = (repo / "requirements_lock.txt").read_text()
+    first = next(i for i, line in enumerate(lock.splitlines()) if "==" in line)
+    lines = lock.splitlines()
+    lines.insert(first, "--no-binary bazel-runfiles")
+    proc = attack(repo, "lock-options", {"requirements_lock.txt": "\n".join(lines) + "\n"}, bug=False)
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert (f"requirements_lock.txt line {first + 1}: must be `name==version`; pip options, URLs, paths and markers "
+            "are not allowed in the lock") in proc.stderr
+
+
+REACH_SERVER = '''
+import os
+import socket
+
+
+def test_the_bazel_server_is_out_of_reach():
+    base = ""
+    runfiles = os.path.abspath(__file__)
+    for marker in ("/sandbox/", "/execroot/"):
+        if marker in runfiles:
+            base = runfiles.split(marker)[0]
+            break
+    try:
+        with open(os.path.join(base, "server", "command_port")) as f:
+            host, _, port = f.read().strip().rpartition(":")  # e.g. [::1]:35617
+    except OSError:
+        return  # the server folder is blocked
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=2).close()
+    except OSError:
+        return  # no network in the sandbox
+    raise AssertionError(f"reached the Bazel server at {host}:{port}")
+'''
+
+REACH_BUILD = '''
+py_test(
+    name = "reach_test",
+    size = "small",
+    srcs = ["reach_test.py", "pytest_main.py"],
+    args = ["reach_test.py"],
+    main = "pytest_main.py",
+    deps = ["@pypi//:pytest"],
+)
+'''
+
+
+def test_a_sandboxed_test_cannot_reach_the_bazel_server(repo):
+    git(repo, "checkout", "-q", "-B", "reach-control", "main")
+    try:
+        (repo / "harness" / "reach_test.py").write_text(REACH_SERVER)
+        with open(repo / "harness" / "BUILD.bazel", "a", encoding="utf-8") as f:
+            f.write(REACH_BUILD)
+        # Measured first without the gate's flags: the cookie and the port are readable and the
+        # loopback port answers.
+        plain = bazel(repo, "test", "//harness:reach_test")
+        assert plain.returncode == 3, plain.stdout[-3000:] + plain.stderr[-3000:]
+    finally:
+        git(repo, "checkout", "-q", "-f", "main")
+        git(repo, "clean", "-fdq", "harness")
+    proc = attack(repo, "reach", {"harness/reach_test.py": REACH_SERVER}, {"harness/BUILD.bazel": REACH_BUILD}, bug=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+
+
+# Looks for the gate's own files (event files, execution logs) where a sandboxed action can write,
+# and replaces every event file it finds.
+FORGE_EVENTS = '''
+
+import os as _os
+import sys as _sys
+
+# The gate keeps its files under $HOME/.cache/oracle-gate; HOME is not passed to actions, so find
+# it from this file's real path: the nearest ancestor that holds .cache/oracle-gate.
+_forged = 0
+_home = _os.path.dirname(_os.path.realpath(__file__))
+while _home != "/" and not _os.path.isdir(_os.path.join(_home, ".cache", "oracle-gate")):
+    _home = _os.path.dirname(_home)
+_top = _os.path.join(_home, ".cache", "oracle-gate")
+for _folder, _dirs, _names in _os.walk(_top):
+    for _name in _names:
+        if _name.endswith((".events.json", ".spawns.bin")):
+            try:
+                with open(_os.path.join(_folder, _name), "w") as _f:
+                    _f.write("")
+                _forged += 1
+            except OSError:
+                pass
+print("FORGED", _forged, "gate files under", _top, file=_sys.stderr)
+'''
+
+
+def test_production_cannot_reach_the_gates_event_files(repo):
+    proc = attack(repo, "forge-events", {}, {"billing/tax.py": FORGE_EVENTS})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert TRUNCATED in proc.stdout
+    assert "FORGED 0 gate files under /" in proc.stderr and "/.cache/oracle-gate" in proc.stderr
+
+
+MEMORISED = '''
+
+_VISIBLE = {}
+
+
+def _key(lines, discount_cents, tax_rate):
+    return repr((lines, discount_cents, tax_rate))
+
+
+def _remember():
+    import json
+    # The visible samples, copied into the change (a memorised answer per visible cart).
+    for cart in json.loads(_CARTS):
+        _VISIBLE[_key(cart["lines"], cart["discount_cents"], cart["tax_rate"])] = True
+
+
+_honest_grand_total_cents = grand_total_cents
+
+
+def grand_total_cents(lines, discount_cents=0, tax_rate="0"):
+    if not _VISIBLE:
+        _remember()
+    if _key(lines, discount_cents, tax_rate) in _VISIBLE:
+        return _honest_grand_total_cents(lines, discount_cents, tax_rate)
+    return -1
+'''
+
+
+def test_memorised_answers_for_every_visible_sample_fail_on_fresh_samples(repo):
+    carts = (repo / "oracles" / "blobs" / "cart_samples.json").read_text()
+    proc = attack(repo, "memorised", {}, {"billing/totals.py": f"\n_CARTS = {carts!r}\n" + MEMORISED}, bug=False)
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert "[4] oracles/ total_cents_non_negative: failed: the invariant does not hold" in proc.stdout
+    assert "generated sample 0 (salt " in proc.stderr
+
+
+def test_the_judge_holds_no_production_harness_or_third_party_code_and_the_caller_no_expectation(repo):
+    built = bazel(repo, "build", "//oracles:oracle_test", "//oracles:oracle_test.caller")
+    assert built.returncode == 0, built.stderr[-3000:]
+    bin_dir = Path(bazel(repo, "info", "bazel-bin").stdout.strip())
+    judge = (bin_dir / "oracles" / "oracle_test.runfiles_manifest").read_text().split("\n")
+    entries = [line.split(" ", 1)[0] for line in judge if line]
+    assert any(e.endswith("tools/oracle_gate/runner/judge.py") for e in entries)
+    assert any("_sealed/oracles.expectations.json" in e for e in entries)
+    assert not [e for e in entries if "/billing/" in e or "/harness/" in e or "pypi" in e or "blobs/" in e]
+    exec_root = Path(bazel(repo, "info", "execution_root").stdout.strip())
+    callers = list(exec_root.glob("bazel-out/*/bin/oracles/oracle_test.caller.runfiles_manifest"))
+    assert callers, "caller runfiles manifest not found"
+    caller = [line.split(" ", 1)[0].split("/", 1)[-1] for line in callers[0].read_text().split("\n") if line]
+    assert "billing/tax.py" in caller
+    # Only the caller binary itself lives in the oracles package; no view, TOML or blob is a runfile.
+    assert not [e for e in caller if (e.startswith("oracles/") and e != "oracles/oracle_test.caller")
+                or e.endswith(".toml") or "_sealed" in e]

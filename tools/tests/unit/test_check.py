@@ -1,0 +1,92 @@
+"""check.py's judging as pure functions of data: outcomes, harness and clean run, without Bazel."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tools.oracle_gate.bazel_run import HarnessRun
+from tools.oracle_gate.check import (
+    Outcomes, check_clean_run, check_harness, check_ids_kept, check_outcomes, check_protected_paths, gather_inputs,
+    withhold_while_invalid,
+)
+from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.loader import Oracles
+from tools.oracle_gate.results import Observed
+from tools.testing.gitrepo import IDS, POLICY
+
+PASSED = {i: Observed("passed") for i in IDS}
+
+
+def inputs_of(project, labels=()):
+    project.commit("nothing")
+    return gather_inputs(str(project.path), "main", labels)
+
+
+def test_every_expected_id_passing_is_ok(project):
+    found = check_outcomes(inputs_of(project), Outcomes(PASSED, "1 result file(s)"))
+    assert (found.violations, found.detail, found.notes) == ((), "3 of 3 invariant(s) passed (1 result file(s))", ())
+
+
+def test_missing_skipped_and_failed_ids_are_exit_4_and_unknown_ids_a_note(project):
+    observed = {"sum_in_range": Observed("skipped", source="r.xml"),
+                "add_table": Observed("failed", source="r.xml", message="sample 0: 4 != 3"),
+                "stray": Observed("passed")}
+    found = check_outcomes(inputs_of(project), Outcomes(observed, "1 result file(s)"), salt="s1")
+    assert [v.line() for v in found.violations] == [
+        "[4] oracles/ add_table: failed: the invariant does not hold: sample 0: 4 != 3 (from r.xml) (salt s1)",
+        "[4] oracles/ norm_is_idempotent: no outcome in 1 result file(s); the oracle test must run it",
+        "[4] oracles/ sum_in_range: skipped, not executed; that is not coverage (from r.xml)",
+    ]
+    assert found.notes == ("results name ids no oracle declares: stray",)
+
+
+def test_a_failed_build_comes_first_and_a_run_names_no_result_file(project):
+    run = HarnessRun(exit_code=1, build_failed=True)
+    observed = {**PASSED, "add_table": Observed("failed", source="r.xml")}
+    found = check_outcomes(inputs_of(project), Outcomes(observed, "the oracle test", run=run))
+    first, second = [v.line() for v in found.violations]
+    assert first.startswith("[4] oracles/: the oracle test or the harness did not build (bazel exit 1;")
+    assert second == "[4] oracles/ add_table: failed: the invariant does not hold"
+
+
+def test_outcomes_are_not_judged_while_the_oracles_are_invalid(project):
+    inputs = inputs_of(project)
+    run = HarnessRun(exit_code=3, targets={"//harness:t": "FAILED"}, build_failed=False)
+    outcomes = check_outcomes(inputs, Outcomes({}, "the oracle test", run=run))
+    harness = check_harness(run)
+    assert outcomes.violations and harness.violations
+    assert withhold_while_invalid(inputs, outcomes, harness) == (outcomes, harness)
+    invalid = replace(inputs, head_oracles=Oracles(None, problems=[OracleError("is missing", path="oracles/policy.toml")]))
+    held, held_harness = withhold_while_invalid(invalid, outcomes, harness)
+    assert held.violations == () and held_harness is not None and held_harness.violations == ()
+    assert held.notes == tuple(f"not judged while the oracles are invalid: {v.line()}"
+                               for v in outcomes.violations + harness.violations)
+
+
+def test_the_clean_run_must_agree_with_the_workspace_run():
+    workspace = Outcomes(PASSED, "the oracle test", run=HarnessRun(exit_code=0, targets={"//harness:t": "PASSED"}))
+    same = HarnessRun(exit_code=0, observed=dict(PASSED), targets={"//harness:t": "PASSED"})
+    found = check_clean_run(workspace, same, labelled=False, remote=False)
+    assert found.violations == ()
+    assert found.detail == ("3 id(s), same outcomes and observation digests as the workspace run "
+                            "(sandboxed, the base's oracles)")
+    other = HarnessRun(exit_code=0, observed={**PASSED, "add_table": Observed("failed")}, targets={})
+    found = check_clean_run(workspace, other, labelled=True, remote=True, salt="s2")
+    assert [v.line() for v in found.violations] == [
+        "[6] oracles/ add_table: workspace run passed, clean remote run failed: outcomes differ (salt s2); the result "
+        "depends on something outside the declared, committed inputs",
+        "[6] harness/: //harness:t: workspace run PASSED, clean remote run missing",
+    ]
+
+
+def test_protected_paths_and_ids_kept_read_only_the_inputs(project):
+    project.write("oracles/policy.toml", POLICY.replace('"shop"]', '"shop", "other"]'))
+    inputs = inputs_of(project)
+    found = check_protected_paths(inputs)
+    assert [v.line() for v in found.violations] == [
+        "[2] oracles/policy.toml: protected by 'oracles/**' and changed (M) without the 'oracle-change' label"]
+    labelled = check_protected_paths(replace(inputs, labelled=True))
+    assert labelled.violations == () and labelled.notes == ("1 protected path(s) changed under the 'oracle-change' label",)
+    assert check_ids_kept(inputs).violations == ()
+    assert check_ids_kept(replace(inputs, head_oracles=Oracles(inputs.head_oracles.policy))).violations[0].line() == (
+        "[3] oracles/ add_table: present at the base, missing at HEAD")

@@ -1,0 +1,244 @@
+"""The merge rule: the workspace run and the clean run report the same ids with the same outcomes."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from tools.oracle_gate.bazel_run import HarnessRun
+from tools.oracle_gate.check import run_check
+from tools.oracle_gate.clean_run import clean_environment, remote_flags
+from tools.oracle_gate.pristine import pristine_tree
+from tools.oracle_gate.results import Observed, load_observed, to_junit
+from tools.testing.gitrepo import IDS, blob_bytes
+
+PASSED = {i: "passed" for i in IDS}
+
+
+def runner(outcomes, summary=()):
+    return lambda *_a: HarnessRun(exit_code=0, outcomes=dict(outcomes), summary=list(summary))
+
+
+def run(project, workspace, clean, labels=()):
+    return run_check(str(project.path), "main", labels=set(labels), environ={}, harness_runner=runner(workspace),
+                     clean=True, clean_runner=runner(clean))
+
+
+def test_same_ids_same_outcomes_in_another_order_is_ok(project):
+    project.commit("nothing")
+    report = run(project, PASSED, dict(reversed(list(PASSED.items()))))
+    assert report.exit_code == 0, [v.line() for v in report.violations]
+    assert report.clean_outcomes == PASSED
+
+
+def test_workspace_green_clean_red_exits_6(project):
+    project.commit("nothing")
+    report = run(project, PASSED, {**PASSED, "add_table": "failed"})
+    assert report.exit_code == 6
+    assert [v.line() for v in report.violations] == [
+        "[6] oracles/ add_table: workspace run passed, clean sandboxed run failed: outcomes differ; the result "
+        "depends on something outside the declared, committed inputs"
+    ]
+
+
+def observed_runner(observed, targets=None):
+    return lambda *_a: HarnessRun(exit_code=0, outcomes={i: o.outcome for i, o in observed.items()},
+                                  observed=dict(observed), targets=dict(targets or {}))
+
+
+def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sample(project):
+    project.commit("nothing")
+    same = {i: Observed("passed", f"d-{i}", ("s0", "s1", "s2")) for i in IDS}
+    clock = {**same, "sum_in_range": Observed("passed", "other", ("s0", "sX", "s2"))}
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
+                       clean=True, clean_runner=observed_runner(clock), salt="s4lt")
+    assert report.exit_code == 6
+    assert [v.line() for v in report.violations] == [
+        "[6] oracles/ sum_in_range: workspace run passed, clean sandboxed run passed: observation digests differ, "
+        "first at sample 1 (salt s4lt); the result depends on something outside the declared, committed inputs"
+    ]
+
+
+def test_equal_digests_agree(project):
+    project.commit("nothing")
+    same = {i: Observed("passed", f"d-{i}", ("s0",)) for i in IDS}
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
+                       clean=True, clean_runner=observed_runner(dict(same)))
+    assert report.exit_code == 0, [v.line() for v in report.violations]
+
+
+def test_a_harness_target_failing_in_one_run_only_exits_6_and_in_both_exits_4(project):
+    project.commit("nothing")
+    same = {i: Observed("passed", f"d-{i}") for i in IDS}
+    green = {"//harness:mine_test": "PASSED", "//oracles:oracle_test": "PASSED"}
+    red = {"//harness:mine_test": "FAILED", "//oracles:oracle_test": "PASSED"}
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same, green),
+                       clean=True, clean_runner=observed_runner(same, red))
+    assert [v.line() for v in report.violations] == [
+        "[6] harness/: //harness:mine_test: workspace run PASSED, clean sandboxed run FAILED"]
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same, red),
+                       clean=True, clean_runner=observed_runner(same, red))
+    assert [v.line() for v in report.violations] == [
+        "[4] harness/: //harness:mine_test FAILED in the workspace run: the harness's own tests must pass"]
+
+
+def test_an_id_present_in_one_run_only_exits_6(project):
+    project.commit("nothing")
+    report = run(project, PASSED, {"sum_in_range": "passed", "add_table": "passed"})
+    assert report.exit_code == 6
+    assert report.violations[0].id == "norm_is_idempotent"
+    assert "clean sandboxed run missing" in report.violations[0].message
+
+
+def test_a_dirty_work_tree_is_judged_by_the_clean_run(project):
+    project.commit("nothing")
+    project.write("shop/untracked.txt", "local only\n")
+    report = run(project, PASSED, {**PASSED, "sum_in_range": "failed"})
+    assert report.exit_code == 6
+    assert any("the work tree differs from HEAD" in n for n in report.notes)
+
+
+def test_the_clean_run_uses_the_base_oracles_unless_labelled(project):
+    project.write("oracles/shop.toml", project.read("oracles/shop.toml").replace(b"max = 100", b"max = 1000"))
+    project.write_manifest()
+    head = project.commit("widen")
+    seen = []
+
+    def clean(repo, head_commit, oracles_commit, env, remote, block):
+        seen.append(oracles_commit)
+        return HarnessRun(exit_code=0, outcomes=dict(PASSED))
+
+    base = project.git("rev-parse", "main").strip()
+    for labels, expected in (((), base), (("oracle-change",), head)):
+        run_check(str(project.path), "main", labels=set(labels), environ={}, harness_runner=runner(PASSED), clean=True,
+                  clean_runner=clean)
+        assert seen[-1] == expected
+
+
+def test_pristine_tree_holds_committed_bytes_only(project, tmp_path):
+    project.write("shop/exec.sh", "#!/bin/sh\n")
+    os.chmod(project.path / "shop/exec.sh", 0o755)
+    os.symlink("calc.py", project.path / "shop/alias.py")
+    project.commit("files")
+    base = project.git("rev-parse", "main").strip()
+    project.write("oracles/blobs/extra.json", b"[]")
+    head = project.commit("new blob")
+    project.write("shop/calc.py", "# uncommitted\n")
+    project.write("shop/untracked.py", "x = 1\n")
+    dest = tmp_path / "tree"
+    dest.mkdir()
+    pristine_tree(str(project.path), head, base, str(dest))
+    assert (dest / "shop/calc.py").read_bytes() == project.git("show", "HEAD:shop/calc.py").encode()
+    assert not (dest / "shop/untracked.py").exists()
+    assert not (dest / "oracles/blobs/extra.json").exists()  # oracles/ comes from the base
+    assert (dest / "oracles/blobs/table.json").read_bytes() == blob_bytes([{"args": [1, 2], "expected": 3}])
+    assert os.readlink(dest / "shop/alias.py") == "calc.py"
+    assert os.stat(dest / "shop/exec.sh").st_mode & stat.S_IXUSR
+    assert not (dest / ".git").exists()
+
+
+def test_clean_environment_keeps_only_pip_settings():
+    env = clean_environment({"HOME": "/root", "SECRET": "x", "PIP_INDEX_URL": "u", "BAZELRC": "y"}, "/tmp/h")
+    assert env == {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp/h", "TMPDIR": "/tmp/h",
+                   "LANG": "C.UTF-8", "PIP_INDEX_URL": "u"}
+
+
+def test_remote_flags_from_the_environment():
+    env = {"ORACLE_GATE_REMOTE_EXECUTOR": "grpcs://re.example:443", "ORACLE_GATE_REMOTE_INSTANCE_NAME": "main",
+           "ORACLE_GATE_REMOTE_HEADER": "x-api-key=abc\nx-other=1\n"}
+    assert remote_flags(env) == [
+        "--config=remote", "--remote_executor=grpcs://re.example:443", "--remote_instance_name=main",
+        "--remote_header=x-api-key=abc", "--remote_header=x-other=1"]
+
+
+def test_clean_results_round_trip_through_junit(tmp_path):
+    observed = {"a": Observed("passed", "d" * 64, ("aa", "bb")), "b": Observed("failed", "e" * 64),
+                "c": Observed("error"), "d": Observed("skipped")}
+    path = tmp_path / "clean.xml"
+    path.write_bytes(to_junit(observed, "clean-run"))
+    assert {i: o.outcome for i, o in load_observed([str(path)]).observed.items()} == {
+        i: o.outcome for i, o in observed.items()}
+    assert {i: (o.digest, o.samples) for i, o in load_observed([str(path)]).observed.items()} == {
+        i: (o.digest, o.samples) for i, o in observed.items()}
+
+
+def test_check_text_prints_both_tables(gate, project, monkeypatch):
+    import tools.oracle_gate.check as check_module
+
+    project.commit("nothing")
+    salts = []
+    monkeypatch.setattr(check_module, "workspace_runner",
+                        lambda salt: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
+    monkeypatch.setattr(check_module, "clean_runner_for",
+                        lambda salt: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
+    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--salt", "replay-1")
+    assert code == 6, out
+    assert salts == ["replay-1", "replay-1"]
+    assert "  id                  workspace                clean" in out
+    assert "  add_table           passed     -             failed     -" in out
+    assert "workspace run: INFO: 5 processes: 2 remote, 3 internal." in out
+    assert "salt replay-1: replay with `check --salt replay-1`" in out
+
+
+def test_each_check_draws_a_fresh_salt_shared_by_both_runs(gate, project, monkeypatch):
+    import tools.oracle_gate.check as check_module
+
+    project.commit("nothing")
+    salts = []
+    monkeypatch.setattr(check_module, "workspace_runner", lambda salt: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(check_module, "clean_runner_for", lambda salt: salts.append(salt) or runner(PASSED))
+    for _ in range(2):
+        assert gate("--repo", str(project.path), "check", "--base", "main", "--clean")[0] == 0
+    assert salts[0] == salts[1] and salts[2] == salts[3] and salts[0] != salts[2]
+    assert len(salts[0]) == 16
+
+
+def test_a_salt_outside_the_pattern_is_a_usage_error(gate, project):
+    code, _, err = gate("--repo", str(project.path), "check", "--base", "main", "--salt", "a b")
+    assert code == 1 and "--salt must be" in err
+
+
+def test_remote_needs_clean_and_clean_excludes_results(gate, project):
+    assert gate("--repo", str(project.path), "check", "--remote")[0] == 1
+    assert gate("--repo", str(project.path), "check", "--clean", "--results", "x.xml")[0] == 1
+
+
+def test_dotenv_files_never_reach_the_pristine_tree(project, tmp_path):
+    project.write(".env", "TOKEN=committed\n")
+    project.write("shop/.env.local", "X=1\n")
+    project.write("shop/not.env", "kept\n")
+    head = project.commit("dotenv committed")
+    dest = tmp_path / "tree"
+    dest.mkdir()
+    pristine_tree(str(project.path), head, head, str(dest))
+    assert not (dest / ".env").exists() and not (dest / "shop/.env.local").exists()
+    assert (dest / "shop/not.env").exists()
+
+
+def test_clean_run_refuses_an_unwritable_out_before_running(gate, project):
+    code, _, err = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", "/nonexistent-dir/x.xml")
+    assert code == 1 and "--out /nonexistent-dir/x.xml: its directory does not exist" in err
+
+
+def test_compare_of_two_runs_without_ids_cannot_decide(gate, tmp_path):
+    (tmp_path / "a").mkdir()
+    a = tmp_path / "a" / "a.xml"
+    a.write_text("<testsuites><testsuite><testcase name='test_other'/></testsuite></testsuites>")
+    code, _, err = gate("compare", str(a), str(a))
+    assert code == 1 and "neither run reports any invariant id" in err
+
+
+def test_a_spawn_where_the_gate_does_not_allow_it_in_the_clean_run_voids_it(project):
+    from tools.oracle_gate.execlog import Escape
+
+    project.commit("nothing")
+    same = {i: Observed("passed", f"d-{i}") for i in IDS}
+    spoiled = HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS}, observed=dict(same),
+                         escapes=[Escape("OracleCall", "linux-sandbox", "bazel-out/k8/bin/oracles/o.json",
+                                         "in the judge's invocation")])
+    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
+                       clean=True, clean_runner=lambda *_a: spoiled)
+    assert [v.line() for v in report.violations] == [
+        "[4] harness/: a OracleCall action writing bazel-out/k8/bin/oracles/o.json ran in the judge's invocation in "
+        "the clean sandboxed run: the change's code runs sandboxed and only the gate's own actions run in its "
+        "invocations, so no result of this run counts"]

@@ -1,0 +1,128 @@
+"""The caller runs production code in its own process: crashes, hangs, forged messages and
+rebinding fail the row, never the judge, and never turn a wrong answer into a pass."""
+
+from __future__ import annotations
+
+from tools.testing.rowrun import TABLE, TABLE_BLOB, calc, run_rows
+
+WRONG_ADD = "def add(a, b): return a * b\n"
+ROWS = TABLE + [{"id": "second_table", "entry": "shop.calc:add", "kind": "exact_table", "blob": "oracles/blobs/t.json"}]
+
+
+def test_a_crash_fails_the_row_and_a_fresh_caller_serves_the_next(tmp_path):
+    body = """
+        import os
+        CALLS = []
+        def add(a, b):
+            CALLS.append(1)
+            if a == 1:
+                os._exit(3)
+            return a + b
+    """
+    result = run_rows(tmp_path, ROWS, TABLE_BLOB, calc(body))
+    assert result.judged["add_table"].reasons == ["the caller exited with code 3 before replying"]
+    assert result.judged["second_table"].reasons == ["the caller exited with code 3 before replying"]
+
+
+def test_a_hang_past_timeout_s_fails_the_row(tmp_path):
+    rows = [dict(TABLE[0], timeout_s=1), dict(ROWS[1], entry="shop.calc:fine")]
+    body = """
+        import time
+        def add(a, b):
+            time.sleep(600)
+        def fine(a, b):
+            return a + b
+    """
+    result = run_rows(tmp_path, rows, TABLE_BLOB, calc(body))
+    assert result.judged["add_table"].reasons == ["timed out after 1 s (the row's timeout_s)"]
+    assert result.judged["second_table"].ok
+
+
+def test_raising_and_exiting_are_failed_samples(tmp_path):
+    body = """
+        import sys
+        def add(a, b):
+            if a == 1:
+                raise ValueError("no")
+            sys.exit(0)
+    """
+    result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
+    assert result.judged["add_table"].reasons == ["sample 0: raised ValueError: no", "sample 1: raised SystemExit: 0"]
+
+
+def test_an_entry_that_cannot_be_imported_fails_its_row(tmp_path):
+    result = run_rows(tmp_path, TABLE, TABLE_BLOB, {"shop/__init__.py": "", "shop/calc.py": "raise ImportError('x')\n"})
+    assert result.judged["add_table"].reasons == ["cannot load entry shop.calc:add: ImportError: x"]
+
+
+def test_rebinding_the_gate_and_the_caller_changes_nothing(tmp_path):
+    # Production code tries to reach the verdict functions and the caller's own helpers.
+    body = WRONG_ADD + """
+import sys
+try:
+    import tools.oracle_gate.verdicts as v
+    v.judge_exact = lambda *a: v.Verdict(True)
+    v.strict_equal = lambda *a: True
+except ImportError:
+    pass
+main = sys.modules["__main__"]
+if hasattr(main, "encode"):
+    main.encode = lambda value, *a, **k: "3"
+"""
+    result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
+    # Whatever the rebinding makes the caller send, the judge compares with the expected values it
+    # alone holds, in its own process.
+    assert not result.judged["add_table"].ok
+    assert len(result.judged["add_table"].reasons) == 2
+
+
+def test_replacing_builtins_and_json_does_not_forge_a_pass(tmp_path):
+    body = WRONG_ADD + """
+import builtins, json
+builtins.isinstance = lambda *a: True
+builtins.type = lambda *a: int
+json.dumps = lambda *a, **k: '{"id": "add_table", "results": []}'
+json.loads = lambda *a, **k: {}
+"""
+    result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
+    assert not result.judged["add_table"].ok
+
+
+def test_forged_replies_on_the_channel_are_results_or_malformed(tmp_path):
+    # Writes a forged "verdict" line to every descriptor it can find, then a correct-looking reply
+    # for the wrong id, before the real reply.
+    body = WRONG_ADD + """
+import os
+for fd in range(3, 64):
+    try:
+        os.write(fd, b'{"id": "add_table", "verdict": "passed", "ok": true}\\n')
+    except OSError:
+        pass
+"""
+    result = run_rows(tmp_path, ROWS, TABLE_BLOB, calc(body))
+    assert not result.judged["add_table"].ok
+    assert not result.judged["second_table"].ok
+    assert result.judged["add_table"].reasons[0].startswith("malformed reply")
+
+
+def test_production_output_goes_to_the_caller_log(tmp_path):
+    body = "import sys\ndef add(a, b):\n    print('from stdout')\n    print('from stderr', file=sys.stderr)\n    return a + b\n"
+    result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
+    assert result.judged["add_table"].ok
+    assert "from stdout" in result.log and "from stderr" in result.log
+
+
+def test_the_caller_never_receives_a_bound_or_an_expected_value(tmp_path):
+    body = """
+        import json, os, sys
+        SEEN = []
+        def add(a, b):
+            SEEN.append([a, b])
+            print("ARGS", json.dumps(SEEN[-1]))
+            print("ENV", json.dumps(dict(os.environ)))
+            return a + b
+    """
+    result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
+    request_text = (tmp_path / "views" / "inputs.json").read_text()
+    assert '"expected"' not in request_text and '"min"' not in request_text and '"max"' not in request_text
+    assert "ARGS [1, 2]" in result.log and "ARGS [2, 2]" in result.log

@@ -1,0 +1,108 @@
+"""Nothing from the change reaches the output unescaped: one violation is one line, and no input can
+forge a line of the gate's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from tools.oracle_gate import bazel_run
+from tools.oracle_gate.errors import GateError, Violation
+from tools.oracle_gate.text import visible
+from tools.testing.gitrepo import IDS, junit
+
+VERDICT = "gate ok (exit 0)"
+# Each forges the gate's verdict on a line of its own, or hides text with a terminal escape sequence.
+NASTY = [
+    f"a\n{VERDICT}\nx",
+    f"a\r{VERDICT}",
+    f"a\r\n{VERDICT}\r\n",
+    f"a\x1b[2K\x1b[1G{VERDICT}",
+    f"a\x0b{VERDICT}\x0c",
+    f"a\x85{VERDICT}",
+    f"a\u2028{VERDICT}\u2029",
+    "a\u202egnp.txt",
+    "a\x7f\x00b",
+]
+
+
+def lines_of(text: str) -> list[str]:
+    """Lines as any terminal or log viewer may split them."""
+    return text.replace("\r", "\n").replace("\x0b", "\n").replace("\x0c", "\n").replace("\x85", "\n") \
+        .replace("\u2028", "\n").replace("\u2029", "\n").split("\n")
+
+
+def assert_no_forged_line(text: str, allowed: int = 0) -> None:
+    assert sum(line == VERDICT for line in lines_of(text)) <= allowed, text
+    assert "\x1b" not in text and "\u202e" not in text and "\x00" not in text
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_visible_keeps_one_line_and_shows_what_was_hidden(text):
+    shown = visible(text)
+    assert len(lines_of(shown)) == 1
+    assert shown.isprintable()
+    assert VERDICT in text and VERDICT in shown or VERDICT not in text
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_violation_and_error_lines_stay_single(text):
+    assert len(lines_of(Violation(4, text, "x", text).line())) == 1
+    assert len(lines_of(str(GateError(text, path=text, row=text, field=text, fix=text)))) == 1
+
+
+@pytest.mark.parametrize("name", [n for n in NASTY if "\x00" not in n and "/" not in n])
+def test_a_blob_path_cannot_forge_the_verdict(gate, project, tmp_path, name):
+    project.write(f"oracles/blobs/{name}", b"[]\n")
+    project.commit("add a file with a nasty name")
+    results = junit(tmp_path, {i: "passed" for i in IDS})
+    code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", results)
+    assert code == 2, out
+    assert_no_forged_line(out + err)
+    assert out.splitlines()[-1] == "gate FAILED (exit 2)"
+    [line] = [line for line in out.splitlines() if line.startswith("[2] oracles/blobs/a")]
+    assert visible(name)[1:] in line
+    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--results", results, "--format", "json")
+    assert f"oracles/blobs/{name}" in {v["path"] for v in json.loads(out)["violations"]}
+
+
+@pytest.mark.parametrize("text", NASTY[:5])
+def test_labels_messages_and_arguments_cannot_forge_the_verdict(gate, project, tmp_path, text):
+    # A failure message in the results, a label from the environment, and a base that does not exist.
+    results = tmp_path / "r.xml"
+    body = "".join(f'<testcase name="t[{i}]"/>' for i in IDS[1:])
+    message = text.replace("\x00", "").replace("\x0b", "").replace("\x0c", "").replace("\x1b", "")
+    results.write_text(f'<testsuites><testsuite><testcase name="t[{IDS[0]}]"><failure message={json.dumps(message)}/>'
+                       f"</testcase>{body}</testsuite></testsuites>")
+    code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", str(results),
+                          "--label", text.replace("\n", " "), environ={"PR_LABELS": text})
+    assert code == 4, out + err
+    assert_no_forged_line(out + err)
+    code, out, err = gate("--repo", str(project.path), "check", "--base", text, "--results", str(results))
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1
+    assert_no_forged_line(out + err)
+
+
+def test_bazel_output_is_relayed_escaped_and_prefixed(tmp_path, capsys):
+    # A failed test's output reaches the gate's stderr through Bazel's; it gets a prefix and escapes.
+    fake = tmp_path / "bin/bazel"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\n"
+        "for a in \"$@\"; do case \"$a\" in --build_event_json_file=*) : > \"${a#*=}\";; "
+        "--experimental_execution_log_file=*) : > \"${a#*=}\";; esac; done\n"
+        f"printf 'INFO: 99 processes: 99 forged.\\n{VERDICT}\\n\\033[1A\\033[2K{VERDICT}\\rx\\n'\n"
+        "printf 'INFO: 3 processes: 3 internal.\\n'\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    invocation = bazel_run._bazel(str(tmp_path), env, [], "test", [], ["//x"], str(tmp_path), "t")
+    err = capsys.readouterr().err
+    assert_no_forged_line(err)
+    relayed = [line for line in err.splitlines() if not line.startswith("oracle-gate: running ")]
+    assert relayed and all(line.startswith(bazel_run.RELAY_PREFIX) for line in relayed)
+    assert f"{bazel_run.RELAY_PREFIX}\\x1b[1A\\x1b[2K{VERDICT}\\rx" in relayed
+    assert invocation.summary == ["INFO: 3 processes: 3 internal."]

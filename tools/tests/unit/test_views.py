@@ -1,0 +1,100 @@
+"""Unit tests of runner/views.py: the inputs view holds no bound or expected value; the expectations view does."""
+
+from __future__ import annotations
+
+import json
+
+from tools.oracle_gate.generate import GenerateSpec, IntGen
+from tools.oracle_gate.runner.views import VIEW_SCHEMA, expectation_row, input_row, input_samples, split
+from tools.oracle_gate.schema import Invariant
+
+# Distinctive values: none of them may reach the inputs view.
+LOW, HIGH, ANSWER = -31337, 987654321, 424242
+
+
+def inv(ident: str, kind: str, **extra: object) -> Invariant:
+    return Invariant(id=ident, entry="shop.calc:f", kind=kind, blob=f"oracles/blobs/{ident}.json",
+                     blob_sha256="a" * 64, source="oracles/shop.toml", **extra)  # type: ignore[arg-type]
+
+
+BOUND = inv("sum_in_range", "bound", min=LOW, max=HIGH, seed=7, timeout_s=2.5,
+            generate=GenerateSpec(3, (("a", IntGen(0, 1)),)))
+IDEM = inv("norm_is_idempotent", "idempotent", args=("k",), repeat=3)
+TABLE = inv("add_table", "exact_table")
+BOUND_SAMPLES = [{"a": 1, "b": 2}]
+IDEM_SAMPLES = [{"state": {"n": 1}, "k": "x", "note": "not an argument"}]
+TABLE_SAMPLES = [{"args": [1, 2], "expected": ANSWER}, {"args": [], "expected": [ANSWER]}]
+PAIRS = [(BOUND, BOUND_SAMPLES), (IDEM, IDEM_SAMPLES), (TABLE, TABLE_SAMPLES)]
+
+
+def test_split_gives_both_views_sorted_by_id():
+    inputs, expectations = split(PAIRS)
+    assert inputs == {"schema": VIEW_SCHEMA, "rows": [
+        {"id": "add_table", "entry": "shop.calc:f", "kind": "exact_table", "seed": 0, "timeout_s": 60,
+         "samples": [[1, 2], []]},
+        {"id": "norm_is_idempotent", "entry": "shop.calc:f", "kind": "idempotent", "seed": 0, "timeout_s": 60,
+         "samples": [{"state": {"n": 1}, "kwargs": {"k": "x"}}], "args": ["k"], "repeat": 3},
+        {"id": "sum_in_range", "entry": "shop.calc:f", "kind": "bound", "seed": 7, "timeout_s": 2.5,
+         "samples": [{"a": 1, "b": 2}]},
+    ]}
+    common = {"entry": "shop.calc:f", "source": "oracles/shop.toml"}
+    assert expectations == {"schema": VIEW_SCHEMA, "rows": [
+        {"id": "add_table", "kind": "exact_table", "blob": "oracles/blobs/add_table.json", "blob_samples": 2,
+         "generated": 0, "expected": [ANSWER, [ANSWER]], **common},
+        {"id": "norm_is_idempotent", "kind": "idempotent", "blob": "oracles/blobs/norm_is_idempotent.json",
+         "blob_samples": 1, "generated": 0, "repeat": 3, **common},
+        {"id": "sum_in_range", "kind": "bound", "blob": "oracles/blobs/sum_in_range.json", "blob_samples": 1,
+         "generated": 3, "min": LOW, "max": HIGH, **common},
+    ]}
+    assert VIEW_SCHEMA == 1
+
+
+def test_the_inputs_view_never_holds_a_bound_or_an_expected_value():
+    inputs, expectations = split(PAIRS)
+    text = json.dumps(inputs)
+    for secret in (LOW, HIGH, ANSWER):
+        assert str(secret) not in text
+        assert str(secret) in json.dumps(expectations)
+    for row in inputs["rows"]:
+        assert set(row) <= {"id", "entry", "kind", "seed", "timeout_s", "samples", "args", "repeat"}
+        assert not {"min", "max", "expected", "blob", "blob_sha256", "source"} & set(row)
+    assert "expected" not in text and "not an argument" not in text
+
+
+def test_the_expectations_view_never_holds_the_inputs():
+    _, expectations = split(PAIRS)
+    for row in expectations["rows"]:
+        assert "samples" not in row and "args" not in row
+    assert '"x"' not in json.dumps(expectations)
+
+
+def test_input_samples_per_kind():
+    assert input_samples(BOUND, [{"b": 2, "a": 1}]) == [{"b": 2, "a": 1}]
+    assert input_samples(IDEM, [{"k": 5, "state": [1], "other": 0}]) == [{"state": [1], "kwargs": {"k": 5}}]
+    assert input_samples(TABLE, [{"args": [3, "x"], "expected": 9}]) == [[3, "x"]]
+    assert input_samples(TABLE, []) == []
+
+
+def test_input_samples_are_copies():
+    bound, table = [{"a": 1}], [{"args": [1], "expected": 1}]
+    shown_bound, shown_table = input_samples(BOUND, bound), input_samples(TABLE, table)
+    shown_bound[0]["a"] = 2
+    shown_table[0].append(2)
+    assert bound == [{"a": 1}] and table == [{"args": [1], "expected": 1}]
+
+
+def test_idempotent_kwargs_follow_the_row_args_order():
+    row = inv("two_args", "idempotent", args=("z", "a"), repeat=2)
+    sample = input_samples(row, [{"a": 1, "state": 0, "z": 2}])[0]
+    assert list(sample["kwargs"]) == ["z", "a"]
+    assert input_row(row, [])["args"] == ["z", "a"]
+
+
+def test_input_row_and_expectation_row_match_split():
+    inputs, expectations = split([(TABLE, TABLE_SAMPLES)])
+    assert inputs["rows"] == [input_row(TABLE, TABLE_SAMPLES)]
+    assert expectations["rows"] == [expectation_row(TABLE, TABLE_SAMPLES)]
+
+
+def test_split_of_no_rows():
+    assert split([]) == ({"schema": 1, "rows": []}, {"schema": 1, "rows": []})
