@@ -16,7 +16,7 @@ pytest_test(
 ```
 """
 
-load("//tools/bazel:python.bzl", "py_test")
+load("//tools/bazel:python.bzl", "py_library", "py_test")
 
 def pytest_test(name, src, deps = [], data = [], args = [], tags = [], size = "small"):
     """Declares a py_test named `name` that runs the pytest module `src`.
@@ -43,3 +43,46 @@ def pytest_test(name, src, deps = [], data = [], args = [], tags = [], size = "s
         tags = tags,
         deps = deps + ["@pypi//:pytest"],
     )
+
+def pytest_folder(deps = [], data = [], tags = [], size = "small", tests = {}):
+    """Declares the tests of a folder: `conftest` (its `__init__.py` and `conftest.py`) and one
+    `pytest_test` per `test_*.py`, named like the file.
+
+    Usage, in the folder's BUILD file:
+
+    ```starlark
+    load("//tools/bazel:pytest.bzl", "pytest_folder")
+
+    pytest_folder(
+        deps = ["//tools/oracle_gate", "//tools/testing:support"],
+        tests = {"test_remote.py": {"size": "enormous", "tags": ["reapi"]}},
+    )
+    ```
+
+    Args:
+      deps: py_library targets the tests and the conftest import.
+      data: runfiles every test reads.
+      tags: tags of every test.
+      size: the size of every test not named in `tests`.
+      tests: per-file settings, added to (`deps`, `tags`, `args`) or replacing (`size`) the above.
+    """
+    py_library(
+        name = "conftest",
+        testonly = True,
+        srcs = [
+            "__init__.py",
+            "conftest.py",
+        ],
+        deps = deps,
+    )
+    for src in native.glob(["test_*.py"]):
+        extra = tests.get(src, {})
+        pytest_test(
+            name = src[:-len(".py")],
+            src = src,
+            args = extra.get("args", []),
+            data = data,
+            deps = [":conftest"] + deps + extra.get("deps", []),
+            size = extra.get("size", size),
+            tags = tags + extra.get("tags", []),
+        )

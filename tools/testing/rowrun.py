@@ -9,7 +9,6 @@ observations with `runner/judge.py`.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap

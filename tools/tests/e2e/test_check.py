@@ -7,9 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
 
-from tools.testing.workspace_copy import committed_copy, gate, git, nested_env, shutdown
+from tools.testing.workspace_copy import gate, git, nested_env
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -26,13 +25,6 @@ def snapshot(root: Path) -> dict[str, str]:
                 with open(full, "rb") as f:
                     out[rel] = hashlib.sha256(f.read()).hexdigest()
     return out
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory):
-    ws = committed_copy(tmp_path_factory.mktemp("gate") / "ws")
-    yield ws
-    shutdown(ws)
 
 
 

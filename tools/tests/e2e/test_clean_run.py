@@ -8,21 +8,13 @@ both runs with different observation digests. Each exits 6.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tools.testing.workspace_copy import committed_copy, gate, git, nested_env, shutdown
+from tools.testing.workspace_copy import gate, git, nested_env
 
 HARNESS_TEST = "harness/examples_test.py"
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory):
-    ws = committed_copy(tmp_path_factory.mktemp("clean") / "ws")
-    yield ws
-    shutdown(ws)
 
 
 

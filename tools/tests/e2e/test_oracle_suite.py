@@ -10,16 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tools.testing.workspace_copy import bazel as run_bazel
 from tools.testing.workspace_copy import committed_copy, copy_workspace, nested_env
 
 
+
 def bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A batch-mode nested Bazel with its own output root, so no server outlives the test."""
     tmp = Path(os.environ["TEST_TMPDIR"])
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp), "TMPDIR": str(tmp)}
-    return subprocess.run(
-        ["bazel", f"--output_user_root={tmp / 'bazel_root'}", "--batch", *args],
-        cwd=workspace, env=env, capture_output=True, text=True, check=False, timeout=600,
-    )
+    return run_bazel(workspace, *args, startup=(f"--output_user_root={tmp / 'bazel_root'}", "--batch"), timeout=600)
 
 
 @pytest.fixture(scope="module")

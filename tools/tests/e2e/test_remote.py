@@ -17,19 +17,11 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
 
-from tools.testing.workspace_copy import committed_copy, gate, git, nested_env, shutdown
+from tools.testing.workspace_copy import gate, git, nested_env
 from tools.testing.reapi.engine import cache_server, execution_engine
 
 TIMEOUT_S = 1500
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory):
-    ws = committed_copy(tmp_path_factory.mktemp("remote") / "ws")
-    yield ws
-    shutdown(ws)
 
 
 def bazel(ws: Path, root: Path, *args: str) -> subprocess.CompletedProcess[str]:

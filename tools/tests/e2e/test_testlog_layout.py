@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tools.testing.workspace_copy import bazel, gate, nested_env, source_root
+from tools.testing.workspace_copy import bazel, gate, source_root
 
 FLAKY = """\
 #!/bin/bash

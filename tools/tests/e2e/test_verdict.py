@@ -10,18 +10,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
 
-from tools.testing.workspace_copy import bazel, committed_copy, gate, git, nested_env, shutdown
+from tools.testing.workspace_copy import bazel, gate, git
 
 TRUNCATED = "[4] oracles/ tax_round_half_even: failed: the invariant does not hold"
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory):
-    ws = committed_copy(tmp_path_factory.mktemp("verdict") / "ws")
-    yield ws
-    shutdown(ws)
 
 
 

@@ -220,7 +220,7 @@ def test_the_issue_example():
 CONTINUATIONS = [
     ("onto_a_pin", f"pkg==1.0 \\\nother==2.0 \\\n    --hash=sha256:{H1}\n",
      [(1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line")]),
-    ("onto_a_comment", f"pkg==1.0 \\\n    # via pytest\n",
+    ("onto_a_comment", "pkg==1.0 \\\n    # via pytest\n",
      [(1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line")]),
     ("onto_a_blank_line", f"pkg==1.0 \\\n\n    --hash=sha256:{H1}\n",
      [(1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line"),
