@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what oracle-gate needs on Debian 12 and is missing: git, Python 3 with pip and venv,
 # Bazel 4.2.3 (bazel-bootstrap), Debian's rules_java, PostgreSQL (the remote-execution tests'
-# private cluster) and bubblewrap (`bwrap`, which seals each action the test worker runs).
+# private cluster), bubblewrap (`bwrap`, which seals each action the test worker runs) and
+# debootstrap (tools/bazel7/bazel7.sh builds its Debian sid root for Bazel 7.7.1 with it).
 # Idempotent; run as root (or through sudo).
 set -euo pipefail
 
@@ -18,6 +19,7 @@ fi
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 # The test worker runs every action under bwrap and refuses to start without it.
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -1,0 +1,114 @@
+#!/bin/bash
+# Runs a `bazel` command of this workspace with Debian sid's Bazel 7.7.1 and its packaged rule sets
+# (rules_python, rules_cc, rules_java, platforms, skylib), in a Debian sid root made once.
+#
+#   tools/bazel7/bazel7.sh [--root DIR] BAZEL_ARGS...   # e.g. test //harness/... --config=bzlmod
+#   tools/bazel7/bazel7.sh --clean                      # remove the root
+#
+# Debian 12 cannot run sid's packages (they need sid's libc), so the first call builds a minimal sid
+# root with debootstrap from the machine's own Debian mirror (read from /etc/apt, never written
+# here) and installs `bazel-bootstrap` and the `bazel-rules-*` packages into it: about 90 s and
+# 1.6 GB. Later calls reuse it. The root is DIR, default `$ORACLE_GATE_CACHE/sid-root` or
+# `~/.cache/oracle-gate/sid-root` (not /tmp: the sandboxed actions of the host may write there).
+#
+# Each call enters the root in a private mount namespace (`unshare --mount`), binds the workspace
+# at the same path, and pivots into the root, which makes Bazel's linux-sandbox work there (in a
+# plain chroot Bazel falls back to a weaker sandbox without saying so). Every mount lives in that
+# namespace, so all of them are gone when the command ends, normally or by a signal. The command
+# runs with a clean environment: only PATH, HOME, LANG and TERM, so host settings (PIP_*) stay out.
+set -euo pipefail
+
+PACKAGES=(bazel-bootstrap bazel-rules-python bazel-rules-cc bazel-rules-java bazel-platforms bazel-skylib
+          python3 python3-pip ca-certificates git)
+
+cache="${ORACLE_GATE_CACHE:-$HOME/.cache/oracle-gate}"
+root="$cache/sid-root"
+if [ "${1:-}" = "--root" ]; then
+  root="$2"
+  shift 2
+fi
+
+if [ "${1:-}" = "--clean" ]; then
+  if [ -d "$root" ]; then
+    rm -rf --one-file-system "$root"
+    echo "bazel7: removed $root" >&2
+  fi
+  exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+  echo "bazel7: needs root (debootstrap, mount namespaces); run it with sudo" >&2
+  exit 1
+fi
+
+# The Debian mirror this machine uses, from its apt sources (deb822 or one-line format).
+mirror() {
+  local uri
+  uri=$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | grep -v security | head -1 || true)
+  if [ -z "$uri" ]; then
+    uri=$(grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}' \
+          | grep -v security | head -1 || true)
+  fi
+  if [ -z "$uri" ]; then
+    echo "bazel7: no Debian mirror in /etc/apt/sources.list*; cannot build the sid root" >&2
+    exit 1
+  fi
+  echo "$uri"
+}
+
+# Runs a command in the root with the kernel file systems mounted, in its own mount namespace.
+in_root() {
+  unshare --mount --propagation private -- /bin/bash -euo pipefail -c '
+    root=$1; work=$2; shift 2
+    mount --bind "$root" "$root"
+    mount -t proc proc "$root/proc"
+    mount --rbind /sys "$root/sys"; mount --make-rslave "$root/sys"
+    mount --bind /dev "$root/dev"
+    mount -t devpts -o newinstance,ptmxmode=0666 devpts "$root/dev/pts" 2>/dev/null || mount --bind /dev/pts "$root/dev/pts"
+    mount -t tmpfs tmpfs "$root/dev/shm"
+    cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    if [ -n "$work" ]; then
+      mkdir -p "$root$work"
+      mount --rbind "$work" "$root$work"
+    fi
+    cd "$root"
+    mkdir -p .old-root
+    pivot_root . .old-root
+    umount -l /.old-root
+    rmdir /.old-root
+    cd "${work:-/}"
+    exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
+  ' bash "$root" "$work_dir" "$@"
+}
+
+build_root() {
+  local final=$root started=$SECONDS
+  root="$final.partial"
+  rm -rf --one-file-system "$root"
+  mkdir -p "$(dirname "$root")"
+  echo "bazel7: building a Debian sid root in $final (once; about 90 s)" >&2
+  debootstrap --variant=minbase sid "$root" "$(mirror)" >&2
+  # The sid Release file a snapshot mirror serves can be past its Valid-Until date.
+  echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99no-check-valid-until"
+  # Extra CA certificates of this machine (a proxy's), so pip and Bazel's downloader verify TLS.
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" > /dev/null; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  fi
+  work_dir=""
+  in_root apt-get update -q >&2
+  in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" >&2
+  in_root update-ca-certificates >&2
+  in_root apt-get clean >&2
+  touch "$root/.oracle-gate-sid-root"
+  mv "$root" "$final"
+  root=$final
+  echo "bazel7: sid root ready in $((SECONDS - started)) s" >&2
+}
+
+if [ ! -f "$root/.oracle-gate-sid-root" ]; then
+  build_root
+fi
+work_dir=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
+echo "bazel7: sid root $root, $(du -sh --one-file-system "$root" 2>/dev/null | cut -f1)" >&2
+in_root bazel "$@"
