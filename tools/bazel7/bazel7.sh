@@ -14,7 +14,8 @@
 # Each call enters the root in a private mount namespace (`unshare --mount`), binds the workspace
 # at the same path, and pivots into the root, which makes Bazel's linux-sandbox work there (in a
 # plain chroot Bazel falls back to a weaker sandbox without saying so). Every mount lives in that
-# namespace, so all of them are gone when the command ends, normally or by a signal. The command
+# namespace, so all of them are gone when the command ends, normally or by a signal (the Bazel
+# server, which would keep that namespace alive, is shut down then too). The command
 # runs with a clean environment: only PATH, HOME, LANG and TERM, so host settings (PIP_*) stay out.
 set -euo pipefail
 
@@ -26,14 +27,6 @@ root="$cache/sid-root"
 if [ "${1:-}" = "--root" ]; then
   root="$2"
   shift 2
-fi
-
-if [ "${1:-}" = "--clean" ]; then
-  if [ -d "$root" ]; then
-    rm -rf --one-file-system "$root"
-    echo "bazel7: removed $root" >&2
-  fi
-  exit 0
 fi
 
 if [ "$(id -u)" != 0 ]; then
@@ -106,9 +99,25 @@ build_root() {
   echo "bazel7: sid root ready in $((SECONDS - started)) s" >&2
 }
 
+if [ "${1:-}" = "--clean" ]; then
+  rm -rf --one-file-system "$root.partial"
+  if [ -d "$root" ]; then
+    if [ -f "$root/.oracle-gate-sid-root" ] && [ "$(id -u)" = 0 ]; then
+      work_dir=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
+      in_root bazel shutdown >/dev/null 2>&1 || true
+    fi
+    rm -rf --one-file-system "$root"
+    echo "bazel7: removed $root" >&2
+  fi
+  exit 0
+fi
+
 if [ ! -f "$root/.oracle-gate-sid-root" ]; then
   build_root
 fi
 work_dir=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 echo "bazel7: sid root $root, $(du -sh --one-file-system "$root" 2>/dev/null | cut -f1)" >&2
+# The Bazel server would outlive the command, and with it the mount namespace it was started in:
+# stop it when the command ends, however it ends.
+trap 'in_root bazel shutdown >/dev/null 2>&1 || true' EXIT
 in_root bazel "$@"
