@@ -1,4 +1,5 @@
-"""Runs the oracle test and the harness with `bazel test` and reads the results of that invocation.
+"""Runs the oracle test and the harness with `bazel test` and reads the results of that invocation
+(docs/design.md sections 5 and 10).
 
 The test targets and their `test.xml` files come from the Build Event Protocol file of the run, so a
 stale `test.xml` left by an earlier build is never read. `--symlink_prefix=/` keeps Bazel from

@@ -1,4 +1,4 @@
-"""Argument parsing and the one place errors become exit codes (docs/design.md sections 5-6)."""
+"""Argument parsing and the one place errors become exit codes (docs/design.md section 6)."""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ def has_ref(repo: str, ref: str) -> bool:
 
 
 def default_base(repo: str) -> str:
-    """Returns `origin/main` when it exists, else `main` (docs/design.md section 5 and the core issue),
+    """Returns `origin/main` when it exists, else `main` (docs/merge-rule.md, "What `check` runs"),
     spelled as full ref names so no tag or oddly named branch can stand in for them.
 
     Raises:

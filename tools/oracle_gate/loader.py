@@ -1,4 +1,5 @@
-"""Loads and validates everything under `oracles/` from a tree: policy, oracle files, blobs.
+"""Loads and validates everything under `oracles/` from a tree: policy, oracle files, blobs
+(docs/design.md sections 2-4).
 
 There is one validation path: `check`, `manifest` and the manifest test read a tree with
 `load_oracles`; the build's pin check (pin_check.py) calls the same `load_policy`,

@@ -59,9 +59,9 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--clean", action="store_true",
-                        help="also run the harness on a pristine tree and require the same per-id outcomes (exit 6)")
+                        help="also run the oracle test and the harness on a pristine tree and require the same per-id outcomes and observation digests (exit 6)")
     parser.add_argument("--remote", action="store_true",
-                        help="with --clean: run the clean harness through --config=remote (REAPI)")
+                        help="with --clean: run the clean run through --config=remote (REAPI)")
     parser.add_argument("--salt", help="replay a run: the salt for generated samples (default: a fresh one per check)")
 
 

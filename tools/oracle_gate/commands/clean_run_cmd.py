@@ -1,4 +1,5 @@
-"""`clean-run`: the harness on a pristine tree; writes the per-id results as JUnit XML."""
+"""`clean-run`: the oracle test and the harness on a pristine tree; writes the per-id results as
+JUnit XML (docs/design.md section 10)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.commands.check_cmd import choose_salt
-from tools.oracle_gate.errors import UsageError, error_line
+from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
 from tools.oracle_gate.gitio import default_base, merge_base, refuse_grafts, resolve_commit
 from tools.oracle_gate.labels import collect_labels
 from tools.oracle_gate.loader import load_oracles
@@ -36,8 +37,9 @@ outcomes and observation digests to --out as JUnit XML, which `compare` and
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `clean-run` and its options."""
     parser = subparsers.add_parser(NAME, parents=parents,
-                                   help="run the harness on a pristine tree of committed content; write per-id results",
-                                   description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   help="run the oracle test and the harness on a pristine tree of committed content; write per-id results",
+                                   description=DESCRIPTION, epilog=exit_codes_help(),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", help="base revision whose oracles/ is used (default: origin/main, else main)")
     parser.add_argument("--out", required=True, help="JUnit XML file to write")
     parser.add_argument("--remote", action="store_true", help="run through --config=remote (REAPI)")
@@ -46,7 +48,7 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    """Runs the clean harness and writes `--out`; returns 0, or 1 when Bazel could not build it.
+    """Runs the oracle test and the harness on a pristine tree and writes `--out`; returns 0, or 1 when Bazel could not build it.
 
     The tree holds HEAD's committed code and harness with the merge base's `oracles/` (HEAD's
     when the change carries the policy's label, as a human approved those).

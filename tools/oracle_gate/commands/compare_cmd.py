@@ -1,4 +1,5 @@
-"""`compare A B`: two runs must report the same ids with the same outcomes and observation digests."""
+"""`compare A B`: two runs must report the same ids with the same outcomes and observation digests
+(docs/design.md sections 5 and 9)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
-from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.errors import GateError, exit_codes_help
 from tools.oracle_gate.results import differences, load_observed
 from tools.oracle_gate.text import columns, visible
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 NAME = "compare"
 DESCRIPTION = """\
-Compares the results of two harness runs, each a JUnit XML file or a Bazel
+Compares the results of two runs of the oracle test, each a JUnit XML file or a Bazel
 test-log directory: both must report the same invariant ids with the same
 outcomes and, where both recorded one, the same observation digests. Needs no
 repository. Exits 0 when they agree, 6 with a table of the differences when
@@ -27,8 +28,9 @@ they do not."""
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `compare` and its arguments."""
     parser = subparsers.add_parser(NAME, parents=parents,
-                                   help="two harness runs report the same ids with the same outcomes",
-                                   description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   help="two runs of the oracle test report the same ids, outcomes and digests",
+                                   description=DESCRIPTION, epilog=exit_codes_help(),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("a", help="JUnit XML file or Bazel test-log directory of run A")
     parser.add_argument("b", help="JUnit XML file or Bazel test-log directory of run B")
 

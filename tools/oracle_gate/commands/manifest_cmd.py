@@ -1,4 +1,5 @@
-"""`manifest --write|--check`: regenerate or verify `oracles/MANIFEST.sha256` in the work tree."""
+"""`manifest --write|--check`: regenerate or verify `oracles/MANIFEST.sha256` in the work tree
+(docs/design.md section 4)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
-from tools.oracle_gate.errors import error_line
+from tools.oracle_gate.errors import error_line, exit_codes_help
 from tools.oracle_gate.manifest import MANIFEST_PATH, manifest_problems, render
 from tools.oracle_gate.tree import WorkTree
 
@@ -29,7 +30,8 @@ is stale or an oracle file is invalid."""
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `manifest` and its two modes."""
     parser = subparsers.add_parser(NAME, parents=parents, help="regenerate or verify oracles/MANIFEST.sha256",
-                                   description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description=DESCRIPTION, epilog=exit_codes_help(),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="regenerate the manifest (a labelled, human change)")
     mode.add_argument("--check", action="store_true", help="verify the manifest is current")

@@ -154,8 +154,8 @@ def test_bots_calls_retry_while_the_server_is_at_its_rpc_limit() -> None:
 
 
 def test_cas_calls_retry_while_the_server_is_busy_and_stop_on_other_errors() -> None:
-    # A CAS read refused as busy inside a lease used to fail the action (FAILED_PRECONDITION), and
-    # Bazel does not retry that: the whole build failed on a momentary server limit.
+    # A CAS read refused as busy inside a lease must not fail the action (FAILED_PRECONDITION): Bazel
+    # does not retry that, so the whole build would fail on a momentary server limit.
     script = textwrap.dedent("""
         import grpc, worker
         class Error(grpc.RpcError):

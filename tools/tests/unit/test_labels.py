@@ -78,7 +78,7 @@ def test_head_sha_compares_case_insensitively(project, tmp_path):
 
 
 def test_synchronize_event_after_a_push_does_not_carry_the_label(project, pushed, tmp_path):
-    # The example: the label was added on A; B's push sends `synchronize`, whose payload names
+    # The label was added on A; B's push sends `synchronize`, whose payload names
     # B as head and still lists the label. Nothing in it says on which commit the label was given.
     _, b = pushed
     found = labels(project, {"GITHUB_EVENT_PATH": event_file(tmp_path, b, action="synchronize")})
