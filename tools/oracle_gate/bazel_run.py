@@ -46,6 +46,10 @@ JUDGE_TAG = "oracle_judge"
 _RESULT_EXITS = (0, 1, 3, 4)
 # Bazel's process summary, e.g. "INFO: 9 processes: 2 remote, 7 internal."
 _SUMMARY = re.compile(r"^INFO: \d+ process(es)?: ")
+# What Bazel 4.2's linux-sandbox prints when a --sandbox_block_path target is gone when an action starts.
+_MISSING_MOUNT = re.compile(r"Mount target '([^']+)' does not exist")
+# How often the change's invocation is run again when other runs' folders vanished meanwhile.
+VANISHED_RETRIES = 3
 # Bazel's output (which includes the output of failed tests, i.e. text the change wrote) is relayed
 # to stderr with this prefix on every line, escaped: it can never pass for a line of the gate's own.
 RELAY_PREFIX = "bazel| "
@@ -261,6 +265,7 @@ class Invocation:
     xml: dict[str, list[str]]
     spawn_log: bytes
     summary: list[str]
+    missing_mounts: list[str] = field(default_factory=list)
 
 
 # Folders Bazel 4.2's linux-sandbox leaves writable to every action, whatever the flags.
@@ -312,6 +317,7 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
            f"--experimental_execution_log_file={execution_log}", *flags, "--", *targets]
     print(visible(f"{PREFIX} running " + " ".join(cmd)), file=sys.stderr, flush=True)
     summary: list[str] = []
+    missing_mounts: list[str] = []
     try:
         proc = subprocess.Popen(cmd, cwd=repo, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
@@ -326,6 +332,9 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
                 # Bazel prints its process summary once, at the end; a test's output printed
                 # earlier that looks like one is replaced by the real one.
                 summary[:] = [visible(line.strip())]
+            missing = _MISSING_MOUNT.search(line)
+            if missing:
+                missing_mounts.append(missing.group(1))
         returncode = proc.wait()
     finally:
         stop(proc)
@@ -344,7 +353,7 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
         if returncode != 1:
             raise GateError("Bazel wrote no execution log; the gate cannot tell what ran where") from None
         spawn_log = b""
-    return Invocation(returncode, status, xml, spawn_log, summary)
+    return Invocation(returncode, status, xml, spawn_log, summary, missing_mounts)
 
 
 def _read_results(invocation: Invocation, testlogs: str) -> tuple[list[dict[str, Observed]], dict[str, list[str]]]:
@@ -447,10 +456,23 @@ def run_harness(
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:
             return HarnessRun(exit_code=1, build_failed=True, summary=views.summary, sealed=sealed, escapes=escaped)
-        change = _bazel(repo, dict(env, TMPDIR=tmp["change"]), startup_flags, "test",
-                        [*flags, f"--build_tag_filters=-{JUDGE_TAG}", f"--test_tag_filters=-{JUDGE_TAG}",
-                         *block_flags(sealed)],
-                        [*harness, ORACLE_PATTERN], logs, "change")
+        for attempt in range(VANISHED_RETRIES + 1):
+            change = _bazel(repo, dict(env, TMPDIR=tmp["change"]), startup_flags, "test",
+                            [*flags, f"--build_tag_filters=-{JUDGE_TAG}", f"--test_tag_filters=-{JUDGE_TAG}",
+                             *block_flags(sealed)],
+                            [*harness, ORACLE_PATTERN], logs, f"change-{attempt}")
+            # Another gate run on this machine may finish, and remove its folder, between the listing
+            # above and an action's start; Bazel then cannot block it and the build fails. Such a
+            # folder no longer needs blocking: run again without it. Any other missing path is an error.
+            vanished = set(change.missing_mounts)
+            if change.exit_code != 1 or not vanished:
+                break
+            others = vanished - set(siblings)
+            if others or attempt == VANISHED_RETRIES:
+                raise GateError(f"Bazel could not block {sorted(others or vanished)[0]} from the sandbox: it "
+                                "vanished during the run; run the gate again")
+            siblings = [s for s in siblings if os.path.exists(s)]
+            sealed = list(dict.fromkeys([*block, *own, *siblings, logs]))
         escaped += unconfined(read_spawns(change.spawn_log))
         if change.exit_code == 1:
             return HarnessRun(exit_code=1, targets=change.status, build_failed=True,

@@ -61,3 +61,72 @@ def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
     for home in ("/tmp/somebody", "/dev/shm/x"):
         with pytest.raises(GateError, match=r"is under /(tmp|dev/shm), which every sandboxed action can write"):
             runs_dir({"HOME": home})
+
+
+FAKE_BAZEL = r"""#!/bin/bash
+# A stand-in for bazel: `info` answers, every other command writes an empty event file and execution
+# log; the change's invocation (the one with --sandbox_block_path) fails like Bazel 4.2's
+# linux-sandbox when a blocked path is gone, after removing $VANISH (another run finishing).
+cmd=""; blocks=()
+for a in "$@"; do
+  case "$a" in
+    info|build|test) [ -z "$cmd" ] && cmd=$a ;;
+    --build_event_json_file=*) : > "${a#*=}" ;;
+    --experimental_execution_log_file=*) : > "${a#*=}" ;;
+    --sandbox_block_path=*) blocks+=("${a#*=}") ;;
+  esac
+done
+if [ "$cmd" = info ]; then
+  echo "bazel-bin: $FAKE_OUT/bin"; echo "bazel-testlogs: $FAKE_OUT/testlogs"; echo "output_base: $FAKE_OUT/base"
+  exit 0
+fi
+echo "$cmd ${#blocks[@]}" >> "$FAKE_OUT/calls"
+for b in "${blocks[@]}"; do
+  if [ "$b" = "$VANISH" ] || [ "$b" = "$MISSING" ]; then
+    rm -rf "$VANISH"
+    echo "ERROR: /w/oracles/BUILD.bazel:18:12: Calling production entries failed: Mount target '$b' does not exist."
+    exit 1
+  fi
+done
+exit 0
+"""
+
+
+def _fake_bazel(tmp_path, monkeypatch, missing="", vanish=True):
+    from tools.oracle_gate import bazel_run
+    monkeypatch.setattr(bazel_run, "SANDBOX_WRITABLE", ())  # tmp_path lies under /tmp here
+    bin_dir, out, cache = tmp_path / "bin", tmp_path / "out", tmp_path / "cache"
+    bin_dir.mkdir()
+    out.mkdir()
+    (bin_dir / "bazel").write_text(FAKE_BAZEL)
+    (bin_dir / "bazel").chmod(0o755)
+    sibling = cache / "oracle-gate" / "runs" / "clean-other"
+    sibling.mkdir(parents=True)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "XDG_CACHE_HOME": str(cache), "FAKE_OUT": str(out),
+           "VANISH": str(sibling) if vanish else "", "MISSING": missing}
+    return bazel_run, repo, env, sibling, out
+
+
+def test_a_run_folder_that_vanishes_mid_run_is_not_blocked_again(tmp_path, monkeypatch):
+    # Two gate runs under one HOME: the other one finished and removed its folder after this run
+    # listed it, so Bazel could not block it. The change's invocation runs again without it.
+    bazel_run, repo, env, sibling, out = _fake_bazel(tmp_path, monkeypatch)
+    run = bazel_run.run_harness(str(repo), env, exact_env=True)
+    assert not run.build_failed and run.exit_code == 0
+    assert str(sibling) not in run.sealed
+    calls = (out / "calls").read_text().split("\n")
+    assert [c.split()[0] for c in calls if c] == ["build", "test", "test", "test"]
+
+
+def test_another_path_that_cannot_be_blocked_is_exit_1(tmp_path, monkeypatch):
+    from tools.oracle_gate.errors import GateError
+    bazel_run, repo, env, _, _ = _fake_bazel(tmp_path, monkeypatch, missing=str(tmp_path / "repo" / "oracles"),
+                                             vanish=False)
+    (repo / "oracles").mkdir()
+    with pytest.raises(GateError) as err:
+        bazel_run.run_harness(str(repo), env, exact_env=True, block=[str(tmp_path / "repo" / "oracles")])
+    assert err.value.code == 1
+    assert str(err.value) == (f"Bazel could not block {tmp_path / 'repo' / 'oracles'} from the sandbox: it vanished "
+                              "during the run; run the gate again")
