@@ -122,7 +122,49 @@ def repository_seal(repo: str) -> list[str]:
         if proc.returncode != 0 or not proc.stdout.strip():
             raise GateError(f"`git rev-parse {flag}` failed in {repo}: {proc.stderr.strip()}")
         paths.append(os.path.realpath(os.path.join(repo, proc.stdout.strip())))
-    return [p for p in dict.fromkeys(paths) if os.path.isdir(p)]
+    for other in local_copies(repo, paths[-1]):
+        paths += [os.path.join(other, "oracles"), os.path.join(other, ".git"), other if _is_bare(other) else ""]
+    return [p for p in dict.fromkeys(os.path.realpath(p) for p in paths if p) if os.path.isdir(p)]
+
+
+def _is_bare(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(os.path.join(path, "objects"))
+
+
+def local_copies(repo: str, common_dir: str) -> list[str]:
+    """Other copies of the repository on this host that git itself names: remotes whose URL is a
+    local path (`/path`, `./path`, `file://`), and the repositories of `objects/info/alternates`.
+    Each holds the oracles too, so the gate blocks their `oracles/` and git directory as well.
+    Copies git does not name (an unrelated second clone) stay out of reach (docs/threat-model.md).
+
+    Args:
+        repo: the work tree.
+        common_dir: its git common directory (`git rev-parse --git-common-dir`, real path).
+
+    Returns:
+        Real paths of the copies' top folders (work tree or bare repository), ones that exist.
+    """
+    proc = subprocess.run(["git", "-C", repo, "config", "--get-regexp", r"^remote\..*\.url$"], capture_output=True,
+                          text=True, check=False, stdin=subprocess.DEVNULL)
+    found: list[str] = []
+    for line in proc.stdout.splitlines():
+        url = line.split(" ", 1)[1].strip() if " " in line else ""
+        if url.startswith("file://"):
+            url = url[len("file://"):]
+        elif ":" in url.split("/", 1)[0]:  # scp-like `host:path` or a `scheme://` URL: not on this host
+            continue
+        if url:
+            found.append(os.path.realpath(os.path.join(repo, url)))
+    try:
+        with open(os.path.join(common_dir, "objects", "info", "alternates"), encoding="utf-8") as f:
+            for line in f:
+                objects = line.strip()
+                if objects and not objects.startswith("#"):
+                    git_dir = os.path.dirname(os.path.realpath(os.path.join(common_dir, "objects", objects)))
+                    found.append(os.path.dirname(git_dir) if os.path.basename(git_dir) == ".git" else git_dir)
+    except OSError:
+        pass
+    return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
 
 
 _OUTPUT_BASE_NAME = re.compile(r"[0-9a-f]{32}")

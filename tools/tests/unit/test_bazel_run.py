@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -130,3 +132,19 @@ def test_another_path_that_cannot_be_blocked_is_exit_1(tmp_path, monkeypatch):
     assert err.value.code == 1
     assert str(err.value) == (f"Bazel could not block {tmp_path / 'repo' / 'oracles'} from the sandbox: it vanished "
                               "during the run; run the gate again")
+
+
+def test_local_copies_git_names_are_sealed_too(project, tmp_path):
+    # A clone's origin on this host, a bare copy, and an alternates object store all hold the oracles.
+    from tools.oracle_gate.bazel_run import repository_seal
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(project.path), str(clone)], check=True, capture_output=True)
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(project.path), str(bare)], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(clone), "remote", "add", "mirror", f"file://{bare}"], check=True)
+    subprocess.run(["git", "-C", str(clone), "remote", "add", "far", "git@example.invalid:x/y.git"], check=True)
+    (clone / ".git/objects/info/alternates").write_text(f"{project.path}/.git/objects\n")
+    sealed = repository_seal(str(clone))
+    real = lambda p: os.path.realpath(p)  # noqa: E731
+    assert sealed[:2] == [real(clone / "oracles"), real(clone / ".git")]
+    assert set(sealed[2:]) == {real(project.path / "oracles"), real(project.path / ".git"), real(bare)}
