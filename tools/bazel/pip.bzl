@@ -17,7 +17,16 @@ pip_lock_repository(
 )
 ```
 
-and in a BUILD file: `deps = ["@pypi//:hypothesis"]`.
+and in a BUILD file:
+
+```starlark
+load("@pypi//:requirements.bzl", "requirement")
+
+py_test(..., deps = [requirement("hypothesis")])
+```
+
+On Bazel 7 `//tools/bazel:workspace.bzl` declares `@pypi` with rules_python's `pip_parse` instead;
+its `requirements.bzl` has the same `requirement()`.
 """
 
 load("//tools/bazel/private:pip_lock_repository.bzl", _pip_lock_repository = "pip_lock_repository")

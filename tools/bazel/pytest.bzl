@@ -17,6 +17,7 @@ pytest_test(
 """
 
 load("//tools/bazel:python.bzl", "py_library", "py_test")
+load("@pypi//:requirements.bzl", "requirement")
 
 def pytest_test(name, src, deps = [], data = [], args = [], tags = [], size = "small"):
     """Declares a py_test named `name` that runs the pytest module `src`.
@@ -41,7 +42,7 @@ def pytest_test(name, src, deps = [], data = [], args = [], tags = [], size = "s
         data = data,
         main = "//tools/testing:pytest_main.py",
         tags = tags,
-        deps = deps + ["@pypi//:pytest"],
+        deps = deps + [requirement("pytest")],
     )
 
 def pytest_folder(deps = [], data = [], tags = [], size = "small", tests = {}):

@@ -3,6 +3,8 @@
 # (rules_python, rules_cc, rules_java, platforms, skylib), in a Debian sid root made once.
 #
 #   tools/bazel7/bazel7.sh [--root DIR] BAZEL_ARGS...   # e.g. test //harness/... --config=bzlmod
+#   tools/bazel7/bazel7.sh [--root DIR] --run CMD ARGS... # any command there, e.g. the gate:
+#       ORACLE_GATE_BAZEL_CONFIG=bazel7-bzlmod tools/bazel7/bazel7.sh --run python3 -m tools.oracle_gate check
 #   tools/bazel7/bazel7.sh --clean                      # remove the root
 #
 # Debian 12 cannot run sid's packages (they need sid's libc), so the first call builds a minimal sid
@@ -16,12 +18,16 @@
 # plain chroot Bazel falls back to a weaker sandbox without saying so). Every mount lives in that
 # namespace, so all of them are gone when the command ends, normally or by a signal (the Bazel
 # server, which would keep that namespace alive, is shut down then too). The command
-# runs with a clean environment: only PATH, HOME, LANG and TERM, so host settings (PIP_*) stay out.
+# runs with a clean environment: only PATH, HOME, LANG, TERM and the ORACLE_GATE_* settings (those
+# of plain words: names, endpoints), so host settings (PIP_*) stay out.
 set -euo pipefail
 
 PACKAGES=(bazel-bootstrap bazel-rules-python bazel-rules-cc bazel-rules-java bazel-platforms bazel-skylib
           python3 python3-pip ca-certificates git)
 
+passed=$(env | grep -E '^ORACLE_GATE_[A-Z_]+=[A-Za-z0-9_.,:/=-]*$' | tr '\n' ' ' || true)
+export passed
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${ORACLE_GATE_CACHE:-$HOME/.cache/oracle-gate}"
 root="$cache/sid-root"
 if [ "${1:-}" = "--root" ]; then
@@ -49,7 +55,8 @@ mirror() {
   echo "$uri"
 }
 
-# Runs a command in the root with the kernel file systems mounted, in its own mount namespace.
+# Runs a command in the root with the kernel file systems mounted, in its own mount namespace, with
+# a clean environment plus the gate's own ORACLE_GATE_* settings ($passed).
 in_root() {
   unshare --mount --propagation private -- /bin/bash -euo pipefail -c '
     root=$1; work=$2; shift 2
@@ -70,7 +77,7 @@ in_root() {
     umount -l /.old-root
     rmdir /.old-root
     cd "${work:-/}"
-    exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
+    exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" $passed "$@"
   ' bash "$root" "$work_dir" "$@"
 }
 
@@ -99,6 +106,40 @@ build_root() {
   echo "bazel7: sid root ready in $((SECONDS - started)) s" >&2
 }
 
+# rules_python 0.22.1 fetches pip and setuptools wheels too old for sid's Python 3.14. Unpacks the
+# hash-pinned wheels of rules_python_wheels.txt into $WHEELS/pypi__<name> inside the root (each a
+# repository with a `lib` target, as rules_python declares them), once per content of that file.
+WHEELS=/usr/local/share/oracle-gate/rules-python
+prepare_wheels() {
+  local list="$here/rules_python_wheels.txt" stamp
+  stamp="$root$WHEELS/$(sha256sum "$list" | cut -c1-16).done"
+  [ -f "$stamp" ] && return 0
+  echo "bazel7: unpacking the pip and setuptools wheels of $list into $root$WHEELS" >&2
+  rm -rf --one-file-system "$root$WHEELS"
+  mkdir -p "$root$WHEELS/download"
+  cp "$list" "$root$WHEELS/download/requirements.txt"
+  in_root python3 -m pip download --quiet --no-deps --only-binary=:all: --require-hashes \
+    --disable-pip-version-check -d "$WHEELS/download" -r "$WHEELS/download/requirements.txt" >&2
+  in_root python3 -c '
+import pathlib, sys, zipfile
+out = pathlib.Path(sys.argv[1])
+for wheel in sorted((out / "download").glob("*.whl")):
+    repo = out / ("pypi__" + wheel.name.split("-")[0].lower())
+    zipfile.ZipFile(wheel).extractall(repo)
+    (repo / "WORKSPACE").write_text("workspace(name = \"%s\")\n" % repo.name)
+    (repo / "BUILD.bazel").write_text(
+        "package(default_visibility = [\"//visibility:public\"])\n\n"
+        "py_library(\n"
+        "    name = \"lib\",\n"
+        "    srcs = glob([\"**/*.py\"]),\n"
+        "    data = glob([\"**/*\"], exclude = [\"**/*.py\", \"**/*.pyc\", \"**/* *\", \"**/*.dist-info/RECORD\", \"BUILD.bazel\", \"WORKSPACE\"]),\n"
+        "    imports = [\".\"],\n"
+        ")\n")
+' "$WHEELS" >&2
+  rm -rf "$root$WHEELS/download"
+  touch "$stamp"
+}
+
 if [ "${1:-}" = "--clean" ]; then
   rm -rf --one-file-system "$root.partial"
   if [ -d "$root" ]; then
@@ -116,8 +157,14 @@ if [ ! -f "$root/.oracle-gate-sid-root" ]; then
   build_root
 fi
 work_dir=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
+prepare_wheels
 echo "bazel7: sid root $root, $(du -sh --one-file-system "$root" 2>/dev/null | cut -f1)" >&2
 # The Bazel server would outlive the command, and with it the mount namespace it was started in:
 # stop it when the command ends, however it ends.
 trap 'in_root bazel shutdown >/dev/null 2>&1 || true' EXIT
-in_root bazel "$@"
+if [ "${1:-}" = "--run" ]; then
+  shift
+  in_root "$@"
+else
+  in_root bazel "$@"
+fi

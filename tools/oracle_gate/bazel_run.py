@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
@@ -345,8 +345,55 @@ def sibling_runs(folder: str, own: str) -> list[str]:
             if os.path.isdir(os.path.join(folder, n)) and not own_real.startswith(os.path.realpath(os.path.join(folder, n)))]
 
 
+# The .bazelrc configs for every Bazel command of the gate's runs (config_flags).
+BAZEL_CONFIG_ENV = "ORACLE_GATE_BAZEL_CONFIG"
+# Names a `--config` may have (one word of a .bazelrc's `build:NAME`).
+_CONFIG_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
+
+
+def config_flags(environ: Mapping[str, str]) -> list[str]:
+    """`--config=NAME` for each comma-separated name in `$ORACLE_GATE_BAZEL_CONFIG` (BAZEL_CONFIG_ENV),
+    in order: the .bazelrc configs every Bazel command of both runs uses (e.g. `bazel7-bzlmod`).
+
+    Raises:
+        GateError: (exit 1) for a name that is not letters, digits, `_`, `.` or `-`.
+    """
+    flags = []
+    for name in environ.get(BAZEL_CONFIG_ENV, "").split(","):
+        name = name.strip()
+        if not name:
+            continue
+        if not _CONFIG_NAME.match(name):
+            raise GateError(f"{BAZEL_CONFIG_ENV}: {name!r} is not a .bazelrc config name "
+                            "(letters, digits, `_`, `.`, `-`)")
+        flags.append(f"--config={name}")
+    return flags
+
+
+def execution_log_flags(help_text: str, path: str) -> list[str]:
+    """The flags that make this Bazel write its execution log to `path`, as `read_spawns` reads it,
+    from the output of `bazel help test` (`help_text`).
+
+    Bazel 7 writes the binary log (varint-delimited SpawnExec messages) with
+    `--execution_log_binary_file` and, with `--noexecution_log_sort`, straight to `path`; it has no
+    `--experimental_execution_log_file`. Bazel 4.2 writes the same messages with
+    `--experimental_execution_log_file` (its `--execution_log_binary_file` leaves a copy in /tmp).
+    A Bazel whose help lists `execution_log_sort` is taken for the first kind.
+    """
+    if "execution_log_sort" in help_text:
+        return [f"--execution_log_binary_file={path}", "--noexecution_log_sort"]
+    return [f"--experimental_execution_log_file={path}"]
+
+
+def _help_test(repo: str, env: Mapping[str, str], startup_flags: Sequence[str]) -> str:
+    """The output of `bazel help test` (empty when Bazel prints none)."""
+    proc = subprocess.run(["bazel", *startup_flags, "help", "test"], cwd=repo, env=dict(env),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    return proc.stdout
+
+
 def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], command: str, flags: Sequence[str],
-           targets: Sequence[str], work: str, name: str) -> Invocation:
+           targets: Sequence[str], work: str, name: str, log_flags: Callable[[str], list[str]]) -> Invocation:
     """Runs one `bazel COMMAND` with an event file and an execution log in `work`.
 
     Raises:
@@ -356,7 +403,7 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
     bep = os.path.join(work, f"{name}.events.json")
     execution_log = os.path.join(work, f"{name}.spawns.bin")
     cmd = ["bazel", *startup_flags, command, "--symlink_prefix=/", f"--build_event_json_file={bep}",
-           f"--experimental_execution_log_file={execution_log}", *flags, "--", *targets]
+           *log_flags(execution_log), *flags, "--", *targets]
     print(visible(f"{PREFIX} running " + " ".join(cmd)), file=sys.stderr, flush=True)
     summary: list[str] = []
     missing_mounts: list[str] = []
@@ -473,7 +520,13 @@ def run_harness(
             failure, or its event files or execution logs cannot be read.
     """
     env = dict(environ) if exact_env else clean_env(environ)
+    extra_flags = [*config_flags(environ), *extra_flags]
     info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base")
+    help_text = _help_test(repo, env, startup_flags)
+
+    def log_flags(path: str) -> list[str]:
+        return execution_log_flags(help_text, path)
+
     # No unsandboxed fallback, and no network in the sandbox (the Bazel servers listen on loopback).
     flags = [*extra_flags, f"--spawn_strategy={strategy}", "--incompatible_legacy_local_fallback=false",
              "--sandbox_default_allow_network=false", "--test_output=errors"]
@@ -494,7 +547,7 @@ def run_harness(
             os.makedirs(path, exist_ok=True)
         sealed = list(dict.fromkeys([*block, *own, *siblings, logs]))
         views = _bazel(repo, dict(env, TMPDIR=tmp["views"]), startup_flags, "build",
-                       [*flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG}"], [ORACLE_PATTERN], logs, "views")
+                       [*flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG}"], [ORACLE_PATTERN], logs, "views", log_flags)
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:
             return HarnessRun(exit_code=1, build_failed=True, summary=views.summary, sealed=sealed, escapes=escaped)
@@ -502,7 +555,7 @@ def run_harness(
             change = _bazel(repo, dict(env, TMPDIR=tmp["change"]), startup_flags, "test",
                             [*flags, f"--build_tag_filters=-{JUDGE_TAG}", f"--test_tag_filters=-{JUDGE_TAG}",
                              *block_flags(sealed)],
-                            [*harness, ORACLE_PATTERN], logs, f"change-{attempt}")
+                            [*harness, ORACLE_PATTERN], logs, f"change-{attempt}", log_flags)
             # Another gate run on this machine may finish, and remove its folder, between the listing
             # above and an action's start; Bazel then cannot block it and the build fails. Such a
             # folder no longer needs blocking: run again without it. Any other missing path is an error.
@@ -520,7 +573,7 @@ def run_harness(
             return HarnessRun(exit_code=1, targets=change.status, build_failed=True,
                               summary=views.summary + change.summary, sealed=sealed, escapes=escaped)
         judge = _bazel(repo, dict(env, TMPDIR=tmp["judge"]), startup_flags, "test", flags, [ORACLE_PATTERN], logs,
-                       "judge")
+                       "judge", log_flags)
         escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -69,6 +69,11 @@ oracle_observations = rule(
     },
 )
 
+def _runner(name):
+    """A file of the gate's row runner, as a Label: these are the gate's own files, also when
+    another repository uses these rules (oracle-gate as a Bazel module)."""
+    return Label("//tools/oracle_gate:runner/" + name)
+
 def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None):
     """Declares the oracle test `name` of `suite`, calling entries from the `deps` libraries.
 
@@ -80,11 +85,10 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
       tags: tags of the judge test.
       visibility: visibility of the judge test.
     """
-    runner = "//tools/oracle_gate:runner/"
     py_binary(
         name = name + ".caller",
-        srcs = [runner + "observe.py", runner + "caller.py"],
-        main = runner + "observe.py",
+        srcs = [_runner("observe.py"), _runner("caller.py")],
+        main = _runner("observe.py"),
         deps = deps,
         tags = ["manual"],
         visibility = ["//visibility:private"],
@@ -115,8 +119,8 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
     py_test(
         name = name,
         size = size,
-        srcs = [runner + "judge.py"],
-        main = runner + "judge.py",
+        srcs = [_runner("judge.py")],
+        main = _runner("judge.py"),
         args = [
             "--expectations",
             "$(rootpath :%s.expectations)" % name,
@@ -130,7 +134,7 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
             ":%s.observations_file" % name,
             ":%s.log_file" % name,
         ],
-        deps = ["//tools/oracle_gate"],
+        deps = [Label("//tools/oracle_gate")],
         # The gate runs the judge by this tag in an invocation of its own, after the change's code
         # ran with the sealed views blocked.
         tags = ["oracle_judge"] + tags,

@@ -72,12 +72,13 @@ FAKE_BAZEL = r"""#!/bin/bash
 cmd=""; blocks=()
 for a in "$@"; do
   case "$a" in
-    info|build|test) [ -z "$cmd" ] && cmd=$a ;;
+    help|info|build|test) [ -z "$cmd" ] && cmd=$a ;;
     --build_event_json_file=*) : > "${a#*=}" ;;
     --experimental_execution_log_file=*) : > "${a#*=}" ;;
     --sandbox_block_path=*) blocks+=("${a#*=}") ;;
   esac
 done
+[ "$cmd" = help ] && exit 0  # no help text: the gate takes Bazel 4.2's execution log flag
 if [ "$cmd" = info ]; then
   echo "bazel-bin: $FAKE_OUT/bin"; echo "bazel-testlogs: $FAKE_OUT/testlogs"; echo "output_base: $FAKE_OUT/base"
   exit 0
@@ -148,3 +149,30 @@ def test_local_copies_git_names_are_sealed_too(project, tmp_path):
     real = lambda p: os.path.realpath(p)  # noqa: E731
     assert sealed[:2] == [real(clone / "oracles"), real(clone / ".git")]
     assert set(sealed[2:]) == {real(project.path / "oracles"), real(project.path / ".git"), real(bare)}
+
+
+def test_the_execution_log_flag_follows_the_bazel_version():
+    from tools.oracle_gate.bazel_run import execution_log_flags
+    # Bazel 7's `help test` lists --[no]execution_log_sort; Bazel 4.2's does not.
+    seven = "  --execution_log_binary_file (a path; default: see description)\n  --[no]execution_log_sort (a boolean)\n"
+    four = "  --execution_log_binary_file (a path)\n  --experimental_execution_log_file (a path)\n"
+    assert execution_log_flags(seven, "/r/x.bin") == ["--execution_log_binary_file=/r/x.bin", "--noexecution_log_sort"]
+    assert execution_log_flags(four, "/r/x.bin") == ["--experimental_execution_log_file=/r/x.bin"]
+    assert execution_log_flags("", "/r/x.bin") == ["--experimental_execution_log_file=/r/x.bin"]
+
+
+@pytest.mark.parametrize("value, flags", [
+    ("", []),
+    ("bazel7-bzlmod", ["--config=bazel7-bzlmod"]),
+    (" ci , bazel7-workspace,", ["--config=ci", "--config=bazel7-workspace"]),
+])
+def test_bazel_configs_come_from_the_environment(value, flags):
+    from tools.oracle_gate.bazel_run import BAZEL_CONFIG_ENV, config_flags
+    assert config_flags({BAZEL_CONFIG_ENV: value}) == flags
+
+
+@pytest.mark.parametrize("value", ["ci --remote_executor=grpc://x", "--config=x", "a/b", "x;y", "é"])
+def test_a_bazel_config_that_is_not_a_name_is_refused(value):
+    from tools.oracle_gate.bazel_run import BAZEL_CONFIG_ENV, config_flags
+    with pytest.raises(GateError, match="ORACLE_GATE_BAZEL_CONFIG: .* is not a .bazelrc config name"):
+        config_flags({BAZEL_CONFIG_ENV: value})

@@ -274,8 +274,9 @@ def _starlark() -> dict[str, object]:
     if not BZL.is_file():
         pytest.skip(f"{BZL} is not readable from here")
     source = BZL.read_text()
-    # Constants are one line, or a `[...]` list over several.
-    parts = re.findall(r"^_[A-Z_]+ = (?:\[[^\]]*\]|.*)$", source, re.M)
+    # Constants are one line, or a `[...]` list over several; the BUILD and .bzl templates
+    # (triple-quoted) are not needed.
+    parts = re.findall(r"^_[A-Z_]+ = (?:\[[^\]]*\]|(?!\"\"\").*)$", source, re.M)
     parts += re.findall(r"^def (?:_only|_file_extension|lock_line_problem|lock_problems)\(.*?(?=^\S)", source,
                         re.M | re.S)
     namespace: dict[str, object] = {}

@@ -99,7 +99,8 @@ def test_bazel_output_is_relayed_escaped_and_prefixed(tmp_path, capsys):
         "printf 'INFO: 3 processes: 3 internal.\\n'\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     env = {"PATH": f"{fake.parent}:{os.environ['PATH']}"}
-    invocation = bazel_run._bazel(str(tmp_path), env, [], "test", [], ["//x"], str(tmp_path), "t")
+    invocation = bazel_run._bazel(str(tmp_path), env, [], "test", [], ["//x"], str(tmp_path), "t",
+                                  lambda path: bazel_run.execution_log_flags("", path))
     err = capsys.readouterr().err
     assert_no_forged_line(err)
     relayed = [line for line in err.splitlines() if not line.startswith("oracle-gate: running ")]
