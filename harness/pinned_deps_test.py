@@ -23,10 +23,16 @@ def test_pytest_is_the_pinned_version():
 
 
 def _in_runfiles(path: str) -> bool:
-    # Both pip repository rules (pip_lock_repository, rules_python's pip_parse) put the packages in
-    # the test's runfiles; the host's copies live elsewhere.
+    # Both pip repository rules put the packages in a pip repository of the test's runfiles
+    # (pip_lock_repository: pypi_site/site/, rules_python: pypi_<name>/site-packages/);
+    # the host's copies live elsewhere, and a copy in this workspace would sit under its own name.
     tree = os.path.abspath(os.environ["TEST_SRCDIR"])
-    return os.path.commonpath([tree, os.path.abspath(path)]) == tree
+    full = os.path.abspath(path)
+    if os.path.commonpath([tree, full]) != tree:
+        return False
+    # Under bzlmod the folder is the canonical name, e.g. rules_python~~pip~pypi_pytest.
+    repository = re.split(r"[~+]", os.path.relpath(full, tree).split(os.sep)[0])[-1]
+    return repository.startswith("pypi_")
 
 
 def test_pytest_comes_from_the_pip_repository():

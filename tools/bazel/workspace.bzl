@@ -34,4 +34,9 @@ def python_rules(name = "oracle_gate_python_rules", rules_python = None):
     """
     if rules_python == None:
         rules_python = has_bzlmod()
-    python_rules_repository(name = name, rules_python = rules_python)
+    python_rules_repository(
+        name = name,
+        rules_python = rules_python,
+        # The name this repository has where it is used: "" when it is the main repository.
+        gate_repository = Label("//tools/bazel:workspace.bzl").workspace_name,
+    )

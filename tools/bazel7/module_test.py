@@ -14,7 +14,8 @@ WORKSPACE has `local_repository(name = "oracle_gate")` and the Python rules setu
 
 Run it where `bazel` is Bazel 7: `tools/bazel7/bazel7.sh --run python3 tools/bazel7/module_test.py [--mode M]`.
 It prints one line per step and exits 0 when every step saw what it expects, 1 otherwise.
-The repository is generated under `$HOME/.cache/oracle-gate/module-test` (removed at the end).
+The repository is generated in `$XDG_CACHE_HOME/oracle-gate/module-test-<mode>` (default
+`~/.cache`), beside a copy of this checkout that it uses (both removed at the end).
 """
 
 from __future__ import annotations
@@ -164,8 +165,10 @@ assert line_total_cents(2, 3) >= 0
 
 
 def run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Runs `cmd` in `cwd`, output captured."""
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    """Runs `cmd` in `cwd`, output captured, without ORACLE_GATE_BAZEL_CONFIG (the generated
+    repository's .bazelrc has no configs)."""
+    env = {k: v for k, v in os.environ.items() if k != "ORACLE_GATE_BAZEL_CONFIG"}
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
 
 
 def git(repo: Path, *args: str) -> None:
@@ -183,13 +186,31 @@ def write(repo: Path, files: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def generate(repo: Path, mode: str) -> None:
-    """Writes and commits the `shop` repository on `main` for `mode` ("bzlmod" or "workspace"), its
-    manifest made by the gate itself."""
+def copy_gate(dest: Path) -> None:
+    """Copies this checkout's files (tracked and untracked, as they are in the work tree, without
+    ignored ones) to `dest`. Bazel 7's sandbox mounts an empty /tmp, so a repository under /tmp (a
+    CI clone, say) cannot be another repository's `local_path_override`; the copy lies elsewhere."""
+    listed = subprocess.run(["git", "-C", str(GATE), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        source, target = GATE / rel, dest / rel
+        if not source.is_symlink() and not source.is_file():
+            continue  # deleted in the work tree
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        else:
+            shutil.copy2(source, target)
+
+
+def generate(repo: Path, mode: str, gate_copy: Path) -> None:
+    """Writes and commits the `shop` repository on `main` for `mode` ("bzlmod" or "workspace"),
+    using the oracle-gate copy at `gate_copy`; its manifest is made by the gate itself."""
     git(repo, "init", "-q", "-b", "main")
     write(repo, {
-        "MODULE.bazel" if mode == "bzlmod" else "WORKSPACE": (MODULE if mode == "bzlmod" else WORKSPACE).format(gate=GATE),
-        ".bazelrc": BAZELRC[mode].format(gate=GATE) + BAZELRC_COMMON,
+        "MODULE.bazel" if mode == "bzlmod" else "WORKSPACE":
+            (MODULE if mode == "bzlmod" else WORKSPACE).format(gate=gate_copy),
+        ".bazelrc": BAZELRC[mode].format(gate=gate_copy) + BAZELRC_COMMON,
         "BUILD.bazel": "",
         ".gitignore": "/bazel-*\n",
         "shop/__init__.py": "",
@@ -210,7 +231,8 @@ def generate(repo: Path, mode: str) -> None:
 
 
 def gate(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The gate of this checkout on `repo`."""
+    """Runs the gate of this checkout on `repo` with the arguments `args` (a subcommand and its
+    options); returns the finished process, output captured."""
     return run([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), *args], GATE)
 
 
@@ -229,8 +251,10 @@ def main(argv: list[str]) -> int:
     mode = parser.parse_args(argv).mode
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     repo = cache / "oracle-gate" / f"module-test-{mode}"
-    shutil.rmtree(repo, ignore_errors=True)
-    repo.mkdir(parents=True)
+    gate_copy = cache / "oracle-gate" / f"module-test-{mode}-oracle-gate"
+    for path in (repo, gate_copy):
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True)
     failures = 0
 
     def expect(what: str, proc: subprocess.CompletedProcess[str], code: int, started: float, says: str = "") -> None:
@@ -243,7 +267,8 @@ def main(argv: list[str]) -> int:
             print((proc.stdout + proc.stderr)[-4000:], flush=True)
 
     try:
-        generate(repo, mode)
+        copy_gate(gate_copy)
+        generate(repo, mode, gate_copy)
         change(repo, "reword", {"shop/prices.py": PRICES.replace("in integer cents", "in whole cents")})
         started = time.monotonic()
         expect("bazel test //... (production-only change)", run(["bazel", "test", "//..."], repo), 0, started)
@@ -266,7 +291,8 @@ def main(argv: list[str]) -> int:
                "oracles/shop.toml")
     finally:
         run(["bazel", "shutdown"], repo)
-        shutil.rmtree(repo, ignore_errors=True)
+        for path in (repo, gate_copy):
+            shutil.rmtree(path, ignore_errors=True)
     print(f"module test ({mode}): {'passed' if not failures else f'{failures} step(s) failed'}", flush=True)
     return 1 if failures else 0
 

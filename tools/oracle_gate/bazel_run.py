@@ -283,7 +283,8 @@ def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags
         GateError: (exit 1) when Bazel fails or does not print every key.
     """
     # Output paths depend on the configuration; remote flags because `info` connects to the engine.
-    config = [f for f in flags if f.startswith(("--config=", "--compilation_mode", "--remote_", "--tls_"))]
+    config = [f for f in flags
+              if f.startswith(("--config=", "--compilation_mode", "--remote_", "--tls_", "--lockfile_mode"))]
     proc = subprocess.run(["bazel", *startup_flags, "info", *config, *keys], cwd=repo, env=dict(env),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     values = {}
@@ -355,6 +356,12 @@ def config_flags(environ: Mapping[str, str]) -> list[str]:
     """`--config=NAME` for each comma-separated name in `$ORACLE_GATE_BAZEL_CONFIG` (BAZEL_CONFIG_ENV),
     in order: the .bazelrc configs every Bazel command of both runs uses (e.g. `bazel7-bzlmod`).
 
+    Args:
+        environ: the environment (variable name -> value); only BAZEL_CONFIG_ENV is read.
+
+    Returns:
+        The flags, empty when the variable is unset or blank.
+
     Raises:
         GateError: (exit 1) for a name that is not letters, digits, `_`, `.` or `-`.
     """
@@ -378,17 +385,38 @@ def execution_log_flags(help_text: str, path: str) -> list[str]:
     `--execution_log_binary_file` and, with `--noexecution_log_sort`, straight to `path`; it has no
     `--experimental_execution_log_file`. Bazel 4.2 writes the same messages with
     `--experimental_execution_log_file` (its `--execution_log_binary_file` leaves a copy in /tmp).
-    A Bazel whose help lists `execution_log_sort` is taken for the first kind.
+    A Bazel whose help lists `--[no]execution_log_sort` is taken for the first kind.
     """
-    if "execution_log_sort" in help_text:
+    if "--[no]execution_log_sort" in help_text:
         return [f"--execution_log_binary_file={path}", "--noexecution_log_sort"]
     return [f"--experimental_execution_log_file={path}"]
 
 
+def lockfile_flags(help_text: str) -> list[str]:
+    """`--lockfile_mode=off` for a Bazel with bzlmod's lockfile (its `bazel help test` output,
+    `help_text`, lists the option), else nothing.
+
+    A committed `MODULE.bazel.lock` records module-extension results (for example which wheels a
+    pip extension installs, with what options), which Bazel would reuse instead of evaluating the
+    extension; and by default Bazel rewrites the file in the work tree. Off, Bazel neither reads
+    nor writes it, so a run resolves from MODULE.bazel and leaves the work tree as it was.
+    """
+    return ["--lockfile_mode=off"] if "--lockfile_mode" in help_text else []
+
+
 def _help_test(repo: str, env: Mapping[str, str], startup_flags: Sequence[str]) -> str:
-    """The output of `bazel help test` (empty when Bazel prints none)."""
-    proc = subprocess.run(["bazel", *startup_flags, "help", "test"], cwd=repo, env=dict(env),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    """The output of `bazel help test`.
+
+    Raises:
+        GateError: (exit 1) when Bazel is missing or `bazel help test` fails.
+    """
+    try:
+        proc = subprocess.run(["bazel", *startup_flags, "help", "test"], cwd=repo, env=dict(env),
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
+    if proc.returncode != 0:
+        raise GateError(f"`bazel help test` failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
     return proc.stdout
 
 
@@ -520,9 +548,9 @@ def run_harness(
             failure, or its event files or execution logs cannot be read.
     """
     env = dict(environ) if exact_env else clean_env(environ)
-    extra_flags = [*config_flags(environ), *extra_flags]
-    info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base")
     help_text = _help_test(repo, env, startup_flags)
+    extra_flags = [*config_flags(environ), *lockfile_flags(help_text), *extra_flags]
+    info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base")
 
     def log_flags(path: str) -> list[str]:
         return execution_log_flags(help_text, path)

@@ -25,7 +25,8 @@ ALWAYS_PROTECTED = ("oracles/**", ".gitattributes", ".gitmodules")
 DEFAULT_LABEL = "oracle-change"
 DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
     "tools/**", "third_party/**", ".bazelrc", "user.bazelrc", ".bazelignore", ".bazelversion",
-    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "BUILD", "BUILD.bazel",
+    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
+    "BUILD", "BUILD.bazel",
     ".ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
 )
 

@@ -16,12 +16,15 @@ _NATIVE_DEFS = '''\
 RULES = "native"
 
 def py_binary(**kwargs):
+    """Bazel's native py_binary, with the same arguments."""
     native.py_binary(**kwargs)
 
 def py_library(**kwargs):
+    """Bazel's native py_library, with the same arguments."""
     native.py_library(**kwargs)
 
 def py_test(**kwargs):
+    """Bazel's native py_test, with the same arguments."""
     native.py_test(**kwargs)
 '''
 
@@ -43,6 +46,7 @@ _NATIVE_WORKSPACE = '''\
 load("@{gate}//tools/bazel/private:pip_lock_repository.bzl", "pip_lock_repository")
 
 def python_dependencies(name, lock):
+    """Declares @<name> from the pip-compile lock `lock` (a label) with pip_lock_repository."""
     pip_lock_repository(name = name, lock = lock)
 '''
 
@@ -54,6 +58,8 @@ load("@rules_python//python:repositories.bzl", "py_repositories")
 load("@{gate}//tools/bazel/private:pip_lock_repository.bzl", "checked_lock_repository")
 
 def python_dependencies(name, lock):
+    """Declares @<name> from the pip-compile lock `lock` (a label) with rules_python's pip_parse;
+    WORKSPACE then loads `install_deps` from `@<name>//:requirements.bzl` and calls it."""
     py_repositories()
     # pip_parse passes pip options it finds in the lock on to pip: it reads a copy made only when
     # the lock holds pins and hashes alone.
@@ -80,8 +86,9 @@ python_rules_repository = repository_rule(
     implementation = _python_rules_repository_impl,
     attrs = {
         "gate_repository": attr.string(
-            default = "oracle_gate",
-            doc = "The name oracle-gate's own repository has where this rule is used.",
+            default = "",
+            doc = "The name oracle-gate's own repository has where this rule is used (`@NAME`); " +
+                  "empty for the main repository.",
         ),
         "rules_python": attr.bool(
             mandatory = True,

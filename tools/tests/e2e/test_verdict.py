@@ -289,14 +289,13 @@ def test_a_production_action_that_would_run_unsandboxed_cannot_run(repo):
 
 def test_a_lock_that_carries_pip_options_does_not_fetch(repo):
     # A pip option in the lock overrides --only-binary and would let pip build (run) the change's
-    # code as root during the fetch; the repository rule refuses any such line. WORKSPACE loads the
-    # pip repository's requirements.bzl, so Bazel cannot even load the workspace: exit 1, naming the line.
+    # code as root during the fetch; the repository rule refuses any such line, and the build fails.
     lock = (repo / "requirements_lock.txt").read_text()
     first = next(i for i, line in enumerate(lock.splitlines()) if "==" in line)
     lines = lock.splitlines()
     lines.insert(first, "--no-binary bazel-runfiles")
     proc = attack(repo, "lock-options", {"requirements_lock.txt": "\n".join(lines) + "\n"}, bug=False)
-    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     assert (f"requirements_lock.txt line {first + 1}: must be `name==version`; pip options, URLs, paths and markers "
             "are not allowed in the lock") in proc.stderr
 

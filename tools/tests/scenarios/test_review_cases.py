@@ -13,7 +13,8 @@ from tools.oracle_gate.globs import matches
 from tools.oracle_gate.policy import DEFAULT_PROTECTED
 from tools.testing.gitrepo import IDS, POLICY, blob_bytes, default_rows, junit, oracle_toml
 
-BAZEL_FILES = ["WORKSPACE.bazel", "user.bazelrc", ".bazelignore", "MODULE.bazel", ".bazelrc", "WORKSPACE", "BUILD"]
+BAZEL_FILES = ["WORKSPACE.bazel", "user.bazelrc", ".bazelignore", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
+               ".bazelrc", "WORKSPACE", "BUILD"]
 
 
 def failed_build(_repo, _env):

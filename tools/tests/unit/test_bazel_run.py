@@ -176,3 +176,19 @@ def test_a_bazel_config_that_is_not_a_name_is_refused(value):
     from tools.oracle_gate.bazel_run import BAZEL_CONFIG_ENV, config_flags
     with pytest.raises(GateError, match="ORACLE_GATE_BAZEL_CONFIG: .* is not a .bazelrc config name"):
         config_flags({BAZEL_CONFIG_ENV: value})
+
+
+def test_bzlmod_lockfile_is_neither_read_nor_written_where_bazel_has_one():
+    from tools.oracle_gate.bazel_run import lockfile_flags
+    seven = "  --lockfile_mode (one of 'off', 'update', 'refresh' or 'error'; default: \"update\")\n"
+    assert lockfile_flags(seven) == ["--lockfile_mode=off"]
+    assert lockfile_flags("  --experimental_execution_log_file (a path)\n") == []
+
+
+def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
+    from tools.oracle_gate import bazel_run
+    fake = tmp_path / "bazel"
+    fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\nexit 37\n")
+    fake.chmod(0o755)
+    with pytest.raises(GateError, match="`bazel help test` failed: .*cannot start server"):
+        bazel_run._help_test(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin"}, [])
