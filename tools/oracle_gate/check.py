@@ -19,7 +19,8 @@ from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.gitio import Change, changed_paths, merge_base, refuse_grafts, resolve_commit
 from tools.oracle_gate.loader import Oracles, load_oracles
-from tools.oracle_gate.manifest import manifest_problems
+from tools.oracle_gate.objects import forget_trusted
+from tools.oracle_gate.manifest import manifest_problems, vouch_for_base
 from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.policy import POLICY_PATH, has_label, protection
 from tools.oracle_gate.results import EXECUTED, PASSED, Observed, differences, load_observed
@@ -184,6 +185,7 @@ def run_check(
     salt: str = "",
     harness_runner: HarnessRunner | None = None,
     clean_runner: CleanRunner | None = None,
+    verify_all: bool = False,
 ) -> Report:
     """Runs every gate check of HEAD against `base`.
 
@@ -201,6 +203,7 @@ def run_check(
         harness_runner: how to do the workspace run (default: `workspace_runner(salt)`; tests
             substitute it).
         clean_runner: how to do the clean run (default: `clean_runner_for(salt)`).
+        verify_all: hash and parse every HEAD blob, even those the merge base pinned the same way.
 
     Raises:
         GateError: (exit 1) when the gate cannot decide: git errors, an invalid base policy,
@@ -208,7 +211,19 @@ def run_check(
             Bazel missing.
     """
     env = os.environ if environ is None else environ
-    inputs = gather_inputs(repo, base, labels)
+    forget_trusted()
+    try:
+        return _run_check(repo, base, env, results=results, labels=labels, clean=clean, remote=remote, salt=salt,
+                          harness_runner=harness_runner, clean_runner=clean_runner, verify_all=verify_all)
+    finally:
+        forget_trusted()
+
+
+def _run_check(repo: str, base: str, env: Mapping[str, str], *, results: Sequence[str], labels: Collection[str],
+               clean: bool, remote: bool, salt: str, harness_runner: HarnessRunner | None,
+               clean_runner: CleanRunner | None, verify_all: bool) -> Report:
+    """`run_check` once the trusted digests are cleared."""
+    inputs = gather_inputs(repo, base, labels, verify_all=verify_all)
     report = Report(inputs.base, inputs.base_commit, inputs.merge_base, inputs.head, sorted(inputs.labels), salt=salt)
     if inputs.bootstrap:
         report.notes.append(BOOTSTRAP_NOTE)
@@ -244,13 +259,18 @@ def run_check(
 
 # Inputs.
 
-def gather_inputs(repo: str, base: str, labels: Collection[str]) -> Inputs:
+def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: bool = False) -> Inputs:
     """Reads from git everything the checks judge.
+
+    The merge base's rows are read without verifying its blobs: the base passed the gate when it was
+    merged, so its manifest and pins are vouched for (`manifest.vouch_for_base`) and a HEAD file
+    with the same object is not read again (docs/design.md section 4, "Which blobs are hashed").
 
     Args:
         repo: the work tree's root.
         base: a revision (branch, tag, commit id).
         labels: the pull request's labels that count.
+        verify_all: hash and parse every HEAD blob, vouching for nothing of the base.
 
     Raises:
         GitError: (exit 1) grafts or replace refs, an unknown base, no merge base (gitio.py).
@@ -261,7 +281,10 @@ def gather_inputs(repo: str, base: str, labels: Collection[str]) -> Inputs:
     base_commit = resolve_commit(repo, base)
     head = resolve_commit(repo, "HEAD")
     mb = merge_base(repo, base_commit, head)
-    base_oracles = load_oracles(GitTree(repo, mb))
+    base_tree = GitTree(repo, mb)
+    base_oracles = load_oracles(base_tree, verify_blobs=False)
+    if not verify_all:
+        vouch_for_base(base_tree, base_oracles)
     if base_oracles.policy is None and any(
         p.path == POLICY_PATH and "missing" not in p.message for p in base_oracles.problems
     ):
@@ -276,7 +299,7 @@ def gather_inputs(repo: str, base: str, labels: Collection[str]) -> Inputs:
     label, protected = protection(base_oracles.policy, head_oracles.policy)
     changes = tuple(changed_paths(repo, mb, head))
     head_listing = head_tree.files("")
-    base_listing = GitTree(repo, mb).files("")
+    base_listing = base_tree.files("")
     return Inputs(
         repo=repo,
         base=base,

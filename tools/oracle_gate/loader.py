@@ -8,11 +8,13 @@ There is one validation path: `check`, `manifest` and the manifest test read a t
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.objects import is_trusted
 from tools.oracle_gate.policy import POLICY_PATH, Policy, in_labelled_change, parse_policy
 from tools.oracle_gate.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.schema import Invariant, OracleFile, duplicate_ids, is_oracle_path, parse_oracle
@@ -54,18 +56,30 @@ class Oracles:
 
 
 def check_blob(
-    invariant: Invariant, entry: Entry | None, data: bytes | None, *, committed: bool = False, label: str | None = None
+    invariant: Invariant,
+    entry: Entry | None,
+    data: bytes | Callable[[], bytes] | None,
+    *,
+    committed: bool = False,
+    label: str | None = None,
+    digest: str | None = None,
+    shape_known: bool = False,
 ) -> list[OracleError]:
     """Checks one row's blob: a regular file whose bytes match the pin and parse to the kind's shape.
 
     Args:
         invariant: the row.
         entry: the blob's tree entry, or None when it does not exist.
-        data: the blob's bytes (ignored when entry is None or not a regular file).
+        data: the blob's bytes, or a function that reads them (called only when they are needed:
+            to hash them when `digest` is None, to explain a mismatch, to check the shape);
+            ignored when entry is None or not a regular file.
         committed: the bytes were read from git objects, not from disk (`Tree.committed`); a
             rewritten blob's message then speaks of the commit, not of a checkout.
         label: the label a re-pin needs, named in the fix (`pin_fix`); None when the policy in
             force is not known.
+        digest: the bytes' sha256 hex digest when already known (`Tree.digest`, streamed).
+        shape_known: the bytes are known to have the kind's shape (the merge base pinned the same
+            object for the same kind, `objects.is_trusted`), so they are not parsed again.
 
     Returns:
         One OracleError (exit 5) for the first problem found, or an empty list.
@@ -80,15 +94,19 @@ def check_blob(
         what = "a symlink" if entry.mode == "120000" else "a submodule" if entry.mode == GITLINK else "not a regular file"
         return bad("blob", f"{invariant.blob} is {what}; blobs must be regular files under oracles/blobs/")
     assert data is not None
-    actual = hashlib.sha256(data).hexdigest()
+    read: Callable[[], bytes] = data if callable(data) else (lambda: data)
+    actual = digest if digest is not None else hashlib.sha256(read()).hexdigest()
     if actual != invariant.blob_sha256:
+        content = read()
         mismatch = f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, the bytes hash to {actual}"
-        rewrite = explain(data, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
+        rewrite = explain(content, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
         if rewrite:
             return bad("blob_sha256", f"{mismatch}; {rewritten(rewrite, committed)}", rewrite_fix(invariant.blob, committed))
         return bad("blob_sha256", mismatch, pin_fix(invariant.blob, label))
+    if shape_known:
+        return []
     try:
-        check_shape(invariant, load_samples(data))
+        check_shape(invariant, load_samples(read()))
     except SampleError as exc:
         return bad("blob", f"{invariant.blob} {exc}")
     return []
@@ -142,17 +160,20 @@ def read_oracle_files(
     return files, problems
 
 
-def load_oracles(tree: Tree, *, label: str | None = None) -> Oracles:
+def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = True) -> Oracles:
     """Loads and validates the policy, every oracle file and every blob pin of a tree.
 
     Oracle files are the tree's `schema.is_oracle_path` files; each `entry` is judged by the tree's
     own policy (docs/design.md section 3), and a tree without `oracles/policy.toml` has that as a
-    problem.
+    problem. Blobs are hashed as streams (`Tree.digest`); a blob object the merge base pinned with
+    the same pin (`objects.is_trusted`) is neither hashed nor parsed again (docs/design.md section 4).
 
     Args:
         tree: where to read `oracles/` from.
         label: the label fix messages name; None: the tree's own policy's label, or a phrase
             naming the policy's label when the tree has no valid policy (`policy.in_labelled_change`).
+        verify_blobs: False to skip the blob checks (pins and shapes), for a caller that needs only
+            the policy and the rows (the manifest, the merge base).
 
     Returns:
         Oracles with every problem collected; never raises for bad content.
@@ -171,10 +192,31 @@ def load_oracles(tree: Tree, *, label: str | None = None) -> Oracles:
     files, problems = read_oracle_files(tree, {p: e for p, e in listing.items() if is_oracle_path(p)}, result.policy)
     result.files.extend(files)
     result.problems.extend(problems)
+    if not verify_blobs:
+        return result
     if label is None and result.policy is not None:
         label = result.policy.label
+    # Per file: one digest, and one shape check per kind and arguments, however many rows share it.
+    digests: dict[str, str] = {}
+    shapes_ok: set[tuple[str, str]] = set()
     for invariant in result.invariants:
         blob_entry = listing.get(invariant.blob)
-        data = tree.read(blob_entry) if blob_entry is not None and blob_entry.is_regular else None
-        result.problems.extend(check_blob(invariant, blob_entry, data, committed=tree.committed, label=label))
+        found = blob_entry if blob_entry is not None and blob_entry.is_regular else None
+        if found is None:
+            result.problems.extend(check_blob(invariant, blob_entry, None, committed=tree.committed, label=label))
+            continue
+        if found.ref not in digests:
+            digests[found.ref] = tree.digest(found)
+        key = (found.ref, shape_key(invariant))
+        known = key in shapes_ok or (tree.committed and is_trusted(found.ref, key[1]))
+        found_problems = check_blob(invariant, found, functools.partial(tree.read, found), committed=tree.committed,
+                                    label=label, digest=digests[found.ref], shape_known=known)
+        if not found_problems:
+            shapes_ok.add(key)
+        result.problems.extend(found_problems)
     return result
+
+
+def shape_key(invariant: Invariant) -> str:
+    """What `check_shape` depends on, plus the pin: the key a trusted shape is recorded under."""
+    return f"{invariant.blob_sha256} {invariant.kind} {','.join(invariant.args)}"

@@ -12,7 +12,8 @@ import hashlib
 import re
 
 from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.loader import Oracles, load_oracles
+from tools.oracle_gate.loader import Oracles, load_oracles, shape_key
+from tools.oracle_gate.objects import known_trusted, trust, vouch
 from tools.oracle_gate.policy import in_labelled_change
 from tools.oracle_gate.schema import ID_PATTERN
 from tools.oracle_gate.transform import explain
@@ -72,7 +73,7 @@ def _render(tree: Tree, oracles: Oracles) -> str:
             raise OracleError("has a name that is not UTF-8; rename it", path=path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")) from None
         if any(c in path for c in "\n\r\\") or path != path.strip():
             raise OracleError("has a name sha256sum cannot list (newline, backslash or edge spaces)", path=repr(path))
-        lines.append(f"{hashlib.sha256(tree.read(entry)).hexdigest()}  {path}\n")
+        lines.append(f"{tree.digest(entry)}  {path}\n")
     return "".join(lines)
 
 
@@ -122,7 +123,8 @@ def manifest_problems(tree: Tree, *, label: str | None = None) -> list[OracleErr
     """
     listing = tree.files("oracles")
     try:
-        oracles = load_oracles(tree)
+        # The rows and the policy only: the blobs are `check`'s own check (2), not the manifest's.
+        oracles = load_oracles(tree, verify_blobs=False)
         expected = _render(tree, oracles)
     except OracleError as exc:
         return [OracleError(f"cannot be generated: {exc}", path=MANIFEST_PATH)]
@@ -148,3 +150,41 @@ def manifest_problems(tree: Tree, *, label: str | None = None) -> list[OracleErr
                             f"{'; '.join(rewrites[:3])}" + ("; ..." if len(rewrites) > 3 else ""),
                             path=MANIFEST_PATH, fix=COMMITTED_REWRITE_FIX if tree.committed else REWRITE_FIX)]
     return [OracleError(f"is stale ({len(diff)} differing lines, first: {first!r})", path=MANIFEST_PATH, fix=fix)]
+
+
+def vouch_for_base(tree: Tree, oracles: Oracles) -> int:
+    """Vouches for the files of a merge base's `oracles/` (`objects.trust`, `objects.vouch`), so
+    that `check` does not read them again where HEAD has the same objects.
+
+    The base passed the gate when it was merged: its manifest lists the sha256 of every file under
+    `oracles/`, and each row's blob has the kind's shape. So each manifest line vouches for the
+    digest of the object at that path, and a row whose pin equals that digest vouches for the
+    shape of its blob. A HEAD file with the same object id has the same bytes (git object ids are
+    content-addressed), so its digest and shape need no reading; a row that pins another digest, or
+    a file the base's manifest does not list, is read and checked as usual (docs/design.md section 4).
+
+    Args:
+        tree: the merge base (`tree.committed` must be True; a work tree vouches for nothing).
+        oracles: its rows (`load_oracles(tree, verify_blobs=False)`).
+
+    Returns:
+        How many objects were vouched for.
+    """
+    if not tree.committed:
+        return 0
+    listing = tree.files("oracles")
+    entry = listing.get(MANIFEST_PATH)
+    if entry is None or not entry.is_regular:
+        return 0
+    count = 0
+    for line in tree.read(entry).decode("utf-8", "replace").splitlines():
+        match = HASH_LINE.fullmatch(line)
+        found = listing.get(match.group(2)) if match else None
+        if match is not None and found is not None and found.is_regular:
+            trust(found.ref, match.group(1))
+            count += 1
+    for invariant in oracles.invariants:
+        blob = listing.get(invariant.blob)
+        if blob is not None and blob.is_regular and known_trusted(blob.ref) == invariant.blob_sha256:
+            vouch(blob.ref, shape_key(invariant))
+    return count

@@ -25,6 +25,7 @@ _HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE]
 
 import argparse
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -74,6 +75,9 @@ class ActionFiles:
 
     def read(self, entry: Entry) -> bytes:
         return _read(entry.ref)
+
+    def digest(self, entry: Entry) -> str:
+        return hashlib.sha256(self.read(entry)).hexdigest()
 
 
 def verify(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from typing import Protocol
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.gitio import git
+from tools.oracle_gate.objects import CHUNK, CatFile, digest
 
 REGULAR = "100644"
 EXECUTABLE = "100755"
@@ -45,6 +47,9 @@ class Tree(Protocol):
     def read(self, entry: Entry) -> bytes:
         """Returns the bytes of a regular file entry."""
 
+    def digest(self, entry: Entry) -> str:
+        """Returns the sha256 hex digest of a regular file entry's bytes, read as a stream."""
+
 
 class GitTree:
     """The tree of one commit, read from git objects (so the bytes are what was committed)."""
@@ -54,6 +59,7 @@ class GitTree:
         self.commit = commit
         self.label = commit[:12]
         self.committed = True
+        self._cat = CatFile(repo)
 
     def files(self, prefix: str) -> dict[str, Entry]:
         spec = ["--", prefix] if prefix else []
@@ -68,7 +74,11 @@ class GitTree:
         return out
 
     def read(self, entry: Entry) -> bytes:
-        return git(self.repo, "cat-file", "blob", entry.ref)
+        return self._cat.read(entry.ref)
+
+    def digest(self, entry: Entry) -> str:
+        """sha256 of the object (`objects.digest`: known once per object id, else streamed)."""
+        return digest(self._cat, entry.ref)
 
     def symlinks(self, listing: dict[str, Entry]) -> dict[str, str]:
         """Maps every symlink of `listing` to its target (decoded with surrogateescape)."""
@@ -114,5 +124,17 @@ class WorkTree:
             fd = os.open(entry.ref, os.O_RDONLY | (0 if self.follow else os.O_NOFOLLOW))
             with os.fdopen(fd, "rb") as f:
                 return f.read()
+        except OSError as exc:
+            raise GateError(f"cannot read {entry.ref}: {exc.strerror}") from None
+
+    def digest(self, entry: Entry) -> str:
+        """sha256 of the file, read in CHUNK pieces."""
+        try:
+            fd = os.open(entry.ref, os.O_RDONLY | (0 if self.follow else os.O_NOFOLLOW))
+            with os.fdopen(fd, "rb") as f:
+                h = hashlib.sha256()
+                while piece := f.read(CHUNK):
+                    h.update(piece)
+                return h.hexdigest()
         except OSError as exc:
             raise GateError(f"cannot read {entry.ref}: {exc.strerror}") from None

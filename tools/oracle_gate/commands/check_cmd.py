@@ -63,6 +63,9 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--remote", action="store_true",
                         help="with --clean: run the clean run through --config=remote (REAPI)")
     parser.add_argument("--salt", help="replay a run: the salt for generated samples (default: a fresh one per check)")
+    parser.add_argument("--verify-all", action="store_true",
+                        help="hash and parse every blob, also those the merge base pinned the same way "
+                             "(default: those are vouched for by the base; docs/design.md section 4)")
 
 
 def render_text(report: Report) -> str:
@@ -160,7 +163,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
         raise UsageError("--clean runs the harness itself; it cannot be combined with --results")
     salt = "" if args.results else choose_salt(args.salt)
     report = run_check(repo, base, results=args.results, labels=labels.names, environ=environ, clean=args.clean,
-                       remote=args.remote, salt=salt)
+                       remote=args.remote, salt=salt, verify_all=args.verify_all)
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     report.notes[:0] = labels.notes  # why a CI label does not count, first

@@ -1,0 +1,169 @@
+"""Generates a synthetic repository for the benchmarks: a git repository with N invariants over F
+oracle files, blobs totalling B bytes, H harness files, a current manifest, and a change commit
+of a chosen shape. Deterministic from the seed (same arguments, same bytes, same object ids).
+
+    python3 bench/make_repo.py OUT --invariants 1000 --files 100 --blob-bytes 16MiB \\
+        [--blobs K] [--harness 100] [--change production|blob|drop] [--seed 1]
+
+Layout of OUT: `oracles/policy.toml`, `oracles/bench_NNN.toml` (rows `exact_table` on
+`prod.calc:add`), `oracles/blobs/bNNNNN.json` (K blobs, default one per invariant, each a JSON
+array of `{"args": [a, b], "expected": a + b}` samples padded to B/K bytes), `prod/calc.py`,
+`harness/test_hNNNN.py`, `oracles/MANIFEST.sha256` (written by the gate's own `manifest --write`).
+`main` is the base commit; the branch `change` holds the change and is checked out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+GATE = Path(__file__).absolute().parents[1]
+UNITS = {"": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com", "GIT_COMMITTER_NAME": "bench",
+           "GIT_COMMITTER_EMAIL": "bench@example.com", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+
+
+def size(text: str) -> int:
+    """Parses a byte count such as `1GiB`, `512MiB`, `64KiB` or `1000`.
+
+    Raises:
+        argparse.ArgumentTypeError: for anything else.
+    """
+    match = re.fullmatch(r"(\d+)(KiB|MiB|GiB)?", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a byte count (e.g. 64KiB, 16MiB, 1GiB)")
+    return int(match.group(1)) * UNITS[match.group(2) or ""]
+
+
+def git(repo: Path, *args: str) -> str:
+    """Runs git in `repo` with a fixed author and date; returns stdout.
+
+    Raises:
+        subprocess.CalledProcessError: when git fails.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ENV
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def blob(index: int, nbytes: int, rng: random.Random) -> bytes:
+    """One blob of about `nbytes` bytes (at least one sample): unique first samples, then a block of
+    samples repeated to the size (generating 1 GiB sample by sample would dominate the run)."""
+    head = [{"args": [index, rng.randrange(1000)], "expected": None}]
+    head[0]["expected"] = head[0]["args"][0] + head[0]["args"][1]
+    block = [{"args": [a, b], "expected": a + b} for a, b in ((rng.randrange(10**6), rng.randrange(10**6))
+                                                                for _ in range(64))]
+    first = json.dumps(head)[1:-1]
+    body = ", " + json.dumps(block)[1:-1]
+    repeat = max(0, (nbytes - len(first) - 3) // len(body))
+    return ("[" + first + body * repeat + "]\n").encode()
+
+
+def write(path: Path, data: bytes | str) -> None:
+    """Writes a file, creating its folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    path.write_bytes(data)
+
+
+def oracle_file(rows: list[tuple[str, str, str]]) -> str:
+    """An oracle file of `exact_table` rows (id, blob path, pin)."""
+    out = ["schema = 1\n"]
+    for ident, path, pin in rows:
+        out.append(f'\n[[invariant]]\nid = "{ident}"\nentry = "prod.calc:add"\nkind = "exact_table"\n'
+                   f'blob = "{path}"\nblob_sha256 = "{pin}"\n')
+    return "".join(out)
+
+
+def manifest(repo: Path) -> None:
+    """Writes the manifest with the gate's own `manifest --write`.
+
+    Raises:
+        SystemExit: when the gate refuses.
+    """
+    proc = subprocess.run([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "manifest", "--write"],
+                          cwd=GATE, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"make_repo: manifest --write failed: {proc.stderr.strip()}")
+
+
+def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int, harness: int, change: str,
+             seed: int) -> None:
+    """Writes and commits the repository at `out` (removed first if it exists); see the module doc."""
+    if invariants < 1 or files < 1 or blobs < 1 or files > invariants:
+        raise SystemExit("make_repo: need 1 <= files <= invariants and at least one blob")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    git(out, "-c", "init.defaultBranch=main", "init", "-q")
+    rng = random.Random(seed)
+    write(out / "oracles/policy.toml", 'schema = 1\nlabel = "oracle-change"\nprotected = ["oracles/**"]\n'
+                                       'production_packages = ["prod"]\n')
+    write(out / "prod/__init__.py", "")
+    write(out / "prod/calc.py", "def add(a, b):\n    return a + b\n")
+    pins = []
+    for k in range(blobs):
+        data = blob(k, blob_bytes // blobs, rng)
+        path = f"oracles/blobs/b{k:05d}.json"
+        write(out / path, data)
+        pins.append((path, hashlib.sha256(data).hexdigest()))
+    per_file: list[list[tuple[str, str, str]]] = [[] for _ in range(files)]
+    for i in range(invariants):
+        path, pin = pins[i % blobs]
+        per_file[i % files].append((f"add_{i:06d}", path, pin))
+    for f, rows in enumerate(per_file):
+        write(out / f"oracles/bench_{f:03d}.toml", oracle_file(rows))
+    for h in range(harness):
+        write(out / f"harness/test_h{h:04d}.py", f"def test_{h}():\n    assert {h} == {h}\n")
+    manifest(out)
+    git(out, "add", "-A")
+    git(out, "commit", "-q", "-m", "base")
+    git(out, "checkout", "-q", "-b", "change")
+    if change == "production":
+        write(out / "prod/calc.py", "def add(a, b):\n    \"\"\"Returns a + b.\"\"\"\n    return a + b\n")
+    elif change == "blob":
+        path, old_pin = pins[0]
+        data = blob(10**6, blob_bytes // blobs, random.Random(seed + 1))
+        write(out / path, data)
+        for f in range(files):
+            toml = out / f"oracles/bench_{f:03d}.toml"
+            toml.write_text(toml.read_text().replace(old_pin, hashlib.sha256(data).hexdigest()))
+        manifest(out)
+    elif change == "drop":
+        toml = out / "oracles/bench_000.toml"
+        blocks = toml.read_text().split("\n[[invariant]]")
+        toml.write_text("\n[[invariant]]".join(blocks[:1] + blocks[2:]))  # the file's first row is gone
+        manifest(out)
+    git(out, "add", "-A")
+    git(out, "commit", "-q", "-m", f"change: {change}")
+
+
+def main(argv: list[str]) -> int:
+    """Parses the command line and generates the repository; returns 0."""
+    parser = argparse.ArgumentParser(prog="make_repo.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="where to create the repository (replaced)")
+    parser.add_argument("--invariants", type=int, default=1000, help="N rows (default 1000)")
+    parser.add_argument("--files", type=int, default=100, help="F oracle files (default 100)")
+    parser.add_argument("--blob-bytes", type=size, default=size("16MiB"), help="B bytes of blobs in all (default 16MiB)")
+    parser.add_argument("--blobs", type=int, help="K distinct blobs (default: one per invariant)")
+    parser.add_argument("--harness", type=int, default=100, help="H harness files (default 100)")
+    parser.add_argument("--change", choices=("production", "blob", "drop"), default="production",
+                        help="the change commit: production code only, one blob re-pinned, one id dropped")
+    parser.add_argument("--seed", type=int, default=1, help="the seed (default 1)")
+    args = parser.parse_args(argv)
+    generate(args.out, args.invariants, args.files, args.blob_bytes, args.blobs or args.invariants, args.harness,
+             args.change, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

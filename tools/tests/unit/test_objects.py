@@ -1,0 +1,134 @@
+"""objects.py: blobs read through one `git cat-file --batch`, hashed as a stream, and the digests a
+caller vouches for; and how `check` uses them for the merge base's pins."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from tools.oracle_gate import objects
+from tools.oracle_gate.check import run_check
+from tools.oracle_gate.errors import GitError
+from tools.oracle_gate.tree import GitTree
+from tools.testing.gitrepo import IDS, junit
+
+
+def _blob_oids(project) -> dict[str, str]:
+    return {path: entry.ref for path, entry in GitTree(str(project.path), "HEAD").files("oracles/blobs").items()}
+
+
+def test_a_blob_is_hashed_in_chunks_and_read_whole_alike(project, monkeypatch):
+    data = bytes(range(256)) * 40 + b"tail"
+    project.write("oracles/blobs/big.bin", data)
+    project.commit("big")
+    oid = _blob_oids(project)["oracles/blobs/big.bin"]
+    monkeypatch.setattr(objects, "CHUNK", 1000)
+    cat = objects.CatFile(str(project.path))
+    try:
+        pieces = list(cat.chunks(oid))
+        assert max(len(p) for p in pieces) == 1000 and len(pieces) == 11
+        assert b"".join(pieces) == cat.read(oid) == data
+        assert objects.digest(cat, oid) == hashlib.sha256(data).hexdigest()
+        # The same process answers the next object too, and a missing one is an error, not bytes.
+        with pytest.raises(GitError, match="is not a readable blob"):
+            cat.read("0" * 40)
+        assert cat.read(oid) == data
+    finally:
+        cat.close()
+
+
+def test_a_vouched_digest_is_used_until_forgotten_and_a_computed_one_always(project):
+    oid = _blob_oids(project)["oracles/blobs/table.json"]
+    cat = objects.CatFile(str(project.path))
+    try:
+        objects.forget_trusted()
+        objects._COMPUTED.pop(oid, None)  # hashed by an earlier test of this process
+        objects.trust(oid, "f" * 64)
+        assert objects.digest(cat, oid) == "f" * 64
+        objects.forget_trusted()
+        actual = objects.digest(cat, oid)
+        assert actual == hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
+        objects.trust(oid, "f" * 64)  # a claim never overrides what was hashed
+        assert objects.digest(cat, oid) == actual
+    finally:
+        objects.forget_trusted()
+        cat.close()
+
+
+def _reads(monkeypatch) -> list[str]:
+    """Records the object ids `check` reads through cat-file from now on."""
+    read: list[str] = []
+    original = objects.CatFile.chunks
+
+    def chunks(self, oid):
+        read.append(oid)
+        return original(self, oid)
+
+    monkeypatch.setattr(objects.CatFile, "chunks", chunks)
+    objects._COMPUTED.clear()
+    return read
+
+
+def test_blobs_the_merge_base_pinned_the_same_way_are_not_read(project, tmp_path, monkeypatch):
+    project.write("shop/calc.py", project.read("shop/calc.py").decode() + "\n# reworded\n")
+    project.commit("production only")
+    blobs = set(_blob_oids(project).values())
+    read = _reads(monkeypatch)
+    report = run_check(str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})], environ={})
+    assert report.exit_code == 0, [v.line() for v in report.violations]
+    assert not blobs & set(read)
+    read.clear()
+    report = run_check(str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})], environ={},
+                       verify_all=True)
+    assert report.exit_code == 0 and blobs <= set(read)
+
+
+def test_a_re_pinned_blob_is_hashed_again_whatever_the_base_said(project, tmp_path):
+    # Same object, new pin: the base vouched for the old pin only, so the bytes are hashed (exit 5).
+    toml = project.read("oracles/shop.toml").decode()
+    project.write("oracles/shop.toml", toml.replace(hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest(),
+                                                    "e" * 64))
+    project.write_manifest()
+    project.commit("re-pin")
+    report = run_check(str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})],
+                       labels={"oracle-change"}, environ={})
+    assert report.exit_code == 5
+    assert any("table.json does not match its pin: expected sha256 " + "e" * 64 in v.line() for v in report.violations)
+
+
+def _base_with_pin(project, pin: str, manifest_too: bool) -> None:
+    """Rewrites main so that add_table pins `pin` (and, with `manifest_too`, the manifest says the
+    blob hashes to it), then commits a production-only change on top."""
+    toml = project.read("oracles/shop.toml").decode()
+    true_pin = hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
+    project.git("checkout", "-q", "main")
+    project.write("oracles/shop.toml", toml.replace(true_pin, pin))
+    project.write_manifest()
+    if manifest_too:
+        project.write("oracles/MANIFEST.sha256", project.read("oracles/MANIFEST.sha256").decode().replace(true_pin, pin))
+    project.commit("a base that never passed the gate")
+    project.git("checkout", "-q", "-B", "production-only")
+    project.write("shop/calc.py", project.read("shop/calc.py").decode() + "\n# reworded\n")
+    project.commit("production only")
+
+
+def test_a_base_pin_its_own_manifest_contradicts_is_caught(project, tmp_path, monkeypatch):
+    # The manifest vouches for the digest; the row's pin differs, so the row fails (its bytes are
+    # then read only to explain the mismatch).
+    _base_with_pin(project, "d" * 64, manifest_too=False)
+    _reads(monkeypatch)
+    report = run_check(str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})], environ={})
+    assert report.exit_code == 5
+    assert any("table.json does not match its pin" in v.line() for v in report.violations)
+
+
+def test_a_base_whose_manifest_agrees_with_a_wrong_pin_is_believed_unless_verify_all(project, tmp_path, monkeypatch):
+    # The base is trusted to have passed the gate; --verify-all checks it anyway.
+    _base_with_pin(project, "d" * 64, manifest_too=True)
+    results = [junit(tmp_path, {i: "passed" for i in IDS})]
+    _reads(monkeypatch)  # forget the digests hashed earlier in this process: they are true and would win
+    assert run_check(str(project.path), "main", results=results, environ={}).exit_code == 0
+    report = run_check(str(project.path), "main", results=results, environ={}, verify_all=True)
+    assert report.exit_code == 5
+    assert objects._TRUSTED == {} and objects._CLAIMS == set()
