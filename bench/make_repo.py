@@ -58,8 +58,8 @@ def git(repo: Path, *args: str) -> str:
 def blob(index: int, nbytes: int, rng: random.Random) -> bytes:
     """One blob of about `nbytes` bytes (at least one sample): unique first samples, then a block of
     samples repeated to the size (generating 1 GiB sample by sample would dominate the run)."""
-    head = [{"args": [index, rng.randrange(1000)], "expected": None}]
-    head[0]["expected"] = head[0]["args"][0] + head[0]["args"][1]
+    second = rng.randrange(1000)
+    head = [{"args": [index, second], "expected": index + second}]
     block = [{"args": [a, b], "expected": a + b} for a, b in ((rng.randrange(10**6), rng.randrange(10**6))
                                                                 for _ in range(64))]
     first = json.dumps(head)[1:-1]
