@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 
 GATE = Path(__file__).absolute().parents[1]
+# A file in .git that marks a repository this script made (and may replace).
+MARK = "bench-make-repo"
 UNITS = {"": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com", "GIT_COMMITTER_NAME": "bench",
            "GIT_COMMITTER_EMAIL": "bench@example.com", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
@@ -51,6 +53,7 @@ def git(repo: Path, *args: str) -> str:
         subprocess.CalledProcessError: when git fails.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ENV
+    env |= {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}  # no user settings: same ids anywhere
     return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
                           text=True).stdout
 
@@ -102,9 +105,12 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
     """Writes and commits the repository at `out` (removed first if it exists); see the module doc."""
     if invariants < 1 or files < 1 or blobs < 1 or files > invariants:
         raise SystemExit("make_repo: need 1 <= files <= invariants and at least one blob")
+    if out.exists() and any(out.iterdir()) and not (out / ".git" / MARK).is_file():
+        raise SystemExit(f"make_repo: {out} exists and was not made by make_repo.py; choose another folder")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     git(out, "-c", "init.defaultBranch=main", "init", "-q")
+    (out / ".git" / MARK).write_text("made by bench/make_repo.py\n")
     rng = random.Random(seed)
     write(out / "oracles/policy.toml", 'schema = 1\nlabel = "oracle-change"\nprotected = ["oracles/**"]\n'
                                        'production_packages = ["prod"]\n')

@@ -20,6 +20,7 @@ Figures 5 and 7 (Bazel's incremental and harness-path runs) are not measured her
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -45,7 +46,8 @@ def repo_for(work: Path, name: str, **kwargs: int | str) -> Path:
     one made with the same arguments."""
     path = work / name
     stamp = path / ".git" / "bench-args.json"
-    wanted = json.dumps(kwargs, sort_keys=True)
+    script = (GATE / "bench" / "make_repo.py").read_bytes()
+    wanted = json.dumps({**kwargs, "seed": 1, "make_repo": hashlib.sha256(script).hexdigest()}, sort_keys=True)
     if not (stamp.is_file() and stamp.read_text() == wanted):
         generate(path, int(kwargs["invariants"]), int(kwargs["files"]), int(kwargs["blob_bytes"]),
                  int(kwargs["blobs"]), int(kwargs["harness"]), str(kwargs["change"]), 1)

@@ -17,7 +17,9 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, run_harness
 from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
-from tools.oracle_gate.gitio import Change, changed_paths, merge_base, refuse_grafts, resolve_commit
+from tools.oracle_gate.gitio import (
+    Change, changed_paths, merge_base, on_first_parent_chain, refuse_grafts, resolve_commit,
+)
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.objects import forget_trusted
 from tools.oracle_gate.manifest import manifest_problems, vouch_for_base
@@ -264,7 +266,8 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
 
     The merge base's rows are read without verifying its blobs: the base passed the gate when it was
     merged, so its manifest and pins are vouched for (`manifest.vouch_for_base`) and a HEAD file
-    with the same object is not read again (docs/design.md section 4, "Which blobs are hashed").
+    with the same object is not read again (docs/design.md section 4, "Which blobs are hashed"),
+    when the merge base is on the base branch's first-parent chain.
 
     Args:
         repo: the work tree's root.
@@ -283,7 +286,10 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
     mb = merge_base(repo, base_commit, head)
     base_tree = GitTree(repo, mb)
     base_oracles = load_oracles(base_tree, verify_blobs=False)
-    if not verify_all:
+    forget_trusted()
+    # Only a commit the base branch itself pointed at passed the gate; a merge base inside a merged
+    # branch (the change forked from another pull request) vouches for nothing.
+    if not verify_all and on_first_parent_chain(repo, base_commit, mb):
         vouch_for_base(base_tree, base_oracles)
     if base_oracles.policy is None and any(
         p.path == POLICY_PATH and "missing" not in p.message for p in base_oracles.problems

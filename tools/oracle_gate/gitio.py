@@ -235,3 +235,15 @@ def changed_paths(repo: str, base: str, head: str) -> list[Change]:
         "--ignore-submodules=none", base, head, "--",
     )
     return parse_name_status(raw)
+
+
+def on_first_parent_chain(repo: str, tip: str, commit: str) -> bool:
+    """True when `commit` is `tip` or one of its first parents, back to the root: a commit the
+    branch itself pointed at (each one gated when it was merged), not one inside a merged branch.
+
+    Raises:
+        GitError: (exit 1) when git fails.
+    """
+    if commit == tip:
+        return True
+    return commit.encode() in git(repo, "rev-list", "--first-parent", tip).split()

@@ -71,8 +71,9 @@ def _render(tree: Tree, oracles: Oracles) -> str:
             path.encode("utf-8")
         except UnicodeEncodeError:
             raise OracleError("has a name that is not UTF-8; rename it", path=path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")) from None
-        if any(c in path for c in "\n\r\\") or path != path.strip():
-            raise OracleError("has a name sha256sum cannot list (newline, backslash or edge spaces)", path=repr(path))
+        if any(c in path for c in "\n\r\\") or len(path.splitlines()) != 1 or path != path.strip():
+            raise OracleError("has a name sha256sum cannot list (a line break of any kind, backslash or edge spaces)",
+                              path=repr(path))
         lines.append(f"{tree.digest(entry)}  {path}\n")
     return "".join(lines)
 
@@ -177,7 +178,9 @@ def vouch_for_base(tree: Tree, oracles: Oracles) -> int:
     if entry is None or not entry.is_regular:
         return 0
     count = 0
-    for line in tree.read(entry).decode("utf-8", "replace").splitlines():
+    # Lines end at "\n" only: str.splitlines would also split at U+0085, U+2028 and other
+    # characters a file name may hold, and so read a forged line out of a name.
+    for line in tree.read(entry).decode("utf-8", "replace").split("\n"):
         match = HASH_LINE.fullmatch(line)
         found = listing.get(match.group(2)) if match else None
         if match is not None and found is not None and found.is_regular:

@@ -27,6 +27,7 @@ _COMPUTED: dict[str, str] = {}
 # vouched for (`vouch`), until `forget_trusted`.
 _TRUSTED: dict[str, str] = {}
 _CLAIMS: set[tuple[str, str]] = set()
+_CONFLICTED: set[str] = set()
 
 
 class CatFile:
@@ -36,6 +37,7 @@ class CatFile:
     def __init__(self, repo: str) -> None:
         self.repo = repo
         self._proc: subprocess.Popen[bytes] | None = None
+        self._unread = False
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
@@ -49,41 +51,63 @@ class CatFile:
         return self._proc
 
     def chunks(self, oid: str) -> Iterator[bytes]:
-        """Yields the bytes of blob `oid` in chunks of at most CHUNK bytes. The whole object must
-        be consumed before the next call.
+        """Yields the bytes of blob `oid` in chunks of at most CHUNK bytes. When a caller stops
+        before the end, the next call starts a fresh git process (the rest is still in the pipe).
 
         Raises:
             GitError: (exit 1) when the object is missing, not a blob, or git stops answering.
         """
+        if self._unread:  # an earlier object was not read to its end: its bytes are still in the pipe
+            self.close(kill=True)
         proc = self._start()
         assert proc.stdin is not None and proc.stdout is not None
+        if len(oid) not in (40, 64) or any(c not in "0123456789abcdef" for c in oid):
+            raise GitError(f"git cat-file: {oid!r} is not a full object id")
         try:
             proc.stdin.write(oid.encode("ascii") + b"\n")
             proc.stdin.flush()
         except (BrokenPipeError, UnicodeEncodeError):
             raise GitError(f"git cat-file stopped answering (object {oid!r})") from None
         header = proc.stdout.readline().split()
-        if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
+        if len(header) != 3 or header[0] != oid.encode() or header[1] != b"blob" or not header[2].isdigit():
+            # Another type's body (or anything unexpected) may still be in the pipe: start afresh.
+            self.close(kill=True)
             raise GitError(f"git cat-file: object {oid} is not a readable blob ({b' '.join(header).decode('ascii', 'replace')})")
         left = int(header[2])
+        self._unread = True
         while left:
             piece = proc.stdout.read(min(left, CHUNK))
             if not piece:
                 raise GitError(f"git cat-file stopped in the middle of object {oid}")
             left -= len(piece)
             yield piece
-        proc.stdout.read(1)  # the newline after the object
+        if proc.stdout.read(1) != b"\n":  # git ends each object with a newline
+            self.close(kill=True)
+            raise GitError(f"git cat-file: object {oid} did not end where its size said")
+        self._unread = False
 
     def read(self, oid: str) -> bytes:
         """The whole bytes of blob `oid` (`chunks` joined)."""
         return b"".join(self.chunks(oid))
 
-    def close(self) -> None:
-        """Ends the git process."""
+    def close(self, kill: bool = False) -> None:
+        """Ends the git process; killed when `kill` or when an object was left half-read (git
+        would otherwise block writing the rest)."""
+        kill = kill or self._unread
+        self._unread = False
         if self._proc is not None:
+            if kill:
+                self._proc.kill()
             if self._proc.stdin is not None:
-                self._proc.stdin.close()
-            self._proc.wait()
+                try:
+                    self._proc.stdin.close()
+                except BrokenPipeError:
+                    pass
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
             self._proc = None
@@ -113,9 +137,13 @@ def digest(cat: CatFile, oid: str) -> str:
 
 def trust(oid: str, sha256: str) -> None:
     """Records that blob `oid` hashes to `sha256` without reading it: the caller vouches for it
-    (`check` does for the pins of its merge base, which passed the gate when it was merged), until
-    `forget_trusted`."""
-    _TRUSTED.setdefault(oid, sha256)
+    (`check` does for the manifest of its merge base, which passed the gate when it was merged),
+    until `forget_trusted`. Two different claims for one object cancel each other: it is hashed."""
+    if oid in _CONFLICTED:
+        return
+    if _TRUSTED.setdefault(oid, sha256) != sha256:
+        del _TRUSTED[oid]
+        _CONFLICTED.add(oid)
 
 
 def known_trusted(oid: str) -> str | None:
@@ -138,3 +166,4 @@ def forget_trusted() -> None:
     """Drops every digest and claim a caller vouched for (each `check` starts and ends with none)."""
     _TRUSTED.clear()
     _CLAIMS.clear()
+    _CONFLICTED.clear()

@@ -26,8 +26,10 @@ def _head(path: Path) -> str:
 
 
 def test_make_repo_is_deterministic_and_each_change_shape_is_judged(tmp_path):
-    shapes = {"production": 0, "blob": 2, "drop": 2}  # a blob or a row edit is a protected change
-    for shape, code in shapes.items():
+    # Without the label a blob or a row edit is a protected change (2); with it, a re-pinned blob is
+    # hashed again and passes (0), and a dropped id is still missing (3).
+    shapes = {"production": (0, 0), "blob": (2, 0), "drop": (2, 3)}
+    for shape, (code, labelled) in shapes.items():
         first, second = tmp_path / f"{shape}-1", tmp_path / f"{shape}-2"
         for path in (first, second):
             make_repo.generate(path, 6, 2, 4096, 3, 2, shape, 7)
@@ -39,3 +41,7 @@ def test_make_repo_is_deterministic_and_each_change_shape_is_judged(tmp_path):
         assert proc.returncode == code, (shape, proc.stdout)
         if shape == "drop":
             assert "[3]" in proc.stdout  # the dropped id is reported too
+        proc = subprocess.run([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(first), "check", "--base",
+                               "main", "--results", str(results), "--label", "oracle-change"], cwd=run.GATE,
+                              capture_output=True, text=True, check=False, timeout=300)
+        assert proc.returncode == labelled, (shape, proc.stdout)

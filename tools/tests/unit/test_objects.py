@@ -132,3 +132,94 @@ def test_a_base_whose_manifest_agrees_with_a_wrong_pin_is_believed_unless_verify
     report = run_check(str(project.path), "main", results=results, environ={}, verify_all=True)
     assert report.exit_code == 5
     assert objects._TRUSTED == {} and objects._CLAIMS == set()
+
+
+def test_a_read_stopped_half_way_does_not_leak_into_the_next(project, monkeypatch):
+    data = b"x" * 5000
+    project.write("oracles/blobs/big.bin", data)
+    project.commit("big")
+    oids = _blob_oids(project)
+    monkeypatch.setattr(objects, "CHUNK", 1000)
+    cat = objects.CatFile(str(project.path))
+    try:
+        stream = cat.chunks(oids["oracles/blobs/big.bin"])
+        assert next(stream) == b"x" * 1000
+        del stream
+        assert cat.read(oids["oracles/blobs/table.json"]) == project.read("oracles/blobs/table.json")
+        with pytest.raises(GitError, match="is not a full object id"):
+            cat.read("HEAD:oracles/shop.toml")
+    finally:
+        cat.close()
+
+
+def test_an_object_that_is_not_a_blob_leaves_nothing_in_the_pipe(project):
+    # A commit whose message looks like a cat-file header must not be read as the next blob.
+    project.git("commit", "-q", "--allow-empty", "-m", "x blob 5\n\nEVIL!")
+    commit = project.git("rev-parse", "HEAD").strip()
+    oid = _blob_oids(project)["oracles/blobs/table.json"]
+    cat = objects.CatFile(str(project.path))
+    try:
+        with pytest.raises(GitError, match="is not a readable blob"):
+            cat.read(commit)
+        assert cat.read(oid) == project.read("oracles/blobs/table.json")
+        with pytest.raises(GitError, match="is not a full object id"):
+            cat.read(oid[:12])
+    finally:
+        cat.close()
+
+
+def test_conflicting_claims_for_one_object_cancel(project):
+    oid = _blob_oids(project)["oracles/blobs/table.json"]
+    cat = objects.CatFile(str(project.path))
+    try:
+        objects.forget_trusted()
+        objects._COMPUTED.pop(oid, None)
+        objects.trust(oid, "a" * 64)
+        objects.trust(oid, "b" * 64)
+        objects.trust(oid, "a" * 64)
+        assert objects.known_trusted(oid) is None
+        assert objects.digest(cat, oid) == hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
+    finally:
+        objects.forget_trusted()
+        cat.close()
+
+
+def test_a_manifest_line_forged_inside_a_file_name_vouches_for_nothing(project):
+    # U+0085 splits a str into lines. A manifest line whose name holds it and a fake line (as a gate
+    # without this rule would have written it) must not vouch for table.json's object, and such a
+    # name can no longer be listed.
+    from tools.oracle_gate.errors import OracleError
+    from tools.oracle_gate.loader import load_oracles
+    from tools.oracle_gate.manifest import render, vouch_for_base
+    from tools.oracle_gate.tree import WorkTree
+    table = hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
+    name = "oracles/blobs/a\x85" + "c" * 64 + "  oracles/blobs/table.json"
+    manifest = project.read("oracles/MANIFEST.sha256").decode() + f"{hashlib.sha256(b'[]').hexdigest()}  {name}\n"
+    project.write(name, b"[]")
+    with pytest.raises(OracleError, match="line break of any kind"):
+        render(WorkTree(str(project.path)))
+    project.write("oracles/MANIFEST.sha256", manifest)
+    project.commit("a forged manifest line")
+    tree = GitTree(str(project.path), "HEAD")
+    objects.forget_trusted()
+    try:
+        vouch_for_base(tree, load_oracles(tree, verify_blobs=False))
+        assert objects.known_trusted(_blob_oids(project)["oracles/blobs/table.json"]) == table
+    finally:
+        objects.forget_trusted()
+
+
+def test_a_merge_base_inside_a_merged_branch_vouches_for_nothing(project, tmp_path, monkeypatch):
+    project.git("checkout", "-q", "-B", "feature", "main")
+    project.write("shop/extra.py", "X = 1\n")
+    inside = project.commit("inside a pull request")
+    project.git("checkout", "-q", "main")
+    project.git("merge", "-q", "--no-ff", "-m", "merge the pull request", "feature")
+    project.git("checkout", "-q", "-B", "forked", inside)
+    project.write("shop/calc.py", project.read("shop/calc.py").decode() + "\n# reworded\n")
+    project.commit("forked from the pull request, not from main")
+    blobs = set(_blob_oids(project).values())
+    read = _reads(monkeypatch)
+    report = run_check(str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})], environ={})
+    assert report.exit_code == 0, [v.line() for v in report.violations]
+    assert blobs <= set(read)
