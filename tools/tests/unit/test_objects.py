@@ -3,6 +3,7 @@ caller vouches for; and how `check` uses them for the merge base's pins."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 
 import pytest
@@ -38,12 +39,22 @@ def test_a_blob_is_hashed_in_chunks_and_read_whole_alike(project, monkeypatch):
         cat.close()
 
 
-def test_a_vouched_digest_is_used_until_forgotten_and_a_computed_one_always(project):
+@contextlib.contextmanager
+def _unhashed_table(project):
+    """(object id of table.json, a reader), with no digest known for it; cleared again afterwards."""
     oid = _blob_oids(project)["oracles/blobs/table.json"]
     cat = objects.CatFile(str(project.path))
+    objects.forget_trusted()
+    objects._COMPUTED.pop(oid, None)  # hashed by an earlier test of this process
     try:
+        yield oid, cat
+    finally:
         objects.forget_trusted()
-        objects._COMPUTED.pop(oid, None)  # hashed by an earlier test of this process
+        cat.close()
+
+
+def test_a_vouched_digest_is_used_until_forgotten_and_a_computed_one_always(project):
+    with _unhashed_table(project) as (oid, cat):
         objects.trust(oid, "f" * 64)
         assert objects.digest(cat, oid) == "f" * 64
         objects.forget_trusted()
@@ -51,9 +62,6 @@ def test_a_vouched_digest_is_used_until_forgotten_and_a_computed_one_always(proj
         assert actual == hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
         objects.trust(oid, "f" * 64)  # a claim never overrides what was hashed
         assert objects.digest(cat, oid) == actual
-    finally:
-        objects.forget_trusted()
-        cat.close()
 
 
 def _reads(monkeypatch) -> list[str]:
@@ -169,19 +177,12 @@ def test_an_object_that_is_not_a_blob_leaves_nothing_in_the_pipe(project):
 
 
 def test_conflicting_claims_for_one_object_cancel(project):
-    oid = _blob_oids(project)["oracles/blobs/table.json"]
-    cat = objects.CatFile(str(project.path))
-    try:
-        objects.forget_trusted()
-        objects._COMPUTED.pop(oid, None)
+    with _unhashed_table(project) as (oid, cat):
         objects.trust(oid, "a" * 64)
         objects.trust(oid, "b" * 64)
         objects.trust(oid, "a" * 64)
         assert objects.known_trusted(oid) is None
         assert objects.digest(cat, oid) == hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
-    finally:
-        objects.forget_trusted()
-        cat.close()
 
 
 def test_a_manifest_line_forged_inside_a_file_name_vouches_for_nothing(project):
