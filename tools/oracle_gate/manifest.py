@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from collections.abc import Iterator, Mapping
 
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.loader import Oracles, load_oracles, shape_key
@@ -17,7 +18,7 @@ from tools.oracle_gate.objects import known_trusted, trust, vouch
 from tools.oracle_gate.policy import in_labelled_change
 from tools.oracle_gate.schema import ID_PATTERN
 from tools.oracle_gate.transform import explain
-from tools.oracle_gate.tree import Tree
+from tools.oracle_gate.tree import Entry, Tree
 
 MANIFEST_PATH = "oracles/MANIFEST.sha256"
 COMMITTED_REWRITE_FIX = ("do not regenerate the manifest or re-pin: commit the recorded bytes, not a converted copy "
@@ -93,18 +94,25 @@ def checkout_rewrites(tree: Tree) -> list[str]:
     what = explain(data, lambda original: b"\r" not in original and original.startswith(HEADER.encode()))
     if what:
         out.append(f"{MANIFEST_PATH} ({what})")
-    for line in data.decode("utf-8", "replace").replace("\r\n", "\n").splitlines():
-        match = HASH_LINE.fullmatch(line)
-        found = listing.get(match.group(2)) if match else None
-        if match is None or found is None or not found.is_regular:
-            continue
-        pinned = match.group(1)
+    for pinned, path, found in listed_files(data, listing):
         content = tree.read(found)
         if hashlib.sha256(content).hexdigest() != pinned:
             what = explain(content, lambda original: hashlib.sha256(original).hexdigest() == pinned)
             if what:
-                out.append(f"{match.group(2)} ({what})")
+                out.append(f"{path} ({what})")
     return out
+
+
+def listed_files(data: bytes, listing: Mapping[str, Entry]) -> Iterator[tuple[str, str, Entry]]:
+    """(sha256, path, entry) for each `<sha256>  <path>` line of manifest bytes `data` whose path is a
+    regular file of `listing`. Lines end at "\n" (a "\r" before it is dropped) and nowhere else:
+    str.splitlines would also split at U+0085, U+2028 and other characters a file name may hold,
+    and so read a forged line out of a name."""
+    for line in data.decode("utf-8", "replace").split("\n"):
+        match = HASH_LINE.fullmatch(line.removesuffix("\r"))
+        found = listing.get(match.group(2)) if match else None
+        if match is not None and found is not None and found.is_regular:
+            yield match.group(1), match.group(2), found
 
 
 def manifest_problems(tree: Tree, *, label: str | None = None) -> list[OracleError]:
@@ -178,14 +186,9 @@ def vouch_for_base(tree: Tree, oracles: Oracles) -> int:
     if entry is None or not entry.is_regular:
         return 0
     count = 0
-    # Lines end at "\n" only: str.splitlines would also split at U+0085, U+2028 and other
-    # characters a file name may hold, and so read a forged line out of a name.
-    for line in tree.read(entry).decode("utf-8", "replace").split("\n"):
-        match = HASH_LINE.fullmatch(line)
-        found = listing.get(match.group(2)) if match else None
-        if match is not None and found is not None and found.is_regular:
-            trust(found.ref, match.group(1))
-            count += 1
+    for digest, _path, found in listed_files(tree.read(entry), listing):
+        trust(found.ref, digest)
+        count += 1
     for invariant in oracles.invariants:
         blob = listing.get(invariant.blob)
         if blob is not None and blob.is_regular and known_trusted(blob.ref) == invariant.blob_sha256:

@@ -6,6 +6,7 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Protocol
 
 from tools.oracle_gate.errors import GateError
@@ -119,22 +120,29 @@ class WorkTree:
                 out[rel] = Entry(mode, full)
         return out
 
-    def read(self, entry: Entry) -> bytes:
+    def _chunks(self, entry: Entry, size: int = -1) -> Iterator[bytes]:
+        """The file's bytes in pieces of `size` (-1: one piece), never through a symlink unless
+        `follow_symlinks`.
+
+        Raises:
+            GateError: (exit 1) when the file cannot be read.
+        """
         try:
             fd = os.open(entry.ref, os.O_RDONLY | (0 if self.follow else os.O_NOFOLLOW))
             with os.fdopen(fd, "rb") as f:
-                return f.read()
+                while piece := f.read(size):
+                    yield piece
+                    if size < 0:
+                        return
         except OSError as exc:
             raise GateError(f"cannot read {entry.ref}: {exc.strerror}") from None
 
+    def read(self, entry: Entry) -> bytes:
+        return b"".join(self._chunks(entry))
+
     def digest(self, entry: Entry) -> str:
         """sha256 of the file, read in CHUNK pieces."""
-        try:
-            fd = os.open(entry.ref, os.O_RDONLY | (0 if self.follow else os.O_NOFOLLOW))
-            with os.fdopen(fd, "rb") as f:
-                h = hashlib.sha256()
-                while piece := f.read(CHUNK):
-                    h.update(piece)
-                return h.hexdigest()
-        except OSError as exc:
-            raise GateError(f"cannot read {entry.ref}: {exc.strerror}") from None
+        h = hashlib.sha256()
+        for piece in self._chunks(entry, CHUNK):
+            h.update(piece)
+        return h.hexdigest()
