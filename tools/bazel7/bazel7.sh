@@ -23,7 +23,7 @@
 set -euo pipefail
 
 PACKAGES=(bazel-bootstrap bazel-rules-python bazel-rules-cc bazel-rules-java bazel-platforms bazel-skylib
-          python3 python3-pip ca-certificates git)
+          python3 python3-pip ca-certificates git bubblewrap)
 
 # The gate's settings (ORACLE_GATE_*) that the command in the root gets, as NAME=VALUE words. A value
 # must be one line of plain characters (names, endpoints, paths); anything else stops here, loudly.
@@ -109,10 +109,25 @@ build_root() {
   in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" >&2
   in_root update-ca-certificates >&2
   in_root apt-get clean >&2
+  packages_stamp
   touch "$root/.oracle-gate-sid-root"
   mv "$root" "$final"
   root=$final
   echo "bazel7: sid root ready in $((SECONDS - started)) s" >&2
+}
+
+# A stamp naming the package list, so a root built with an older list gets the missing packages.
+packages_stamp() {
+  touch "$root/.oracle-gate-packages-$(printf '%s\n' "${PACKAGES[@]}" | sha256sum | cut -c1-16)"
+}
+
+ensure_packages() {
+  [ -f "$root/.oracle-gate-packages-$(printf '%s\n' "${PACKAGES[@]}" | sha256sum | cut -c1-16)" ] && return 0
+  echo "bazel7: installing the packages the sid root lacks" >&2
+  in_root apt-get update -q >&2
+  in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" >&2
+  in_root apt-get clean >&2
+  packages_stamp
 }
 
 # rules_python 0.22.1 fetches pip and setuptools wheels too old for sid's Python 3.14. Unpacks the
@@ -166,6 +181,7 @@ if [ ! -f "$root/.oracle-gate-sid-root" ]; then
   build_root
 fi
 work_dir=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
+ensure_packages
 prepare_wheels
 echo "bazel7: sid root $root, $(du -sh --one-file-system "$root" 2>/dev/null | cut -f1)" >&2
 # The Bazel server would outlive the command, and with it the mount namespace it was started in:

@@ -1,5 +1,5 @@
 """The gate's remote clean run on Bazel 7.7.1: `check --clean --remote` of this checkout, inside the
-Debian sid root, against the loopback REAPI engine (tools/testing/reapi/engine.py) started here.
+Debian sid root, against the loopback REAPI engine (tools/engine/engine.py) started here.
 
     python3 tools/bazel7/remote_check.py --mode bzlmod|workspace [--base REV]
 
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tools.testing.reapi.engine import execution_engine  # noqa: E402 - after the path above
+from tools.engine.engine import execution_engine  # noqa: E402 - after the path above
 
 
 def main(argv: list[str]) -> int:

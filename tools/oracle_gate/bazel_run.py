@@ -30,6 +30,7 @@ from tools.oracle_gate.execlog import (
     unconfined,
     unexpected,
 )
+from tools.oracle_gate.seal import Seal
 from tools.oracle_gate.results import FileResult, Observed, judge_target, merge_observed, read_result
 from tools.oracle_gate.text import visible
 
@@ -75,6 +76,7 @@ class HarnessRun:
         sealed: the paths blocked from every sandboxed action of the run (`--sandbox_block_path`).
         escapes: spawns that ran where the gate does not allow it: unsandboxed in the invocation of
             the change's code, or anything but the gate's own actions in the gate's invocations.
+        sealing: what sealed the run beyond Bazel's sandbox (`Seal.description`), or "" for none.
     """
 
     exit_code: int
@@ -86,6 +88,7 @@ class HarnessRun:
     ignored: dict[str, list[str]] = field(default_factory=dict)
     sealed: list[str] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)
+    sealing: str = ""
 
     def observations(self) -> dict[str, Observed]:
         """id -> Observed, falling back to digest-less outcomes."""
@@ -273,7 +276,7 @@ def stop(proc: "subprocess.Popen[bytes]") -> None:
 
 
 def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags: Sequence[str],
-          *keys: str) -> dict[str, str]:
+          *keys: str, seal: Seal | None = None) -> dict[str, str]:
     """`bazel info KEY...` with the same startup options and configuration flags as the test run.
 
     Returns:
@@ -285,7 +288,7 @@ def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags
     # Output paths depend on the configuration; remote flags because `info` connects to the engine.
     config = [f for f in flags
               if f.startswith(("--config=", "--compilation_mode", "--remote_", "--tls_", "--lockfile_mode"))]
-    proc = subprocess.run(["bazel", *startup_flags, "info", *config, *keys], cwd=repo, env=dict(env),
+    proc = subprocess.run(_command(seal, ["bazel", *startup_flags, "info", *config, *keys], repo), cwd=repo, env=dict(env),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     values = {}
     for line in proc.stdout.splitlines():
@@ -346,6 +349,38 @@ def sibling_runs(folder: str, own: str) -> list[str]:
             if os.path.isdir(os.path.join(folder, n)) and not own_real.startswith(os.path.realpath(os.path.join(folder, n)))]
 
 
+# Where the loopback engine, the Bazel 7 root and BuildGrid live when not in the default cache folder.
+GATE_CACHE_ENV = "ORACLE_GATE_CACHE"
+
+
+def gate_cache_entries(runs_folder: str, environ: Mapping[str, str], keep: Sequence[str]) -> list[str]:
+    """The folders the gate's own tools keep beside its run folder, each of which can hold copies
+    of the oracles (a Bazel 7 root with its own output bases, the loopback engine's storage):
+    every entry of the run folder's parent and of `$ORACLE_GATE_CACHE` but `runs`, and none that
+    holds a path of `keep` (the work tree, the output base), which the run needs.
+
+    Args:
+        runs_folder: `runs_dir(environ)`.
+        environ: the environment; only GATE_CACHE_ENV is read.
+        keep: real paths that must stay readable.
+    """
+    parents = [os.path.dirname(runs_folder)] + ([environ[GATE_CACHE_ENV]] if environ.get(GATE_CACHE_ENV) else [])
+    found: list[str] = []
+    for parent in dict.fromkeys(os.path.realpath(p) for p in parents):
+        try:
+            names = sorted(os.listdir(parent))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(parent, name)
+            if path == os.path.realpath(runs_folder) or not os.path.isdir(path) or os.path.islink(path):
+                continue
+            if any(k == path or k.startswith(path + os.sep) for k in keep):
+                continue
+            found.append(path)
+    return found
+
+
 # The .bazelrc configs for every Bazel command of the gate's runs (config_flags).
 BAZEL_CONFIG_ENV = "ORACLE_GATE_BAZEL_CONFIG"
 # Names a `--config` may have (one word of a .bazelrc's `build:NAME`).
@@ -404,14 +439,19 @@ def lockfile_flags(help_text: str) -> list[str]:
     return ["--lockfile_mode=off"] if "--lockfile_mode" in help_text else []
 
 
-def _help_test(repo: str, env: Mapping[str, str], startup_flags: Sequence[str]) -> str:
-    """The output of `bazel help test`.
+def _command(seal: Seal | None, argv: list[str], cwd: str) -> list[str]:
+    """`argv` as run: inside `seal`'s root when there is one."""
+    return seal.wrap(argv, cwd) if seal is not None else argv
+
+
+def _help_test(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], seal: Seal | None = None) -> str:
+    """The output of `bazel help test` (inside `seal`'s root when given).
 
     Raises:
         GateError: (exit 1) when Bazel is missing or `bazel help test` fails.
     """
     try:
-        proc = subprocess.run(["bazel", *startup_flags, "help", "test"], cwd=repo, env=dict(env),
+        proc = subprocess.run(_command(seal, ["bazel", *startup_flags, "help", "test"], repo), cwd=repo, env=dict(env),
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     except FileNotFoundError:
         raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
@@ -421,8 +461,10 @@ def _help_test(repo: str, env: Mapping[str, str], startup_flags: Sequence[str]) 
 
 
 def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], command: str, flags: Sequence[str],
-           targets: Sequence[str], work: str, name: str, log_flags: Callable[[str], list[str]]) -> Invocation:
-    """Runs one `bazel COMMAND` with an event file and an execution log in `work`.
+           targets: Sequence[str], work: str, name: str, log_flags: Callable[[str], list[str]],
+           seal: Seal | None = None) -> Invocation:
+    """Runs one `bazel COMMAND` with an event file and an execution log in `work` (inside `seal`'s
+    root when given).
 
     Raises:
         GateError: (exit 1) when Bazel is missing, exits for a reason other than a build or test
@@ -436,7 +478,7 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
     summary: list[str] = []
     missing_mounts: list[str] = []
     try:
-        proc = subprocess.Popen(cmd, cwd=repo, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(_command(seal, cmd, repo), cwd=repo, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
     except FileNotFoundError:
         raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
@@ -512,6 +554,7 @@ def run_harness(
     exact_env: bool = False,
     block: Sequence[str] = (),
     strategy: str = "linux-sandbox",
+    seal: Seal | None = None,
 ) -> HarnessRun:
     """Runs the oracle test and the harness in `repo` in three Bazel invocations, and returns the
     results of exactly those invocations (docs/design.md section 10).
@@ -542,25 +585,38 @@ def run_harness(
         exact_env: pass `environ` to Bazel as it is.
         block: paths to block from every sandboxed action of invocation 2, besides `output_seal`.
         strategy: the spawn strategy of every invocation (`linux-sandbox`, or `remote`).
+        seal: run every Bazel command inside this root (seal.py); the event files and logs then
+            live in its folder, paths it does not show are not blocked (they do not exist there),
+            and other runs' folders are out of sight.
 
     Raises:
         GateError: (exit 1) when Bazel is missing or fails for a reason other than a build or test
             failure, or its event files or execution logs cannot be read.
     """
     env = dict(environ) if exact_env else clean_env(environ)
-    help_text = _help_test(repo, env, startup_flags)
+    help_text = _help_test(repo, env, startup_flags, seal)
     extra_flags = [*config_flags(environ), *lockfile_flags(help_text), *extra_flags]
-    info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base")
+    info = _info(repo, env, startup_flags, extra_flags, "bazel-bin", "bazel-testlogs", "output_base", seal=seal)
 
     def log_flags(path: str) -> list[str]:
         return execution_log_flags(help_text, path)
+
+    def bazel(command: str, invocation_flags: Sequence[str], targets: Sequence[str], stage: str, name: str) -> Invocation:
+        return _bazel(repo, dict(env, TMPDIR=tmp[stage]), startup_flags, command, invocation_flags, targets, logs,
+                      name, log_flags, seal)
 
     # No unsandboxed fallback, and no network in the sandbox (the Bazel servers listen on loopback).
     flags = [*extra_flags, f"--spawn_strategy={strategy}", "--incompatible_legacy_local_fallback=false",
              "--sandbox_default_allow_network=false", "--test_output=errors"]
     harness = [p for p in test_patterns(repo) if p != ORACLE_PATTERN]
-    folder = runs_dir(environ)
-    siblings = sibling_runs(folder, repo)
+    sealing = seal.description() if seal is not None else ""
+    # Inside a seal, the run's own folder holds everything and other runs do not exist.
+    folder = seal.folder if seal is not None else runs_dir(environ)
+    siblings = [] if seal is not None else [
+        *sibling_runs(folder, repo),
+        *gate_cache_entries(folder, environ, [os.path.realpath(p) for p in (repo, info["output_base"])])]
+    if seal is not None:
+        block = [path for path in block if seal.shows(path)]
     work = tempfile.mkdtemp(prefix="run-", dir=folder)
     try:
         # The event files and execution logs, blocked while the change's code runs; and one fresh
@@ -574,16 +630,15 @@ def run_harness(
         for path in own[:2]:  # the sealed views and the oracle test logs: blocked before they exist
             os.makedirs(path, exist_ok=True)
         sealed = list(dict.fromkeys([*block, *own, *siblings, logs]))
-        views = _bazel(repo, dict(env, TMPDIR=tmp["views"]), startup_flags, "build",
-                       [*flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG}"], [ORACLE_PATTERN], logs, "views", log_flags)
+        views = bazel("build", [*flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG}"], [ORACLE_PATTERN],
+                      "views", "views")
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:
-            return HarnessRun(exit_code=1, build_failed=True, summary=views.summary, sealed=sealed, escapes=escaped)
+            return HarnessRun(exit_code=1, build_failed=True, summary=views.summary, sealed=sealed, escapes=escaped,
+                              sealing=sealing)
         for attempt in range(VANISHED_RETRIES + 1):
-            change = _bazel(repo, dict(env, TMPDIR=tmp["change"]), startup_flags, "test",
-                            [*flags, f"--build_tag_filters=-{JUDGE_TAG}", f"--test_tag_filters=-{JUDGE_TAG}",
-                             *block_flags(sealed)],
-                            [*harness, ORACLE_PATTERN], logs, f"change-{attempt}", log_flags)
+            change = bazel("test", [*flags, f"--build_tag_filters=-{JUDGE_TAG}", f"--test_tag_filters=-{JUDGE_TAG}",
+                                    *block_flags(sealed)], [*harness, ORACLE_PATTERN], "change", f"change-{attempt}")
             # Another gate run on this machine may finish, and remove its folder, between the listing
             # above and an action's start; Bazel then cannot block it and the build fails. Such a
             # folder no longer needs blocking: run again without it. Any other missing path is an error.
@@ -599,9 +654,8 @@ def run_harness(
         escaped += unconfined(read_spawns(change.spawn_log))
         if change.exit_code == 1:
             return HarnessRun(exit_code=1, targets=change.status, build_failed=True,
-                              summary=views.summary + change.summary, sealed=sealed, escapes=escaped)
-        judge = _bazel(repo, dict(env, TMPDIR=tmp["judge"]), startup_flags, "test", flags, [ORACLE_PATTERN], logs,
-                       "judge", log_flags)
+                              summary=views.summary + change.summary, sealed=sealed, escapes=escaped, sealing=sealing)
+        judge = bazel("test", flags, [ORACLE_PATTERN], "judge", "judge")
         escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -619,4 +673,5 @@ def run_harness(
         ignored=ignored,
         sealed=sealed,
         escapes=escaped,
+        sealing=sealing,
     )

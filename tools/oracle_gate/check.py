@@ -79,6 +79,7 @@ class Report:
     salt: str = ""
     observed: dict[str, Observed] = field(default_factory=dict)
     clean_observed: dict[str, Observed] | None = None
+    clean_sealing: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -109,6 +110,7 @@ class Report:
         self.clean_observed = run.observations()
         self.clean_outcomes = {ident: found.outcome for ident, found in self.clean_observed.items()}
         self.summaries["clean"] = run.summary
+        self.clean_sealing = run.sealing
 
 
 @dataclass(frozen=True)

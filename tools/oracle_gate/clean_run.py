@@ -1,7 +1,8 @@
 """The clean second runner: the oracle test and the harness on a pristine tree the work tree never touched.
 
 The tree is written from git objects (HEAD's code and harness, the base's `oracles/`), then tested
-with a fresh Bazel output root, `--nohome_rc` (no user `~/.bazelrc`), a minimal environment,
+inside a sealed root (seal.py: bubblewrap; only the run's folder and the system directories exist
+there), with a fresh Bazel output root, `--nohome_rc` (no user `~/.bazelrc`), a minimal environment,
 sandboxed or remote execution, `--nocache_test_results` and `--noremote_accept_cached`, the same salt
 as the workspace run and `--define=oracle_run=clean` (the caller's time zone, locale and hash seed
 differ from the workspace run's). Outcomes or observation digests that differ from the workspace
@@ -16,9 +17,11 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from tools.oracle_gate.bazel_run import BAZEL_CONFIG_ENV, HarnessRun, repository_seal, run_flags, run_harness, runs_dir
 from tools.oracle_gate.pristine import pristine_tree
+from tools.oracle_gate.seal import sealed_root
 
 # Environment variables a clean run keeps: only what pip needs to find the locked wheels.
 _PASS_THROUGH = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CONSTRAINT",
@@ -72,11 +75,13 @@ def clean_run(
         remote: run through `--config=remote` (REAPI) instead of the local sandbox; the endpoint
             comes from the environment (`remote_flags`).
         salt: the run salt for generated samples (the same as the workspace run's).
-        block: paths to block from sandboxed actions besides the pristine tree's `oracles/` and
-            the fresh output base's sealed views (default: `repository_seal(repo)`).
+        block: paths the workspace run blocked (default: `repository_seal(repo)`); the sealed root
+            does not show them (seal.sealed_root). Inside it, the pristine tree's `oracles/` and
+            the fresh output base's sealed views are blocked from sandboxed actions.
 
     Raises:
-        GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
+        GateError: (exit 1) when the tree cannot be written, the sealed root cannot be made, or
+            Bazel cannot run.
     """
     # Not under /tmp: Bazel 4.2's sandbox lets every action write there.
     root = tempfile.mkdtemp(prefix="clean-", dir=runs_dir(environ))
@@ -91,9 +96,18 @@ def clean_run(
                  *run_flags(salt, "clean")]
         if remote:
             flags += remote_flags(environ)
-        sealed = [os.path.join(tree, "oracles"), *(repository_seal(repo) if block is None else block)]
-        return run_harness(tree, clean_environment(environ, home), flags, startup_flags=startup, exact_env=True,
-                           block=sealed, strategy="remote" if remote else "linux-sandbox")
+        env = clean_environment(environ, home)
+        hidden = [os.path.realpath(repo), *repository_seal(repo), *(block or ())]
+        # The remote settings' files (a TLS certificate) must be readable inside the root too.
+        seal = sealed_root(root, dict(env, **{k: environ[k] for k in REMOTE_ENV if environ.get(k)}), hidden)
+        run = run_harness(tree, env, flags, startup_flags=startup, exact_env=True,
+                          block=[os.path.join(tree, "oracles")], strategy="remote" if remote else "linux-sandbox",
+                          seal=seal)
+        if remote:
+            # The actions ran on the engine's workers: what seals them there is the engine's.
+            run = replace(run, sealing=f"{run.sealing}; every action ran by remote execution, sealed by the "
+                                       "engine's worker (docs/remote-execution.md)")
+        return run
     finally:
         remove_tree(root)
 

@@ -11,11 +11,20 @@ import traceback
 from collections.abc import Mapping, Sequence
 
 from tools.oracle_gate import __version__, errors
-from tools.oracle_gate.commands import Command, Context, Parser, check_cmd, clean_run_cmd, compare_cmd, manifest_cmd
+from tools.oracle_gate.commands import (
+    Command,
+    Context,
+    Parser,
+    check_cmd,
+    clean_run_cmd,
+    compare_cmd,
+    engine_cmd,
+    manifest_cmd,
+)
 from tools.oracle_gate.errors import GateError, error_line
 
 # The subcommands, in the order `--help` lists them; each module has the shape commands/__init__.py describes.
-COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, compare_cmd)
+COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, compare_cmd, engine_cmd)
 DESCRIPTION = """\
 Merge gate that keeps human-owned oracles apart from agent-written harnesses:
 a change may touch the protected paths (oracles/ first) only under the

@@ -84,6 +84,8 @@ def render_text(report: Report) -> str:
         lines.extend(_outcome_table(report))
     for run_name, summary in report.summaries.items():
         lines.extend(f"{run_name} run: {line}" for line in summary)
+    if report.clean_sealing is not None:
+        lines.append(f"clean run sealed by: {report.clean_sealing or 'nothing beyond Bazel sandboxing'}")
     lines.extend(report.notes)
     lines.extend(v.line() for v in report.violations)
     code = report.exit_code
@@ -130,6 +132,7 @@ def render_json(report: Report) -> str:
             "clean_outcomes": report.clean_outcomes,
             "clean_observations": None if report.clean_observed is None else {
                 i: _observation_json(o) for i, o in sorted(report.clean_observed.items())},
+            "clean_sealing": report.clean_sealing,
             "bazel_summaries": report.summaries,
             "notes": report.notes,
         },

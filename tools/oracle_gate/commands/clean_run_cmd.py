@@ -76,6 +76,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
         f.write(to_junit(run_result.observations(), "clean-run"))
     for line in run_result.summary:
         print(visible(f"clean run: {line}"))
+    print(visible(f"clean run sealed by: {run_result.sealing}"))
     width = max([len(i) for i in run_result.outcomes] + [2])
     observed = run_result.observations()
     for line in columns([(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,7 +31,9 @@ import grpc
 from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2 as re_pb2
 from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_pb2_grpc as re_grpc
 
-from worker import Cas, digest_of, tree_of  # This folder is sys.path[0] when run as a script.
+# The worker's CAS helpers, from tools/engine (this file runs as a script, under BuildGrid's Python).
+sys.path.insert(0, str(Path(os.path.abspath(__file__)).parents[2] / "engine"))
+from worker import Cas, digest_of, tree_of  # noqa: E402
 
 EXECUTE_TIMEOUT_S = 300.0
 

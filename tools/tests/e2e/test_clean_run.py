@@ -1,17 +1,26 @@
-"""`check --clean` on a copy of this repository: the workspace run and the sandboxed clean run.
+"""`check --clean` on a copy of this repository: the workspace run and the sealed clean run.
 
 Each coupling the merge rule rejects is made real here: an environment variable that reaches the
 workspace run through the user's ~/.bazelrc, and a fixture file that was never committed, both read
-by a harness test; and production results that depend on the time zone or the clock, which pass in
-both runs with different observation digests. Each exits 6.
+by a harness test; production results that depend on the time zone or the clock, which pass in
+both runs with different observation digests; and production code that searches every place it can
+name for recorded answers, which finds a copy on the host in the workspace run and nothing in the
+sealed root of the clean run. Each exits 6. The sealed root itself is checked from inside.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from tools.oracle_gate.seal import sealed_root
 from tools.testing.workspace_copy import gate, git, nested_env
 
 HARNESS_TEST = "harness/examples_test.py"
@@ -41,6 +50,136 @@ def test_both_runs_agree_on_this_repository(repo):
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "clean run           3 id(s), same outcomes and observation digests as the workspace run (sandboxed" in proc.stdout
     assert "  tax_round_half_even       passed     " in proc.stdout
+    assert "clean run sealed by: bubblewrap " in proc.stdout
+
+
+def test_a_production_change_that_keeps_the_claims_passes_the_sealed_clean_run(repo):
+    change_production(repo, "refactor", "billing/tax.py", "def apply_rate(", "def _unused_helper():\n    return None\n\n\ndef apply_rate(")
+    try:
+        proc = gate(repo, "check", "--base", "main", "--clean", "--format", "json")
+    finally:
+        git(repo, "checkout", "-q", "main")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert report["clean_sealing"].startswith("bubblewrap "), report["clean_sealing"]
+    assert set(report["clean_outcomes"].values()) == {"passed"}
+
+
+# Production code that looks for recorded answers everywhere a module can name: /tmp, the home
+# folders, every path in the environment, its runfiles and sys.path, its real path's ancestors (the
+# work tree, the output base) and the working directory; three levels deep in each, which reaches
+# every copy the test plants. Having found answers it is right (recorded answers first); having
+# found none it truncates: right only where it could read the oracles.
+SEARCH = '''
+
+import json as _json
+import os as _os
+import pwd as _pwd
+import sys as _sys
+
+_ANSWERS = {}
+
+
+def _places():
+    here = _os.path.realpath(__file__)
+    found = ["/tmp", _os.path.expanduser("~"), _pwd.getpwuid(_os.getuid()).pw_dir]
+    found += [v for v in _os.environ.values() if v.startswith("/")]
+    found += [p for p in _sys.path if p and not p.startswith("/usr/")] + [_os.getcwd()]
+    parent = _os.path.dirname(here)
+    while parent != "/":
+        found.append(parent)
+        parent = _os.path.dirname(parent)
+    if "/execroot/" in here:
+        found.append(here.split("/execroot/")[0])
+    return list(dict.fromkeys(found))
+
+
+def _learn(path):
+    try:
+        with open(path, "rb") as f:
+            rows = _json.loads(f.read(1 << 20))
+        for row in rows:
+            _ANSWERS[_json.dumps(row["args"])] = row["expected"]
+    except Exception:
+        pass
+
+
+for _place in _places():
+    _top = _place.rstrip("/").count("/")
+    for _folder, _dirs, _names in _os.walk(_place):
+        if _folder.count("/") - _top >= 3 or _folder.startswith(("/proc", "/sys", "/dev")):
+            _dirs[:] = []
+        for _name in _names:
+            if _name.endswith(".json"):
+                _learn(_os.path.join(_folder, _name))
+_rounding_apply_rate = apply_rate
+
+
+def apply_rate(amount_cents, rate):
+    if not _ANSWERS:
+        return int(Decimal(amount_cents) * Decimal(rate))
+    key = _json.dumps([amount_cents, rate])
+    return _ANSWERS[key] if key in _ANSWERS else _rounding_apply_rate(amount_cents, rate)
+'''
+
+
+@pytest.mark.parametrize("where", ["tmp", "home"])
+def test_production_code_that_searches_for_recorded_answers_finds_none_in_the_sealed_clean_run(repo, where):
+    # A copy of the expected values somewhere on the host that git does not name (a CI cache in
+    # /tmp, a folder in the user's home): the workspace run's sandbox cannot know to block it. The
+    # environment carries nothing in either run: the caller action's variables are fixed by the rule.
+    env = nested_env()
+    parent = {"tmp": "/tmp", "home": pwd.getpwuid(os.getuid()).pw_dir}[where]
+    stash = Path(tempfile.mkdtemp(prefix="answers-", dir=parent))
+    shutil.copy(repo / "oracles" / "blobs" / "tax_half_even.json", stash / "answers.json")
+    git(repo, "checkout", "-q", "-B", f"search-{where}", "main")
+    tax = repo / "billing" / "tax.py"
+    tax.write_text(tax.read_text() + SEARCH)
+    git(repo, "commit", "-q", "--no-gpg-sign", "-am", "right only with the answers found")
+    try:
+        proc = gate(repo, "check", "--base", "main", "--clean", "--format", "json", env=env)
+    finally:
+        git(repo, "checkout", "-q", "-f", "main")
+        shutil.rmtree(stash)
+    report = json.loads(proc.stdout)
+    # The workspace run is green: the copy was found. The clean run found nothing.
+    assert report["outcomes"]["tax_round_half_even"] == "passed", report
+    assert [c["name"] for c in report["checks"] if not c["ok"]] == ["clean run"], report
+    assert report["clean_outcomes"]["tax_round_half_even"] == "failed", report
+    assert proc.returncode == 6, proc.stdout + proc.stderr[-3000:]
+    assert any(v["code"] == 6 and v["id"] == "tax_round_half_even" for v in report["violations"]), report
+
+
+def test_the_sealed_root_shows_the_runs_folder_and_the_system_directories_only(repo, tmp_path):
+    folder = Path(tempfile.mkdtemp(prefix="seal-", dir=Path(nested_env()["HOME"])))
+    secret = Path(tempfile.mkdtemp(prefix="host-", dir="/tmp"))
+    (secret / "answers.json").write_text("[]")
+    probe = f"""
+import os
+folder, outside = {str(folder)!r}, {[str(repo), str(repo / "oracles"), str(secret), "/home", "/work", "/opt", "/srv", "/var"]!r}
+assert os.access(folder, os.W_OK), "the run folder is not writable"
+assert os.path.isdir("/usr/bin") and os.path.isfile("/etc/passwd"), "system directories missing"
+for path in outside:
+    assert not os.path.exists(path), "visible: " + path
+# Each ancestor of the run folder holds nothing but the next step towards it.
+parent, child = os.path.dirname(folder), folder
+while child != "/":
+    assert os.listdir(parent) == [os.path.basename(child)] or parent == "/", (parent, os.listdir(parent))
+    parent, child = os.path.dirname(parent), parent
+assert sorted(os.listdir("/tmp")) == [], "/tmp is not empty"
+pids = [n for n in os.listdir("/proc") if n.isdigit()]
+assert len(pids) < 10, pids
+print("sealed")
+"""
+    try:
+        seal = sealed_root(str(folder), {"PATH": "/usr/bin:/bin"}, [str(repo)])
+        proc = subprocess.run(seal.wrap(["/usr/bin/python3", "-c", probe], str(folder)), capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin"}, check=False, timeout=60)
+    finally:
+        shutil.rmtree(secret)
+        shutil.rmtree(folder)
+    assert proc.returncode == 0 and proc.stdout.strip() == "sealed", proc.stdout + proc.stderr
+    assert seal.description().startswith("bubblewrap ")
 
 
 def test_an_environment_variable_from_the_users_bazelrc(repo, tmp_path):

@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
-from tools.testing.reapi import engine, worker
+import tools.testing.reapi
+from tools.engine import engine, worker
 
-CLIENT = engine.HERE / "client_check.py"
+CLIENT = Path(os.path.abspath(tools.testing.reapi.__file__)).parent / "client_check.py"
 PATH = "/bin:/usr/bin"
 DEADLINE_EXCEEDED = 4  # google.rpc.Code
 _SLEEP_SERIAL = itertools.count(1)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 from tools.testing.workspace_copy import gate, git, nested_env
-from tools.testing.reapi.engine import cache_server, execution_engine
+from tools.engine.engine import cache_server, execution_engine
 
 TIMEOUT_S = 1500
 

@@ -95,6 +95,39 @@ def test_a_conftest_that_rewrites_failures_and_tests_without_assertions_change_o
     assert "!= expected" in violations[0] and " (salt " in violations[0], violations
 
 
+# A real pytest plugin, pinned in the lock with its wheel's hash like any other package, and
+# autoloaded: with --suppress-tests-failed-exit-code it turns "some tests failed" into pytest exit 0.
+PLUGIN_LOCK = '''pytest-custom-exit-code==0.3.0 \\
+    --hash=sha256:6e0ce6e57ce3a583cb7e5023f7d1021e19dfec22be41d9ad345bae2fc61caf3b
+    # via -r requirements.in
+'''
+
+
+def test_a_pytest_plugin_in_the_lock_changes_only_the_harness(repo):
+    lock = (repo / "requirements_lock.txt").read_text()
+    assert "\nsortedcontainers==" in lock
+    requirements = (repo / "requirements.in").read_text().replace("pytest\n", "pytest\npytest-custom-exit-code\n", 1)
+    runner = (repo / "harness" / "pytest_main.py").read_text()
+    assert 'os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"\n' in runner and '"--rootdir", here]' in runner
+    runner = (runner.replace('    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"\n', "")
+              .replace('"--rootdir", here]', '"--rootdir", here, "--suppress-tests-failed-exit-code"]'))
+    build = (repo / "harness" / "BUILD.bazel").read_text()
+    old = '        "//billing",\n        requirement("pytest"),\n'
+    assert old in build
+    build = build.replace(old, old + '        requirement("pytest-custom-exit-code"),\n', 1)
+    lock = lock.replace("\nsortedcontainers==", "\n" + PLUGIN_LOCK + "sortedcontainers==", 1)
+    proc = attack(repo, "plugin", {"requirements_lock.txt": lock, "requirements.in": requirements,
+                                   "harness/pytest_main.py": runner, "harness/BUILD.bazel": build})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    # The plugin works: the truncated tax examples fail inside examples_test, yet the target passes.
+    assert "ok    harness tests       2 target(s) passed, none ran unsandboxed" in proc.stdout, proc.stdout
+    testlogs = Path(bazel(repo, "info", "bazel-testlogs").stdout.strip())
+    harness_log = (testlogs / "harness" / "examples_test" / "test.log").read_text()
+    assert "2 failed, 3 passed" in harness_log, harness_log[-3000:]
+    violations = [line for line in proc.stdout.splitlines() if line.startswith("[")]
+    assert len(violations) == 1 and violations[0].startswith(TRUNCATED + ": sample "), violations
+
+
 REBIND = '''
 import builtins
 import json

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tools.oracle_gate.bazel_run import clean_env, parse_bep, junit_path_in_testlogs
+from tools.oracle_gate.bazel_run import clean_env, gate_cache_entries, junit_path_in_testlogs, parse_bep
 from tools.oracle_gate.errors import GateError
 
 
@@ -192,3 +192,22 @@ def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
     fake.chmod(0o755)
     with pytest.raises(GateError, match="`bazel help test` failed: .*cannot start server"):
         bazel_run._help_test(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin"}, [])
+
+
+def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_needs(tmp_path):
+    cache = tmp_path / "cache" / "oracle-gate"
+    for name in ("runs", "sid-root", "engine", "buildgrid-0.4.4-py3.11", "work"):
+        (cache / name).mkdir(parents=True)
+    (cache / "work" / "repo").mkdir()
+    (cache / "stamp").write_text("")
+    (cache / "link").symlink_to(tmp_path)
+    other = tmp_path / "og"
+    (other / "sid-root").mkdir(parents=True)
+    found = gate_cache_entries(str(cache / "runs"), {"ORACLE_GATE_CACHE": str(other)},
+                               [str(cache / "work" / "repo"), str(tmp_path / "output-base")])
+    assert found == [str(cache / "buildgrid-0.4.4-py3.11"), str(cache / "engine"), str(cache / "sid-root"),
+                     str(other / "sid-root")]
+
+
+def test_no_gate_cache_folders_when_there_are_none(tmp_path):
+    assert gate_cache_entries(str(tmp_path / "missing" / "runs"), {}, []) == []

@@ -1,4 +1,4 @@
-"""Real Remote Execution API (REAPI) servers on loopback, for tests.
+"""Real Remote Execution API (REAPI) servers on loopback, for `oracle_gate engine` (service.py) and tests.
 
 Two context managers, each owning every process it starts and stopping it by pid on exit:
 
@@ -470,16 +470,16 @@ def _stop_postgres(data: Path, pid: int, log: Path, cwd: Path) -> None:
                                      "-t", str(int(STOP_TIMEOUT_S)), "stop"]), log, cwd, "pg_ctl stop",
                     timeout=STOP_TIMEOUT_S + 5)
     for sig in (signal.SIGQUIT, signal.SIGKILL):
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
         deadline = time.monotonic() + STOP_TIMEOUT_S
-        while _pid_alive(pid) and time.monotonic() < deadline:
+        while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether `pid` exists and is not a zombie (the postmaster is not our child: pg_ctl forks it)."""
     try:
         status = Path(f"/proc/{pid}/stat").read_text()

@@ -1,0 +1,241 @@
+"""The loopback engine as a service of one machine: `oracle_gate engine start|status|stop`.
+
+`start` launches a supervisor process in its own session that runs `engine.execution_engine`
+(PostgreSQL, BuildGrid with execution, one sealed test worker, all on 127.0.0.1) until it gets
+SIGTERM, and records the endpoint and every pid it started in `state.json`. `status` reads that
+file and checks that the supervisor lives and the endpoint accepts connections. `stop` sends the
+supervisor SIGTERM, which stops the worker, the server and PostgreSQL by pid, in that order; what
+is still alive after STOP_TIMEOUT_S seconds is killed by the pids on record.
+
+State lives in `$ORACLE_GATE_ENGINE_DIR`, else `engine/` under the cache root (`engine.cache_root`:
+`$ORACLE_GATE_CACHE`, else `~/.cache/oracle-gate`): `state.json`, `engine.log` (the supervisor's output) and `work/` (each
+part's folder with its log and pid file). Standard library only; BuildGrid runs from its own
+virtual environment (`engine.buildgrid_python`).
+
+Run as a script, `service.py serve --state DIR` is the supervisor itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script by `start`: make `tools` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tools.engine.engine import EngineError, cache_root, execution_engine, pid_alive, port_open, tail  # noqa: E402
+
+STATE_FILE = "state.json"
+LOG_FILE = "engine.log"
+# Seconds. Starting includes installing BuildGrid into its virtual environment on first use.
+START_TIMEOUT_S = 600.0
+STOP_TIMEOUT_S = 60.0
+# Exported for `check --clean --remote` (clean_run.REMOTE_ENV).
+EXECUTOR_VARIABLE = "ORACLE_GATE_REMOTE_EXECUTOR"
+
+
+@dataclass(frozen=True)
+class EngineState:
+    """What `state.json` records about a running engine.
+
+    Attributes:
+        target: the gRPC endpoint, e.g. "grpc://127.0.0.1:41234" (instance name "", no TLS).
+        supervisor: pid of the supervisor process.
+        pids: part name (postgres, buildgrid, worker) -> pid of the process it started.
+        started: when the engine became ready, seconds since the epoch.
+    """
+
+    target: str
+    supervisor: int
+    pids: dict[str, int]
+    started: float
+
+    def port(self) -> int:
+        """The endpoint's TCP port."""
+        return int(self.target.rsplit(":", 1)[1])
+
+
+# Overrides the engine's folder (state, logs, pids); BuildGrid's venv stays under the cache root.
+STATE_DIR_VARIABLE = "ORACLE_GATE_ENGINE_DIR"
+
+
+def state_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """The engine's folder: `$ORACLE_GATE_ENGINE_DIR`, else `engine/` under `engine.cache_root(environ)`."""
+    if environ.get(STATE_DIR_VARIABLE):
+        return Path(environ[STATE_DIR_VARIABLE])
+    return cache_root(environ) / "engine"
+
+
+def read_state(folder: Path) -> EngineState | None:
+    """The recorded state, or None when there is none.
+
+    Raises:
+        EngineError: when `state.json` exists but is not a state this module wrote.
+    """
+    try:
+        data = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        pids = {str(k): int(v) for k, v in data["pids"].items()}
+        state = EngineState(str(data["target"]), int(data["supervisor"]), pids, float(data["started"]))
+        state.port()
+        return state
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise EngineError(f"{folder / STATE_FILE} is not an engine state ({exc}); remove it, or run `engine stop`") from None
+
+
+def is_running(state: EngineState) -> bool:
+    """True when the supervisor lives and the endpoint accepts connections."""
+    return pid_alive(state.supervisor) and port_open(state.port())
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Holds an exclusive lock on the engine's folder, so two commands never start or stop at once."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def start(environ: Mapping[str, str] = os.environ) -> tuple[EngineState, bool]:
+    """Starts the engine unless it is running.
+
+    Returns:
+        (state, started): `started` is False when an engine was already running.
+
+    Raises:
+        EngineError: when the supervisor exits or is not ready within START_TIMEOUT_S seconds
+            (the message has the tail of its log), or the recorded state is unreadable.
+    """
+    folder = state_dir(environ)
+    with _locked(folder):
+        state = read_state(folder)
+        if state is not None and is_running(state):
+            return state, False
+        if state is not None:
+            _stop_recorded(state, folder)  # leftovers of an engine that died
+        log = folder / LOG_FILE
+        with open(log, "wb") as out:
+            proc = subprocess.Popen([sys.executable, "-B", str(Path(__file__).resolve()), "serve", "--state", str(folder)],
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True, env=dict(environ), cwd=str(folder))
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            state = read_state(folder)
+            if state is not None and state.supervisor == proc.pid:
+                return state, True
+            if proc.poll() is not None:
+                raise EngineError(f"the engine did not start (exit {proc.returncode}); {log}:\n{tail(log)}")
+            if time.monotonic() > deadline:
+                _terminate(proc.pid)
+                raise EngineError(f"the engine was not ready after {START_TIMEOUT_S:.0f} s; {log}:\n{tail(log)}")
+            time.sleep(0.2)
+
+
+def status(environ: Mapping[str, str] = os.environ) -> EngineState | None:
+    """The running engine's state, or None when none runs.
+
+    Raises:
+        EngineError: when the recorded state is unreadable.
+    """
+    state = read_state(state_dir(environ))
+    return state if state is not None and is_running(state) else None
+
+
+def stop(environ: Mapping[str, str] = os.environ) -> list[int]:
+    """Stops the engine and every process it started; returns the pids that were alive.
+
+    Raises:
+        EngineError: when the recorded state is unreadable, or a process outlives SIGKILL.
+    """
+    folder = state_dir(environ)
+    with _locked(folder):
+        state = read_state(folder)
+        if state is None:
+            return []
+        return _stop_recorded(state, folder)
+
+
+def _stop_recorded(state: EngineState, folder: Path) -> list[int]:
+    """SIGTERM to the supervisor (it stops its parts in order), then SIGKILL to every recorded
+    process still alive after STOP_TIMEOUT_S; removes the state file."""
+    every = [state.supervisor, *state.pids.values()]
+    alive = [pid for pid in every if pid_alive(pid)]
+    _terminate(state.supervisor)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while any(pid_alive(pid) for pid in every) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in every:
+        if pid_alive(pid):
+            _signal(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    left = [pid for pid in every if pid_alive(pid)]
+    if left:
+        raise EngineError(f"processes {left} of the engine outlived SIGKILL")
+    (folder / STATE_FILE).unlink(missing_ok=True)
+    return alive
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _terminate(pid: int) -> None:
+    _signal(pid, signal.SIGTERM)
+
+
+def _part_pids(work: Path) -> dict[str, int]:
+    """name -> pid from each part's `pid` file (engine.execution_engine writes them)."""
+    pids = {}
+    for name in ("postgres", "buildgrid", "worker"):
+        try:
+            pids[name] = int((work / name / "pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return pids
+
+
+def serve(folder: Path) -> int:
+    """The supervisor: runs the engine until SIGTERM, with its state in `folder/state.json`."""
+    work = folder / "work"
+    try:
+        with execution_engine(work) as target:
+            state = EngineState(target, os.getpid(), _part_pids(work), time.time())
+            partial = folder / (STATE_FILE + ".partial")
+            partial.write_text(json.dumps(asdict(state), indent=2) + "\n", encoding="utf-8")
+            partial.replace(folder / STATE_FILE)
+            print(f"engine ready at {target}", flush=True)
+            while True:
+                signal.pause()
+    except KeyboardInterrupt:  # SIGTERM, turned into this by execution_engine
+        print("engine stopped", flush=True)
+        return 0
+    finally:
+        (folder / STATE_FILE).unlink(missing_ok=True)
+
+
+def main(argv: list[str]) -> int:
+    """`service.py serve --state DIR`."""
+    parser = argparse.ArgumentParser(prog="service.py")
+    parser.add_argument("command", choices=("serve",))
+    parser.add_argument("--state", required=True, type=Path)
+    args = parser.parse_args(argv)
+    return serve(args.state)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,247 @@
+"""The sealed root of the clean run: its Bazel, and every action that Bazel runs, see one folder of
+the run (the pristine tree, a fresh output root and home) and the system directories, nothing else
+of the host (docs/design.md section 10).
+
+The mechanism is bubblewrap (`bwrap`, Debian package `bubblewrap`): a new mount namespace whose root
+is an empty tmpfs, with read-only binds of `/usr`, `/etc` and the local paths pip is configured to
+read, `/sys` read-only (kernel state; Bazel 7's linux-sandbox binds it into every action), a
+read-write bind of the run's folder at its own path, a private `/tmp` and `/dev`, and new
+pid, ipc and uts namespaces with a fresh `/proc`. The work tree, its git directory, other clones,
+the user's home, the host's `/tmp` and other runs' folders do not exist inside. Bazel's own
+linux-sandbox still runs every action inside it, with the pristine tree's `oracles/` and the sealed
+views blocked, so the change's code sees neither.
+
+`/proc` is mounted by a shell inside the root rather than by bwrap's `--proc`: bwrap covers parts of
+its `/proc` with read-only binds, and the kernel refuses a nested `/proc` mount (which Bazel's
+linux-sandbox makes for every action) while a covered one is the only one visible.
+"""
+
+from __future__ import annotations
+
+import configparser
+import functools
+import os
+import shutil
+import subprocess
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from tools.oracle_gate.errors import GateError
+
+# Top-level host entries shown read-only at the same path: a symlink (usr-merged `/bin -> usr/bin`)
+# is recreated as a symlink, a directory is bound. `/usr` must exist.
+SYSTEM_ENTRIES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
+# Variables whose local paths pip reads (pip's own names); each existing local path is bound read-only.
+PIP_PATH_VARIABLES = ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CERT", "PIP_CLIENT_CERT",
+                      "PIP_CONSTRAINT", "PIP_CONFIG_FILE")
+# The same settings in pip's configuration files ([global] and [install] sections).
+PIP_PATH_KEYS = ("find-links", "index-url", "extra-index-url", "cert", "client-cert", "constraint")
+# pip's site-wide configuration files on Linux (pip's documentation, "Configuration"); the user's
+# files are not read: the clean run has a fresh home.
+PIP_SITE_CONFIGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf")
+# A file the remote clean run's Bazel reads (clean_run.REMOTE_ENV).
+REMOTE_PATH_VARIABLES = ("ORACLE_GATE_REMOTE_TLS_CERTIFICATE",)
+# Mounts a fresh /proc of the root's pid namespace, then runs the command (its arguments follow).
+_INIT = 'mount -t proc -o nosuid,nodev,noexec proc /proc && exec "$@"'
+_INIT_NAME = "oracle-gate-seal"
+
+
+@dataclass(frozen=True)
+class Seal:
+    """A bubblewrap root for commands of one clean run.
+
+    Attributes:
+        bwrap: the bwrap executable, real path.
+        version: what `bwrap --version` printed, e.g. "bubblewrap 0.8.0".
+        folder: the run's folder (real path), shown read-write at the same path; everything the
+            run writes (tree, output root, home, event files) lies in it.
+        read_only: further host paths shown read-only at the same path (pip's local indexes,
+            certificates, configuration files).
+        system: (name, symlink target or None for a directory) for each `SYSTEM_ENTRIES` entry
+            the host has.
+        masked: guarded paths that lie in a shown one (a repository under `/usr`, say), each
+            covered by an empty tmpfs inside the root.
+    """
+
+    bwrap: str
+    version: str
+    folder: str
+    read_only: tuple[str, ...]
+    system: tuple[tuple[str, str | None], ...]
+    masked: tuple[str, ...] = ()
+
+    def shows(self, path: str) -> bool:
+        """True when `path` (absolute, host) exists inside the root as itself: it lies in `folder`."""
+        real = os.path.realpath(path)
+        return real == self.folder or real.startswith(self.folder + os.sep)
+
+    def wrap(self, argv: Sequence[str], cwd: str) -> list[str]:
+        """The command line that runs `argv` inside the root, in `cwd` (a path inside `folder`).
+
+        The environment passes through as the caller gives it to the bwrap process.
+        """
+        wrapped = [self.bwrap]
+        for name, target in self.system:
+            wrapped += ["--symlink", target, f"/{name}"] if target is not None else ["--ro-bind", f"/{name}", f"/{name}"]
+        for path in self.read_only:
+            wrapped += ["--ro-bind", path, path]
+        for path in self.masked:
+            wrapped += ["--tmpfs", path]
+        # /sys: Bazel 7's linux-sandbox binds it into every action's sandbox (read-only, kernel state
+        # only). The cgroup namespace stays the host's: in a new one, /proc/self/cgroup no longer
+        # matches the cgroup mounts under /sys, and the JVM of Bazel 4.2 fails to start.
+        wrapped += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--dir", "/proc", "--tmpfs", "/tmp", "--bind", self.folder, self.folder,
+                    "--chdir", cwd, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                    "--die-with-parent", "--new-session", "--", "/bin/sh", "-c", _INIT, _INIT_NAME, *argv]
+        return wrapped
+
+    def description(self) -> str:
+        """One line for reports: mechanism, version, path and what the root holds."""
+        shown = [f"/{name}" for name, target in self.system if target is None] + list(self.read_only) + ["/sys"]
+        return (f"{self.version} ({self.bwrap}): a root holding only the run's folder {self.folder} (pristine tree, "
+                f"output root, home) read-write, {', '.join(shown)} read-only, a private /tmp and /dev, "
+                "and its own pid namespace and /proc")
+
+
+def find_bwrap(environ: Mapping[str, str]) -> str:
+    """The bwrap executable on `environ["PATH"]`, real path.
+
+    Raises:
+        GateError: (exit 1) when there is none.
+    """
+    path = shutil.which("bwrap", path=environ.get("PATH") or os.defpath)
+    if path is None:
+        raise GateError("the clean run is sealed with bubblewrap, and `bwrap` is not on PATH; install bubblewrap "
+                        "(tools/setup.sh does)")
+    return os.path.realpath(path)
+
+
+def system_entries(host_root: str = "/") -> tuple[tuple[str, str | None], ...]:
+    """The `SYSTEM_ENTRIES` this host has: (name, symlink target) or (name, None) for a directory.
+
+    Raises:
+        GateError: (exit 1) when `/usr` is not a directory.
+    """
+    found: list[tuple[str, str | None]] = []
+    for name in SYSTEM_ENTRIES:
+        path = os.path.join(host_root, name)
+        if os.path.islink(path):
+            found.append((name, os.readlink(path)))
+        elif os.path.isdir(path):
+            found.append((name, None))
+    if ("usr", None) not in found:
+        raise GateError(f"{os.path.join(host_root, 'usr')} is not a directory; the sealed clean run needs it")
+    return tuple(found)
+
+
+def local_paths(values: Iterable[str]) -> list[str]:
+    """The local paths among pip-style values: whitespace-separated absolute paths and `file:` URLs.
+    Other URLs (http, https) name no local path. Returns real paths that exist, in order, once each."""
+    found: list[str] = []
+    for value in values:
+        for token in value.split():
+            if token.startswith("file:"):
+                token = urllib.parse.unquote(urllib.parse.urlsplit(token).path)
+            if token.startswith("/") and os.path.exists(token):
+                found.append(os.path.realpath(token))
+    return list(dict.fromkeys(found))
+
+
+def pip_settings(environ: Mapping[str, str]) -> list[str]:
+    """The values of pip's path settings the clean run's pip may read: `PIP_PATH_VARIABLES` from
+    `environ`, and `PIP_PATH_KEYS` of the site-wide configuration files and of `$PIP_CONFIG_FILE`.
+    An unreadable or malformed configuration file contributes nothing (pip reports it itself)."""
+    values = [environ[name] for name in PIP_PATH_VARIABLES if environ.get(name)]
+    parser = configparser.RawConfigParser(strict=False)
+    for path in [*PIP_SITE_CONFIGS, environ.get("PIP_CONFIG_FILE", "")]:
+        if not path:
+            continue
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+    for section in ("global", "install", "download"):
+        if parser.has_section(section):
+            values += [parser.get(section, key) for key in PIP_PATH_KEYS if parser.has_option(section, key)]
+    return values
+
+
+def inside(path: str, folder: str) -> bool:
+    """True when real path `path` is `folder` or lies in it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def refuse_inside(paths: Sequence[str], guarded: Sequence[str]) -> None:
+    """Refuses to show a path that lies in one of `guarded` (real paths: the repository's work
+    tree, git directories and oracle copies).
+
+    Raises:
+        GateError: (exit 1) naming the path: showing it would show what the seal hides.
+    """
+    for path in paths:
+        for guard in guarded:
+            if inside(path, guard):
+                raise GateError(f"pip or remote settings name {path}, which lies in {guard}; the sealed clean run "
+                                "will not show it: point them at a folder outside the repository")
+
+
+def masks(shown: Sequence[str], guarded: Sequence[str], folder: str) -> tuple[str, ...]:
+    """The guarded paths that a shown path holds (so they would be visible inside the root) and the
+    run's folder does not: each gets an empty tmpfs over it."""
+    return tuple(dict.fromkeys(g for g in guarded if not inside(g, folder) and any(inside(g, s) for s in shown)))
+
+
+@functools.lru_cache(maxsize=None)
+def bwrap_version(bwrap: str) -> str:
+    """What `bwrap --version` prints (e.g. "bubblewrap 0.8.0").
+
+    Raises:
+        GateError: (exit 1) when it fails.
+    """
+    try:
+        proc = subprocess.run([bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GateError(f"`{bwrap} --version` failed: {exc}") from None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise GateError(f"`{bwrap} --version` exited {proc.returncode}")
+    return proc.stdout.strip().splitlines()[0]
+
+
+def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str]) -> Seal:
+    """The seal of a clean run whose files all lie in `folder`, checked by running `true` in it.
+
+    Args:
+        folder: the run's folder (an existing directory).
+        environ: the environment the run's Bazel gets (PATH, pip's and the remote settings).
+        guarded: paths the root must not show (the repository's work tree, git directories and
+            the other paths the workspace run blocked): a read-only path in one is refused, one
+            that a system directory or read-only path holds is masked.
+
+    Raises:
+        GateError: (exit 1) when bwrap is missing, a local path of pip's or the remote settings
+            lies in a guarded path, or bwrap cannot make the root here (its first error line is
+            in the message).
+    """
+    bwrap = find_bwrap(environ)
+    extra = local_paths(pip_settings(environ) + [environ[v] for v in REMOTE_PATH_VARIABLES if environ.get(v)])
+    extra += [p for p in PIP_SITE_CONFIGS if os.path.exists(p)]
+    system = system_entries()
+    system_dirs = [f"/{name}" for name, target in system if target is None]
+    read_only = tuple(p for p in dict.fromkeys(extra) if not any(inside(p, d) for d in system_dirs))
+    guarded = [os.path.realpath(g) for g in guarded]
+    refuse_inside(read_only, guarded)
+    real_folder = os.path.realpath(folder)
+    seal = Seal(bwrap, bwrap_version(bwrap), real_folder, read_only, system,
+                masks([*system_dirs, *read_only], guarded, real_folder))
+    probe = seal.wrap(["true"], seal.folder)
+    try:
+        proc = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
+                              timeout=60, env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GateError(f"bubblewrap cannot make the clean run's sealed root: {exc}") from None
+    if proc.returncode != 0:
+        first = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[0]
+        raise GateError(f"bubblewrap cannot make the clean run's sealed root here: {first}")
+    return seal
