@@ -230,10 +230,15 @@ def generate(repo: Path, mode: str, gate_copy: Path) -> None:
     git(repo, "commit", "-q", "-m", "shop")
 
 
-def gate(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def gate(repo: Path, *args: str, gate_copy: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Runs the gate of this checkout on `repo` with the arguments `args` (a subcommand and its
-    options); returns the finished process, output captured."""
-    return run([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), *args], GATE)
+    options); returns the finished process, output captured. The clean run's sealed root shows
+    `gate_copy`, the oracle-gate the repository depends on by local path
+    (ORACLE_GATE_SEAL_READ_ONLY)."""
+    cmd = [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), *args]
+    if gate_copy is not None:
+        cmd = ["env", f"ORACLE_GATE_SEAL_READ_ONLY={gate_copy}", *cmd]
+    return run(cmd, GATE)
 
 
 def change(repo: Path, branch: str, files: dict[str, str]) -> None:
@@ -273,7 +278,8 @@ def main(argv: list[str]) -> int:
         started = time.monotonic()
         expect("bazel test //... (production-only change)", run(["bazel", "test", "//..."], repo), 0, started)
         started = time.monotonic()
-        expect("check --clean (production-only change)", gate(repo, "check", "--clean", "--base", "main"), 0, started,
+        expect("check --clean (production-only change)",
+               gate(repo, "check", "--clean", "--base", "main", gate_copy=gate_copy), 0, started,
                "1 of 1 invariant(s) passed")
 
         change(repo, "broken", {"shop/prices.py": BROKEN_PRICES})

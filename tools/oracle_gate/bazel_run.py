@@ -353,11 +353,18 @@ def sibling_runs(folder: str, own: str) -> list[str]:
 GATE_CACHE_ENV = "ORACLE_GATE_CACHE"
 
 
+# Folders the gate's own tools keep in its cache folder that can hold copies of the oracles: the
+# Bazel 7 root of tools/bazel7/bazel7.sh (with its own output bases), and the loopback engine's
+# storage (`oracle_gate engine`, tools/bazel7/remote_check.py), whose CAS holds the uploaded views.
+GATE_CACHE_COPIES = ("sid-root", "sid-root.partial", "engine", "remote7-")
+
+
 def gate_cache_entries(runs_folder: str, environ: Mapping[str, str], keep: Sequence[str]) -> list[str]:
-    """The folders the gate's own tools keep beside its run folder, each of which can hold copies
-    of the oracles (a Bazel 7 root with its own output bases, the loopback engine's storage):
-    every entry of the run folder's parent and of `$ORACLE_GATE_CACHE` but `runs`, and none that
-    holds a path of `keep` (the work tree, the output base), which the run needs.
+    """The folders the gate's own tools keep beside its run folder that can hold copies of the
+    oracles (GATE_CACHE_COPIES: a name, or a prefix ending in `-`), in the run folder's parent and
+    in `$ORACLE_GATE_CACHE`; none that holds a path of `keep` (the work tree, the output base),
+    which the run needs. Other folders there (a checkout a generated repository depends on, say)
+    are left readable.
 
     Args:
         runs_folder: `runs_dir(environ)`.
@@ -373,7 +380,9 @@ def gate_cache_entries(runs_folder: str, environ: Mapping[str, str], keep: Seque
             continue
         for name in names:
             path = os.path.join(parent, name)
-            if path == os.path.realpath(runs_folder) or not os.path.isdir(path) or os.path.islink(path):
+            if not any(name == c or (c.endswith("-") and name.startswith(c)) for c in GATE_CACHE_COPIES):
+                continue
+            if not os.path.isdir(path) or os.path.islink(path):
                 continue
             if any(k == path or k.startswith(path + os.sep) for k in keep):
                 continue

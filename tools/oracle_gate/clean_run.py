@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from tools.oracle_gate.bazel_run import BAZEL_CONFIG_ENV, HarnessRun, repository_seal, run_flags, run_harness, runs_dir
 from tools.oracle_gate.pristine import pristine_tree
-from tools.oracle_gate.seal import sealed_root
+from tools.oracle_gate.seal import READ_ONLY_VARIABLE, sealed_root
 
 # Environment variables a clean run keeps: only what pip needs to find the locked wheels.
 _PASS_THROUGH = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CONSTRAINT",
@@ -98,8 +98,10 @@ def clean_run(
             flags += remote_flags(environ)
         env = clean_environment(environ, home)
         hidden = [os.path.realpath(repo), *repository_seal(repo), *(block or ())]
-        # The remote settings' files (a TLS certificate) must be readable inside the root too.
-        seal = sealed_root(root, dict(env, **{k: environ[k] for k in REMOTE_ENV if environ.get(k)}), hidden)
+        # The remote settings' files (a TLS certificate) and the folders the user names must be
+        # readable inside the root too.
+        named = {k: environ[k] for k in (*REMOTE_ENV, READ_ONLY_VARIABLE) if environ.get(k)}
+        seal = sealed_root(root, dict(env, **named), hidden)
         run = run_harness(tree, env, flags, startup_flags=startup, exact_env=True,
                           block=[os.path.join(tree, "oracles")], strategy="remote" if remote else "linux-sandbox",
                           seal=seal)

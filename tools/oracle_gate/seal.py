@@ -4,7 +4,7 @@ of the host (docs/design.md section 10).
 
 The mechanism is bubblewrap (`bwrap`, Debian package `bubblewrap`): a new mount namespace whose root
 is an empty tmpfs, with read-only binds of `/usr`, `/etc` and the local paths pip is configured to
-read, `/sys` read-only (kernel state; Bazel 7's linux-sandbox binds it into every action), a
+read and those `$ORACLE_GATE_SEAL_READ_ONLY` names, `/sys` read-only (kernel state; Bazel 7's linux-sandbox binds it into every action), a
 read-write bind of the run's folder at its own path, a private `/tmp` and `/dev`, and new
 pid, ipc and uts namespaces with a fresh `/proc`. The work tree, its git directory, other clones,
 the user's home, the host's `/tmp` and other runs' folders do not exist inside. Bazel's own
@@ -42,6 +42,9 @@ PIP_PATH_KEYS = ("find-links", "index-url", "extra-index-url", "cert", "client-c
 PIP_SITE_CONFIGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf")
 # A file the remote clean run's Bazel reads (clean_run.REMOTE_ENV).
 REMOTE_PATH_VARIABLES = ("ORACLE_GATE_REMOTE_TLS_CERTIFICATE",)
+# Further host folders the clean run's Bazel must read, colon-separated absolute paths: a
+# `local_repository` or `local_path_override` outside the repository (oracle-gate itself, say).
+READ_ONLY_VARIABLE = "ORACLE_GATE_SEAL_READ_ONLY"
 # Mounts a fresh /proc of the root's pid namespace, then runs the command (its arguments follow).
 _INIT = 'mount -t proc -o nosuid,nodev,noexec proc /proc && exec "$@"'
 _INIT_NAME = "oracle-gate-seal"
@@ -148,6 +151,22 @@ def local_paths(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def named_paths(environ: Mapping[str, str]) -> list[str]:
+    """The real paths of `$ORACLE_GATE_SEAL_READ_ONLY` (READ_ONLY_VARIABLE).
+
+    Raises:
+        GateError: (exit 1) for an entry that is not an absolute path to something that exists.
+    """
+    found = []
+    for entry in environ.get(READ_ONLY_VARIABLE, "").split(":"):
+        if not entry:
+            continue
+        if not entry.startswith("/") or not os.path.exists(entry):
+            raise GateError(f"{READ_ONLY_VARIABLE}: {entry!r} is not an absolute path that exists")
+        found.append(os.path.realpath(entry))
+    return found
+
+
 def pip_settings(environ: Mapping[str, str]) -> list[str]:
     """The values of pip's path settings the clean run's pip may read: `PIP_PATH_VARIABLES` from
     `environ`, and `PIP_PATH_KEYS` of the site-wide configuration files and of `$PIP_CONFIG_FILE`.
@@ -182,8 +201,8 @@ def refuse_inside(paths: Sequence[str], guarded: Sequence[str]) -> None:
     for path in paths:
         for guard in guarded:
             if inside(path, guard):
-                raise GateError(f"pip or remote settings name {path}, which lies in {guard}; the sealed clean run "
-                                "will not show it: point them at a folder outside the repository")
+                raise GateError(f"pip, remote or {READ_ONLY_VARIABLE} settings name {path}, which lies in {guard}; "
+                                "the sealed clean run will not show it: point them at a folder outside the repository")
 
 
 def masks(shown: Sequence[str], guarded: Sequence[str], folder: str) -> tuple[str, ...]:
@@ -214,19 +233,20 @@ def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str])
 
     Args:
         folder: the run's folder (an existing directory).
-        environ: the environment the run's Bazel gets (PATH, pip's and the remote settings).
+        environ: the environment the run's Bazel gets (PATH, pip's and the remote settings), and
+            `$ORACLE_GATE_SEAL_READ_ONLY` (READ_ONLY_VARIABLE).
         guarded: paths the root must not show (the repository's work tree, git directories and
             the other paths the workspace run blocked): a read-only path in one is refused, one
             that a system directory or read-only path holds is masked.
 
     Raises:
-        GateError: (exit 1) when bwrap is missing, a local path of pip's or the remote settings
-            lies in a guarded path, or bwrap cannot make the root here (its first error line is
+        GateError: (exit 1) when bwrap is missing, a local path of pip's, the remote settings or
+            `$ORACLE_GATE_SEAL_READ_ONLY` lies in a guarded path, an entry of the latter does not exist, or bwrap cannot make the root here (its first error line is
             in the message).
     """
     bwrap = find_bwrap(environ)
     extra = local_paths(pip_settings(environ) + [environ[v] for v in REMOTE_PATH_VARIABLES if environ.get(v)])
-    extra += [p for p in PIP_SITE_CONFIGS if os.path.exists(p)]
+    extra += [p for p in PIP_SITE_CONFIGS if os.path.exists(p)] + named_paths(environ)
     system = system_entries()
     system_dirs = [f"/{name}" for name, target in system if target is None]
     read_only = tuple(p for p in dict.fromkeys(extra) if not any(inside(p, d) for d in system_dirs))

@@ -196,17 +196,17 @@ def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
 
 def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_needs(tmp_path):
     cache = tmp_path / "cache" / "oracle-gate"
-    for name in ("runs", "sid-root", "engine", "buildgrid-0.4.4-py3.11", "work"):
+    for name in ("runs", "sid-root", "engine", "remote7-abc", "buildgrid-0.4.4-py3.11", "module-test-x"):
         (cache / name).mkdir(parents=True)
-    (cache / "work" / "repo").mkdir()
-    (cache / "stamp").write_text("")
-    (cache / "link").symlink_to(tmp_path)
+    (cache / "engine" / "repo").mkdir()
+    (cache / "sid-root.partial").write_text("")  # a file, not a folder
     other = tmp_path / "og"
     (other / "sid-root").mkdir(parents=True)
+    (other / "remote7").symlink_to(tmp_path)
     found = gate_cache_entries(str(cache / "runs"), {"ORACLE_GATE_CACHE": str(other)},
-                               [str(cache / "work" / "repo"), str(tmp_path / "output-base")])
-    assert found == [str(cache / "buildgrid-0.4.4-py3.11"), str(cache / "engine"), str(cache / "sid-root"),
-                     str(other / "sid-root")]
+                               [str(cache / "engine" / "repo"), str(tmp_path / "output-base")])
+    # Not the run folder, BuildGrid's venv, a checkout a test depends on, or a folder the run needs.
+    assert found == [str(cache / "remote7-abc"), str(cache / "sid-root"), str(other / "sid-root")]
 
 
 def test_no_gate_cache_folders_when_there_are_none(tmp_path):

@@ -17,6 +17,7 @@ from tools.oracle_gate.seal import (
     find_bwrap,
     local_paths,
     masks,
+    named_paths,
     pip_settings,
     refuse_inside,
     sealed_root,
@@ -137,3 +138,22 @@ def test_a_host_without_usr_cannot_be_sealed(tmp_path: Path) -> None:
 
 def test_this_hosts_usr_is_a_directory() -> None:
     assert ("usr", None) in system_entries() and os.path.isdir("/usr")
+
+
+def test_named_paths_are_real_absolute_paths_that_exist(tmp_path: Path) -> None:
+    (tmp_path / "gate").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "gate")
+    assert named_paths({"ORACLE_GATE_SEAL_READ_ONLY": f"{tmp_path / 'link'}::{tmp_path / 'gate'}"}) == [
+        str(tmp_path / "gate")] * 2
+    assert named_paths({}) == []
+    for bad in ("relative/path", str(tmp_path / "missing")):
+        with pytest.raises(GateError, match="ORACLE_GATE_SEAL_READ_ONLY: .* is not an absolute path that exists"):
+            named_paths({"ORACLE_GATE_SEAL_READ_ONLY": bad})
+
+
+def test_a_named_path_inside_the_repository_is_refused_before_bwrap_runs(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "oracles").mkdir(parents=True)
+    with pytest.raises(GateError, match="ORACLE_GATE_SEAL_READ_ONLY settings name .*/repo/oracles, which lies in"):
+        sealed_root(str(tmp_path), {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                    "ORACLE_GATE_SEAL_READ_ONLY": str(repo / "oracles")}, [str(repo)])
