@@ -3,13 +3,19 @@ oracle files, blobs totalling B bytes, H harness files, a current manifest, and 
 of a chosen shape. Deterministic from the seed (same arguments, same bytes, same object ids).
 
     python3 bench/make_repo.py OUT --invariants 1000 --files 100 --blob-bytes 16MiB \\
-        [--blobs K] [--harness 100] [--change production|blob|drop] [--seed 1]
+        [--blobs K] [--harness 100] [--change production|blob|drop] [--seed 1] [--bazel]
 
 Layout of OUT: `oracles/policy.toml`, `oracles/bench_NNN.toml` (rows `exact_table` on
-`prod.calc:add`), `oracles/blobs/bNNNNN.json` (K blobs, default one per invariant, each a JSON
-array of `{"args": [a, b], "expected": a + b}` samples padded to B/K bytes), `prod/calc.py`,
+`prod.calc:add`), K blobs (default one per invariant, each a JSON array of
+`{"args": [a, b], "expected": a + b}` samples padded to B/K bytes): a blob only one file uses is
+`oracles/blobs/bench_NNN/bKKKKK.json`, a shared one `oracles/blobs/bKKKKK.json`; `prod/calc.py`,
 `harness/test_hNNNN.py`, `oracles/MANIFEST.sha256` (written by the gate's own `manifest --write`).
 `main` is the base commit; the branch `change` holds the change and is checked out.
+
+With `--bazel`, OUT is also a Bazel workspace that runs the gate's rules: the gate's own workspace
+files and `tools/` are copied from this checkout, `oracles/BUILD.bazel` declares one suite and one
+oracle test per oracle file (`oracle_suites`), `prod/` is a `py_library`, and every harness file
+is a `py_test` of its own.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-GATE = Path(__file__).absolute().parents[1]
+GATE = Path(__file__).resolve().parents[1]
 # A file in .git that marks a repository this script made (and may replace).
 MARK = "bench-make-repo"
 UNITS = {"": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -88,6 +94,59 @@ def oracle_file(rows: list[tuple[str, str, str]]) -> str:
     return "".join(out)
 
 
+# What a generated workspace copies from this checkout to run the gate's rules with Bazel 4.2.
+WORKSPACE_FILES = ("WORKSPACE", ".bazelrc", "BUILD.bazel", "requirements.in", "requirements_lock.txt",
+                   "third_party/rules_cc", "third_party/coverage_tools", "tools/__init__.py", "tools/BUILD.bazel",
+                   "tools/bazel", "tools/oracle_gate", "tools/lock", "tools/engine")
+
+ORACLES_BUILD = """load("//tools/bazel:oracle.bzl", "oracle_suites")
+
+oracle_suites(
+    name = "oracle_tests",
+    srcs = glob(["*.toml"], exclude = ["policy.toml"]),
+    blobs = glob(["blobs/**"]),
+    policy = "policy.toml",
+    deps = ["//prod"],
+)
+
+exports_files(["policy.toml", "MANIFEST.sha256"])
+
+filegroup(
+    name = "all_files",
+    srcs = glob(["**"]),
+    visibility = ["//tools/oracle_gate:__pkg__"],
+)
+"""
+
+PROD_BUILD = """load("//tools/bazel:python.bzl", "py_library")
+
+py_library(
+    name = "prod",
+    srcs = glob(["*.py"]),
+    imports = [".."],
+    visibility = ["//visibility:public"],
+)
+"""
+
+
+def copy_workspace(out: Path) -> None:
+    """Copies `WORKSPACE_FILES` from this checkout into `out`, without bytecode."""
+    for rel in WORKSPACE_FILES:
+        source = GATE / rel
+        if source.is_dir():
+            shutil.copytree(source, out / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            write(out / rel, source.read_bytes())
+
+
+def harness_build(count: int) -> str:
+    """harness/BUILD.bazel: one py_test per harness file."""
+    rules = ['load("//tools/bazel:python.bzl", "py_test")\n']
+    for h in range(count):
+        rules.append(f'\npy_test(\n    name = "test_h{h:04d}",\n    size = "small",\n    srcs = ["test_h{h:04d}.py"],\n)\n')
+    return "".join(rules)
+
+
 def manifest(repo: Path) -> None:
     """Writes the manifest with the gate's own `manifest --write`.
 
@@ -101,7 +160,7 @@ def manifest(repo: Path) -> None:
 
 
 def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int, harness: int, change: str,
-             seed: int) -> None:
+             seed: int, bazel: bool = False) -> None:
     """Writes and commits the repository at `out` (removed first if it exists); see the module doc."""
     if invariants < 1 or files < 1 or blobs < 1 or files > invariants:
         raise SystemExit("make_repo: need 1 <= files <= invariants and at least one blob")
@@ -116,10 +175,14 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
                                        'production_packages = ["prod"]\n')
     write(out / "prod/__init__.py", "")
     write(out / "prod/calc.py", "def add(a, b):\n    return a + b\n")
+    users: list[set[int]] = [set() for _ in range(blobs)]
+    for i in range(invariants):
+        users[i % blobs].add(i % files)
     pins = []
     for k in range(blobs):
         data = blob(k, blob_bytes // blobs, rng)
-        path = f"oracles/blobs/b{k:05d}.json"
+        owner = f"bench_{min(users[k]):03d}/" if len(users[k]) == 1 else ""
+        path = f"oracles/blobs/{owner}b{k:05d}.json"
         write(out / path, data)
         pins.append((path, hashlib.sha256(data).hexdigest()))
     per_file: list[list[tuple[str, str, str]]] = [[] for _ in range(files)]
@@ -129,7 +192,13 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
     for f, rows in enumerate(per_file):
         write(out / f"oracles/bench_{f:03d}.toml", oracle_file(rows))
     for h in range(harness):
-        write(out / f"harness/test_h{h:04d}.py", f"def test_{h}():\n    assert {h} == {h}\n")
+        main = f"\n\nif __name__ == \"__main__\":\n    test_{h}()\n" if bazel else ""
+        write(out / f"harness/test_h{h:04d}.py", f"def test_{h}():\n    assert {h} == {h}\n{main}")
+    if bazel:
+        copy_workspace(out)
+        write(out / "oracles/BUILD.bazel", ORACLES_BUILD)
+        write(out / "prod/BUILD.bazel", PROD_BUILD)
+        write(out / "harness/BUILD.bazel", harness_build(harness))
     manifest(out)
     git(out, "add", "-A")
     git(out, "commit", "-q", "-m", "base")
@@ -165,9 +234,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--change", choices=("production", "blob", "drop"), default="production",
                         help="the change commit: production code only, one blob re-pinned, one id dropped")
     parser.add_argument("--seed", type=int, default=1, help="the seed (default 1)")
+    parser.add_argument("--bazel", action="store_true",
+                        help="also make it a Bazel workspace running the gate's rules (one suite and test per oracle file)")
     args = parser.parse_args(argv)
     generate(args.out, args.invariants, args.files, args.blob_bytes, args.blobs or args.invariants, args.harness,
-             args.change, args.seed)
+             args.change, args.seed, args.bazel)
     return 0
 
 

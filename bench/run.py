@@ -1,7 +1,7 @@
 """The gate's speed and memory figures, each printed as a ratio against its baseline with the
 absolute numbers beside it (docs/performance.md says what each measures and why).
 
-    python3 bench/run.py [--scale full|small|smoke] [--work DIR]
+    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,3,4,5,6,7]
 
 `full` is the size the targets are stated for (10,000 invariants in 100 files, 1 GiB of blobs;
 several minutes and about 3 GiB of disk); `small` divides the sizes by 16; `smoke` is a few rows,
@@ -13,8 +13,13 @@ Figures:
   2 linear growth   cold `check --results` at 2N and 2B / at N and B
   3 memory          peak RSS of `check --results` with one blob of B bytes, warm and cold, against 64 MiB
   4 harness         the row runner (caller process + judge) on N rows x 10 samples / a plain Python loop
+  5 incremental     Bazel tests executed after one blob of 1,000 changed / all tests (one suite and
+                    oracle test per oracle file), with Bazel's own summary lines: a first `bazel test`,
+                    a second with nothing changed, a third after the blob change
   6 warm            `check --results` on a production-only change / the cold check of the same repository
-Figures 5 and 7 (Bazel's incremental and harness-path runs) are not measured here yet.
+  7 harness path    `check` without `--results` (the gate runs Bazel) on 1,000 invariants: warm / cold
+                    Bazel, printed beside `check --results` on the same repository
+Figures 5 and 7 use a generated repository that is also a Bazel workspace (make_repo.py --bazel).
 """
 
 from __future__ import annotations
@@ -28,16 +33,22 @@ import sys
 import time
 from pathlib import Path
 
-GATE = Path(__file__).absolute().parents[1]
+GATE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(GATE))
 
-from bench.make_repo import generate  # noqa: E402 - after the path above
+from bench.make_repo import WORKSPACE_FILES, generate  # noqa: E402 - after the path above
 
 SCALES = {
     # invariants, oracle files, blob bytes
     "full": (10_000, 100, 1 << 30),
     "small": (10_000 // 16, 100 // 16, (1 << 30) // 16),
     "smoke": (20, 2, 64 << 10),
+}
+# Figures 5 and 7: invariants (one blob each), oracle files, blob bytes, harness files.
+BAZEL_SCALES = {
+    "full": (1_000, 100, 16 << 20, 100),
+    "small": (1_000 // 16, 100 // 16, (16 << 20) // 16, 100 // 16),
+    "smoke": (6, 2, 16 << 10, 2),
 }
 
 
@@ -46,11 +57,17 @@ def repo_for(work: Path, name: str, **kwargs: int | str) -> Path:
     one made with the same arguments."""
     path = work / name
     stamp = path / ".git" / "bench-args.json"
-    script = (GATE / "bench" / "make_repo.py").read_bytes()
-    wanted = json.dumps({**kwargs, "seed": 1, "make_repo": hashlib.sha256(script).hexdigest()}, sort_keys=True)
+    script = hashlib.sha256((GATE / "bench" / "make_repo.py").read_bytes())
+    if kwargs.get("bazel"):  # the copied gate files too: a changed rule means a new workspace
+        for rel in WORKSPACE_FILES:
+            files = [GATE / rel] if (GATE / rel).is_file() else sorted((GATE / rel).rglob("*"))
+            for f in files:
+                if f.is_file() and "__pycache__" not in f.parts:
+                    script.update(str(f.relative_to(GATE)).encode() + b"\0" + f.read_bytes())
+    wanted = json.dumps({**kwargs, "seed": 1, "make_repo": script.hexdigest()}, sort_keys=True)
     if not (stamp.is_file() and stamp.read_text() == wanted):
         generate(path, int(kwargs["invariants"]), int(kwargs["files"]), int(kwargs["blob_bytes"]),
-                 int(kwargs["blobs"]), int(kwargs["harness"]), str(kwargs["change"]), 1)
+                 int(kwargs["blobs"]), int(kwargs["harness"]), str(kwargs["change"]), 1, bool(kwargs.get("bazel")))
         stamp.write_text(wanted)
     return path
 
@@ -95,7 +112,7 @@ def check(repo: Path, invariants: int, cold: bool) -> tuple[float, int]:
 
 def openssl(repo: Path) -> float:
     """Wall seconds of `openssl dgst -sha256` over every blob file of a repository (one process)."""
-    blobs = sorted(str(p) for p in (repo / "oracles" / "blobs").iterdir())
+    blobs = sorted(str(p) for p in (repo / "oracles" / "blobs").rglob("*") if p.is_file())
     seconds, code, _ = timed(["openssl", "dgst", "-sha256", *blobs], repo)
     if code != 0:
         raise SystemExit("bench: openssl dgst failed")
@@ -153,6 +170,94 @@ def harness_figure(work: Path, invariants: int, samples: int) -> tuple[float, fl
     return runner_seconds, float(out[0])
 
 
+def bazel_env(home: Path) -> dict[str, str]:
+    """The environment of the Bazel runs of figures 5 and 7: a home of their own, so the output user
+    root (`~/.cache/bazel`) and the gate's run folder are fresh when `home` is."""
+    keep = ("PATH", "LANG", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CONFIG_FILE")
+    return {k: os.environ[k] for k in keep if k in os.environ} | {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
+
+
+_SUMMARY = ("INFO: ", "Executed ")
+
+
+def bazel_test(repo: Path, home: Path) -> tuple[float, list[str]]:
+    """`bazel test //oracles/... //harness/...` in `repo`: (wall seconds, Bazel's process summary and
+    `Executed N out of M tests` lines).
+
+    Raises:
+        SystemExit: when Bazel fails.
+    """
+    started = time.perf_counter()
+    proc = subprocess.run(["bazel", "test", "--symlink_prefix=/", "//oracles/...", "//harness/..."], cwd=repo, env=bazel_env(home),
+                          capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: bazel test in {repo} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    found = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines()
+             if ln.startswith("Executed ") or (ln.startswith("INFO: ") and " process" in ln)]
+    return seconds, found
+
+
+def executed(lines: list[str]) -> tuple[int, int]:
+    """(tests executed, tests) from Bazel's `Executed N out of M tests` line."""
+    words = next(ln for ln in lines if ln.startswith("Executed ")).split()
+    return int(words[1]), int(words[4])
+
+
+def change_one_blob(repo: Path) -> None:
+    """Rewrites the first blob of `oracles/bench_000.toml` (one sample's args and expected value) and
+    re-pins it in that file, in the work tree only."""
+    toml = repo / "oracles" / "bench_000.toml"
+    text = toml.read_text()
+    blob_path = repo / text.split('blob = "', 1)[1].split('"', 1)[0]
+    old = hashlib.sha256(blob_path.read_bytes()).hexdigest()
+    rows = json.loads(blob_path.read_bytes())
+    rows[0]["args"][1] += 1
+    rows[0]["expected"] += 1
+    data = (json.dumps(rows) + "\n").encode()
+    blob_path.write_bytes(data)
+    toml.write_text(text.replace(old, hashlib.sha256(data).hexdigest()))
+
+
+def shutdown(repo: Path, home: Path) -> None:
+    """Stops the Bazel server of `repo` under `home`."""
+    subprocess.run(["bazel", "shutdown"], cwd=repo, env=bazel_env(home), capture_output=True, check=False)
+
+
+def incremental_figure(repo: Path, home: Path) -> tuple[tuple[float, list[str]], ...]:
+    """Figure 5: three `bazel test` runs in a fresh output user root: first, unchanged, one blob changed."""
+    subprocess.run(["rm", "-rf", str(home)], check=True)
+    home.mkdir(parents=True)
+    try:
+        first = bazel_test(repo, home)
+        unchanged = bazel_test(repo, home)
+        change_one_blob(repo)
+        one_blob = bazel_test(repo, home)
+    finally:
+        subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "oracles"], check=True)
+        shutdown(repo, home)
+    return first, unchanged, one_blob
+
+
+def harness_path_figure(repo: Path, home: Path) -> tuple[float, float]:
+    """Figure 7: (cold, warm) wall seconds of `check` without `--results` on `repo`: the first in a
+    fresh output user root, the second right after it, with the Bazel server still running."""
+    subprocess.run(["rm", "-rf", str(home)], check=True)
+    home.mkdir(parents=True)
+    cmd = [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "check", "--base", "main"]
+    times = []
+    try:
+        for _ in range(2):
+            started = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=GATE, env=bazel_env(home), capture_output=True, text=True, check=False)
+            times.append(time.perf_counter() - started)
+            if proc.returncode != 0:
+                raise SystemExit(f"bench: `{' '.join(cmd)}` exited {proc.returncode}: {proc.stdout[-2000:]}")
+    finally:
+        shutdown(repo, home)
+    return times[0], times[1]
+
+
 def line(number: str, name: str, ratio: float, target: str, detail: str) -> str:
     """One printed figure."""
     return f"{number:>2}  {name:<15} {ratio:7.2f}x  (target {target})  {detail}"
@@ -165,40 +270,77 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--work", type=Path,
                         default=Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oracle-gate" / "bench",
                         help="where generated repositories are kept")
+    parser.add_argument("--figures", default="1,2,3,4,5,6,7", help="which figures, comma-separated (default: all)")
     args = parser.parse_args(argv)
+    wanted = set(args.figures.split(","))
+    if not wanted <= {"1", "2", "3", "4", "5", "6", "7"}:
+        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 7")
     n, files, b = SCALES[args.scale]
     work = args.work / args.scale
     work.mkdir(parents=True, exist_ok=True)
     print(f"bench: scale {args.scale}: {n} invariants in {files} files, {b >> 20} MiB of blobs; "
           f"{os.cpu_count()} cores; repositories in {work}", flush=True)
+    if wanted & {"1", "2", "3", "4", "6"}:
+        results_figures(work, n, files, b, wanted)
+    if wanted & {"5", "7"}:
+        bazel_figures(work, args.scale, wanted)
+    return 0
 
+
+def results_figures(work: Path, n: int, files: int, b: int, wanted: set[str]) -> None:
+    """Figures 1, 2, 3, 4 and 6 (those of them in `wanted`): `check --results` and the row runner."""
     half = repo_for(work, "half", invariants=n // 2, files=files, blob_bytes=b // 2, blobs=n // 2, harness=100,
                     change="production")
     full = repo_for(work, "full", invariants=n, files=files, blob_bytes=b, blobs=n, harness=100, change="production")
-    single = repo_for(work, "single", invariants=n, files=files, blob_bytes=b, blobs=1, harness=100,
-                      change="production")
-
-    floor = min(openssl(full) for _ in range(2))
     cold = min(check(full, n, cold=True)[0] for _ in range(2))
-    print(line("1", "hashing floor", cold / floor, "<= 0.75x",
-               f"cold check {cold:.2f} s, openssl dgst -sha256 {floor:.2f} s"), flush=True)
-    cold_half = min(check(half, n // 2, cold=True)[0] for _ in range(2))
-    print(line("2", "linear growth", cold / cold_half, "<= 2.2x",
-               f"cold check at {n} rows {cold:.2f} s, at {n // 2} rows {cold_half:.2f} s"), flush=True)
-    warm_seconds, warm_rss = check(single, n, cold=False)
-    cold_seconds, cold_rss = check(single, n, cold=True)
-    print(line("3", "memory", warm_rss / (64 << 20), "< 1x of 64 MiB",
-               f"peak RSS with one {b >> 20} MiB blob: warm {warm_rss >> 20} MiB ({warm_seconds:.2f} s), "
-               f"cold {cold_rss >> 20} MiB ({cold_seconds:.2f} s)"), flush=True)
-    runner_seconds, loop_seconds = harness_figure(work, n, 10)
-    print(line("4", "harness", runner_seconds / loop_seconds, "<= 3x",
-               f"row runner {runner_seconds:.2f} s, plain loop {loop_seconds:.2f} s ({n} rows x 10 samples)"), flush=True)
-    warm = min(check(full, n, cold=False)[0] for _ in range(2))
-    print(line("6", "warm", warm / cold, "<= 0.1x", f"production-only change {warm:.2f} s, cold {cold:.2f} s"),
-          flush=True)
-    print(" 5  incremental     not measured (needs one oracle test target per oracle file)")
-    print(" 7  harness path    not measured (check without --results, cold and warm Bazel)")
-    return 0
+    if "1" in wanted:
+        floor = min(openssl(full) for _ in range(2))
+        print(line("1", "hashing floor", cold / floor, "<= 0.75x",
+                   f"cold check {cold:.2f} s, openssl dgst -sha256 {floor:.2f} s"), flush=True)
+    if "2" in wanted:
+        cold_half = min(check(half, n // 2, cold=True)[0] for _ in range(2))
+        print(line("2", "linear growth", cold / cold_half, "<= 2.2x",
+                   f"cold check at {n} rows {cold:.2f} s, at {n // 2} rows {cold_half:.2f} s"), flush=True)
+    if "3" in wanted:
+        single = repo_for(work, "single", invariants=n, files=files, blob_bytes=b, blobs=1, harness=100,
+                          change="production")
+        warm_seconds, warm_rss = check(single, n, cold=False)
+        cold_seconds, cold_rss = check(single, n, cold=True)
+        print(line("3", "memory", warm_rss / (64 << 20), "< 1x of 64 MiB",
+                   f"peak RSS with one {b >> 20} MiB blob: warm {warm_rss >> 20} MiB ({warm_seconds:.2f} s), "
+                   f"cold {cold_rss >> 20} MiB ({cold_seconds:.2f} s)"), flush=True)
+    if "4" in wanted:
+        runner_seconds, loop_seconds = harness_figure(work, n, 10)
+        print(line("4", "harness", runner_seconds / loop_seconds, "<= 3x",
+                   f"row runner {runner_seconds:.2f} s, plain loop {loop_seconds:.2f} s ({n} rows x 10 samples)"),
+              flush=True)
+    if "6" in wanted:
+        warm = min(check(full, n, cold=False)[0] for _ in range(2))
+        print(line("6", "warm", warm / cold, "<= 0.1x", f"production-only change {warm:.2f} s, cold {cold:.2f} s"),
+              flush=True)
+
+
+def bazel_figures(work: Path, scale: str, wanted: set[str]) -> None:
+    """Figures 5 and 7 (those of them in `wanted`), on a generated Bazel workspace."""
+    n, files, b, harness = BAZEL_SCALES[scale]
+    repo = repo_for(work, "bazel", invariants=n, files=files, blob_bytes=b, blobs=n, harness=harness,
+                    change="production", bazel=1)
+    if "5" in wanted:
+        first, unchanged, one_blob = incremental_figure(repo, work / "bazel-home")
+        ran, total = executed(one_blob[1])
+        print(line("5", "incremental", ran / total, f"only the changed file's test: 1 of {files} oracle tests",
+                   f"one blob of {n} changed: {' '.join(one_blob[1])} ({one_blob[0]:.1f} s); nothing changed: "
+                   f"{' '.join(unchanged[1])} ({unchanged[0]:.1f} s); first run: {' '.join(first[1])} "
+                   f"({first[0]:.1f} s)"), flush=True)
+    if "7" in wanted:
+        cold, warm = harness_path_figure(repo, work / "check-home")
+        results = results_for(repo, n)
+        with_results = [timed([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "check", "--base",
+                               "main", "--results", str(results), *flag], GATE)[0] for flag in (["--verify-all"], [])]
+        print(line("7", "harness path", warm / cold, "printed beside 6",
+                   f"check without --results on {n} invariants: cold Bazel {cold:.1f} s, warm {warm:.1f} s; "
+                   f"with --results on the same repository: cold {with_results[0]:.2f} s, warm {with_results[1]:.2f} s"),
+              flush=True)
 
 
 if __name__ == "__main__":

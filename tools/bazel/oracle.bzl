@@ -1,4 +1,4 @@
-"""Public entry point for the oracle rules: `oracle_suite` and `oracle_test`.
+"""Public entry point for the oracle rules: `oracle_suite`, `oracle_test` and `oracle_suites`.
 
 An oracle suite is a set of human-owned oracle files (schema 1, docs/design.md section 2) with the
 JSON blobs their rows pin; `oracle_suite` checks every pin at build time and splits the rows into
@@ -26,11 +26,28 @@ oracle_test(
 ```
 
 Only the testcases of `oracle_test` targets in the `oracles` package count as invariant outcomes.
+
+With many oracle files, `oracle_suites` declares one suite and one test per file, so that a
+changed blob re-runs only its own file's pin check, draw, caller and judge:
+
+```starlark
+load("//tools/bazel:oracle.bzl", "oracle_suites")
+
+oracle_suites(
+    name = "oracle_tests",  # a test_suite of every file's `<stem>_test`
+    srcs = glob(["*.toml"], exclude = ["policy.toml"]),
+    blobs = glob(["blobs/**"]),  # blobs/<stem>/** belong to <stem>.toml alone; the rest are shared
+    policy = "policy.toml",
+    deps = ["//billing"],
+)
+```
 """
 
 load("//tools/bazel/private:oracle_suite.bzl", _OracleSuiteInfo = "OracleSuiteInfo", _oracle_suite = "oracle_suite")
+load("//tools/bazel/private:oracle_suites.bzl", _oracle_suites = "oracle_suites")
 load("//tools/bazel/private:oracle_test.bzl", _oracle_test = "oracle_test")
 
 OracleSuiteInfo = _OracleSuiteInfo
 oracle_suite = _oracle_suite
 oracle_test = _oracle_test
+oracle_suites = _oracle_suites

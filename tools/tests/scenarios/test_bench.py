@@ -1,4 +1,5 @@
-"""The benchmark scripts run end to end at a tiny size (bench/; no timing is asserted)."""
+"""The benchmark scripts run end to end at a tiny size (bench/; no timing is asserted). The Bazel
+figures (5 and 7) start a nested Bazel: //tools/tests/e2e:test_bench_bazel runs them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ FIGURES = ("1  hashing floor", "2  linear growth", "3  memory", "4  harness", "6
 
 
 def test_run_prints_every_figure_as_a_ratio(tmp_path):
-    proc = subprocess.run([sys.executable, "-B", str(Path(run.__file__)), "--scale", "smoke", "--work", str(tmp_path)],
+    proc = subprocess.run([sys.executable, "-B", str(Path(run.__file__)), "--scale", "smoke", "--work", str(tmp_path),
+                           "--figures", "1,2,3,4,6"],
                           capture_output=True, text=True, check=False, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
@@ -45,3 +47,9 @@ def test_make_repo_is_deterministic_and_each_change_shape_is_judged(tmp_path):
                                "main", "--results", str(results), "--label", "oracle-change"], cwd=run.GATE,
                               capture_output=True, text=True, check=False, timeout=300)
         assert proc.returncode == labelled, (shape, proc.stdout)
+
+
+def test_an_unknown_figure_is_a_usage_error(tmp_path):
+    proc = subprocess.run([sys.executable, "-B", str(Path(run.__file__)), "--figures", "1,8", "--work", str(tmp_path)],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 2 and "names a figure other than 1 to 7" in proc.stderr, proc.stderr
