@@ -26,7 +26,7 @@ def pin_fix(blob: str, label: str | None) -> str:
     """What to do about a blob whose bytes do not match its pin and no known rewrite explains:
     re-pin under the label (`policy.in_labelled_change`; None when the policy in force is not
     known) or restore the committed bytes (`transform.restore_command`)."""
-    return (f"if you changed the blob on purpose, update blob_sha256 {in_labelled_change(label)}; "
+    return (f"if you changed the blob on purpose, update blob_sha256 (`pin --write`) {in_labelled_change(label)}; "
             f"if you did not, restore it: `{restore_command(blob)}` writes the committed bytes")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import re
 from collections.abc import Iterator, Mapping
 
@@ -18,7 +19,7 @@ from tools.oracle_gate.objects import known_trusted, trust, vouch
 from tools.oracle_gate.policy import in_labelled_change
 from tools.oracle_gate.schema import ID_PATTERN
 from tools.oracle_gate.transform import explain
-from tools.oracle_gate.tree import Entry, Tree
+from tools.oracle_gate.tree import Entry, Tree, WorkTree
 
 MANIFEST_PATH = "oracles/MANIFEST.sha256"
 COMMITTED_REWRITE_FIX = ("do not regenerate the manifest or re-pin: commit the recorded bytes, not a converted copy "
@@ -51,6 +52,27 @@ def render(tree: Tree) -> str:
             character `sha256sum` would escape (newline, backslash).
     """
     return _render(tree, load_oracles(tree))
+
+
+def write_manifest(tree: WorkTree) -> int:
+    """Writes `render(tree)` to the work tree's manifest (through a temporary file, replaced in one
+    step); returns the number of lines written.
+
+    Raises:
+        OracleError: (exit 5) when the manifest cannot be generated (`render`).
+        OSError: when the file cannot be written.
+    """
+    text = render(tree)
+    target = os.path.join(tree.root, MANIFEST_PATH)
+    tmp = target + ".tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return text.count("\n")
 
 
 def _render(tree: Tree, oracles: Oracles) -> str:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import error_line, exit_codes_help
-from tools.oracle_gate.manifest import MANIFEST_PATH, manifest_problems, render
+from tools.oracle_gate.manifest import MANIFEST_PATH, manifest_problems, write_manifest
 from tools.oracle_gate.tree import WorkTree
 
 if TYPE_CHECKING:
@@ -50,17 +49,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     """
     tree = WorkTree(context.repo())
     if args.write:
-        text = render(tree)
-        target = os.path.join(tree.root, MANIFEST_PATH)
-        tmp = target + ".tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-        print(f"wrote {MANIFEST_PATH} ({text.count(chr(10))} lines)")
+        print(f"wrote {MANIFEST_PATH} ({write_manifest(tree)} lines)")
         return errors.OK
     problems = manifest_problems(tree)
     for problem in problems:
