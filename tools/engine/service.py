@@ -21,6 +21,8 @@ import argparse
 import fcntl
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -76,27 +78,63 @@ def state_dir(environ: Mapping[str, str] = os.environ) -> Path:
     return cache_root(environ) / "engine"
 
 
+# What each recorded process's command line holds (/proc/PID/cmdline), so a pid the system has
+# since given to another process is never signalled.
+IDENTITY = {"postgres": "postgres", "buildgrid": "bgd", "worker": "worker.py"}
+_TARGET = re.compile(r"grpc://127\.0\.0\.1:[0-9]{1,5}\Z")
+
+
+def _pid(value: object) -> int:
+    """A recorded pid: a plain int above 1 (never 0, -1 or init, which kill(2) would widen)."""
+    if type(value) is not int or value <= 1:
+        raise ValueError(f"{value!r} is not a process id above 1")
+    return value
+
+
 def read_state(folder: Path) -> EngineState | None:
     """The recorded state, or None when there is none.
 
     Raises:
-        EngineError: when `state.json` exists but is not a state this module wrote.
+        EngineError: when `state.json` exists but is not a state this module wrote (wrong types,
+            a pid that is not an int above 1, an endpoint that is not on 127.0.0.1).
     """
     try:
         data = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
-        pids = {str(k): int(v) for k, v in data["pids"].items()}
-        state = EngineState(str(data["target"]), int(data["supervisor"]), pids, float(data["started"]))
-        state.port()
-        return state
+        if type(data) is not dict or type(data.get("pids")) is not dict or type(data.get("target")) is not str:
+            raise ValueError("not an object with target and pids")
+        if not _TARGET.match(data["target"]) or type(data.get("started")) not in (int, float):
+            raise ValueError("bad target or start time")
+        pids = {str(k): _pid(v) for k, v in data["pids"].items()}
+        return EngineState(data["target"], _pid(data.get("supervisor")), pids, float(data["started"]))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise EngineError(f"{folder / STATE_FILE} is not an engine state ({exc}); remove it, or run `engine stop`") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise EngineError(f"{folder / STATE_FILE} is not an engine state ({exc}); remove it") from None
 
 
-def is_running(state: EngineState) -> bool:
-    """True when the supervisor lives and the endpoint accepts connections."""
-    return pid_alive(state.supervisor) and port_open(state.port())
+def command_line(pid: int) -> str:
+    """The command line of process `pid`, arguments joined by spaces ("" when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def is_ours(state: EngineState, name: str, pid: int, folder: Path) -> bool:
+    """True when process `pid` is still the one recorded as `name` (the supervisor, or a part):
+    alive and with the command line that process had, so a reused pid is left alone."""
+    if not pid_alive(pid):
+        return False
+    line = command_line(pid)
+    if name == "supervisor":
+        return "service.py" in line and " serve " in f"{line} " and str(folder) in line
+    return IDENTITY.get(name, "\0") in line
+
+
+def is_running(state: EngineState, folder: Path) -> bool:
+    """True when the recorded supervisor is still that process and the endpoint accepts connections."""
+    return is_ours(state, "supervisor", state.supervisor, folder) and port_open(state.port())
 
 
 @contextmanager
@@ -121,10 +159,11 @@ def start(environ: Mapping[str, str] = os.environ) -> tuple[EngineState, bool]:
     folder = state_dir(environ)
     with _locked(folder):
         state = read_state(folder)
-        if state is not None and is_running(state):
+        if state is not None and is_running(state, folder):
             return state, False
         if state is not None:
             _stop_recorded(state, folder)  # leftovers of an engine that died
+        shutil.rmtree(folder / "work", ignore_errors=True)  # a fresh cluster and storage each start
         log = folder / LOG_FILE
         with open(log, "wb") as out:
             proc = subprocess.Popen([sys.executable, "-B", str(Path(__file__).resolve()), "serve", "--state", str(folder)],
@@ -149,8 +188,9 @@ def status(environ: Mapping[str, str] = os.environ) -> EngineState | None:
     Raises:
         EngineError: when the recorded state is unreadable.
     """
-    state = read_state(state_dir(environ))
-    return state if state is not None and is_running(state) else None
+    folder = state_dir(environ)
+    state = read_state(folder)
+    return state if state is not None and is_running(state, folder) else None
 
 
 def stop(environ: Mapping[str, str] = os.environ) -> list[int]:
@@ -169,25 +209,29 @@ def stop(environ: Mapping[str, str] = os.environ) -> list[int]:
 
 def _stop_recorded(state: EngineState, folder: Path) -> list[int]:
     """SIGTERM to the supervisor (it stops its parts in order), then SIGKILL to every recorded
-    process still alive after STOP_TIMEOUT_S; removes the state file."""
-    every = [state.supervisor, *state.pids.values()]
-    alive = [pid for pid in every if pid_alive(pid)]
-    _terminate(state.supervisor)
+    process still alive after STOP_TIMEOUT_S; removes the state file. Only processes that are
+    still the recorded ones (`is_ours`) are signalled."""
+    every = [("supervisor", state.supervisor), *state.pids.items()]
+    ours = [(name, pid) for name, pid in every if is_ours(state, name, pid, folder)]
+    if ("supervisor", state.supervisor) in ours:
+        _signal(state.supervisor, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_S
-    while any(pid_alive(pid) for pid in every) and time.monotonic() < deadline:
+    while any(pid_alive(pid) for _, pid in ours) and time.monotonic() < deadline:
         time.sleep(0.2)
-    for pid in every:
-        if pid_alive(pid):
+    for name, pid in ours:
+        if is_ours(state, name, pid, folder):
             _signal(pid, signal.SIGKILL)
     time.sleep(0.2)
-    left = [pid for pid in every if pid_alive(pid)]
+    left = [pid for _, pid in ours if pid_alive(pid)]
     if left:
         raise EngineError(f"processes {left} of the engine outlived SIGKILL")
     (folder / STATE_FILE).unlink(missing_ok=True)
-    return alive
+    return [pid for _, pid in ours]
 
 
 def _signal(pid: int, sig: int) -> None:
+    if pid <= 1:  # kill(2) would signal a process group, every process, or init
+        return
     try:
         os.kill(pid, sig)
     except ProcessLookupError:

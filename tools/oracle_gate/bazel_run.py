@@ -77,6 +77,8 @@ class HarnessRun:
         escapes: spawns that ran where the gate does not allow it: unsandboxed in the invocation of
             the change's code, or anything but the gate's own actions in the gate's invocations.
         sealing: what sealed the run beyond Bazel's sandbox (`Seal.description`), or "" for none.
+        oracle_dependents: targets outside the `oracles` package that the run would build and
+            that depend on a file or target of it (`oracle_dependents`); when any, nothing ran.
     """
 
     exit_code: int
@@ -89,6 +91,7 @@ class HarnessRun:
     sealed: list[str] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)
     sealing: str = ""
+    oracle_dependents: list[str] = field(default_factory=list)
 
     def observations(self) -> dict[str, Observed]:
         """id -> Observed, falling back to digest-less outcomes."""
@@ -323,11 +326,14 @@ def runs_dir(environ: Mapping[str, str]) -> str:
     `$XDG_CACHE_HOME/oracle-gate/runs`, else `$HOME/.cache/oracle-gate/runs`.
 
     Raises:
-        GateError: (exit 1) when that folder lies under `/tmp` or `/dev/shm`, which Bazel 4.2's
-            sandbox leaves writable to every action, so the change's code could rewrite what the
-            gate reads.
+        GateError: (exit 1) when that folder is relative, or lies under `/tmp` or `/dev/shm`, which
+            Bazel 4.2's sandbox leaves writable to every action, so the change's code could rewrite
+            what the gate reads.
     """
     cache = environ.get("XDG_CACHE_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(cache):
+        raise GateError(f"the gate's cache folder {cache!r} is not an absolute path; set XDG_CACHE_HOME (or HOME) "
+                        "to an absolute path")
     path = os.path.join(cache, "oracle-gate", "runs")
     real = os.path.realpath(path)
     for top in SANDBOX_WRITABLE:
@@ -446,6 +452,33 @@ def lockfile_flags(help_text: str) -> list[str]:
     nor writes it, so a run resolves from MODULE.bazel and leaves the work tree as it was.
     """
     return ["--lockfile_mode=off"] if "--lockfile_mode" in help_text else []
+
+
+def oracle_dependents(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags: Sequence[str],
+                      patterns: Sequence[str], seal: Seal | None = None) -> list[str]:
+    """The targets outside the `oracles` package, in the dependency closure of `patterns` (with
+    the query `flags`: the .bazelrc configs and the lockfile mode), that
+    depend on a file or target of that package: `bazel query 'rdeps(deps(P), //oracles:*) except
+    //oracles:*'`. A change's target that depends on one (directly, or through a target of the
+    gate that carries the oracle files, such as a test of the manifest) can copy expected values
+    into an output the change's code reads: rules like `expand_template` and `write` run inside
+    the Bazel server, where no sandbox applies. The gate runs nothing when the list is not empty.
+
+    Raises:
+        GateError: (exit 1) when the query fails for another reason than packages that do not load.
+    """
+    universe = " + ".join(patterns)
+    expression = f"rdeps(deps({universe}), //oracles:*) except //oracles:*"
+    # --keep_going: a package that does not load (a lock pip refuses, a broken BUILD file) leaves
+    # the rest of the answer (exit 3); the build that follows fails on the same package, so
+    # nothing the partial answer missed can run.
+    proc = subprocess.run(_command(seal, ["bazel", *startup_flags, "query", *flags, "--keep_going", "--output=label",
+                                          expression], repo),
+                          cwd=repo, env=dict(env), stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    if proc.returncode not in (0, 3):
+        last = [line for line in proc.stderr.strip().splitlines() if line.startswith("ERROR")][-1:] or [str(proc.returncode)]
+        raise GateError(f"`bazel query` of what depends on the oracles package failed: {visible(last[0])}")
+    return sorted(line.strip() for line in proc.stdout.splitlines() if line.strip())
 
 
 def _command(seal: Seal | None, argv: list[str], cwd: str) -> list[str]:
@@ -619,6 +652,12 @@ def run_harness(
              "--sandbox_default_allow_network=false", "--test_output=errors"]
     harness = [p for p in test_patterns(repo) if p != ORACLE_PATTERN]
     sealing = seal.description() if seal is not None else ""
+    # The .bazelrc configs of every command (`common:` lines reach `query`), not the remote ones,
+    # which `.bazelrc` defines for `build` only.
+    dependents = oracle_dependents(repo, env, startup_flags, [*config_flags(environ), *lockfile_flags(help_text)],
+                                   [*harness, ORACLE_PATTERN], seal)
+    if dependents:
+        return HarnessRun(exit_code=1, build_failed=True, sealing=sealing, oracle_dependents=dependents)
     # Inside a seal, the run's own folder holds everything and other runs do not exist.
     folder = seal.folder if seal is not None else runs_dir(environ)
     siblings = [] if seal is not None else [

@@ -518,11 +518,16 @@ def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
 
 def escape_violations(run: HarnessRun, where: str) -> list[Violation]:
     """One exit-4 violation per spawn that ran where the gate does not allow it (execlog.py,
-    bazel_run.run_harness): no result of such a run counts."""
+    bazel_run.run_harness), and per target outside the oracles package that depends on it
+    (bazel_run.oracle_dependents): no result of such a run counts."""
     return [
         Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: the change's code runs "
                   "sandboxed and only the gate's own actions run in its invocations, so no result of this run counts")
         for escape in run.escapes
+    ] + [
+        Violation(errors.NO_OUTCOME, "harness/", "", f"{label} depends on the oracles package ({where} run): only the "
+                  "gate's own targets may carry oracle files, so the gate ran nothing")
+        for label in run.oracle_dependents
     ]
 
 

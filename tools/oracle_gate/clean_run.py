@@ -103,7 +103,8 @@ def clean_run(
         named = {k: environ[k] for k in (*REMOTE_ENV, READ_ONLY_VARIABLE) if environ.get(k)}
         seal = sealed_root(root, dict(env, **named), hidden)
         run = run_harness(tree, env, flags, startup_flags=startup, exact_env=True,
-                          block=[os.path.join(tree, "oracles")], strategy="remote" if remote else "linux-sandbox",
+                          block=[os.path.join(tree, "oracles"), *seal.blockable],
+                          strategy="remote" if remote else "linux-sandbox",
                           seal=seal)
         if remote:
             # The actions ran on the engine's workers: what seals them there is the engine's.

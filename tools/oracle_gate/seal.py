@@ -65,6 +65,9 @@ class Seal:
             the host has.
         masked: guarded paths that lie in a shown one (a repository under `/usr`, say), each
             covered by an empty tmpfs inside the root.
+        blockable: the shown paths only the run's Bazel needs, never an action (pip's indexes and
+            certificates, the remote TLS certificate): the run blocks them from every sandboxed
+            action, so a broad setting (a whole home folder) shows nothing to the change's code.
     """
 
     bwrap: str
@@ -73,6 +76,7 @@ class Seal:
     read_only: tuple[str, ...]
     system: tuple[tuple[str, str | None], ...]
     masked: tuple[str, ...] = ()
+    blockable: tuple[str, ...] = ()
 
     def shows(self, path: str) -> bool:
         """True when `path` (absolute, host) exists inside the root as itself: it lies in `folder`."""
@@ -207,8 +211,9 @@ def refuse_inside(paths: Sequence[str], guarded: Sequence[str]) -> None:
 
 def masks(shown: Sequence[str], guarded: Sequence[str], folder: str) -> tuple[str, ...]:
     """The guarded paths that a shown path holds (so they would be visible inside the root) and the
-    run's folder does not: each gets an empty tmpfs over it."""
-    return tuple(dict.fromkeys(g for g in guarded if not inside(g, folder) and any(inside(g, s) for s in shown)))
+    run's folder does not, and that still exist: each gets an empty tmpfs over it."""
+    return tuple(dict.fromkeys(g for g in guarded if not inside(g, folder) and any(inside(g, s) for s in shown)
+                               and os.path.isdir(g)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -245,16 +250,18 @@ def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str])
             in the message).
     """
     bwrap = find_bwrap(environ)
-    extra = local_paths(pip_settings(environ) + [environ[v] for v in REMOTE_PATH_VARIABLES if environ.get(v)])
-    extra += [p for p in PIP_SITE_CONFIGS if os.path.exists(p)] + named_paths(environ)
+    tools = local_paths(pip_settings(environ) + [environ[v] for v in REMOTE_PATH_VARIABLES if environ.get(v)])
+    tools += [p for p in PIP_SITE_CONFIGS if os.path.exists(p)]
     system = system_entries()
     system_dirs = [f"/{name}" for name, target in system if target is None]
-    read_only = tuple(p for p in dict.fromkeys(extra) if not any(inside(p, d) for d in system_dirs))
+    blockable = tuple(p for p in dict.fromkeys(tools) if not any(inside(p, d) for d in system_dirs))
+    read_only = tuple(dict.fromkeys([*blockable, *(p for p in named_paths(environ)
+                                                   if not any(inside(p, d) for d in system_dirs))]))
     guarded = [os.path.realpath(g) for g in guarded]
     refuse_inside(read_only, guarded)
     real_folder = os.path.realpath(folder)
     seal = Seal(bwrap, bwrap_version(bwrap), real_folder, read_only, system,
-                masks([*system_dirs, *read_only], guarded, real_folder))
+                masks([*system_dirs, *read_only], guarded, real_folder), blockable)
     probe = seal.wrap(["true"], seal.folder)
     try:
         proc = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,

@@ -36,13 +36,14 @@ def listener() -> Iterator[int]:
     sock.close()
 
 
-def sleeper(ignore_term: bool = False) -> subprocess.Popen[bytes]:
-    """A stand-in process; with `ignore_term`, one that only SIGKILL stops."""
+def sleeper(*argv: str, ignore_term: bool = False) -> subprocess.Popen[bytes]:
+    """A stand-in process whose command line ends with `argv` (what identifies the engine's
+    processes); with `ignore_term`, one that only SIGKILL stops."""
     code = "import signal, time\n"
     if ignore_term:
         code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     code += "print('ready', flush=True)\ntime.sleep(600)\n"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     return proc
 
@@ -63,7 +64,7 @@ def reap(*procs: subprocess.Popen[bytes]) -> None:
 def test_status_reports_a_recorded_engine_only_while_it_runs_and_listens(tmp_path, listener):
     env = {service.STATE_DIR_VARIABLE: str(tmp_path)}
     assert service.status(env) is None  # no state at all
-    supervisor = sleeper()
+    supervisor = sleeper("service.py", "serve", "--state", str(tmp_path))
     try:
         record(tmp_path, listener, supervisor.pid, worker=supervisor.pid)
         found = service.status(env)
@@ -78,7 +79,8 @@ def test_status_reports_a_recorded_engine_only_while_it_runs_and_listens(tmp_pat
 
 def test_stop_ends_every_recorded_process_by_pid_also_one_that_ignores_sigterm(tmp_path, listener, monkeypatch):
     monkeypatch.setattr(service, "STOP_TIMEOUT_S", 2.0)
-    supervisor, stubborn = sleeper(), sleeper(ignore_term=True)
+    supervisor = sleeper("service.py", "serve", "--state", str(tmp_path))
+    stubborn = sleeper("worker.py", ignore_term=True)
     try:
         record(tmp_path, listener, supervisor.pid, worker=stubborn.pid)
         # Parent-reaped children turn into zombies, which count as gone; reap them as they end.
@@ -92,12 +94,36 @@ def test_stop_ends_every_recorded_process_by_pid_also_one_that_ignores_sigterm(t
     assert service.stop({service.STATE_DIR_VARIABLE: str(tmp_path)}) == []  # nothing recorded: nothing to do
 
 
-@pytest.mark.parametrize("text", ["", "{", "[]", '{"target": "grpc://127.0.0.1:x", "supervisor": 1, "pids": {}, "started": 0}',
-                                  '{"target": "t", "supervisor": 1, "pids": {}}'])
+def test_a_pid_the_system_gave_to_another_process_is_never_signalled(tmp_path, listener):
+    # The engine died and its pids were reused: neither "supervisor" nor "worker" is the engine's.
+    stranger, other = sleeper(), sleeper("not-the-worker")
+    try:
+        record(tmp_path, listener, stranger.pid, worker=other.pid)
+        assert service.status({service.STATE_DIR_VARIABLE: str(tmp_path)}) is None
+        assert service.stop({service.STATE_DIR_VARIABLE: str(tmp_path)}) == []
+        assert stranger.poll() is None and other.poll() is None  # both still running
+        assert not (tmp_path / service.STATE_FILE).exists()
+    finally:
+        reap(stranger, other)
+
+
+@pytest.mark.parametrize("text", [
+    "", "{", "[]", b"\xff".decode("latin-1"),
+    '{"target": "grpc://127.0.0.1:x", "supervisor": 1234, "pids": {}, "started": 0}',
+    '{"target": "t", "supervisor": 1234, "pids": {}}',
+    '{"target": "grpc://10.0.0.1:5", "supervisor": 1234, "pids": {}, "started": 0}',
+    # pids kill(2) would widen: a process group, every process, init; and non-integers
+    '{"target": "grpc://127.0.0.1:5", "supervisor": 0, "pids": {}, "started": 0}',
+    '{"target": "grpc://127.0.0.1:5", "supervisor": -1, "pids": {}, "started": 0}',
+    '{"target": "grpc://127.0.0.1:5", "supervisor": 1, "pids": {}, "started": 0}',
+    '{"target": "grpc://127.0.0.1:5", "supervisor": 1.5, "pids": {}, "started": 0}',
+    '{"target": "grpc://127.0.0.1:5", "supervisor": 1234, "pids": {"a": true}, "started": 0}',
+])
 def test_an_unreadable_state_file_is_an_error_naming_it(tmp_path, text):
     (tmp_path / service.STATE_FILE).write_text(text)
-    with pytest.raises(EngineError, match="state.json is not an engine state"):
-        service.status({service.STATE_DIR_VARIABLE: str(tmp_path)})
+    for action in (service.status, service.stop, service.start):
+        with pytest.raises(EngineError, match="state.json is not an engine state"):
+            action({service.STATE_DIR_VARIABLE: str(tmp_path)})
 
 
 def test_the_cli_says_not_running_with_exit_1_and_a_bad_state_in_one_line(repo, tmp_path):

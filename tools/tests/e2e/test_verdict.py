@@ -63,6 +63,33 @@ py_test(
 '''
 
 
+COPY_RULE = '''
+def _copy_impl(ctx):
+    out = ctx.actions.declare_file(ctx.label.name + ".json")
+    for f in ctx.attr.src[DefaultInfo].default_runfiles.files.to_list():
+        if f.short_path.endswith("oracles/blobs/tax_half_even.json"):
+            # Runs inside the Bazel server: no sandbox, no spawn in the execution log.
+            ctx.actions.expand_template(template = f, output = out, substitutions = {})
+            return [DefaultInfo(files = depset([out]))]
+    fail("blob not found")
+
+copy = rule(implementation = _copy_impl, attrs = {"src": attr.label()})
+'''
+
+
+def test_a_harness_target_that_reaches_oracle_files_through_a_gate_target_stops_the_run(repo):
+    # The manifest test carries every oracle file in its runfiles; a harness rule that depends on it
+    # could copy a blob into an output that production code reads while it runs.
+    build = (repo / "harness" / "BUILD.bazel").read_text() + (
+        '\nload(":answers.bzl", "copy")\n\ncopy(\n    name = "answers",\n'
+        '    src = "//tools/oracle_gate:manifest_test",\n    testonly = True,\n)\n')
+    proc = attack(repo, "reach-oracles", {"harness/answers.bzl": COPY_RULE, "harness/BUILD.bazel": build})
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert ("[4] harness/: //harness:answers depends on the oracles package (workspace run): only the gate's own "
+            "targets may carry oracle files, so the gate ran nothing") in proc.stdout
+    assert "running bazel build" not in proc.stderr  # nothing was built
+
+
 def test_a_harness_target_writing_junit_for_every_id_is_ignored(repo):
     proc = attack(repo, "forged-junit", {"harness/forged_test.py": FORGED_JUNIT}, {"harness/BUILD.bazel": FORGED_BUILD})
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]

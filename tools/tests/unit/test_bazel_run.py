@@ -72,13 +72,17 @@ FAKE_BAZEL = r"""#!/bin/bash
 cmd=""; blocks=()
 for a in "$@"; do
   case "$a" in
-    help|info|build|test) [ -z "$cmd" ] && cmd=$a ;;
+    help|info|build|test|query) [ -z "$cmd" ] && cmd=$a ;;
     --build_event_json_file=*) : > "${a#*=}" ;;
     --experimental_execution_log_file=*) : > "${a#*=}" ;;
     --sandbox_block_path=*) blocks+=("${a#*=}") ;;
   esac
 done
 [ "$cmd" = help ] && exit 0  # no help text: the gate takes Bazel 4.2's execution log flag
+if [ "$cmd" = query ]; then  # $QUERY_OUT: what depends on the oracles package; $QUERY_EXIT: its code
+  [ -n "${QUERY_OUT:-}" ] && echo "$QUERY_OUT"
+  exit "${QUERY_EXIT:-0}"
+fi
 if [ "$cmd" = info ]; then
   echo "bazel-bin: $FAKE_OUT/bin"; echo "bazel-testlogs: $FAKE_OUT/testlogs"; echo "output_base: $FAKE_OUT/base"
   exit 0
@@ -211,3 +215,28 @@ def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_n
 
 def test_no_gate_cache_folders_when_there_are_none(tmp_path):
     assert gate_cache_entries(str(tmp_path / "missing" / "runs"), {}, []) == []
+
+
+@pytest.mark.parametrize("environ", [{"XDG_CACHE_HOME": "relcache"}, {"HOME": "relhome"}])
+def test_a_relative_cache_folder_is_refused(environ):
+    from tools.oracle_gate.bazel_run import runs_dir
+    with pytest.raises(GateError, match="is not an absolute path; set XDG_CACHE_HOME"):
+        runs_dir(environ)
+
+
+def test_a_target_that_depends_on_the_oracles_package_stops_the_run_before_any_build(tmp_path, monkeypatch):
+    bazel_run, repo, env, _, out = _fake_bazel(tmp_path, monkeypatch, vanish=False)
+    run = bazel_run.run_harness(str(repo), dict(env, QUERY_OUT="//harness:answers"), exact_env=True)
+    assert run.oracle_dependents == ["//harness:answers"] and run.build_failed and not run.outcomes
+    assert not (out / "calls").exists()  # no build, no test
+
+
+@pytest.mark.parametrize(("code", "fails"), [(3, False), (2, True), (7, True)])
+def test_a_partial_query_answer_is_used_and_a_failed_query_is_exit_1(tmp_path, monkeypatch, code, fails):
+    # Exit 3 (--keep_going): some package did not load; the build fails on it anyway.
+    bazel_run, repo, env, _, _ = _fake_bazel(tmp_path, monkeypatch, vanish=False)
+    if fails:
+        with pytest.raises(GateError, match="`bazel query` of what depends on the oracles package failed"):
+            bazel_run.run_harness(str(repo), dict(env, QUERY_EXIT=str(code)), exact_env=True)
+    else:
+        assert bazel_run.run_harness(str(repo), dict(env, QUERY_EXIT=str(code)), exact_env=True).exit_code == 0

@@ -71,10 +71,14 @@ def test_a_read_only_path_beside_the_repository_is_allowed(path: str) -> None:
     refuse_inside([path], ["/repo"])
 
 
-def test_a_guarded_path_under_a_shown_one_is_masked_unless_it_is_the_runs_own() -> None:
-    guarded = ["/usr/src/repo", "/usr/src/repo/.git", "/home/me/repo", "/runs/clean-1/tree/oracles"]
-    assert masks(["/usr", "/etc"], guarded, "/runs/clean-1") == ("/usr/src/repo", "/usr/src/repo/.git")
-    assert masks(["/usr", "/home/me"], guarded, "/runs/clean-1")[-1] == "/home/me/repo"
+def test_a_guarded_path_under_a_shown_one_is_masked_unless_it_is_the_runs_own_or_gone(tmp_path: Path) -> None:
+    usr, home, runs = tmp_path / "usr", tmp_path / "home" / "me", tmp_path / "runs" / "clean-1"
+    for folder in (usr / "src" / "repo" / ".git", home / "repo", runs / "tree" / "oracles"):
+        folder.mkdir(parents=True)
+    guarded = [str(usr / "src" / "repo"), str(usr / "src" / "repo" / ".git"), str(usr / "src" / "gone"),
+               str(home / "repo"), str(runs / "tree" / "oracles")]
+    assert masks([str(usr), str(tmp_path / "etc")], guarded, str(runs)) == (guarded[0], guarded[1])
+    assert masks([str(usr), str(home)], guarded, str(runs))[-1] == str(home / "repo")
 
 
 def test_shows_is_the_runs_folder_only() -> None:
@@ -157,3 +161,17 @@ def test_a_named_path_inside_the_repository_is_refused_before_bwrap_runs(tmp_pat
     with pytest.raises(GateError, match="ORACLE_GATE_SEAL_READ_ONLY settings name .*/repo/oracles, which lies in"):
         sealed_root(str(tmp_path), {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                                     "ORACLE_GATE_SEAL_READ_ONLY": str(repo / "oracles")}, [str(repo)])
+
+
+def test_pip_paths_are_blockable_and_named_paths_are_not(tmp_path: Path) -> None:
+    wheels, gate_copy = tmp_path / "wheels", tmp_path / "oracle-gate"
+    wheels.mkdir()
+    gate_copy.mkdir()
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && echo 'bubblewrap 9.9'\nexit 0\n")
+    fake.chmod(0o755)
+    seal = sealed_root(str(tmp_path), {"PATH": str(fake.parent), "PIP_FIND_LINKS": str(wheels),
+                                       "ORACLE_GATE_SEAL_READ_ONLY": str(gate_copy)}, [])
+    assert str(wheels) in seal.blockable and str(gate_copy) not in seal.blockable
+    assert str(wheels) in seal.read_only and str(gate_copy) in seal.read_only
