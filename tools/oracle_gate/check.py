@@ -26,7 +26,7 @@ from tools.oracle_gate.manifest import manifest_problems, vouch_for_base
 from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.policy import POLICY_PATH, has_label, protection
 from tools.oracle_gate.results import EXECUTED, PASSED, Observed, differences, load_observed
-from tools.oracle_gate.schema import Invariant
+from tools.oracle_gate.spec_changes import CHANGELOG_PATH, RowChange, changelog_violations, spec_changes
 from tools.oracle_gate.text import one_line
 from tools.oracle_gate.tree import Entry, GitTree
 from tools.oracle_gate.worktree import differences as work_tree_differences
@@ -80,6 +80,7 @@ class Report:
     observed: dict[str, Observed] = field(default_factory=dict)
     clean_observed: dict[str, Observed] | None = None
     clean_sealing: str | None = None
+    spec_changes: list[RowChange] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -257,7 +258,10 @@ def _run_check(repo: str, base: str, env: Mapping[str, str], *, results: Sequenc
         report.show_clean(run)
         report.record(check_clean_run(outcomes, run, labelled=inputs.labelled, remote=remote, salt=salt))
 
-    report.notes.extend(review_notes(inputs.base_oracles, inputs.head_oracles))
+    # The spec-change report, and the changelog rule of a labelled change that weakens a claim.
+    report.spec_changes = spec_changes(inputs.base_oracles, inputs.head_oracles)
+    if inputs.labelled and any(c.weakens for c in report.spec_changes):
+        report.record(check_changelog(inputs, report.spec_changes))
     return report
 
 
@@ -639,26 +643,18 @@ def protected_changes(
     return out
 
 
-def review_notes(base: Oracles, head: Oracles) -> list[str]:
-    """Describes oracle changes a reviewer should see: widened or narrowed bounds, new pins, new ids."""
-    notes = []
-    before = {inv.id: inv for inv in base.invariants}
-    for inv in head.invariants:
-        old: Invariant | None = before.get(inv.id)
-        if old is None:
-            notes.append(f"review: new invariant {inv.id} ({inv.kind}) in {inv.source}")
-            continue
-        if inv.kind == old.kind == "bound" and (inv.min, inv.max) != (old.min, old.max):
-            assert inv.min is not None and inv.max is not None and old.min is not None and old.max is not None
-            wider = inv.min < old.min or inv.max > old.max
-            narrower = inv.min > old.min or inv.max < old.max
-            what = "widened" if wider and not narrower else "narrowed" if narrower and not wider else "moved"
-            notes.append(f"review: bound {what}: {inv.id} [{old.min}, {old.max}] -> [{inv.min}, {inv.max}]")
-        for attr in ("kind", "entry", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s"):
-            if getattr(inv, attr) != getattr(old, attr):
-                notes.append(f"review: {inv.id} {attr} changed: {getattr(old, attr)!r} -> {getattr(inv, attr)!r}")
-        if inv.generate != old.generate:
-            was = old.generate.count if old.generate else 0
-            now = inv.generate.count if inv.generate else 0
-            notes.append(f"review: {inv.id} generate changed: {was} -> {now} generated sample(s) per run")
-    return notes
+def check_changelog(inputs: Inputs, changes: Sequence[RowChange]) -> Findings:
+    """Exit 5 for each change that weakens a claim (a widened bound, fewer generated samples, a
+    removed row) without an added line of `oracles/CHANGELOG.md` naming its id (spec_changes.py).
+
+    Raises:
+        GateError: (exit 1) when git cannot read the changelog.
+    """
+    texts = []
+    for commit, listing in ((inputs.merge_base, inputs.base_listing), (inputs.head, inputs.head_listing)):
+        entry = listing.get(CHANGELOG_PATH)
+        texts.append(GitTree(inputs.repo, commit).read(entry).decode("utf-8", "replace")
+                     if entry is not None and entry.is_regular else None)
+    found = changelog_violations(changes, texts[0], texts[1])
+    weakened = sum(1 for c in changes if c.weakens)
+    return Findings("oracle changelog", tuple(found), f"{weakened} weakened claim(s), each named in {CHANGELOG_PATH}")

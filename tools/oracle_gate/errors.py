@@ -26,7 +26,8 @@ EXIT_CODES = {
     MISSING_ID: "an invariant id present at the base is missing at HEAD",
     NO_OUTCOME: "an invariant has no executed outcome or failed; the oracle test or the harness did not build; "
                 "a harness test failed; a spawn ran where the gate does not allow it",
-    INVALID_ORACLE: "an oracle file, blob, policy or manifest is invalid",
+    INVALID_ORACLE: "an oracle file, blob, policy or manifest is invalid; a labelled change weakens a claim "
+                    "without a line in oracles/CHANGELOG.md naming its id",
     RUNS_DISAGREE: "the two runs disagree on ids, per-id outcomes, observation digests or harness target results",
 }
 

@@ -16,6 +16,7 @@ from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
 from tools.oracle_gate.gitio import default_base
 from tools.oracle_gate.labels import collect_labels
+from tools.oracle_gate.spec_changes import report_lines
 from tools.oracle_gate.results import Observed, short_digest
 from tools.oracle_gate.text import columns, visible
 
@@ -82,6 +83,9 @@ def render_text(report: Report) -> str:
     if report.invariants:
         lines.append("per-id outcomes (observation digest):")
         lines.extend(_outcome_table(report))
+    if report.spec_changes:
+        lines.append(f"spec changes (merge base -> HEAD): {len(report.spec_changes)} row(s)")
+        lines.extend(report_lines(report.spec_changes))
     for run_name, summary in report.summaries.items():
         lines.extend(f"{run_name} run: {line}" for line in summary)
     if report.clean_sealing is not None:
@@ -133,6 +137,10 @@ def render_json(report: Report) -> str:
             "clean_observations": None if report.clean_observed is None else {
                 i: _observation_json(o) for i, o in sorted(report.clean_observed.items())},
             "clean_sealing": report.clean_sealing,
+            "spec_changes": [
+                {"id": c.id, "status": c.status, "source": c.source, "kind": c.kind, "marks": list(c.marks),
+                 "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields]}
+                for c in report.spec_changes],
             "bazel_summaries": report.summaries,
             "notes": report.notes,
         },

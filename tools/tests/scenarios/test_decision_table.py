@@ -79,13 +79,58 @@ def test_oracles_edited_without_label_exits_2(gate, project, tmp_path, all_passe
     assert "[2] oracles/MANIFEST.sha256: protected by 'oracles/**'" in out
 
 
-def test_oracles_edited_with_label_bound_widened_is_ok_and_reported(gate, project, tmp_path, all_passed):
+WIDENED = ["  ~ sum_in_range (bound) in oracles/shop.toml  [bound widened]", "      min: 0 -> -5",
+           "      max: 100 -> 1000"]
+
+
+def test_oracles_edited_with_label_bound_widened_needs_a_changelog_line_and_is_reported(gate, project, tmp_path,
+                                                                                         all_passed):
     project.write("oracles/shop.toml", oracle_toml(default_rows(min_=-5, max_=1000)))
     project.write_manifest()
     project.commit("widen")
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
+    assert code == 5, out
+    assert ("[5] oracles/CHANGELOG.md sum_in_range: bound widened (oracles/shop.toml) needs a line in "
+            "oracles/CHANGELOG.md naming sum_in_range in this change, e.g. `- sum_in_range: bound widened, because ...`"
+            in out), out
+    lines = out.splitlines()
+    start = lines.index("spec changes (merge base -> HEAD): 1 row(s)")
+    assert lines[start + 1:start + 4] == WIDENED, out
+    # A line that names another id, or the id inside a longer word, does not count.
+    project.write("oracles/CHANGELOG.md", "- sum_in_range_v2: unrelated\n- other: sum_in_ranges widened\n")
+    project.write_manifest()
+    project.commit("changelog without the id")
+    assert check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")[0] == 5
+    project.write("oracles/CHANGELOG.md", "- sum_in_range_v2: unrelated\n- sum_in_range: widened to [-5, 1000], "
+                                          "refunds may be negative\n")
+    project.write_manifest()
+    project.commit("changelog")
+    code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 0, out
-    assert "review: bound widened: sum_in_range [0, 100] -> [-5, 1000]" in out
+    assert "ok    oracle changelog    1 weakened claim(s), each named in oracles/CHANGELOG.md" in out
+    assert WIDENED[0] in out
+
+
+def test_a_removed_row_and_fewer_generated_samples_need_changelog_lines_too(gate, project, tmp_path, all_passed):
+    rows = default_rows()
+    rows[0]["generate"] = {"count": 9, "a": {"int": [0, 3]}, "b": {"int": [0, 3]}}
+    project.write("oracles/shop.toml", oracle_toml(rows))
+    project.write_manifest()
+    project.commit("generators")
+    project.git("branch", "-f", "main", "HEAD")
+    rows[0]["generate"] = {"count": 2, "a": {"int": [0, 3]}, "b": {"int": [0, 3]}}
+    project.write("oracles/shop.toml", oracle_toml(rows[:2]))
+    project.write_manifest()
+    project.commit("fewer samples, one row gone")
+    code, out, _ = check(gate, project, junit(tmp_path, {i: "passed" for i in IDS[:2]}), "--label", "oracle-change",
+                         "--format", "json")
+    report = json.loads(out)
+    assert code == 3, out  # the dropped id is exit 3, the lowest; the changelog lines are missing too
+    changelog = sorted((v["id"], v["message"].split(" (")[0]) for v in report["violations"] if v["code"] == 5)
+    assert changelog == [("add_table", "row removed"), ("sum_in_range", "fewer generated samples")], report
+    changes = {c["id"]: c for c in report["spec_changes"]}
+    assert changes["add_table"]["status"] == "removed" and changes["sum_in_range"]["marks"] == ["fewer generated samples"]
+    assert {"field": "generate", "old": "9 sample(s) a run", "new": "2 sample(s) a run"} in changes["sum_in_range"]["fields"]
 
 
 def test_row_pasted_without_a_correct_hash_exits_5(gate, project, tmp_path, all_passed):
@@ -158,9 +203,9 @@ def test_protected_gate_code_changed_without_label_exits_2(gate, project, tmp_pa
 
 
 def test_labels_come_from_every_source(gate, project, tmp_path, all_passed):
-    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=101)))
+    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=99)))
     project.write_manifest()
-    head = project.commit("widen")
+    head = project.commit("narrow")
     results = junit(tmp_path, all_passed)
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"action": "labeled", "label": {"name": "oracle-change"},
@@ -266,5 +311,7 @@ def test_a_labelled_change_of_generators_or_time_limit_is_reported_for_review(ga
     project.commit("tighter time limit, generated samples")
     code, out, err = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 0, out + err
-    assert "review: sum_in_range timeout_s changed: 60 -> 5.0" in out
-    assert "review: sum_in_range generate changed: 0 -> 7 generated sample(s) per run" in out
+    assert "  ~ sum_in_range (bound) in oracles/shop.toml  [generated samples changed]" in out
+    assert "      timeout_s: 60 -> 5.0" in out
+    assert "      generate: - -> 7 sample(s) a run" in out
+    assert "oracle changelog" not in out  # more samples and a tighter limit weaken nothing

@@ -54,9 +54,9 @@ def test_labelled_change_may_add_a_production_package_with_its_rows(gate, projec
 
 
 def test_labels_match_case_insensitively(gate, project, tmp_path):
-    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=101)))
+    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=99)))
     project.write_manifest()
-    project.commit("widen")
+    project.commit("narrow")
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--label", "Oracle-Change",
                         "--results", junit(tmp_path, {i: "passed" for i in IDS}))
     assert code == 0, out

@@ -15,7 +15,8 @@ def test_exit_code_values():
             errors.INVALID_ORACLE, errors.RUNS_DISAGREE) == (0, 1, 2, 3, 4, 5, 6)
     assert list(EXIT_CODES) == [0, 1, 2, 3, 4, 5, 6]
     assert EXIT_CODES[0] == "gate ok"
-    assert EXIT_CODES[5] == "an oracle file, blob, policy or manifest is invalid"
+    assert EXIT_CODES[5] == ("an oracle file, blob, policy or manifest is invalid; a labelled change weakens a claim "
+                             "without a line in oracles/CHANGELOG.md naming its id")
 
 
 @pytest.mark.parametrize("cls, code", [(GateError, 1), (UsageError, 1), (GitError, 1), (OracleError, 5)])

@@ -40,13 +40,13 @@ def event_file(tmp_path: Path, head: object, action: str = "labeled", label: str
 
 @pytest.fixture
 def pushed(project: GitRepo) -> tuple[str, str]:
-    """A labelled change A (widens a bound under oracles/), then a later push B on top; HEAD is B."""
-    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=101)))
+    """A labelled change A (narrows a bound under oracles/), then a later push B on top; HEAD is B."""
+    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=99)))
     project.write_manifest()
-    a = project.commit("widen (labelled on this head)")
-    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=100000)))
+    a = project.commit("narrow (labelled on this head)")
+    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=50)))
     project.write_manifest()
-    b = project.commit("widen much further, pushed after the label")
+    b = project.commit("narrow further, pushed after the label")
     return a, b
 
 
@@ -289,7 +289,7 @@ def test_end_to_end_a_label_for_an_older_head_exits_2(project, pushed, tmp_path)
 
 
 def test_end_to_end_github_merge_ref_and_json_notes(project, tmp_path):
-    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=101)))
+    project.write("oracles/shop.toml", oracle_toml(default_rows(max_=99)))
     project.write_manifest()
     head, merge = merge_ref(project)
     results = junit(tmp_path, {i: "passed" for i in IDS})
