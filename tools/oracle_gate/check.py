@@ -36,11 +36,13 @@ BOOTSTRAP_NOTE = "bootstrap: the base has no oracles/policy.toml; HEAD's policy 
 
 @dataclass
 class CheckLine:
-    """One line of the per-check summary: name, `ok`/`FAIL`, and a short detail."""
+    """One line of the per-check summary: name, `ok`/`FAIL`, a short detail, and the check's
+    violations (for reports that group them by check, such as `--junit`)."""
 
     name: str
     ok: bool
     detail: str
+    violations: tuple[Violation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class Report:
         self.violations.extend(found.violations)
         self.notes.extend(found.notes)
         if found.violations:
-            self.checks.append(CheckLine(found.name, False, f"{len(found.violations)} violation(s)"))
+            self.checks.append(CheckLine(found.name, False, f"{len(found.violations)} violation(s)", found.violations))
         else:
             self.checks.append(CheckLine(found.name, True, found.detail))
 

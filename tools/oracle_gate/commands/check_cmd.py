@@ -4,6 +4,7 @@ or JSON) and returns the gate's exit code (docs/design.md sections 5-7)."""
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import re
 import secrets
@@ -16,6 +17,7 @@ from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
 from tools.oracle_gate.gitio import default_base
 from tools.oracle_gate.labels import collect_labels
+from tools.oracle_gate.formats import junit_xml, render_github, render_markdown
 from tools.oracle_gate.spec_changes import report_lines
 from tools.oracle_gate.results import Observed, short_digest
 from tools.oracle_gate.text import columns, visible
@@ -58,7 +60,10 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--results", nargs="+", default=[], metavar="FILE",
                         help="JUnit XML files or Bazel test-log directories (default: run bazel test //oracles/... //harness/...)")
     parser.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
+    parser.add_argument("--format", choices=("text", "json", "github", "markdown"), default="text",
+                        help="report format: text (default), json, github (the text plus workflow-command "
+                             "annotations per violation), markdown (for a pull-request comment or $GITHUB_STEP_SUMMARY)")
+    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report of the gate's own checks to FILE")
     parser.add_argument("--clean", action="store_true",
                         help="also run the oracle test and the harness on a pristine tree and require the same per-id outcomes and observation digests (exit 6)")
     parser.add_argument("--remote", action="store_true",
@@ -160,12 +165,15 @@ def run(args: argparse.Namespace, context: Context) -> int:
     """Runs `check` and prints its report to stdout; returns the exit code.
 
     Raises:
-        UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, or a bad `--salt`.
+        UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, a bad
+            `--salt`, or a `--junit` file whose directory does not exist.
         GateError: (exit 1) when the gate cannot decide (check.run_check), or when HEAD moved while
             it ran, after CI labels were checked against it.
     """
     repo = context.repo()
     environ = context.environ
+    if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
+        raise UsageError(f"--junit {args.junit}: its directory does not exist")
     base = default_base(repo) if args.base is None else args.base
     labels = collect_labels(args.label, environ, repo)
     if args.remote and not args.clean:
@@ -178,6 +186,16 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     report.notes[:0] = labels.notes  # why a CI label does not count, first
-    out = render_json(report) if args.format == "json" else render_text(report)
+    if args.format == "json":
+        out = render_json(report)
+    elif args.format == "github":
+        out = render_github(report, render_text(report), repo)
+    elif args.format == "markdown":
+        out = render_markdown(report)
+    else:
+        out = render_text(report)
     sys.stdout.write(out + "\n")
+    if args.junit:
+        with open(args.junit, "wb") as f:
+            f.write(junit_xml(report))
     return report.exit_code
