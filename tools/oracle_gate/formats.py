@@ -44,12 +44,14 @@ def id_line(repo: str, path: str, ident: str) -> int | None:
 
 
 def _file_of(report: Report, violation: Violation) -> str:
-    """The file a violation points at: the oracle file of its id when the spec-change report has
-    that row (a changelog violation points at the row, not at the changelog), else its path when
-    that names a file, else ""."""
+    """The file a violation points at: the oracle file of its id (from the spec-change report, a
+    changelog violation points at the row, not at the changelog; else from HEAD's rows), else its
+    path when that names a file, else ""."""
     for change in report.spec_changes:
         if violation.id and change.id == violation.id:
             return change.source
+    if violation.id and violation.id in report.sources:
+        return report.sources[violation.id]
     if violation.path and not violation.path.endswith("/"):
         return violation.path
     return ""

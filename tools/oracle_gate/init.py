@@ -49,7 +49,7 @@ exports_files(["policy.toml", "MANIFEST.sha256"])
 """
 
 EXAMPLE = """# An example oracle row. Copy it into oracles/NAME.toml (with `schema = 1` on top), write its
-# blob, run `oracle_gate pin --write`, and commit under the label.
+# blob, run `oracle_gate pin --write` (it adds the blob_sha256 line), and commit under the label.
 #
 # schema = 1
 #
@@ -58,7 +58,7 @@ EXAMPLE = """# An example oracle row. Copy it into oracles/NAME.toml (with `sche
 # entry = "shop.prices:total_cents"      # package.module:function of a production package
 # kind = "bound"                          # bound, idempotent or exact_table
 # min = 0
-# max = 1_000_000_00
+# max = 100_000_000                     # cents
 # blob = "oracles/blobs/NAME/carts.json"  # a JSON array of samples: the keyword arguments
 # seed = 1
 """

@@ -20,6 +20,8 @@ from tools.oracle_gate.tree import Tree
 
 # A row header of an oracle file (the TOML array of tables `invariant`), comment allowed.
 _HEADER = re.compile(r"[ \t]*\[\[[ \t]*invariant[ \t]*\]\][ \t]*(#.*)?\Z")
+# A row's `blob = "..."` line, after which a missing pin line is inserted.
+_BLOB_LINE = re.compile(r'(?P<indent>[ \t]*)blob[ \t]*=[ \t]*"[^"]*"[ \t]*(#.*)?\Z')
 # A `blob_sha256` line with a basic-string value of hex digits (or empty), comment allowed.
 _PIN_LINE = re.compile(r'(?P<head>[ \t]*blob_sha256[ \t]*=[ \t]*")(?P<value>[0-9A-Fa-f]*)(?P<tail>"[ \t]*(#.*)?)\Z')
 
@@ -68,6 +70,12 @@ def _pin_line(lines: Sequence[str], span: tuple[int, int]) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
+def _blob_line(lines: Sequence[str], span: tuple[int, int]) -> int | None:
+    """The 0-based line of a span's `blob = "..."`, or None."""
+    found = [i for i in range(*span) if _BLOB_LINE.match(lines[i].rstrip("\r"))]
+    return found[0] if len(found) == 1 else None
+
+
 def read_pins(tree: Tree, path: str, data: bytes, rewrites: Sequence[str] = ()) -> list[Pin]:
     """The pins of one oracle file.
 
@@ -113,15 +121,17 @@ def read_pins(tree: Tree, path: str, data: bytes, rewrites: Sequence[str] = ()) 
                        "restore the committed bytes instead of re-pinning")
         else:
             actual = tree.digest(entry)
-        if not problem and at is None and actual != pinned:
-            problem = "no `blob_sha256 = \"...\"` line of its own in the row, so it cannot be rewritten in place"
+        writable = at is not None or ("blob_sha256" not in row and span is not None and _blob_line(lines, span) is not None)
+        if not problem and not writable and actual != pinned:
+            problem = ("neither a `blob_sha256 = \"...\"` line nor a `blob = \"...\"` line to add one after, so "
+                       "it cannot be written in place: add `blob_sha256 = \"\"` to the row")
         pins.append(Pin(path, line, index, ident, blob, pinned, actual, problem))
     return pins
 
 
 def rewrite(data: bytes, path: str, new: Mapping[int, str]) -> bytes:
     """The oracle file with the `blob_sha256` of each row index in `new` set to its value; every
-    other byte unchanged.
+    other byte unchanged. A row without a `blob_sha256` key gets the line after its `blob` line.
 
     Raises:
         GateError: (exit 1) when a row's pin line cannot be found, or the result would differ
@@ -130,14 +140,23 @@ def rewrite(data: bytes, path: str, new: Mapping[int, str]) -> bytes:
     text = data.decode("utf-8")
     lines = text.split("\n")
     spans = row_lines(text)
-    for index, value in new.items():
-        at = _pin_line(lines, spans[index]) if index < len(spans) else None
-        if at is None:
+    # From the last row up, so an inserted line does not move the rows still to do.
+    for index, value in sorted(new.items(), reverse=True):
+        span = spans[index] if index < len(spans) else None
+        at = _pin_line(lines, span) if span else None
+        if at is not None:
+            cr = "\r" if lines[at].endswith("\r") else ""
+            match = _PIN_LINE.match(lines[at].rstrip("\r"))
+            assert match is not None
+            lines[at] = match.group("head") + value + match.group("tail") + cr
+            continue
+        blob_at = _blob_line(lines, span) if span else None
+        if blob_at is None:
             raise GateError(f"{path}: row {index + 1} has no `blob_sha256 = \"...\"` line of its own; edit it by hand")
-        cr = "\r" if lines[at].endswith("\r") else ""
-        match = _PIN_LINE.match(lines[at].rstrip("\r"))
-        assert match is not None
-        lines[at] = match.group("head") + value + match.group("tail") + cr
+        blob_match = _BLOB_LINE.match(lines[blob_at].rstrip("\r"))
+        assert blob_match is not None
+        cr = "\r" if lines[blob_at].endswith("\r") else ""
+        lines.insert(blob_at + 1, f'{blob_match.group("indent")}blob_sha256 = "{value}"{cr}')
     result = "\n".join(lines)
     expected = tomllib.loads(text)
     for index, value in new.items():

@@ -42,6 +42,15 @@ _IDEMPOTENT_WORDS = ("normalize", "normalise", "canonical", "dedupe", "clean", "
 _NUMERIC_WORDS = ("total", "sum", "count", "amount", "cents", "price", "balance", "size", "len")
 
 
+# The fields a kind requires besides the common ones, as placeholders to fill in (docs/oracles.md).
+KIND_FIELDS = {
+    "bound": ["# min = 0  # the smallest result the claim allows", "# max = 0  # the largest"],
+    "idempotent": ['# args = ["..."]  # the sample fields passed as keyword arguments besides the state',
+                   "# repeat = 2"],
+    "exact_table": [],
+}
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A public function a change added or changed, and the row suggested for it.
@@ -138,8 +147,9 @@ def render(candidate: Candidate) -> list[str]:
         f'# id = "{c.suggested_id()}"',
         f'# entry = "{c.entry}"',
         f'# kind = "{c.kind}"  # {c.reason}',
+        *KIND_FIELDS[c.kind],
         f'# blob = "oracles/blobs/{c.suggested_id()}.json"  # samples for {c.entry.rsplit(":", 1)[1]}({c.signature})',
-        "# # needs `pin --write` once the blob exists",
+        "# # needs `pin --write` once the blob exists (it adds blob_sha256)",
         f"# rationale: {c.entry.rsplit(':', 1)[1]}({c.signature}) was {c.status} in {c.path}",
         "",
     ]

@@ -3,10 +3,10 @@ the run (the pristine tree, a fresh output root and home) and the system directo
 of the host (docs/design.md section 10).
 
 The mechanism is bubblewrap (`bwrap`, Debian package `bubblewrap`): a new mount namespace whose root
-is an empty tmpfs, with read-only binds of `/usr`, `/etc` and the local paths pip is configured to
-read and those `$ORACLE_GATE_SEAL_READ_ONLY` names, `/sys` read-only (kernel state; Bazel 7's linux-sandbox binds it into every action), a
-read-write bind of the run's folder at its own path, a private `/tmp` and `/dev`, and new
-pid, ipc and uts namespaces with a fresh `/proc`. The work tree, its git directory, other clones,
+is an empty tmpfs, with read-only binds of `/usr`, `/etc`, the local paths pip is configured to
+read and those `$ORACLE_GATE_SEAL_READ_ONLY` names, `/sys` read-only (kernel state; Bazel 7's
+linux-sandbox binds it into every action), a read-write bind of the run's folder at its own path,
+a private `/tmp` and `/dev`, and new pid, ipc and uts namespaces with a fresh `/proc`. The work tree, its git directory, other clones,
 the user's home, the host's `/tmp` and other runs' folders do not exist inside. Bazel's own
 linux-sandbox still runs every action inside it, with the pristine tree's `oracles/` and the sealed
 views blocked, so the change's code sees neither.

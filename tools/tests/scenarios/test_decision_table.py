@@ -315,3 +315,13 @@ def test_a_labelled_change_of_generators_or_time_limit_is_reported_for_review(ga
     assert "      timeout_s: 60 -> 5.0" in out
     assert "      generate: - -> 7 sample(s) a run" in out
     assert "oracle changelog" not in out  # more samples and a tighter limit weaken nothing
+
+
+def test_an_unparsable_oracle_file_is_not_reported_as_removed_rows(gate, project, tmp_path, all_passed):
+    project.write("oracles/shop.toml", project.read("oracles/shop.toml").decode() + "this is = = not toml\n")
+    project.write_manifest()
+    project.commit("broken file")
+    code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
+    assert code == 5, out
+    assert "row removed" not in out and "CHANGELOG" not in out
+    assert "spec changes: not listed while HEAD's oracle files are invalid" in out

@@ -76,3 +76,12 @@ def test_the_cli_writes_junit_and_refuses_a_missing_folder(project, gate, tmp_pa
     code, _, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", results,
                         "--junit", str(tmp_path / "no" / "such" / "gate.xml"))
     assert code == 1 and "--junit" in err and len(err.splitlines()) == 1
+
+
+def test_a_failed_row_that_did_not_change_points_at_its_line_too(tmp_path):
+    (tmp_path / "oracles").mkdir()
+    (tmp_path / "oracles" / "shop.toml").write_text('schema = 1\n\n[[invariant]]\nid = "sum_in_range"\n')
+    r = report(Violation(4, "oracles/", "sum_in_range", "failed: result -1 is outside [0, 10]"))
+    r.sources = {"sum_in_range": "oracles/shop.toml"}
+    assert render_github(r, "T", str(tmp_path)).split("\n")[1].startswith(
+        "::error file=oracles/shop.toml,line=4,title=oracle-gate [4]::")

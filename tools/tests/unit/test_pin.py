@@ -128,3 +128,12 @@ def test_a_blob_that_cannot_be_pinned_keeps_the_manifest_and_exits_5(project, ga
     code, out, err = gate("--repo", str(project.path), "pin", "--write")
     assert code == 5 and "oracle-gate: [5] oracles/shop.toml:" in err and "does not exist" in err, out + err
     assert project.read("oracles/MANIFEST.sha256") == manifest
+
+
+def test_a_row_without_a_pin_gets_one_after_its_blob_line(project, gate):
+    rows = project.read("oracles/shop.toml").decode().split("\n")
+    stripped = "\n".join(line for line in rows if not line.startswith("blob_sha256"))
+    project.write("oracles/shop.toml", stripped)
+    code, out, err = gate("--repo", str(project.path), "pin", "--write")
+    assert code == 0 and "updated 3 pin(s) in oracles/shop.toml" in out, out + err
+    assert project.read("oracles/shop.toml").decode().split("\n") == rows
