@@ -1,0 +1,61 @@
+"""vacuity.py and the `vacuity` command: rows run against mutants of their entry by the gate's own
+caller and judge; a row that passes on every mutant checks nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.vacuity import mutants
+from tools.testing.gitrepo import default_rows, make_project
+
+SOURCE = "def f(a, b):\n    if a < b and True:\n        return a + 1\n    return a * b\n\n\ndef g():\n    return 0 + 0\n"
+
+
+def test_one_mutant_per_operator_comparison_and_constant_of_the_function_only():
+    found = mutants(SOURCE, "f")
+    assert sorted(m.description for m in found) == sorted(["Lt -> LtE", "True -> False", "Add -> Sub", "1 -> 2",
+                                                           "Mult -> FloorDiv"])
+    add = next(m for m in found if m.description == "Add -> Sub")
+    assert add.line == 3 and "return a - 1" in add.source and "return 0 + 0" in add.source  # g untouched
+
+
+@pytest.mark.parametrize(("source", "name", "message"), [
+    ("def f(:\n", "f", "cannot parse"),
+    ("def f():\n    return 1\n", "h", "no module-level function 'h'"),
+])
+def test_a_module_that_cannot_be_mutated_is_exit_1(source, name, message):
+    with pytest.raises(GateError, match=message):
+        mutants(source, name)
+
+
+def test_a_wide_bound_checks_nothing_and_a_table_kills_its_mutant(tmp_path, gate):
+    rows = default_rows(min_=-10**9, max_=10**9)
+    project = make_project(tmp_path / "repo", rows)
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--format", "json")
+    assert code == 0, err
+    report = {r["id"]: r for r in json.loads(out)}
+    assert report["sum_in_range"]["vacuous"] and report["sum_in_range"]["missed"] == [{"line": 2, "change": "Add -> Sub"}]
+    assert report["add_table"] == {"id": "add_table", "entry": "shop.calc:add", "mutants": 1, "survived": 0,
+                                   "vacuous": False, "problem": "", "missed": []}
+    assert report["norm_is_idempotent"]["mutants"] == 0 and not report["norm_is_idempotent"]["vacuous"]
+    code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
+    assert out.splitlines()[0] == ("sum_in_range (shop.calc:add): killed 0 of 1 mutant(s); "
+                                   "CHECKS NOTHING: passes on every mutant")
+    assert out.splitlines()[-1] == "1 row(s); 1 check nothing: sum_in_range"
+
+
+def test_a_row_that_fails_as_the_code_is_is_reported_not_judged(tmp_path, gate):
+    project = make_project(tmp_path / "repo", default_rows(min_=1000, max_=2000))
+    code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
+    assert code == 0 and "sum_in_range: the row fails on the code as it is; fix that first" in out
+
+
+def test_unknown_ids_and_invalid_oracles(tmp_path, gate):
+    project = make_project(tmp_path / "repo")
+    code, _, err = gate("--repo", str(project.path), "vacuity", "no_such_row")
+    assert code == 1 and "no oracle row has the id 'no_such_row'" in err
+    project.write("oracles/shop.toml", "not toml = = \n")
+    assert gate("--repo", str(project.path), "vacuity")[0] == 5
