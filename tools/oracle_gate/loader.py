@@ -27,7 +27,7 @@ def pin_fix(blob: str, label: str | None) -> str:
     re-pin under the label (`policy.in_labelled_change`; None when the policy in force is not
     known) or restore the committed bytes (`transform.restore_command`)."""
     return (f"if you changed the blob on purpose, update blob_sha256 (`pin --write`) {in_labelled_change(label)}; "
-            f"if you did not, restore it: `{restore_command(blob)}` writes the committed bytes")
+            f"if you did not and HEAD has the file, `{restore_command(blob)}` restores the committed bytes")
 
 
 @dataclass

@@ -32,8 +32,8 @@ class Pin:
 
     Attributes:
         path: the oracle file, repository-relative.
-        line: 1-based line of the row's `blob_sha256` (of its `[[invariant]]` header when the key
-            has no line of its own), 0 when unknown.
+        line: 1-based line of the row's `blob_sha256`; of its `blob` line when the row has no pin
+            line (the pin goes after it), else of its `[[invariant]]` header; 0 when unknown.
         index: the row's position in the file, from 0.
         id: the row's id ("" when it has none).
         blob: the row's blob path ("" when it has none).
@@ -103,7 +103,9 @@ def read_pins(tree: Tree, path: str, data: bytes, rewrites: Sequence[str] = ()) 
     for index, row in enumerate(rows):
         span = spans[index] if len(spans) == len(rows) else None
         at = _pin_line(lines, span) if span else None
-        line = at + 1 if at is not None else (span[0] + 1 if span else 0)
+        # Without a pin line, the row's `blob` line: `pin --write` adds the pin after it.
+        shown = at if at is not None or not span else _blob_line(lines, span)
+        line = shown + 1 if shown is not None else (span[0] + 1 if span else 0)
         ident = row.get("id") if type(row.get("id")) is str else ""
         blob = row.get("blob") if type(row.get("blob")) is str else ""
         pinned = row.get("blob_sha256") if type(row.get("blob_sha256")) is str else ""

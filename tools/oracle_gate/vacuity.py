@@ -61,6 +61,7 @@ class RowResult:
     mutants: int
     survived: tuple[Mutant, ...]
     problem: str = ""
+    killed: tuple[Mutant, ...] = ()
 
     @property
     def vacuous(self) -> bool:
@@ -177,10 +178,10 @@ def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
         work = Path(tmp)
         if not judge_row(repo, inv, oracle_bytes, blob, packages, None, work):
             return RowResult(inv.id, inv.entry, len(found), (), "the row fails on the code as it is; fix that first")
-        survived = []
+        survived, killed = [], []
         for index, mutant in enumerate(found):
             progress(index, len(found))
-            if judge_row(repo, inv, oracle_bytes, blob, packages, mutant, work):
-                survived.append(mutant)
+            passed = judge_row(repo, inv, oracle_bytes, blob, packages, mutant, work)
+            (survived if passed else killed).append(mutant)
         progress(len(found), len(found))
-    return RowResult(inv.id, inv.entry, len(found), tuple(survived))
+    return RowResult(inv.id, inv.entry, len(found), tuple(survived), killed=tuple(killed))

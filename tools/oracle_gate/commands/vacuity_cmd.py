@@ -84,7 +84,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if args.format == "json":
         print(json.dumps([{"id": r.id, "entry": r.entry, "mutants": r.mutants, "survived": len(r.survived),
                            "vacuous": r.vacuous, "problem": r.problem,
-                           "missed": [{"line": m.line, "change": m.description} for m in r.survived]}
+                           "missed": [{"line": m.line, "change": m.description} for m in r.survived],
+                           "killed": [{"line": m.line, "change": m.description} for m in r.killed]}
                           for r in results], indent=2))
         return errors.OK
     for r in results:

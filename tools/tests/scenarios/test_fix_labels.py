@@ -20,7 +20,7 @@ def test_check_names_the_base_policys_label_in_pin_and_manifest_fixes(gate, proj
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--label", "needs-human",
                         "--results", junit(tmp_path, {i: "passed" for i in IDS}))
     assert code == 5, out
-    assert "update blob_sha256 (`pin --write`) in a change labelled needs-human; if you did not, restore it" in out
+    assert "update blob_sha256 (`pin --write`) in a change labelled needs-human; if you did not and HEAD has the file" in out
     assert "manifest --write` in a change labelled needs-human" in out
     assert "oracle-change" not in out
 

@@ -38,8 +38,8 @@ def test_hash_mismatch_names_blob_and_expected_hash(project):
     [problem] = head_problems(project)
     assert problem.startswith("oracles/shop.toml: row add_table: field blob_sha256: oracles/blobs/table.json does not match its pin: expected sha256 ")
     assert problem.endswith("; if you changed the blob on purpose, update blob_sha256 (`pin --write`) in a change labelled oracle-change; "
-                            "if you did not, restore it: `git cat-file blob HEAD:oracles/blobs/table.json > "
-                            "oracles/blobs/table.json` writes the committed bytes")
+                            "if you did not and HEAD has the file, `git cat-file blob HEAD:oracles/blobs/table.json > "
+                            "oracles/blobs/table.json` restores the committed bytes")
 
 
 def test_symlinked_blob_is_refused(project):

@@ -134,6 +134,12 @@ def test_a_row_without_a_pin_gets_one_after_its_blob_line(project, gate):
     rows = project.read("oracles/shop.toml").decode().split("\n")
     stripped = "\n".join(line for line in rows if not line.startswith("blob_sha256"))
     project.write("oracles/shop.toml", stripped)
+    code, out, _ = gate("--repo", str(project.path), "pin")
+    listed = [line for line in out.splitlines() if line.startswith("oracles/shop.toml:")]
+    assert code == 5 and len(listed) == 3, out
+    for line in listed:  # each points at its row's `blob` line, after which the pin goes
+        number = int(line.split(":")[1].split()[0])
+        assert stripped.split("\n")[number - 1].startswith("blob = "), line
     code, out, err = gate("--repo", str(project.path), "pin", "--write")
     assert code == 0 and "updated 3 pin(s) in oracles/shop.toml" in out, out + err
     assert project.read("oracles/shop.toml").decode().split("\n") == rows

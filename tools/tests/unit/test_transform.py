@@ -123,8 +123,8 @@ def test_an_unexplained_mismatch_still_says_how_to_check_before_re_pinning(origi
     problems = [str(p) for p in load_oracles(WorkTree(str(origin.path))).problems]
     bound = next(p for p in problems if "bound.json does not match its pin" in p)
     assert bound.endswith("if you changed the blob on purpose, update blob_sha256 (`pin --write`) in a change labelled oracle-change; "
-                          "if you did not, restore it: `git cat-file blob HEAD:oracles/blobs/bound.json > "
-                          "oracles/blobs/bound.json` writes the committed bytes")
+                          "if you did not and HEAD has the file, `git cat-file blob HEAD:oracles/blobs/bound.json > "
+                          "oracles/blobs/bound.json` restores the committed bytes")
 
 
 def test_bytes_committed_converted_are_named_as_such_not_as_a_checkout(gate, origin, tmp_path):

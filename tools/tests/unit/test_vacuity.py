@@ -39,7 +39,9 @@ def test_a_wide_bound_checks_nothing_and_a_table_kills_its_mutant(tmp_path, gate
     report = {r["id"]: r for r in json.loads(out)}
     assert report["sum_in_range"]["vacuous"] and report["sum_in_range"]["missed"] == [{"line": 2, "change": "Add -> Sub"}]
     assert report["add_table"] == {"id": "add_table", "entry": "shop.calc:add", "mutants": 1, "survived": 0,
-                                   "vacuous": False, "problem": "", "missed": []}
+                                   "vacuous": False, "problem": "", "missed": [],
+                                   "killed": [{"line": 2, "change": "Add -> Sub"}]}
+    assert report["sum_in_range"]["killed"] == []
     assert report["norm_is_idempotent"]["mutants"] == 0 and not report["norm_is_idempotent"]["vacuous"]
     code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
     assert out.splitlines()[0] == ("sum_in_range (shop.calc:add): killed 0 of 1 mutant(s); "
