@@ -19,6 +19,7 @@ from tools.oracle_gate.commands import (
     clean_run_cmd,
     compare_cmd,
     engine_cmd,
+    gitlab_labels_cmd,
     init_cmd,
     manifest_cmd,
     pin_cmd,
@@ -28,7 +29,7 @@ from tools.oracle_gate.commands import (
 from tools.oracle_gate.errors import GateError, error_line
 
 # The subcommands, in the order `--help` lists them; each module has the shape commands/__init__.py describes.
-COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, pin_cmd, propose_cmd, vacuity_cmd, compare_cmd, init_cmd, engine_cmd)
+COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, pin_cmd, propose_cmd, vacuity_cmd, compare_cmd, gitlab_labels_cmd, init_cmd, engine_cmd)
 DESCRIPTION = """\
 Merge gate that keeps human-owned oracles apart from agent-written harnesses:
 a change may touch the protected paths (oracles/ first) only under the

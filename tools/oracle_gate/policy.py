@@ -27,7 +27,7 @@ DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
     "tools/**", "third_party/**", ".bazelrc", "user.bazelrc", ".bazelignore", ".bazelversion",
     "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
     "BUILD", "BUILD.bazel",
-    ".ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
+    ".ci/**", "ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
 )
 
 

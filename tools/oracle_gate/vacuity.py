@@ -178,7 +178,8 @@ def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
         work = Path(tmp)
         if not judge_row(repo, inv, oracle_bytes, blob, packages, None, work):
             return RowResult(inv.id, inv.entry, len(found), (), "the row fails on the code as it is; fix that first")
-        survived, killed = [], []
+        survived: list[Mutant] = []
+        killed: list[Mutant] = []
         for index, mutant in enumerate(found):
             progress(index, len(found))
             passed = judge_row(repo, inv, oracle_bytes, blob, packages, mutant, work)

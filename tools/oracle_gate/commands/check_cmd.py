@@ -64,6 +64,8 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
                         help="report format: text (default), json, github (the text plus workflow-command "
                              "annotations per violation), markdown (for a pull-request comment or $GITHUB_STEP_SUMMARY)")
     parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report of the gate's own checks to FILE")
+    parser.add_argument("--markdown", metavar="FILE",
+                        help="also append the markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)")
     parser.add_argument("--clean", action="store_true",
                         help="also run the oracle test and the harness on a pristine tree and require the same per-id outcomes and observation digests (exit 6)")
     parser.add_argument("--remote", action="store_true",
@@ -166,14 +168,15 @@ def run(args: argparse.Namespace, context: Context) -> int:
 
     Raises:
         UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, a bad
-            `--salt`, or a `--junit` file whose directory does not exist.
+            `--salt`, or a `--junit` or `--markdown` file whose directory does not exist.
         GateError: (exit 1) when the gate cannot decide (check.run_check), or when HEAD moved while
             it ran, after CI labels were checked against it.
     """
     repo = context.repo()
     environ = context.environ
-    if args.junit and not os.path.isdir(os.path.dirname(os.path.abspath(args.junit))):
-        raise UsageError(f"--junit {args.junit}: its directory does not exist")
+    for option, path in (("--junit", args.junit), ("--markdown", args.markdown)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise UsageError(f"{option} {path}: its directory does not exist")
     base = default_base(repo) if args.base is None else args.base
     labels = collect_labels(args.label, environ, repo)
     if args.remote and not args.clean:
@@ -198,4 +201,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if args.junit:
         with open(args.junit, "wb") as f:
             f.write(junit_xml(report))
+    if args.markdown:
+        # Appended: $GITHUB_STEP_SUMMARY collects every step's summary in one file.
+        with open(args.markdown, "a", encoding="utf-8") as f:
+            f.write(render_markdown(report) + "\n")
     return report.exit_code

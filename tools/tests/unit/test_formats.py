@@ -78,6 +78,20 @@ def test_the_cli_writes_junit_and_refuses_a_missing_folder(project, gate, tmp_pa
     assert code == 1 and "--junit" in err and len(err.splitlines()) == 1
 
 
+def test_the_cli_appends_markdown_to_a_summary_file_beside_the_text(project, gate, tmp_path):
+    results = junit(tmp_path, {i: "passed" for i in IDS})
+    summary = tmp_path / "summary.md"
+    summary.write_text("# an earlier step\n")
+    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--results", results,
+                        "--markdown", str(summary))
+    assert code == 0 and out.splitlines()[-1] == "gate ok (exit 0)", out
+    text = summary.read_text()
+    assert text.startswith("# an earlier step\n## oracle-gate: gate ok (exit 0)"), text
+    code, _, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", results,
+                        "--markdown", str(tmp_path / "no" / "summary.md"))
+    assert code == 1 and err.startswith("oracle-gate: [1] --markdown") and len(err.splitlines()) == 1, err
+
+
 def test_a_failed_row_that_did_not_change_points_at_its_line_too(tmp_path):
     (tmp_path / "oracles").mkdir()
     (tmp_path / "oracles" / "shop.toml").write_text('schema = 1\n\n[[invariant]]\nid = "sum_in_range"\n')

@@ -1,0 +1,1 @@
+"""The CI recipes' lint tests need no fixtures beyond pytest's own."""

@@ -1,0 +1,96 @@
+"""The CI recipes under ci/: valid against the GitHub workflow and GitLab CI JSON schemas that
+check-jsonschema bundles (no network), and holding to what docs/ci.md promises of them: the
+workflow file and the gate come from the base revision, the checkout is the labelled head with
+full history and no stored credentials, values from the event reach shell steps only through
+the environment, and the gate runs both runs (`check --clean`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools.testing.ci_recipes import load
+
+GITHUB = Path("ci/github/oracle-gate.yml")
+GITLAB = Path("ci/gitlab/oracle-gate.gitlab-ci.yml")
+
+
+def lint(schema: str, path: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join(sys.path),
+           "HOME": os.environ.get("TEST_TMPDIR", "/nonexistent")}
+    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
+                          env=env, capture_output=True, text=True, check=False, timeout=300)
+
+
+@pytest.mark.parametrize("schema, path", [("vendor.github-workflows", GITHUB), ("vendor.gitlab-ci", GITLAB)])
+def test_each_recipe_is_valid_against_its_platform_schema(schema, path):
+    proc = lint(schema, path)
+    assert proc.returncode == 0 and "ok -- validation done" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("schema, path, old, new", [
+    # A job without a runner.
+    ("vendor.github-workflows", GITHUB, "    runs-on: ubuntu-latest\n", ""),
+    # A permission level that does not exist.
+    ("vendor.github-workflows", GITHUB, "  contents: read\n", "  contents: maybe\n"),
+    # A script line with ": " in it is a YAML mapping, not a command.
+    ("vendor.gitlab-ci", GITLAB, "    - unset CI_MERGE_REQUEST_LABELS\n", "    - echo oracle-gate: starting\n"),
+    # `when` of artifacts is a closed set.
+    ("vendor.gitlab-ci", GITLAB, "    when: always\n", "    when: sometimes\n"),
+])
+def test_the_linter_rejects_a_broken_copy(tmp_path, schema, path, old, new):
+    text = path.read_text()
+    assert old in text
+    broken = tmp_path / path.name
+    broken.write_text(text.replace(old, new, 1))
+    proc = lint(schema, broken)
+    assert proc.returncode == 1 and "Schema validation errors" in proc.stdout, proc.stdout + proc.stderr
+
+
+def runs(steps: list[str]) -> None:
+    for script in steps:
+        proc = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, f"{proc.stderr}\n{script}"
+
+
+def test_the_github_workflow_runs_the_base_revisions_gate_on_the_labelled_head():
+    workflow = load(GITHUB)
+    assert set(workflow["on"]) == {"pull_request_target"}  # the workflow file comes from the base branch
+    assert {"labeled", "unlabeled", "synchronize", "opened", "reopened"} <= set(workflow["on"]["pull_request_target"]["types"])
+    assert workflow["permissions"] == {"contents": "read"}
+    (job,) = workflow["jobs"].values()
+    steps = job["steps"]
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"] == {"ref": "${{ github.event.pull_request.head.sha }}", "path": "pr", "fetch-depth": 0,
+                                "persist-credentials": False}
+    scripts = [s["run"] for s in steps if "run" in s]
+    runs(scripts)
+    text = GITHUB.read_text()
+    assert "secrets" not in "".join(line.split("#")[0] for line in text.splitlines())  # no secret, in no line's code
+    # Values from the event reach shell steps only through the environment, never spliced into a script.
+    assert all("${{" not in script for script in scripts)
+    archive = next(i for i, s in enumerate(steps) if "archive" in s.get("run", ""))
+    gate = next(i for i, s in enumerate(steps) if "check --clean" in s.get("run", ""))
+    assert steps.index(checkout) < archive < gate
+    assert '"${GITHUB_SHA}:${ORACLE_GATE_FROM}" tools' in steps[archive]["run"]
+    assert steps[gate]["run"].startswith('cd "$ORACLE_GATE_BASE_GATE"\n')
+    assert '--base "$GITHUB_SHA"' in steps[gate]["run"] and "--markdown \"$GITHUB_STEP_SUMMARY\"" in steps[gate]["run"]
+
+
+def test_the_gitlab_job_runs_the_base_revisions_gate_on_the_labelled_head():
+    job = load(GITLAB)["oracle-gate"]
+    assert job["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "merge_request_event"'}]
+    assert job["variables"]["GIT_DEPTH"] == "0"
+    assert job["artifacts"] == {"when": "always", "reports": {"junit": "oracle-gate-junit.xml"}}
+    script = job["script"]
+    runs(["\n".join(script)])
+    archive = next(i for i, line in enumerate(script) if "git archive" in line)
+    labels = next(i for i, line in enumerate(script) if "gitlab-labels" in line)
+    gate = next(i for i, line in enumerate(script) if "check --clean" in line)
+    assert archive < labels < gate and script[gate - 1] == 'cd "$gate"'
+    assert '--base "$base"' in script[gate]
+    assert "CI_MERGE_REQUEST_LABELS" not in "\n".join(script[gate:])

@@ -1,0 +1,196 @@
+"""gitlab_labels.py and `gitlab-labels`: a label counts only when it was added while the checked
+commit was the merge request's head, and was not removed since; the API is read in full pages,
+over https (or loopback http), and every failure is one line with exit 1."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tools.oracle_gate.errors import UsageError
+from tools.oracle_gate.gitlab_labels import given_on, merge_request_labels
+
+A, B = "a" * 40, "b" * 40
+
+
+def version(sha: str, at: str) -> dict[str, object]:
+    return {"id": 1, "head_commit_sha": sha, "created_at": at}
+
+
+def event(name: str, action: str, at: str) -> dict[str, object]:
+    return {"id": 1, "action": action, "created_at": at, "label": {"id": 7, "name": name}}
+
+
+PUSHES = [version(A, "2026-11-01T10:00:00.000Z"), version(B, "2026-11-01T12:00:00.000Z")]
+
+
+def test_a_label_added_while_the_head_was_current_counts():
+    found = given_on(B, PUSHES, [event("oracle-change", "add", "2026-11-01T12:00:01.000Z")])
+    assert found.names == ["oracle-change"] and found.notes == []
+
+
+def test_a_label_added_on_an_earlier_head_does_not_count_for_the_new_push():
+    found = given_on(B, PUSHES, [event("oracle-change", "add", "2026-11-01T11:00:00.000Z")])
+    assert found.names == []
+    assert found.notes == [f"label 'oracle-change' ignored: it was added at 2026-11-01T11:00:00+00:00 on head {A}, "
+                           f"not on {B} (a label approves the commit it was given on; re-apply it)"]
+
+
+def test_the_earlier_head_itself_keeps_its_label():
+    assert given_on(A, PUSHES, [event("oracle-change", "add", "2026-11-01T11:00:00.000Z")]).names == ["oracle-change"]
+
+
+@pytest.mark.parametrize("events, names", [
+    ([event("x", "add", "2026-11-01T12:01:00Z"), event("x", "remove", "2026-11-01T12:02:00Z")], []),
+    ([event("x", "remove", "2026-11-01T12:02:00Z"), event("x", "add", "2026-11-01T12:01:00Z")], []),  # any order
+    ([event("x", "add", "2026-11-01T11:00:00Z"), event("x", "remove", "2026-11-01T11:30:00Z"),
+      event("x", "add", "2026-11-01T12:30:00Z")], ["x"]),  # re-applied on the new head
+    ([event("x", "add", "2026-11-01T12:00:00.000Z")], []),  # same millisecond as the push: unknown order
+    ([event("x", "add", "2026-11-01T13:00:00+02:00")], []),  # 11:00 UTC: on A
+    ([event("x", "add", "2026-11-01T09:00:00Z")], []),  # before any push
+    ([{"action": "add", "created_at": "2026-11-01T12:30:00Z", "label": None}], []),  # a deleted label
+])
+def test_only_the_last_event_of_each_label_decides(events, names):
+    assert given_on(B, PUSHES, events).names == names
+
+
+def test_a_push_back_to_an_old_head_keeps_labels_given_on_it_only_while_current():
+    pushes = PUSHES + [version(A, "2026-11-01T14:00:00Z")]
+    assert given_on(A, pushes, [event("x", "add", "2026-11-01T13:00:00Z")]).names == []  # given on B
+    assert given_on(A, pushes, [event("x", "add", "2026-11-01T14:00:01Z")]).names == ["x"]
+
+
+def test_a_label_name_that_cannot_pass_through_pr_labels_is_left_out():
+    found = given_on(B, PUSHES, [event("a,b", "add", "2026-11-01T12:30:00Z")])
+    assert found.names == [] and "comma" in found.notes[0]
+
+
+@pytest.mark.parametrize("versions, events, message", [
+    ([{"head_commit_sha": "abc", "created_at": "2026-11-01T10:00:00Z"}], [], "version 1 has no full head_commit_sha"),
+    ([{"head_commit_sha": A, "created_at": "yesterday"}], [], "not an ISO 8601 time"),
+    ([{"head_commit_sha": A, "created_at": "2026-11-01T10:00:00"}], [], "without a time zone"),
+    (PUSHES, [{"action": "rename", "created_at": "2026-11-01T10:00:00Z", "label": {"name": "x"}}], "label event 1"),
+    (PUSHES, [{"action": "add", "created_at": "2026-11-01T10:00:00Z", "label": {}}], "label event 1"),
+])
+def test_an_answer_without_the_fields_the_rule_needs_is_exit_1(versions, events, message):
+    with pytest.raises(UsageError, match=message):
+        given_on(A, versions, events)
+
+
+ENV = {"CI_API_V4_URL": "https://gitlab.example/api/v4", "CI_PROJECT_ID": "group/shop",
+       "CI_MERGE_REQUEST_IID": "12", "ORACLE_GATE_GITLAB_TOKEN": "glpat-secret"}
+
+
+class StandIn:
+    """A fetch that answers from a dict of path -> pages, recording every request."""
+
+    def __init__(self, pages: Mapping[str, list[list[dict[str, object]]]]) -> None:
+        self.pages = pages
+        self.requests: list[tuple[str, Mapping[str, str]]] = []
+
+    def __call__(self, url: str, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
+        self.requests.append((url, headers))
+        path, query = url.split("?")
+        page = int(dict(part.split("=") for part in query.split("&"))["page"])
+        pages = self.pages[path]
+        more = {"x-next-page": str(page + 1)} if page < len(pages) else {"x-next-page": ""}
+        return 200, more, json.dumps(pages[page - 1]).encode()
+
+
+def test_both_lists_are_read_in_full_with_the_token_and_the_project_path_encoded():
+    base = "https://gitlab.example/api/v4/projects/group%2Fshop/merge_requests/12"
+    fetch = StandIn({f"{base}/versions": [PUSHES],
+                     f"{base}/resource_label_events": [[event("x", "add", "2026-11-01T11:00:00Z")],
+                                                       [event("oracle-change", "add", "2026-11-01T12:30:00Z")]]})
+    found = merge_request_labels(ENV, B, fetch)
+    assert found.names == ["oracle-change"] and len(found.notes) == 1
+    assert [url for url, _ in fetch.requests] == [
+        f"{base}/versions?per_page=100&page=1", f"{base}/resource_label_events?per_page=100&page=1",
+        f"{base}/resource_label_events?per_page=100&page=2"]
+    assert all(headers["PRIVATE-TOKEN"] == "glpat-secret" for _, headers in fetch.requests)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"ORACLE_GATE_GITLAB_TOKEN": ""}, "ORACLE_GATE_GITLAB_TOKEN not set"),
+    ({"CI_MERGE_REQUEST_IID": ""}, "CI_MERGE_REQUEST_IID not set"),
+    ({"CI_MERGE_REQUEST_IID": "12/../13"}, "is not a number"),
+    ({"CI_API_V4_URL": "http://gitlab.example/api/v4"}, "must be https://"),
+    ({"CI_API_V4_URL": "ftp://127.0.0.1/api/v4"}, "must be https://"),
+])
+def test_missing_or_unsafe_settings_are_exit_1_before_any_request(change, message):
+    fetch = StandIn({})
+    with pytest.raises(UsageError, match=message):
+        merge_request_labels(ENV | change, B, fetch)
+    assert fetch.requests == []
+
+
+def test_a_head_that_is_not_a_full_id_is_refused():
+    with pytest.raises(UsageError, match="not a full commit id"):
+        merge_request_labels(ENV, "HEAD", StandIn({}))
+
+
+@pytest.mark.parametrize("answer, message", [
+    ((200, {}, b"<html>"), "not JSON"),
+    ((200, {}, b'{"message": "401 Unauthorized"}'), "not a list of objects"),
+    ((200, {"x-next-page": "two"}, b"[]"), "not a page number"),
+    ((500, {}, b"[]"), "HTTP 500"),
+])
+def test_an_unexpected_answer_is_exit_1(answer, message):
+    with pytest.raises(UsageError, match=message):
+        merge_request_labels(ENV, B, lambda url, headers: answer)
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[str]]]:
+    """A loopback HTTP stand-in for GitLab's API: 401 without the token, else the lists."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            seen.append(self.path)
+            if self.headers.get("PRIVATE-TOKEN") != "glpat-secret":
+                self.send_response(401, "Unauthorized")
+                self.end_headers()
+                return
+            body = PUSHES if "/versions" in self.path else [event("oracle-change", "add", "2026-11-01T12:30:00Z")]
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("X-Next-Page", "")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/api/v4", seen
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_the_command_prints_the_labels_for_pr_labels(project, gate, server):
+    url, seen = server
+    head = project.git("rev-parse", "HEAD").strip()
+    env = ENV | {"CI_API_V4_URL": url, "CI_PROJECT_ID": "7"}
+    code, out, err = gate("--repo", str(project.path), "gitlab-labels", environ=env)
+    assert (code, out) == (0, "\n"), err  # HEAD is not the head GitLab recorded
+    assert err == f"gitlab-labels: label 'oracle-change' ignored: it was added at 2026-11-01T12:30:00+00:00 on head {B}, " \
+                  f"not on {head} (a label approves the commit it was given on; re-apply it)\n"
+    code, out, err = gate("--repo", str(project.path), "gitlab-labels", "--head", B, environ=env)
+    assert (code, out) == (0, "oracle-change\n"), err
+    assert seen[-1] == "/api/v4/projects/7/merge_requests/12/resource_label_events?per_page=100&page=1"
+    code, out, err = gate("--repo", str(project.path), "gitlab-labels", "--head", B,
+                          environ=env | {"ORACLE_GATE_GITLAB_TOKEN": "wrong"})
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert "HTTP 401 Unauthorized (is ORACLE_GATE_GITLAB_TOKEN a token with the read_api scope?)" in err
+    assert "wrong" not in err
