@@ -32,6 +32,10 @@ from tools.oracle_gate.tree import Entry, GitTree
 from tools.oracle_gate.worktree import differences as work_tree_differences
 
 BOOTSTRAP_NOTE = "bootstrap: the base has no oracles/policy.toml; HEAD's policy applies and no id is required"
+NOT_RUN = "not run: protected paths changed without the label"
+NOT_RUN_WHY = ("protected paths changed without the label, so neither the oracle test nor the harness ran: Bazel "
+               "would run the change's own build configuration (WORKSPACE, MODULE.bazel, .bazelrc, repository rules) "
+               "outside any sandbox before a human approved it")
 
 
 @dataclass
@@ -236,12 +240,40 @@ def _run_check(repo: str, base: str, env: Mapping[str, str], *, results: Sequenc
     if inputs.bootstrap:
         report.notes.append(BOOTSTRAP_NOTE)
     # 1-4: the commits alone.
-    report.record(check_protected_paths(inputs))
+    protected = check_protected_paths(inputs)
+    report.record(protected)
     report.record(check_oracle_files(inputs))
     report.record(check_manifest(inputs))
     report.record(check_ids_kept(inputs))
 
-    # 5: the oracle test's outcomes, gathered (result files, or the workspace run), then judged.
+    if protected.violations and not results:
+        # Bazel runs a change's WORKSPACE, MODULE.bazel, .bazelrc and repository rules outside any
+        # sandbox, as the CI user: the gate runs nothing of a change whose protected paths no human
+        # approved. Exit 2 is already lower than any code checks 5 and 6 could add.
+        report.checks.append(CheckLine("invariant outcomes", False, NOT_RUN))
+        report.notes.append(f"not run: {NOT_RUN_WHY}")
+    else:
+        _run_and_judge(report, inputs, env, results=results, clean=clean, remote=remote, salt=salt,
+                       harness_runner=harness_runner, clean_runner=clean_runner)
+
+    # The spec-change report, and the changelog rule of a labelled change that weakens a claim;
+    # not while HEAD's oracle files are invalid (their rows are unknown, not removed: check 2 fails).
+    report.sources = {inv.id: inv.source for inv in inputs.head_oracles.invariants}
+    if inputs.head_oracles.problems:
+        if inputs.changes and any(c.path.startswith("oracles/") for c in inputs.changes):
+            report.notes.append("spec changes: not listed while HEAD's oracle files are invalid")
+        return report
+    report.spec_changes = spec_changes(inputs.base_oracles, inputs.head_oracles)
+    if inputs.labelled and any(c.weakens for c in report.spec_changes):
+        report.record(check_changelog(inputs, report.spec_changes))
+    return report
+
+
+def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, results: Sequence[str], clean: bool,
+                   remote: bool, salt: str, harness_runner: HarnessRunner | None,
+                   clean_runner: CleanRunner | None) -> None:
+    """Checks 5 and 6 into `report`: the oracle test's outcomes (result files, or the workspace
+    run) and the harness, judged; with `clean`, the clean run compared with the workspace run."""
     if results:
         outcomes = read_outcomes(results)
     else:
@@ -260,18 +292,6 @@ def _run_check(repo: str, base: str, env: Mapping[str, str], *, results: Sequenc
         run = run_clean(inputs, clean_runner or clean_runner_for(salt), env, remote=remote, workspace=outcomes.run)
         report.show_clean(run)
         report.record(check_clean_run(outcomes, run, labelled=inputs.labelled, remote=remote, salt=salt))
-
-    # The spec-change report, and the changelog rule of a labelled change that weakens a claim;
-    # not while HEAD's oracle files are invalid (their rows are unknown, not removed: check 2 fails).
-    report.sources = {inv.id: inv.source for inv in inputs.head_oracles.invariants}
-    if inputs.head_oracles.problems:
-        if inputs.changes and any(c.path.startswith("oracles/") for c in inputs.changes):
-            report.notes.append("spec changes: not listed while HEAD's oracle files are invalid")
-        return report
-    report.spec_changes = spec_changes(inputs.base_oracles, inputs.head_oracles)
-    if inputs.labelled and any(c.weakens for c in report.spec_changes):
-        report.record(check_changelog(inputs, report.spec_changes))
-    return report
 
 
 # Inputs.

@@ -11,11 +11,13 @@ given on, so the gate never counts it (labels.py). This module asks GitLab's RES
 A label was given on commit C when, at the time of its last `add` event, the newest version
 created strictly before that time had C as its head, and no `remove` event for it came later.
 A label added in the same millisecond as a push is not counted (which came first is unknown).
-Both lists are read in full (`per_page=100`, following the `X-Next-Page` header).
+Both lists are read in full (`per_page=100`, following the `X-Next-Page` header). With
+ORACLE_GATE_LABELERS set (comma-separated usernames), only `add` events by those users count: on
+GitLab anyone who may push to the project may label a merge request.
 
 The token is a GitLab token with the `read_api` scope, sent as the `PRIVATE-TOKEN` header; it is
 read from the environment and never printed. The API must be `https://`, or `http://` on a
-loopback host (a local stand-in).
+loopback host (a local stand-in), and no redirect is followed (it would take the token along).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.text import one_line
 
 TOKEN_VARIABLE = "ORACLE_GATE_GITLAB_TOKEN"
+LABELERS_VARIABLE = "ORACLE_GATE_LABELERS"
 # Predefined variables of a GitLab merge request pipeline that name the API and the merge request.
 PIPELINE_VARIABLES = ("CI_API_V4_URL", "CI_PROJECT_ID", "CI_MERGE_REQUEST_IID")
 PER_PAGE = 100
@@ -58,9 +61,20 @@ class GivenLabels:
     notes: list[str] = field(default_factory=list)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib would send the token on to wherever one points (another host,
+    plain http), and GitLab's API answers these endpoints without redirecting. A 3xx answer then
+    surfaces as an HTTPError."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: object, code: int, msg: str,
+                         headers: object, newurl: str) -> None:
+        return None
+
+
 def _fetch(url: str, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
     request = urllib.request.Request(url, headers=dict(headers))
-    with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310 - scheme checked
+    opener = urllib.request.build_opener(_NoRedirect)
+    with opener.open(request, timeout=TIMEOUT_SECONDS) as response:  # scheme checked by _api_base
         return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
 
 
@@ -91,8 +105,13 @@ def _read_list(base: str, path: str, token: str, fetch: Fetch) -> list[dict[str,
         try:
             status, headers, body = fetch(url, {"PRIVATE-TOKEN": token, "Accept": "application/json"})
         except urllib.error.HTTPError as exc:
-            raise UsageError(f"GitLab API GET {url}: HTTP {exc.code} {one_line(str(exc.reason), 80)}"
-                             + (f" (is {TOKEN_VARIABLE} a token with the read_api scope?)" if exc.code in (401, 403) else "")) from None
+            hint = ""
+            if exc.code in (401, 403):
+                hint = f" (is {TOKEN_VARIABLE} a token with the read_api scope?)"
+            elif 300 <= exc.code < 400:
+                location = one_line(str(exc.headers.get("Location", "")), 120) if exc.headers else ""
+                hint = f" (a redirect to {location!r}: not followed, the token would go with it; set CI_API_V4_URL to the API itself)"
+            raise UsageError(f"GitLab API GET {url}: HTTP {exc.code} {one_line(str(exc.reason), 80)}{hint}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise UsageError(f"GitLab API GET {url}: {one_line(str(exc), 120)}") from None
         if status != 200:
@@ -129,13 +148,16 @@ def _time(value: object, what: str) -> datetime:
     return parsed
 
 
-def given_on(head: str, versions: list[dict[str, object]], events: list[dict[str, object]]) -> GivenLabels:
+def given_on(head: str, versions: list[dict[str, object]], events: list[dict[str, object]],
+             labelers: frozenset[str] | None = None) -> GivenLabels:
     """Which labels were given on `head` (the rule: the module docstring).
 
     Args:
         head: the full id of the commit being checked.
         versions: the merge request's diff versions, as the API returns them (any order).
         events: its resource label events, as the API returns them (any order).
+        labelers: when given, the lower-cased usernames whose `add` events count (`labelers_from`);
+            a `remove` counts whoever made it.
 
     Returns:
         The labels given on `head`, sorted, and a note for each other label still on the merge request.
@@ -151,6 +173,7 @@ def given_on(head: str, versions: list[dict[str, object]], events: list[dict[str
         pushes.append((_time(version.get("created_at"), f"version {k + 1}"), sha.lower()))
     pushes.sort()
     last: dict[str, tuple[datetime, str]] = {}  # label name -> (time, action) of its latest event
+    others: dict[str, str] = {}  # label name -> a user not in `labelers` who added it
     ordered = []
     for k, event in enumerate(events):
         label = event.get("label")
@@ -160,10 +183,19 @@ def given_on(head: str, versions: list[dict[str, object]], events: list[dict[str
         action = event.get("action")
         if not isinstance(name, str) or action not in ("add", "remove"):
             raise UsageError(f"GitLab API: label event {k + 1} has no label.name or an action other than add/remove")
+        if action == "add" and labelers is not None:
+            user = event.get("user")
+            username = user.get("username") if isinstance(user, dict) else None
+            if not isinstance(username, str) or username.lower() not in labelers:
+                others.setdefault(name, str(username))
+                continue
         ordered.append((_time(event.get("created_at"), f"label event {k + 1}"), k, name, str(action)))
     for when, _, name, action in sorted(ordered):
         last[name] = (when, action)
     found = GivenLabels()
+    for name, username in sorted(others.items()):
+        if last.get(name, (None, ""))[1] != "add":
+            found.notes.append(f"label {name!r} ignored: added by {username!r}, who is not one of {LABELERS_VARIABLE}")
     for name, (when, action) in sorted(last.items()):
         if action != "add":
             continue
@@ -197,6 +229,8 @@ def merge_request_labels(environ: Mapping[str, str], head: str, fetch: Fetch = _
     Raises:
         UsageError: (exit 1) when a variable is missing, the head is not a full commit id, the API
             URL is not https, or the API fails or answers in an unexpected shape.
+
+    ORACLE_GATE_LABELERS, when set, limits whose label additions count (`labelers_from`).
     """
     missing = [name for name in (*PIPELINE_VARIABLES, TOKEN_VARIABLE) if not environ.get(name, "").strip()]
     if missing:
@@ -213,4 +247,11 @@ def merge_request_labels(environ: Mapping[str, str], head: str, fetch: Fetch = _
     token = environ[TOKEN_VARIABLE].strip()
     versions = _read_list(base, f"{prefix}/versions", token, fetch)
     events = _read_list(base, f"{prefix}/resource_label_events", token, fetch)
-    return given_on(head, versions, events)
+    return given_on(head, versions, events, labelers_from(environ))
+
+
+def labelers_from(environ: Mapping[str, str]) -> frozenset[str] | None:
+    """The lower-cased names in ORACLE_GATE_LABELERS (comma-separated user names of the people
+    whose labels count: GitHub logins, GitLab usernames), or None when it is unset or empty."""
+    names = frozenset(part.strip().lower() for part in environ.get(LABELERS_VARIABLE, "").split(",") if part.strip())
+    return names or None

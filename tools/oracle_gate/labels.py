@@ -26,6 +26,8 @@ The rule per source:
   label the payload lists in `pull_request.labels[].name` (and every label of any other action,
   `synchronize` after a push included) is on the pull request now but was given on an unknown
   commit, so it is ignored.
+- With ORACLE_GATE_LABELERS set (comma-separated logins), a GitHub `labeled` event counts only
+  when its `sender.login` is one of them; the same variable limits `gitlab-labels` on GitLab.
 - GitLab's `CI_MERGE_REQUEST_LABELS` (predefined variable: the merge request's labels when the
   pipeline was created) names no commit: `CI_COMMIT_SHA` and `CI_MERGE_REQUEST_SOURCE_BRANCH_SHA`
   name the commit the pipeline builds, and a label stays on the merge request across pushes. So
@@ -45,6 +47,7 @@ from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.gitio import parents, resolve_commit
+from tools.oracle_gate.gitlab_labels import LABELERS_VARIABLE, labelers_from
 from tools.oracle_gate.text import one_line
 
 FULL_ID = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
@@ -239,6 +242,14 @@ def _github(environ: Mapping[str, str], target: _Head, found: Labels) -> None:
                            "re-apply the label on the current head)")
     if not given:
         return
+    labelers = labelers_from(environ)
+    if labelers is not None:
+        sender = event.get("sender")
+        login = sender.get("login") if isinstance(sender, dict) else None
+        if not isinstance(login, str) or login.lower() not in labelers:
+            found.notes.append(f"{_named(given)} from the GitHub event ignored: added by {_shown(login)}, who is not "
+                               f"one of {LABELERS_VARIABLE}")
+            return
     head = pull.get("head")
     sha = head.get("sha") if isinstance(head, dict) else None
     if not isinstance(sha, str) or not FULL_ID.fullmatch(sha):

@@ -7,8 +7,9 @@ RUNNER_TEMP, ...), the job's and the step's `env`, and what earlier steps append
 A step after a failed one runs only under `if: always()`. The two actions the recipe uses are
 stood in for: `actions/checkout` clones the origin with every branch (fetch-depth 0) into `path`
 and checks out `ref` detached; `actions/upload-artifact` records the file its `path` names.
-`${{ ... }}` expressions may be property paths into the `github`/`runner`/`env` contexts or
-`always()`; anything else is an error, so a recipe that relies on more is noticed.
+`${{ ... }}` expressions may be property paths into the `github`/`runner`/`env`/`vars` contexts
+(an unset `vars.X` is empty, as on GitHub); anything else is an error, so a recipe that relies on
+more is noticed.
 
 GitLab CI (`run_gitlab_job`): the job's `script` lines run as one bash script under
 `set -eo pipefail`, as GitLab's shell executor runs them, in CI_PROJECT_DIR (a clone of the origin
@@ -52,6 +53,8 @@ def evaluate(text: str, contexts: Mapping[str, Any]) -> str:
         value: Any = contexts
         for part in expression.split("."):
             if not isinstance(value, Mapping) or part not in value:
+                if expression.startswith("vars."):
+                    return ""  # an unset configuration variable is the empty string
                 raise ValueError(f"{expression!r} is not in the contexts")
             value = value[part]
         return str(value)
@@ -110,7 +113,8 @@ def _clone(origin: Path, dest: Path, ref: str, env: Mapping[str, str]) -> None:
 
 
 def run_github_job(recipe: Path, origin: Path, event: Mapping[str, Any], base_sha: str, root: Path,
-                   base_env: Mapping[str, str], timeout: float = 1800) -> JobResult:
+                   base_env: Mapping[str, str], timeout: float = 1800,
+                   variables: Mapping[str, str] | None = None) -> JobResult:
     """Runs the recipe's only job for a `pull_request_target` event.
 
     Args:
@@ -121,6 +125,7 @@ def run_github_job(recipe: Path, origin: Path, event: Mapping[str, Any], base_sh
         root: an empty folder for the workspace, the runner's temp folder and the event file.
         base_env: the environment every step starts from (PATH, HOME, ...).
         timeout: seconds each step may take.
+        variables: the repository's configuration variables (the `vars` context).
     """
     workflow = load(recipe)
     (job,) = workflow["jobs"].values()
@@ -137,7 +142,7 @@ def run_github_job(recipe: Path, origin: Path, event: Mapping[str, Any], base_sh
         "GITHUB_ENV": str(env_file), "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(temp),
     }
     contexts: dict[str, Any] = {"github": {"event": event, "sha": base_sha, "workspace": str(workspace)},
-                                "runner": {"temp": str(temp)}}
+                                "runner": {"temp": str(temp)}, "vars": dict(variables or {})}
     job_env = {k: evaluate(str(v), contexts) for k, v in (job.get("env") or {}).items()}
     result = JobResult()
     failed = False

@@ -8,6 +8,7 @@ import os
 import json
 import re
 import secrets
+import stat
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -168,13 +169,16 @@ def run(args: argparse.Namespace, context: Context) -> int:
 
     Raises:
         UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, a bad
-            `--salt`, or a `--junit` or `--markdown` file whose directory does not exist.
+            `--salt`, or a `--junit` or `--markdown` path that is empty, in a missing directory, a
+            symbolic link or not writable (`write_report`).
         GateError: (exit 1) when the gate cannot decide (check.run_check), or when HEAD moved while
             it ran, after CI labels were checked against it.
     """
     repo = context.repo()
     environ = context.environ
     for option, path in (("--junit", args.junit), ("--markdown", args.markdown)):
+        if path is not None and not path:
+            raise UsageError(f"{option} is empty (an unset variable?); pass a file")
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise UsageError(f"{option} {path}: its directory does not exist")
     base = default_base(repo) if args.base is None else args.base
@@ -197,12 +201,37 @@ def run(args: argparse.Namespace, context: Context) -> int:
         out = render_markdown(report)
     else:
         out = render_text(report)
-    sys.stdout.write(out + "\n")
+    # The report files first: a file that cannot be written is exit 1 before any verdict is printed.
     if args.junit:
-        with open(args.junit, "wb") as f:
-            f.write(junit_xml(report))
+        write_report(args.junit, junit_xml(report), append=False)
     if args.markdown:
         # Appended: $GITHUB_STEP_SUMMARY collects every step's summary in one file.
-        with open(args.markdown, "a", encoding="utf-8") as f:
-            f.write(render_markdown(report) + "\n")
+        write_report(args.markdown, (render_markdown(report) + "\n").encode("utf-8"), append=True)
+    sys.stdout.write(out + "\n")
     return report.exit_code
+
+
+def write_report(path: str, data: bytes, append: bool) -> None:
+    """Writes (or appends) `data` to the regular file `path`, never through a symbolic link: a
+    report path inside the checked repository may be a link the change committed, pointing at any
+    file the CI user can write.
+
+    Raises:
+        UsageError: (exit 1) when `path` is a symbolic link, not a regular file, or cannot be written.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | (os.O_APPEND if append else os.O_TRUNC)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        why = "is a symbolic link" if os.path.islink(path) else (exc.strerror or str(exc))
+        raise UsageError(f"cannot write the report {path}: {why}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"cannot write the report {path}: not a regular file")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise UsageError(f"cannot write the report {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)

@@ -38,7 +38,7 @@ def test_each_recipe_is_valid_against_its_platform_schema(schema, path):
     # A permission level that does not exist.
     ("vendor.github-workflows", GITHUB, "  contents: read\n", "  contents: maybe\n"),
     # A script line with ": " in it is a YAML mapping, not a command.
-    ("vendor.gitlab-ci", GITLAB, "    - unset CI_MERGE_REQUEST_LABELS\n", "    - echo oracle-gate: starting\n"),
+    ("vendor.gitlab-ci", GITLAB, "    - status=0\n", "    - echo oracle-gate: starting\n"),
     # `when` of artifacts is a closed set.
     ("vendor.gitlab-ci", GITLAB, "    when: always\n", "    when: sometimes\n"),
 ])
@@ -60,7 +60,9 @@ def runs(steps: list[str]) -> None:
 def test_the_github_workflow_runs_the_base_revisions_gate_on_the_labelled_head():
     workflow = load(GITHUB)
     assert set(workflow["on"]) == {"pull_request_target"}  # the workflow file comes from the base branch
-    assert {"labeled", "unlabeled", "synchronize", "opened", "reopened"} <= set(workflow["on"]["pull_request_target"]["types"])
+    assert {"labeled", "unlabeled", "synchronize", "opened", "reopened", "edited"} <= set(
+        workflow["on"]["pull_request_target"]["types"])
+    assert "if" not in next(iter(workflow["jobs"].values()))  # a skipped required check would count as passed
     assert workflow["permissions"] == {"contents": "read"}
     (job,) = workflow["jobs"].values()
     steps = job["steps"]
@@ -78,6 +80,8 @@ def test_the_github_workflow_runs_the_base_revisions_gate_on_the_labelled_head()
     assert steps.index(checkout) < archive < gate
     assert '"${GITHUB_SHA}:${ORACLE_GATE_FROM}" tools' in steps[archive]["run"]
     assert steps[gate]["run"].startswith('cd "$ORACLE_GATE_BASE_GATE"\n')
+    assert 'env -i "${keep[@]}" python3 -B -m tools.oracle_gate' in steps[gate]["run"]
+    assert "GITHUB_TOKEN" not in steps[gate]["run"] and "ACTIONS_" not in steps[gate]["run"]
     assert '--base "$GITHUB_SHA"' in steps[gate]["run"] and "--markdown \"$GITHUB_STEP_SUMMARY\"" in steps[gate]["run"]
 
 
@@ -91,6 +95,14 @@ def test_the_gitlab_job_runs_the_base_revisions_gate_on_the_labelled_head():
     archive = next(i for i, line in enumerate(script) if "git archive" in line)
     labels = next(i for i, line in enumerate(script) if "gitlab-labels" in line)
     gate = next(i for i, line in enumerate(script) if "check --clean" in line)
-    assert archive < labels < gate and script[gate - 1] == 'cd "$gate"'
-    assert '--base "$base"' in script[gate]
-    assert "CI_MERGE_REQUEST_LABELS" not in "\n".join(script[gate:])
+    assert archive < labels < gate and 'cd "$gate"' in script[labels + 1:gate]
+    assert script[gate].startswith('env -i "${keep[@]}" python3 -B -m tools.oracle_gate') and '--base "$base"' in script[gate]
+    kept = next(line for line in script if "keep=()" in line)
+    # The token is dropped before the ORACLE_GATE_* variables are kept; GitLab's label list is not kept.
+    assert kept.index("ORACLE_GATE_GITLAB_TOKEN) ;;") < kept.index("ORACLE_GATE_*") and "CI_MERGE" not in kept
+    # The report reaches the checkout only after the run, replacing what the change committed there.
+    assert '--junit "$gate/oracle-gate-junit.xml"' in script[gate]
+    assert script[gate + 1:] == [
+        'rm -f "$CI_PROJECT_DIR/oracle-gate-junit.xml"',
+        'if [ -f "$gate/oracle-gate-junit.xml" ]; then cp "$gate/oracle-gate-junit.xml" "$CI_PROJECT_DIR/oracle-gate-junit.xml"; fi',
+        'exit "$status"']

@@ -10,9 +10,13 @@ the pull request's head, and compares them (`check --clean`):
   and the JUnit report the recipe asks for;
 - an oracle change passes only with the label given on its head: a GitHub `labeled` event for
   that head, or a GitLab label added after that head was pushed (GitLab's API stood in for on
-  loopback); the same label from a `synchronize` event, or added before the push, does not count;
+  loopback); the same label from a `synchronize` event, added before the push, or added by
+  someone not in ORACLE_GATE_LABELERS (a repository variable) does not count;
 - a change that also rewrites the gate's own exit code gets no help from it: the gate that runs
-  is the base's, and it names the protected paths the change touched.
+  is the base's, it names the protected paths the change touched, and it runs nothing of the
+  change (no Bazel) while they are unlabelled;
+- the GitLab job's report replaces a link of its name that the change committed, and never writes
+  through it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class Origin:
     refactor: str
     narrow: str
     narrow_and_gate_edit: str
+    victim: Path
 
 
 def commit_edit(ws: Path, rel: str, old: str, new: str, message: str) -> str:
@@ -62,6 +67,11 @@ def origin(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Origin:
     commit_edit(repo, "oracles/billing.toml", "max = 1_000_000_000_000_000", "max = 200_000_000_000_000", "narrow")
     written = gate(repo, "manifest", "--write")
     assert written.returncode == 0, written.stdout + written.stderr
+    # A link where the GitLab job's report goes, to a file of the CI user's.
+    victim = tmp_path_factory.mktemp("victim") / "profile"
+    victim.write_text("keep me\n")
+    (repo / "oracle-gate-junit.xml").symlink_to(victim)
+    git(repo, "add", "oracle-gate-junit.xml")
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "oracles: narrow the total's bound; manifest")
     narrow = git(repo, "rev-parse", "HEAD").strip()
     edited = commit_edit(repo, "tools/oracle_gate/commands/check_cmd.py", "    return report.exit_code\n",
@@ -69,12 +79,13 @@ def origin(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Origin:
     git(repo, "checkout", "-q", "main")
     bare = tmp_path_factory.mktemp("origin") / "shop.git"
     git(repo, "clone", "-q", "--bare", str(repo), str(bare))
-    return Origin(bare, base, refactor, narrow, edited)
+    return Origin(bare, base, refactor, narrow, edited, victim)
 
 
-def pull_request_event(action: str, head: str, base: str, label: str | None = None) -> dict[str, object]:
+def pull_request_event(action: str, head: str, base: str, label: str | None = None,
+                       sender: str = "alice") -> dict[str, object]:
     event: dict[str, object] = {
-        "action": action, "number": 7,
+        "action": action, "number": 7, "sender": {"login": sender},
         "pull_request": {"number": 7, "head": {"sha": head, "ref": "topic"}, "base": {"sha": base, "ref": "main"},
                          "labels": [{"name": LABEL}] if label or action == "synchronize" else []},
     }
@@ -86,7 +97,7 @@ def pull_request_event(action: str, head: str, base: str, label: str | None = No
 def github(origin: Origin, event: dict[str, object], root: Path) -> JobResult:
     try:
         return run_github_job(source_root() / "ci/github/oracle-gate.yml", origin.bare, event, origin.base, root,
-                              nested_env())
+                              nested_env(), variables={"ORACLE_GATE_LABELERS": "alice"})
     finally:
         shutdown(root / "workspace" / "pr")
 
@@ -114,6 +125,14 @@ def test_github_an_oracle_change_passes_with_the_label_given_on_its_head(origin,
     assert f"labels: {LABEL}" in out and "[bound narrowed]" in out, out
 
 
+def test_github_a_label_from_someone_not_among_the_labelers_does_not_count(origin, tmp_path):
+    event = pull_request_event("labeled", origin.narrow, origin.base, LABEL, sender="mallory")
+    result = github(origin, event, tmp_path)
+    assert result.code == 2, result.output[-6000:]
+    assert ("label 'oracle-change' from the GitHub event ignored: added by 'mallory', who is not one of "
+            "ORACLE_GATE_LABELERS") in gate_step(result)
+
+
 def test_github_a_push_after_the_label_and_an_edited_gate_fail_on_the_protected_paths(origin, tmp_path):
     event = pull_request_event("synchronize", origin.narrow_and_gate_edit, origin.base)
     result = github(origin, event, tmp_path)
@@ -123,6 +142,9 @@ def test_github_a_push_after_the_label_and_an_edited_gate_fail_on_the_protected_
     for path in ("oracles/billing.toml", "tools/oracle_gate/commands/check_cmd.py"):
         assert f"::error file={path}" in out, out
     assert "::error title=oracle-gate::gate FAILED (exit 2)" in out
+    # Nothing of the change ran: its gate edit, WORKSPACE or repository rules never reach Bazel unlabelled.
+    assert "FAIL  invariant outcomes  not run: protected paths changed without the label" in out
+    assert "workspace run:" not in out and "clean run" not in out
     assert [s.name for s in result.steps][-1] == "Keep the gate's JUnit report"  # `if: always()` ran
     (junit,) = result.artifacts
     assert ET.parse(junit).getroot().find("testsuite").get("failures") != "0"
@@ -187,7 +209,8 @@ def test_gitlab_an_oracle_change_passes_with_a_label_added_after_its_head_was_pu
     assert f"labels: {LABEL}" in result.output and "gate ok (exit 0)" in result.output
     assert "CI_MERGE_REQUEST_LABELS ignored" not in result.output
     (junit,) = result.artifacts
-    assert ET.parse(junit).getroot().find("testsuite").get("failures") == "0"
+    assert not junit.is_symlink() and ET.parse(junit).getroot().find("testsuite").get("failures") == "0"
+    assert origin.victim.read_text() == "keep me\n"  # the committed link was replaced, not written through
 
 
 def test_gitlab_a_label_added_before_the_head_was_pushed_does_not_count(origin, gitlab_api, tmp_path):
@@ -200,5 +223,6 @@ def test_gitlab_a_label_added_before_the_head_was_pushed_does_not_count(origin, 
     assert f"gitlab-labels: label '{LABEL}' ignored: it was added at 2026-11-30T10:05:00+00:00 on head {origin.refactor}" \
         in result.output
     assert "labels: none" in result.output and "gate FAILED (exit 2)" in result.output
+    assert "not run: protected paths changed without the label" in result.output
     (junit,) = result.artifacts
     assert ET.parse(junit).getroot().find("testsuite").get("failures") != "0"

@@ -98,7 +98,7 @@ def test_a_dirty_work_tree_is_judged_by_the_clean_run(project):
     assert any("the work tree differs from HEAD" in n for n in report.notes)
 
 
-def test_the_clean_run_uses_the_base_oracles_unless_labelled(project):
+def test_an_unlabelled_oracle_change_runs_nothing_and_a_labelled_one_uses_heads_oracles(project):
     project.write("oracles/shop.toml", project.read("oracles/shop.toml").replace(b"max = 100", b"max = 1000"))
     project.write_manifest()
     head = project.commit("widen")
@@ -108,11 +108,21 @@ def test_the_clean_run_uses_the_base_oracles_unless_labelled(project):
         seen.append(oracles_commit)
         return HarnessRun(exit_code=0, outcomes=dict(PASSED))
 
-    base = project.git("rev-parse", "main").strip()
-    for labels, expected in (((), base), (("oracle-change",), head)):
-        run_check(str(project.path), "main", labels=set(labels), environ={}, harness_runner=runner(PASSED), clean=True,
-                  clean_runner=clean)
-        assert seen[-1] == expected
+    ran = []
+
+    def workspace(repo, env):
+        ran.append(repo)
+        return runner(PASSED)(repo, env)
+
+    # Unlabelled, nothing of the change runs: neither run, whatever oracles it would use.
+    report = run_check(str(project.path), "main", labels=set(), environ={}, harness_runner=workspace, clean=True,
+                       clean_runner=clean)
+    assert (seen, ran, report.exit_code) == ([], [], 2)
+    assert [(c.name, c.ok, c.detail) for c in report.checks][-1] == (
+        "invariant outcomes", False, "not run: protected paths changed without the label")
+    run_check(str(project.path), "main", labels={"oracle-change"}, environ={}, harness_runner=workspace, clean=True,
+              clean_runner=clean)
+    assert seen == [head] and len(ran) == 1
 
 
 def test_pristine_tree_holds_committed_bytes_only(project, tmp_path):

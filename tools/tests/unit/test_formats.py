@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from tools.oracle_gate.check import CheckLine, Report
 from tools.oracle_gate.errors import Violation
 from tools.oracle_gate.formats import id_line, junit_xml, render_github, render_markdown
@@ -99,3 +101,18 @@ def test_a_failed_row_that_did_not_change_points_at_its_line_too(tmp_path):
     r.sources = {"sum_in_range": "oracles/shop.toml"}
     assert render_github(r, "T", str(tmp_path)).split("\n")[1].startswith(
         "::error file=oracles/shop.toml,line=4,title=oracle-gate [4]::")
+
+
+@pytest.mark.parametrize("option", ["--junit", "--markdown"])
+def test_a_report_path_that_is_a_link_a_folder_or_empty_is_exit_1_before_any_verdict(project, gate, tmp_path, option):
+    results = junit(tmp_path, {i: "passed" for i in IDS})
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    link = tmp_path / "report"
+    link.symlink_to(victim)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for path, why in ((str(link), "is a symbolic link"), (str(folder), "Is a directory"), ("", "is empty")):
+        code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", results, option, path)
+        assert code == 1 and out == "" and len(err.splitlines()) == 1 and why in err, (path, out, err)
+    assert victim.read_text() == "keep me\n"

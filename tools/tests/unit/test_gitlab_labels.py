@@ -21,8 +21,9 @@ def version(sha: str, at: str) -> dict[str, object]:
     return {"id": 1, "head_commit_sha": sha, "created_at": at}
 
 
-def event(name: str, action: str, at: str) -> dict[str, object]:
-    return {"id": 1, "action": action, "created_at": at, "label": {"id": 7, "name": name}}
+def event(name: str, action: str, at: str, user: str = "alice") -> dict[str, object]:
+    return {"id": 1, "action": action, "created_at": at, "label": {"id": 7, "name": name},
+            "user": {"id": 3, "username": user}}
 
 
 PUSHES = [version(A, "2026-11-01T10:00:00.000Z"), version(B, "2026-11-01T12:00:00.000Z")]
@@ -62,6 +63,19 @@ def test_a_push_back_to_an_old_head_keeps_labels_given_on_it_only_while_current(
     pushes = PUSHES + [version(A, "2026-11-01T14:00:00Z")]
     assert given_on(A, pushes, [event("x", "add", "2026-11-01T13:00:00Z")]).names == []  # given on B
     assert given_on(A, pushes, [event("x", "add", "2026-11-01T14:00:01Z")]).names == ["x"]
+
+
+def test_with_labelers_only_their_additions_count_and_anyones_removal_does():
+    labelers = frozenset({"alice"})
+    mallory = given_on(B, PUSHES, [event("x", "add", "2026-11-01T12:30:00Z", user="mallory")], labelers)
+    assert mallory.names == [] and mallory.notes == [
+        "label 'x' ignored: added by 'mallory', who is not one of ORACLE_GATE_LABELERS"]
+    assert given_on(B, PUSHES, [event("x", "add", "2026-11-01T12:30:00Z", user="Alice")], labelers).names == ["x"]
+    removed = [event("x", "add", "2026-11-01T12:30:00Z"), event("x", "remove", "2026-11-01T12:40:00Z", user="mallory")]
+    assert given_on(B, PUSHES, removed, labelers).names == []
+    no_user = {"action": "add", "created_at": "2026-11-01T12:30:00Z", "label": {"name": "x"}}
+    assert given_on(B, PUSHES, [no_user], labelers).names == []
+    assert given_on(B, PUSHES, [no_user]).names == ["x"]  # without labelers, anyone's label counts
 
 
 def test_a_label_name_that_cannot_pass_through_pr_labels_is_left_out():
@@ -152,6 +166,12 @@ def server() -> Iterator[tuple[str, list[str]]]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             seen.append(self.path)
+            if self.path.startswith("/moved/"):
+                # Another host, plain http: the token must not follow.
+                self.send_response(302, "Found")
+                self.send_header("Location", "http://127.0.0.2:9" + self.path[len("/moved"):])
+                self.end_headers()
+                return
             if self.headers.get("PRIVATE-TOKEN") != "glpat-secret":
                 self.send_response(401, "Unauthorized")
                 self.end_headers()
@@ -194,3 +214,13 @@ def test_the_command_prints_the_labels_for_pr_labels(project, gate, server):
     assert code == 1 and out == "" and len(err.splitlines()) == 1
     assert "HTTP 401 Unauthorized (is ORACLE_GATE_GITLAB_TOKEN a token with the read_api scope?)" in err
     assert "wrong" not in err
+
+
+def test_a_redirect_is_not_followed_so_the_token_stays_with_the_api(project, gate, server):
+    url, seen = server
+    moved = url.replace("/api/v4", "/moved/api/v4")
+    env = ENV | {"CI_API_V4_URL": moved, "CI_PROJECT_ID": "7"}
+    code, out, err = gate("--repo", str(project.path), "gitlab-labels", "--head", B, environ=env)
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+    assert "HTTP 302 Found (a redirect to 'http://127.0.0.2:9/api/v4/projects/7/merge_requests/12/versions" in err
+    assert "not followed" in err and seen == ["/moved/api/v4/projects/7/merge_requests/12/versions?per_page=100&page=1"]

@@ -62,6 +62,24 @@ def test_labeled_event_for_head_counts(project, tmp_path):
     assert (found.names, found.notes, found.head) == ({LABEL}, [], head)
 
 
+@pytest.mark.parametrize("sender, counts", [({"login": "Alice"}, True), ({"login": "mallory"}, False),
+                                             (None, False), ({"login": 7}, False)])
+def test_with_labelers_set_only_their_labeled_events_count(project, tmp_path, sender, counts):
+    head = project.commit("change")
+    path = Path(event_file(tmp_path, head))
+    payload = json.loads(path.read_text())
+    if sender is not None:
+        payload["sender"] = sender
+    path.write_text(json.dumps(payload))
+    found = labels(project, {"GITHUB_EVENT_PATH": str(path), "ORACLE_GATE_LABELERS": "alice, bob"})
+    assert found.names == ({LABEL} if counts else set())
+    if not counts:
+        assert found.notes == [f"label 'oracle-change' from the GitHub event ignored: added by "
+                               f"{sender['login'] if sender else None!r}, who is not one of ORACLE_GATE_LABELERS"]
+    # Unset or empty, anyone's label counts (the platform's permissions decide who may label).
+    assert labels(project, {"GITHUB_EVENT_PATH": str(path), "ORACLE_GATE_LABELERS": " , "}).names == {LABEL}
+
+
 def test_labeled_event_for_an_older_head_is_absent_and_says_why(project, pushed, tmp_path):
     a, b = pushed
     found = labels(project, {"GITHUB_EVENT_PATH": event_file(tmp_path, a)})
