@@ -24,7 +24,7 @@ ALWAYS_PROTECTED = ("oracles/**", ".gitattributes", ".gitmodules")
 # policy's `label` key defaults to DEFAULT_LABEL.
 DEFAULT_LABEL = "oracle-change"
 DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
-    "tools/**", "third_party/**", ".bazelrc", "user.bazelrc", ".bazelignore", ".bazelversion",
+    "tools/**", "third_party/**", ".bazelrc", "user.bazelrc", ".bazelignore", ".bazelversion", ".bazeliskrc",
     "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
     "BUILD", "BUILD.bazel",
     ".ci/**", "ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
