@@ -108,6 +108,11 @@ def is_oracle_target(label: str) -> bool:
     return label.startswith(ORACLE_LABEL_PREFIXES)
 
 
+# `--modify_execution_info` value: every mnemonic loses `requires-network` (a tag a BUILD file sets
+# to get the host's network in the sandbox).
+NO_NETWORK_OPT_IN = ".*=-requires-network"
+
+
 def run_flags(salt: str, run: str) -> list[str]:
     """Bazel flags that give the oracle suite its salt and the caller its run environment
     (`tools/bazel/private/oracle_test.bzl`)."""
@@ -612,8 +617,9 @@ def run_harness(
        action is an action-cache hit from 1 and 2; the execution log must show that nothing but the
        oracle test ran.
 
-    Every invocation runs with `--spawn_strategy=STRATEGY`, `--incompatible_legacy_local_fallback=false`
-    and `--sandbox_default_allow_network=false`.
+    Every invocation runs with `--spawn_strategy=STRATEGY`, `--incompatible_legacy_local_fallback=false`,
+    `--sandbox_default_allow_network=false`, `--modify_execution_info` that removes every action's
+    `requires-network`, and `--sandbox_fake_username` (actions run as `nobody`, without capabilities).
 
     Event files and execution logs live in a folder under `runs_dir`, which sandboxed actions can
     neither write (it is not `/tmp`) nor read (it is blocked); test.xml files are read only from
@@ -647,9 +653,13 @@ def run_harness(
         return _bazel(repo, dict(env, TMPDIR=tmp[stage]), startup_flags, command, invocation_flags, targets, logs,
                       name, log_flags, seal)
 
-    # No unsandboxed fallback, and no network in the sandbox (the Bazel servers listen on loopback).
+    # No unsandboxed fallback, and no network in the sandbox (the Bazel servers listen on loopback):
+    # a `requires-network` tag cannot opt an action back in. Inside the sandbox an action runs as
+    # `nobody` in its own user namespace, without capabilities: run as root it could otherwise
+    # unmount the blocked paths and remount the host read-write.
     flags = [*extra_flags, f"--spawn_strategy={strategy}", "--incompatible_legacy_local_fallback=false",
-             "--sandbox_default_allow_network=false", "--test_output=errors"]
+             "--sandbox_default_allow_network=false", f"--modify_execution_info={NO_NETWORK_OPT_IN}",
+             "--sandbox_fake_username", "--test_output=errors"]
     harness = [p for p in test_patterns(repo) if p != ORACLE_PATTERN]
     sealing = seal.description() if seal is not None else ""
     # The .bazelrc configs of every command (`common:` lines reach `query`), not the remote ones,

@@ -212,9 +212,10 @@ def run(args: argparse.Namespace, context: Context) -> int:
 
 
 def write_report(path: str, data: bytes, append: bool) -> None:
-    """Writes (or appends) `data` to the regular file `path`, never through a symbolic link: a
-    report path inside the checked repository may be a link the change committed, pointing at any
-    file the CI user can write.
+    """Writes (or appends) `data` to the regular file `path`, never through a symbolic link as its
+    last component: a report path inside the checked repository may be a link the change
+    committed, pointing at any file the CI user can write. A linked folder on the way is followed,
+    so CI writes reports outside the checked repository (docs/ci.md).
 
     Raises:
         UsageError: (exit 1) when `path` is a symbolic link, not a regular file, or cannot be written.

@@ -413,6 +413,73 @@ def test_a_sandboxed_test_cannot_reach_the_bazel_server(repo):
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
 
 
+# A harness test, run as root by a root Bazel, that tries to undo its sandbox: unmount the blocked
+# oracles/ and git directory, remount the root read-write and write into the work tree, and reach a
+# loopback listener with a `requires-network` tag. It fails when any attempt works.
+ESCAPE = '''
+import ctypes, os, socket, sys
+
+libc = ctypes.CDLL(None, use_errno=True)
+repo = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+worked = []
+for target in ("oracles", ".git"):
+    if libc.umount2(os.path.join(repo, target).encode(), 2) == 0:  # MNT_DETACH
+        worked.append("unmounted " + target)
+if libc.mount(None, b"/", None, 32 | 4096, None) == 0:  # MS_REMOUNT | MS_BIND
+    worked.append("remounted / read-write")
+try:
+    with open(os.path.join(repo, "tools", "ESCAPED"), "w") as f:
+        f.write("x")
+    worked.append("wrote tools/ESCAPED")
+except OSError:
+    pass
+try:
+    socket.create_connection(("127.0.0.1", PORT), timeout=5).close()
+    worked.append("reached the loopback listener")
+except OSError:
+    pass
+print("uid", os.getuid(), "escaped:", worked, file=sys.stderr)
+sys.exit(1 if worked else 0)
+'''
+
+ESCAPE_BUILD = '''
+py_test(
+    name = "escape_test",
+    size = "small",
+    srcs = ["escape_test.py"],
+    tags = ["requires-network"],
+)
+'''
+
+
+def test_a_root_test_cannot_undo_its_sandbox_or_opt_into_the_network(repo):
+    import socket
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        source = ESCAPE.replace("PORT", str(listener.getsockname()[1]))
+        git(repo, "checkout", "-q", "-B", "escape-control", "main")
+        try:
+            (repo / "harness" / "escape_test.py").write_text(source)
+            with open(repo / "harness" / "BUILD.bazel", "a", encoding="utf-8") as f:
+                f.write(ESCAPE_BUILD)
+            # Measured first with the sandbox alone (as root, the tag honoured): every attempt works.
+            plain = bazel(repo, "test", "//harness:escape_test", "--spawn_strategy=linux-sandbox",
+                          "--sandbox_default_allow_network=false", "--test_output=all",
+                          f"--sandbox_block_path={repo / 'oracles'}")
+            assert plain.returncode == 3, plain.stdout[-3000:] + plain.stderr[-3000:]
+            for attempt in ("unmounted oracles", "remounted / read-write", "reached the loopback listener"):
+                assert attempt in plain.stdout + plain.stderr, plain.stdout[-3000:]
+        finally:
+            git(repo, "checkout", "-q", "-f", "main")
+            git(repo, "clean", "-fdq", "harness", "tools")
+        proc = attack(repo, "escape", {"harness/escape_test.py": source}, {"harness/BUILD.bazel": ESCAPE_BUILD},
+                      bug=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "3 target(s) passed, none ran unsandboxed" in proc.stdout
+    assert not (repo / "tools" / "ESCAPED").exists()
+
+
 # Looks for the gate's own files (event files, execution logs) where a sandboxed action can write,
 # and replaces every event file it finds.
 FORGE_EVENTS = '''
