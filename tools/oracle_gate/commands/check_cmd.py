@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tools.oracle_gate.check import Report, run_check
+from tools.oracle_gate.check import NOT_RUN, Report, run_check
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
 from tools.oracle_gate.gitio import default_base
@@ -101,7 +101,7 @@ def render_text(report: Report) -> str:
     lines.extend(report.notes)
     lines.extend(v.line() for v in report.violations)
     code = report.exit_code
-    if code and report.salt:
+    if code and report.salt and not any(c.detail == NOT_RUN for c in report.checks):
         lines.append(f"salt {report.salt}: replay with `check --salt {report.salt}`")
     lines.append("gate ok (exit 0)" if code == 0 else f"gate FAILED (exit {code})")
     # Each line is one line: whatever the repository, results or environment put into it is escaped.

@@ -8,6 +8,7 @@ import stat
 from tools.oracle_gate.bazel_run import HarnessRun
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.clean_run import clean_environment, remote_flags
+from tools.oracle_gate.commands.check_cmd import render_text
 from tools.oracle_gate.pristine import pristine_tree
 from tools.oracle_gate.results import Observed, load_observed, to_junit
 from tools.testing.gitrepo import IDS, blob_bytes
@@ -120,6 +121,7 @@ def test_an_unlabelled_oracle_change_runs_nothing_and_a_labelled_one_uses_heads_
     assert (seen, ran, report.exit_code) == ([], [], 2)
     assert [(c.name, c.ok, c.detail) for c in report.checks][-1] == (
         "invariant outcomes", False, "not run: protected paths changed without the label")
+    assert "replay" not in render_text(report)  # nothing ran, so there is nothing to replay
     run_check(str(project.path), "main", labels={"oracle-change"}, environ={}, harness_runner=workspace, clean=True,
               clean_runner=clean)
     assert seen == [head] and len(ran) == 1
