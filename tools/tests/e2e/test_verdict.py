@@ -416,7 +416,7 @@ def test_a_sandboxed_test_cannot_reach_the_bazel_server(repo):
 # A harness test, run as root by a root Bazel, that tries to undo its sandbox: unmount the blocked
 # oracles/ and git directory, remount the root read-write and write into the work tree, and reach a
 # loopback listener with a `requires-network` tag. It fails when any attempt works.
-ESCAPE = '''
+UNDO_SANDBOX = '''
 import ctypes, os, socket, sys
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -442,7 +442,7 @@ print("uid", os.getuid(), "escaped:", worked, file=sys.stderr)
 sys.exit(1 if worked else 0)
 '''
 
-ESCAPE_BUILD = '''
+UNDO_SANDBOX_BUILD = '''
 py_test(
     name = "escape_test",
     size = "small",
@@ -457,12 +457,12 @@ def test_a_root_test_cannot_undo_its_sandbox_or_opt_into_the_network(repo):
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
-        source = ESCAPE.replace("PORT", str(listener.getsockname()[1]))
-        git(repo, "checkout", "-q", "-B", "escape-control", "main")
+        source = UNDO_SANDBOX.replace("PORT", str(listener.getsockname()[1]))
+        git(repo, "checkout", "-q", "-B", "undo-sandbox-control", "main")
         try:
             (repo / "harness" / "escape_test.py").write_text(source)
             with open(repo / "harness" / "BUILD.bazel", "a", encoding="utf-8") as f:
-                f.write(ESCAPE_BUILD)
+                f.write(UNDO_SANDBOX_BUILD)
             # Measured first with the sandbox alone (as root, the tag honoured): every attempt works.
             plain = bazel(repo, "test", "//harness:escape_test", "--spawn_strategy=linux-sandbox",
                           "--sandbox_default_allow_network=false", "--test_output=all",
@@ -473,7 +473,7 @@ def test_a_root_test_cannot_undo_its_sandbox_or_opt_into_the_network(repo):
         finally:
             git(repo, "checkout", "-q", "-f", "main")
             git(repo, "clean", "-fdq", "harness", "tools")
-        proc = attack(repo, "escape", {"harness/escape_test.py": source}, {"harness/BUILD.bazel": ESCAPE_BUILD},
+        proc = attack(repo, "undo-sandbox", {"harness/escape_test.py": source}, {"harness/BUILD.bazel": UNDO_SANDBOX_BUILD},
                       bug=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "3 target(s) passed, none ran unsandboxed" in proc.stdout
