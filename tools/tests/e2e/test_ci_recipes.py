@@ -22,16 +22,15 @@ the pull request's head, and compares them (`check --clean`):
 from __future__ import annotations
 
 import json
-import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from tools.testing.ci_recipes import JobResult, run_github_job, run_gitlab_job
+from tools.testing.loopback_http import serve
 from tools.testing.workspace_copy import gate, git, nested_env, shutdown, source_root
 
 LABEL = "oracle-change"
@@ -156,30 +155,17 @@ def gitlab_api() -> Iterator[tuple[str, dict[str, list[dict[str, object]]]]]:
     project 42, from a dict the test fills; 401 without the token."""
     lists: dict[str, list[dict[str, object]]] = {"versions": [], "resource_label_events": []}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            path = self.path.split("?")[0]
-            name = path.rsplit("/", 1)[-1]
-            if self.headers.get("PRIVATE-TOKEN") != "glpat-test" or path != f"/api/v4/projects/42/merge_requests/7/{name}":
-                self.send_response(401 if self.headers.get("PRIVATE-TOKEN") != "glpat-test" else 404)
-                self.end_headers()
-                return
-            data = json.dumps(lists[name]).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(path: str, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
+        path = path.split("?")[0]
+        name = path.rsplit("/", 1)[-1]
+        if headers.get("PRIVATE-TOKEN") != "glpat-test":
+            return 401, {}, b""
+        if path != f"/api/v4/projects/42/merge_requests/7/{name}":
+            return 404, {}, b""
+        return 200, {}, json.dumps(lists[name]).encode()
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/api/v4", lists
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(answer) as url:
+        yield f"{url}/api/v4", lists
 
 
 def gitlab(origin: Origin, head: str, api: str, root: Path) -> JobResult:

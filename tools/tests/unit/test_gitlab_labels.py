@@ -5,14 +5,13 @@ over https (or loopback http), and every failure is one line with exit 1."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.gitlab_labels import given_on, merge_request_labels
+from tools.testing.loopback_http import serve
 
 A, B = "a" * 40, "b" * 40
 
@@ -160,42 +159,21 @@ def test_an_unexpected_answer_is_exit_1(answer, message):
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[str]]]:
-    """A loopback HTTP stand-in for GitLab's API: 401 without the token, else the lists."""
+    """A loopback HTTP stand-in for GitLab's API: 401 without the token, else the lists; under
+    /moved/ a redirect to plain http on another host."""
     seen: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            seen.append(self.path)
-            if self.path.startswith("/moved/"):
-                # Another host, plain http: the token must not follow.
-                self.send_response(302, "Found")
-                self.send_header("Location", "http://127.0.0.2:9" + self.path[len("/moved"):])
-                self.end_headers()
-                return
-            if self.headers.get("PRIVATE-TOKEN") != "glpat-secret":
-                self.send_response(401, "Unauthorized")
-                self.end_headers()
-                return
-            body = PUSHES if "/versions" in self.path else [event("oracle-change", "add", "2026-11-01T12:30:00Z")]
-            data = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("X-Next-Page", "")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(path: str, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
+        seen.append(path)
+        if path.startswith("/moved/"):
+            return 302, {"Location": "http://127.0.0.2:9" + path[len("/moved"):]}, b""
+        if headers.get("PRIVATE-TOKEN") != "glpat-secret":
+            return 401, {}, b""
+        body = PUSHES if "/versions" in path else [event("oracle-change", "add", "2026-11-01T12:30:00Z")]
+        return 200, {"Content-Type": "application/json", "X-Next-Page": ""}, json.dumps(body).encode()
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/api/v4", seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve(answer) as url:
+        yield f"{url}/api/v4", seen
 
 
 def test_the_command_prints_the_labels_for_pr_labels(project, gate, server):
