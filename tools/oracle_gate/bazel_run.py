@@ -349,6 +349,38 @@ def runs_dir(environ: Mapping[str, str]) -> str:
     return path
 
 
+def gate_code_root() -> str:
+    """The real path of the folder that holds this gate's `tools/` package."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+
+def gate_code_blocks(root: str, repo: str) -> list[str]:
+    """The gate's own code folder (`root`, `gate_code_root`) when it must be blocked from the
+    change's sandboxed actions: it lies under `/tmp` or `/dev/shm`, which Bazel 4.2's sandbox
+    lets every action write, so a change could rewrite the gate for its next run. Blocked, it
+    is neither readable nor writable there. A gate inside the checked repository `repo` needs
+    no block: the sandbox mounts the workspace read-only, also under `/tmp`.
+
+    Returns:
+        `[real path of root]`, or `[]`.
+
+    Raises:
+        GateError: (exit 1) when `root` is `/tmp` or `/dev/shm` itself, which cannot be blocked.
+    """
+    real = os.path.realpath(root)
+    workspace = os.path.realpath(repo)
+    if real == workspace or real.startswith(workspace + os.sep):
+        return []
+    for top in SANDBOX_WRITABLE:
+        if real == top:
+            raise GateError(f"the gate's own code lies directly in {top} ({os.path.join(real, 'tools', 'oracle_gate')}), "
+                            f"which every sandboxed action can write and the gate cannot block; keep the gate's "
+                            f"checkout in a folder of its own, outside {top} (docs/ci.md)")
+        if real.startswith(top + os.sep):
+            return [real]
+    return []
+
+
 def sibling_runs(folder: str, own: str) -> list[str]:
     """The other runs' folders in `folder` (another run's pristine tree holds its oracles)."""
     try:
@@ -631,7 +663,8 @@ def run_harness(
         extra_flags: flags for every invocation (e.g. `run_flags(salt, "workspace")`, `--config=remote`).
         startup_flags: flags before the command (e.g. `--output_user_root=DIR`, `--nohome_rc`).
         exact_env: pass `environ` to Bazel as it is.
-        block: paths to block from every sandboxed action of invocation 2, besides `output_seal`.
+        block: paths to block from every sandboxed action of invocation 2, besides `output_seal`
+            and the gate's own code when it lies under `/tmp` or `/dev/shm` (`gate_code_blocks`).
         strategy: the spawn strategy of every invocation (`linux-sandbox`, or `remote`).
         seal: run every Bazel command inside this root (seal.py); the event files and logs then
             live in its folder, paths it does not show are not blocked (they do not exist there),
@@ -639,7 +672,8 @@ def run_harness(
 
     Raises:
         GateError: (exit 1) when Bazel is missing or fails for a reason other than a build or test
-            failure, or its event files or execution logs cannot be read.
+            failure, its event files or execution logs cannot be read, or the gate's own code lies
+            directly in `/tmp` or `/dev/shm` (`gate_code_blocks`).
     """
     env = dict(environ) if exact_env else clean_env(environ)
     help_text = _help_test(repo, env, startup_flags, seal)
@@ -673,6 +707,8 @@ def run_harness(
     siblings = [] if seal is not None else [
         *sibling_runs(folder, repo),
         *gate_cache_entries(folder, environ, [os.path.realpath(p) for p in (repo, info["output_base"])])]
+    # The gate's own code, when it lies where the change's actions could rewrite it.
+    block = [*block, *gate_code_blocks(gate_code_root(), repo)]
     if seal is not None:
         block = [path for path in block if seal.shows(path)]
     work = tempfile.mkdtemp(prefix="run-", dir=folder)

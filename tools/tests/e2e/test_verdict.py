@@ -480,6 +480,56 @@ def test_a_root_test_cannot_undo_its_sandbox_or_opt_into_the_network(repo):
     assert not (repo / "tools" / "ESCAPED").exists()
 
 
+# A harness test that rewrites a base gate kept under /tmp (writable to every action in Bazel 4.2)
+# so that the gate's next run passes whatever the change does. It fails when the write works.
+REWRITE_GATE = '''
+import os, sys
+
+target = os.path.join(GATE, "tools", "oracle_gate", "check.py")
+try:
+    with open(target, "a") as f:
+        f.write("\\n# rewritten by the change\\n")
+    print("rewrote", target, file=sys.stderr)
+    sys.exit(1)
+except OSError as exc:
+    print("could not rewrite the gate:", exc, file=sys.stderr)
+'''
+
+REWRITE_GATE_BUILD = '''
+py_test(
+    name = "rewrite_gate_test",
+    size = "small",
+    srcs = ["rewrite_gate_test.py"],
+)
+'''
+
+
+def test_a_base_gate_kept_under_tmp_is_out_of_the_changes_reach(repo):
+    import shutil
+    import tempfile
+
+    copy = Path(tempfile.mkdtemp(prefix="base-gate-", dir="/tmp"))
+    try:
+        shutil.copytree(repo / "tools", copy / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+        before = (copy / "tools" / "oracle_gate" / "check.py").read_bytes()
+        source = REWRITE_GATE.replace("GATE", repr(str(copy)))
+        git(repo, "checkout", "-q", "-B", "rewrite-gate", "main")
+        try:
+            (repo / "harness" / "rewrite_gate_test.py").write_text(source)
+            with open(repo / "harness" / "BUILD.bazel", "a", encoding="utf-8") as f:
+                f.write(REWRITE_GATE_BUILD)
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "--no-gpg-sign", "-m", "rewrite the gate")
+            proc = gate(repo, "--repo", str(repo), "check", "--base", "main", cwd=copy)
+        finally:
+            git(repo, "checkout", "-q", "-f", "main")
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+        assert f"--sandbox_block_path={copy}" in proc.stderr
+        assert (copy / "tools" / "oracle_gate" / "check.py").read_bytes() == before
+    finally:
+        shutil.rmtree(copy)
+
+
 # Looks for the gate's own files (event files, execution logs) where a sandboxed action can write,
 # and replaces every event file it finds.
 FORGE_EVENTS = '''

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 
 import pytest
 
@@ -63,6 +64,40 @@ def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
     for home in ("/tmp/somebody", "/dev/shm/x"):
         with pytest.raises(GateError, match=r"is under /(tmp|dev/shm), which every sandboxed action can write"):
             runs_dir({"HOME": home})
+
+
+@pytest.mark.parametrize("root, blocked", [
+    ("/tmp/base-gate", True), ("/dev/shm/x/y", True),
+    ("/tmpfoo/gate", False), ("/srv/gate", False), ("/root/.cache/oracle-gate/base-gate.x", False),
+])
+def test_the_gates_own_code_is_blocked_where_sandboxed_actions_could_write_it(root, blocked):
+    from tools.oracle_gate.bazel_run import gate_code_blocks
+
+    assert gate_code_blocks(root, "/srv/change") == ([root] if blocked else [])
+    # The gate of the checked repository itself: Bazel mounts the workspace read-only.
+    assert gate_code_blocks(root, root) == []
+    assert gate_code_blocks(root + "/tools", root) == []
+
+
+@pytest.mark.parametrize("top", ["/tmp", "/dev/shm"])
+def test_a_gate_directly_in_a_writable_top_folder_is_exit_1(top):
+    from tools.oracle_gate.bazel_run import gate_code_blocks
+
+    with pytest.raises(GateError, match=f"the gate's own code lies directly in {top} .*keep the gate's checkout in a "
+                                        f"folder of its own, outside {top}"):
+        gate_code_blocks(top, "/srv/change")
+
+
+def test_a_link_to_a_gate_under_tmp_is_blocked_by_its_real_path(tmp_path):
+    from tools.oracle_gate.bazel_run import gate_code_blocks
+
+    real = tempfile.mkdtemp(prefix="base-gate-", dir="/tmp")
+    try:
+        link = tmp_path / "gate"
+        link.symlink_to(real)
+        assert gate_code_blocks(str(link), "/srv/change") == [real]
+    finally:
+        os.rmdir(real)
 
 
 FAKE_BAZEL = r"""#!/bin/bash
