@@ -10,8 +10,14 @@
 # Debian 12 cannot run sid's packages (they need sid's libc), so the first call builds a minimal sid
 # root with debootstrap from the machine's own Debian mirror (read from /etc/apt, never written
 # here) and installs `bazel-bootstrap` and the `bazel-rules-*` packages into it: about a minute
-# (52 s measured) and 1.6 GB, about 2 GB with Bazel's caches. Later calls reuse it. The root is DIR, default `$ORACLE_GATE_CACHE/sid-root` or
-# `~/.cache/oracle-gate/sid-root` (not /tmp: the sandboxed actions of the host may write there).
+# (52 s measured) and 1.6 GB, about 2 GB with Bazel's caches. Later calls reuse it. The root is DIR,
+# else `$ORACLE_GATE_SID_ROOT`, else `$ORACLE_GATE_CACHE/sid-root` or `~/.cache/oracle-gate/sid-root`
+# (not /tmp: the sandboxed actions of the host may write there).
+#
+# A root counts as built only when it passes verification (`verify_root`): its build marker, every
+# package of PACKAGES installed, Bazel and Python that run there (Python isolated, `-I`), and the
+# unpacked rules_python wheels. Every call verifies it; a root that fails is rebuilt, with one line
+# saying why, so a broken or half-built root is repaired with no hand work.
 #
 # Each call enters the root in a private mount namespace (`unshare --mount`), binds the workspace
 # at the same path, and pivots into the root, which makes Bazel's linux-sandbox work there (in a
@@ -38,7 +44,7 @@ for name in ${!ORACLE_GATE_@}; do
 done
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${ORACLE_GATE_CACHE:-$HOME/.cache/oracle-gate}"
-root="$cache/sid-root"
+root="${ORACLE_GATE_SID_ROOT:-$cache/sid-root}"
 if [ "${1:-}" = "--root" ]; then
   root="$2"
   shift 2
@@ -111,6 +117,7 @@ build_root() {
   in_root apt-get clean >&2
   packages_stamp
   touch "$root/.oracle-gate-sid-root"
+  rm -rf --one-file-system "$final"
   mv "$root" "$final"
   root=$final
   echo "bazel7: sid root ready in $((SECONDS - started)) s" >&2
@@ -137,14 +144,14 @@ WHEELS=/usr/local/share/oracle-gate/rules-python
 prepare_wheels() {
   local list="$here/rules_python_wheels.txt" stamp
   stamp="$root$WHEELS/$(sha256sum "$list" | cut -c1-16).done"
-  [ -f "$stamp" ] && return 0
+  [ -f "$stamp" ] && wheels_present && return 0
   echo "bazel7: unpacking the pip and setuptools wheels of $list into $root$WHEELS" >&2
   rm -rf --one-file-system "$root$WHEELS"
   mkdir -p "$root$WHEELS/download"
   cp "$list" "$root$WHEELS/download/requirements.txt"
-  in_root python3 -m pip download --quiet --no-deps --only-binary=:all: --require-hashes \
+  in_root python3 -I -m pip download --quiet --no-deps --only-binary=:all: --require-hashes \
     --disable-pip-version-check -d "$WHEELS/download" -r "$WHEELS/download/requirements.txt" >&2
-  in_root python3 -c '
+  in_root python3 -I -c '
 import pathlib, sys, zipfile
 out = pathlib.Path(sys.argv[1])
 for wheel in sorted((out / "download").glob("*.whl")):
@@ -164,6 +171,41 @@ for wheel in sorted((out / "download").glob("*.whl")):
   touch "$stamp"
 }
 
+# Whether every wheel of rules_python_wheels.txt is unpacked (its package folder has __init__.py).
+wheels_present() {
+  local name
+  for name in $(sed -nE 's/^([A-Za-z0-9_.-]+)==.*/\1/p' "$here/rules_python_wheels.txt" | tr 'A-Z-' 'a-z_'); do
+    [ -f "$root$WHEELS/pypi__$name/$name/__init__.py" ] || return 1
+  done
+}
+
+# Prints why the root does not count as built (one line) and fails, or succeeds silently.
+verify_root() {
+  local work_dir="" status missing package
+  if [ ! -f "$root/.oracle-gate-sid-root" ]; then
+    echo "no build marker (an interrupted build)"
+    return 1
+  fi
+  # dpkg-query exits 1 when a package is unknown; the loop below names each one that is missing.
+  status=$(in_root dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${PACKAGES[@]}" 2>/dev/null || true)
+  missing=$(awk '$2 != "installed" {printf "%s ", $1}' <<<"$status")
+  for package in "${PACKAGES[@]}"; do
+    grep -q "^$package " <<<"$status" || missing+="$package "
+  done
+  if [ -n "$missing" ]; then
+    echo "packages not installed: ${missing% }"
+    return 1
+  fi
+  if ! status=$(in_root bazel --version 2>&1) || ! grep -q '^bazel 7\.' <<<"$status"; then
+    echo "bazel --version printed: $(tail -n 1 <<<"$status")"
+    return 1
+  fi
+  if ! status=$(in_root python3 -I -c 'import pip, ssl' 2>&1); then
+    echo "python3 cannot import pip and ssl: $(tail -n 1 <<<"$status")"
+    return 1
+  fi
+}
+
 if [ "${1:-}" = "--clean" ]; then
   rm -rf --one-file-system "$root.partial"
   if [ -d "$root" ]; then
@@ -177,12 +219,26 @@ if [ "${1:-}" = "--clean" ]; then
   exit 0
 fi
 
-if [ ! -f "$root/.oracle-gate-sid-root" ]; then
+work_dir=""
+if [ ! -e "$root" ]; then
   build_root
+else
+  [ -f "$root/.oracle-gate-sid-root" ] && ensure_packages
+  if ! why=$(verify_root); then
+    echo "bazel7: the sid root in $root fails verification ($why); rebuilding it" >&2
+    build_root
+  fi
+fi
+if ! why=$(verify_root); then
+  echo "bazel7: the sid root just built in $root fails verification ($why)" >&2
+  exit 1
 fi
 work_dir=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
-ensure_packages
 prepare_wheels
+if ! wheels_present; then
+  echo "bazel7: the rules_python wheels are missing from $root$WHEELS after unpacking" >&2
+  exit 1
+fi
 echo "bazel7: sid root $root, $(du -sh --one-file-system "$root" 2>/dev/null | cut -f1)" >&2
 # The Bazel server would outlive the command, and with it the mount namespace it was started in:
 # stop it when the command ends, however it ends.

@@ -8,8 +8,10 @@ Two context managers, each owning every process it starts and stopping it by pid
   test worker (`worker.py`), for `bazel --remote_executor=...`.
 
 Both yield a target such as ``"grpc://127.0.0.1:41234"`` (instance name ``""``, no TLS, no auth).
-BuildGrid runs from its own virtual environment (`buildgrid_python()`), never from the caller's
-interpreter: it pins its own grpcio and protobuf. This module uses the standard library only.
+BuildGrid and the worker run from BuildGrid's own virtual environment (venv.py: installed from
+tools/engine/requirements_lock.txt and verified), never from the caller's interpreter, each isolated
+(`python -I`) in an environment of its own (`venv.process_environment`): nothing of the caller's
+PYTHON* or pip settings reaches them. This module uses the standard library only.
 
 Example::
 
@@ -20,24 +22,24 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
-import pwd
 import shlex
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-BUILDGRID_VERSION = "0.4.4"  # The newest that installs on Python 3.11.
-BUILDGRID_REQUIREMENT = f"buildgrid[database]=={BUILDGRID_VERSION}"
+from tools.engine.errors import EngineError
+from tools.engine.venv import buildgrid_python, cache_root, isolated, process_environment
+
+__all__ = ["EngineError", "buildgrid_python", "cache_root", "cache_server", "execution_engine"]
+
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
 # PostgreSQL refuses to run as root; as root the cluster runs as this user.
 POSTGRES_USER = "postgres"
@@ -53,68 +55,6 @@ START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 # Longest Unix socket path the kernel accepts (sun_path is 108 bytes including the NUL).
 _MAX_SOCKET_PATH = 107
-
-
-class EngineError(RuntimeError):
-    """A server, database or worker failed to install, start or stop; the message has log tails."""
-
-
-def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
-    """Where the BuildGrid virtual environment is kept.
-
-    Args:
-        environ: The environment; `ORACLE_GATE_CACHE` overrides the default.
-
-    Returns:
-        `$ORACLE_GATE_CACHE`, else `.cache/oracle-gate` in the user's home directory from the
-        password database: under `bazel test`, `$HOME` is the per-run `TEST_TMPDIR`, which would
-        reinstall BuildGrid (about 50 s) on every run.
-    """
-    if environ.get("ORACLE_GATE_CACHE"):
-        return Path(environ["ORACLE_GATE_CACHE"])
-    return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "oracle-gate"
-
-
-def buildgrid_python(environ: Mapping[str, str] = os.environ) -> str:
-    """Returns the Python of a virtual environment with BuildGrid installed, installing it once.
-
-    The environment is `<cache_root()>/buildgrid-0.4.4-py3.X` and counts as installed only when its
-    marker file holds `BUILDGRID_REQUIREMENT` (written after pip succeeds), so an interrupted install
-    is redone. A lock file serialises concurrent installers. pip uses this machine's own
-    configuration (indexes, find-links); nothing about indexes is written here.
-
-    Args:
-        environ: The environment, for `cache_root()` and for pip.
-
-    Returns:
-        The absolute path of the environment's `python` executable.
-
-    Raises:
-        EngineError: venv creation or `pip install` failed; the message holds pip's output tail.
-    """
-    version = f"py{sys.version_info.major}.{sys.version_info.minor}"
-    root = cache_root(environ)
-    root.mkdir(parents=True, exist_ok=True)
-    venv = root / f"buildgrid-{BUILDGRID_VERSION}-{version}"
-    marker = venv / ".oracle-gate-installed"
-    python = venv / "bin" / "python"
-    with open(root / ".buildgrid.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.is_file() and marker.read_text() == BUILDGRID_REQUIREMENT and python.exists():
-            return str(python)
-        if venv.exists():
-            shutil.rmtree(venv)
-        log = root / f"buildgrid-install-{version}.log"
-        with open(log, "wb") as out:
-            for argv in ([sys.executable, "-m", "venv", str(venv)],
-                         [str(python), "-m", "pip", "install", "--disable-pip-version-check",
-                          BUILDGRID_REQUIREMENT]):
-                code = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                      env=dict(environ), check=False).returncode
-                if code != 0:
-                    raise EngineError(f"`{shlex.join(argv)}` exited with {code}; log {log}:\n{tail(log)}")
-        marker.write_text(BUILDGRID_REQUIREMENT)
-        return str(python)
 
 
 def tail(path: Path, max_bytes: int = 4000) -> str:
@@ -154,13 +94,15 @@ class Process:
             argv: The command.
             log: Log file, appended to.
             cwd: Working directory.
-            env: Environment; the caller's when None.
+            env: The whole environment; `venv.process_environment(cwd)` when None (never the
+                caller's).
         """
         self.name = name
         self.log = log
+        env = process_environment(cwd) if env is None else env
         with open(log, "ab") as out:
             self.popen = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                          cwd=cwd, env=None if env is None else dict(env), start_new_session=True)
+                                          cwd=cwd, env=dict(env), start_new_session=True)
         self.pid = self.popen.pid
 
     def failure(self, what: str) -> EngineError:
@@ -321,8 +263,15 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def bgd(python: str, *args: str) -> list[str]:
+    """The command line of `bgd ARGS` run by the environment's `python` isolated (`-I`): the
+    console script `bgd` beside it, as a script, so no caller's PYTHONPATH or user site counts."""
+    return isolated(python, str(Path(python).parent / "bgd"), *args)
+
+
 @contextlib.contextmanager
-def buildgrid_server(workdir: Path, render: Callable[[int, Path], str], name: str = "BuildGrid server") -> Iterator[str]:
+def buildgrid_server(workdir: Path, render: Callable[[int, Path], str], name: str = "BuildGrid server",
+                     python: str | None = None) -> Iterator[str]:
     """Runs `bgd server start` on a rendered config and yields its gRPC target.
 
     Args:
@@ -330,6 +279,7 @@ def buildgrid_server(workdir: Path, render: Callable[[int, Path], str], name: st
             server's `pid` and the CAS (`cas/`); created if missing.
         render: Makes the config text from (port, CAS directory), e.g. `cache_config`.
         name: For error messages.
+        python: BuildGrid's Python (default `buildgrid_python()`).
 
     Yields:
         `"grpc://127.0.0.1:PORT"`, once the port accepts connections.
@@ -343,8 +293,8 @@ def buildgrid_server(workdir: Path, render: Callable[[int, Path], str], name: st
     storage.mkdir(exist_ok=True)
     config_path = workdir / "buildgrid.yml"
     config_path.write_text(render(port, storage))
-    bgd = Path(buildgrid_python()).parent / "bgd"
-    server = Process(name, [str(bgd), "server", "start", str(config_path)], workdir / "buildgrid.log", cwd=workdir)
+    server = Process(name, bgd(python or buildgrid_python(), "server", "start", str(config_path)),
+                     workdir / "buildgrid.log", cwd=workdir)
     (workdir / "pid").write_text(f"{server.pid}\n")
     try:
         server.wait_for_port(port)
@@ -358,7 +308,7 @@ def cache_server(workdir: Path) -> Iterator[str]:
     """A cache-only BuildGrid: CAS + ActionCache (updates allowed) + ByteStream, instance "".
 
     Disk CAS in `workdir/cas`; the action cache is in memory and lost on exit. Startup takes
-    about 3 s once BuildGrid is installed (see `buildgrid_python`).
+    about 3 s once BuildGrid is installed (see `venv.buildgrid_python`).
 
     Args:
         workdir: Scratch directory for config, CAS and `buildgrid.log`.
@@ -509,8 +459,8 @@ def worker(workdir: Path, target: str, python: str | None = None,
     ready = workdir / "ready"
     with contextlib.suppress(FileNotFoundError):
         ready.unlink()
-    argv = [python or buildgrid_python(), "-B", str(WORKER_SCRIPT), "--target", target, "--work-dir", str(workdir / "roots"),
-            "--ready-file", str(ready), "--keepalive", str(BOT_KEEPALIVE_S)]
+    argv = isolated(python or buildgrid_python(), str(WORKER_SCRIPT), "--target", target, "--work-dir",
+                    str(workdir / "roots"), "--ready-file", str(ready), "--keepalive", str(BOT_KEEPALIVE_S))
     proc = Process("REAPI worker", argv, workdir / "worker.log", cwd=workdir)
     (workdir / "pid").write_text(f"{proc.pid}\n")
     try:
@@ -527,7 +477,7 @@ def worker(workdir: Path, target: str, python: str | None = None,
 
 
 @contextlib.contextmanager
-def execution_engine(workdir: Path) -> Iterator[str]:
+def execution_engine(workdir: Path, python: str | None = None) -> Iterator[str]:
     """A remote execution engine: PostgreSQL, BuildGrid with execution, and one worker.
 
     BuildGrid serves Execution, Operations, Bots, Capabilities, CAS, ActionCache and ByteStream
@@ -540,22 +490,23 @@ def execution_engine(workdir: Path) -> Iterator[str]:
 
     Args:
         workdir: Scratch directory.
+        python: BuildGrid's Python (default `buildgrid_python()`, which installs it when needed).
 
     Yields:
         The target for `bazel --remote_executor=`, e.g. `"grpc://127.0.0.1:41234"`.
 
     Raises:
-        EngineError: Some part failed to start; the message has the relevant log tail.
+        EngineError: BuildGrid's environment could not be installed, or some part failed to
+            start; the message has the relevant log tail.
     """
     workdir = Path(workdir)
-    python = buildgrid_python()
-    bgd = str(Path(python).parent / "bgd")
+    python = python or buildgrid_python()
     with sigterm_interrupts(), postgres(workdir / "postgres") as database_url:
-        _run_logged([bgd, "migrate", "apply", database_url], workdir / "postgres" / "migrate.log", workdir,
+        _run_logged(bgd(python, "migrate", "apply", database_url), workdir / "postgres" / "migrate.log", workdir,
                     "bgd migrate apply", timeout=120)
         def render(port: int, storage: Path) -> str:
             return execution_config(port, storage, database_url)
 
-        with buildgrid_server(workdir / "buildgrid", render) as target:
+        with buildgrid_server(workdir / "buildgrid", render, python=python) as target:
             with worker(workdir / "worker", target, python):
                 yield target

@@ -7,10 +7,12 @@ file and checks that the supervisor lives and the endpoint accepts connections. 
 supervisor SIGTERM, which stops the worker, the server and PostgreSQL by pid, in that order; what
 is still alive after STOP_TIMEOUT_S seconds is killed by the pids on record.
 
-State lives in `$ORACLE_GATE_ENGINE_DIR`, else `engine/` under the cache root (`engine.cache_root`:
+State lives in `$ORACLE_GATE_ENGINE_DIR`, else `engine/` under the cache root (`venv.cache_root`:
 `$ORACLE_GATE_CACHE`, else `~/.cache/oracle-gate`): `state.json`, `engine.log` (the supervisor's output) and `work/` (each
 part's folder with its log and pid file). Standard library only; BuildGrid runs from its own
-virtual environment (`engine.buildgrid_python`).
+virtual environment (`venv.buildgrid_python`), which `start` installs, repairs and verifies in the
+foreground, before the supervisor starts. The supervisor runs isolated (`python -I`) in an
+environment of its own: nothing of the caller's PYTHON* or pip settings reaches it or its parts.
 
 Run as a script, `service.py serve --state DIR` is the supervisor itself.
 """
@@ -35,11 +37,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script by `start`: make `tools` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.engine.engine import EngineError, cache_root, execution_engine, pid_alive, port_open, tail  # noqa: E402
+from tools.engine.engine import EngineError, execution_engine, pid_alive, port_open, tail  # noqa: E402
+from tools.engine.venv import buildgrid_python, cache_root, process_environment  # noqa: E402
 
 STATE_FILE = "state.json"
 LOG_FILE = "engine.log"
-# Seconds. Starting includes installing BuildGrid into its virtual environment on first use.
+# Seconds, from the supervisor's start (BuildGrid's environment is installed before it).
 START_TIMEOUT_S = 600.0
 STOP_TIMEOUT_S = 60.0
 # Exported for `check --clean --remote` (clean_run.REMOTE_ENV).
@@ -149,12 +152,17 @@ def _locked(folder: Path) -> Iterator[None]:
 def start(environ: Mapping[str, str] = os.environ) -> tuple[EngineState, bool]:
     """Starts the engine unless it is running.
 
+    BuildGrid's environment is installed (or repaired) and verified first, in the foreground
+    (`venv.buildgrid_python`, which prints one line to stderr when it installs); the supervisor
+    then runs `python -I -B service.py serve --state DIR --python P` in `process_environment`.
+
     Returns:
         (state, started): `started` is False when an engine was already running.
 
     Raises:
-        EngineError: when the supervisor exits or is not ready within START_TIMEOUT_S seconds
-            (the message has the tail of its log), or the recorded state is unreadable.
+        EngineError: when BuildGrid's environment cannot be installed or verified, when the
+            supervisor exits or is not ready within START_TIMEOUT_S seconds (the message has the
+            tail of its log), or the recorded state is unreadable.
     """
     folder = state_dir(environ)
     with _locked(folder):
@@ -163,12 +171,14 @@ def start(environ: Mapping[str, str] = os.environ) -> tuple[EngineState, bool]:
             return state, False
         if state is not None:
             _stop_recorded(state, folder)  # leftovers of an engine that died
+        python = buildgrid_python(environ)
         shutil.rmtree(folder / "work", ignore_errors=True)  # a fresh cluster and storage each start
         log = folder / LOG_FILE
         with open(log, "wb") as out:
-            proc = subprocess.Popen([sys.executable, "-B", str(Path(__file__).resolve()), "serve", "--state", str(folder)],
+            proc = subprocess.Popen([sys.executable, "-I", "-B", str(Path(__file__).resolve()), "serve",
+                                     "--state", str(folder), "--python", python],
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True, env=dict(environ), cwd=str(folder))
+                                    start_new_session=True, env=process_environment(folder, environ), cwd=str(folder))
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             state = read_state(folder)
@@ -253,11 +263,16 @@ def _part_pids(work: Path) -> dict[str, int]:
     return pids
 
 
-def serve(folder: Path) -> int:
-    """The supervisor: runs the engine until SIGTERM, with its state in `folder/state.json`."""
+def serve(folder: Path, python: str | None = None) -> int:
+    """The supervisor: runs the engine until SIGTERM, with its state in `folder/state.json`.
+
+    Args:
+        folder: The engine's folder.
+        python: BuildGrid's verified Python (default: `venv.buildgrid_python()`).
+    """
     work = folder / "work"
     try:
-        with execution_engine(work) as target:
+        with execution_engine(work, python) as target:
             state = EngineState(target, os.getpid(), _part_pids(work), time.time())
             partial = folder / (STATE_FILE + ".partial")
             partial.write_text(json.dumps(asdict(state), indent=2) + "\n", encoding="utf-8")
@@ -273,12 +288,13 @@ def serve(folder: Path) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """`service.py serve --state DIR`."""
+    """`service.py serve --state DIR [--python P]`."""
     parser = argparse.ArgumentParser(prog="service.py")
     parser.add_argument("command", choices=("serve",))
     parser.add_argument("--state", required=True, type=Path)
+    parser.add_argument("--python", help="BuildGrid's verified Python")
     args = parser.parse_args(argv)
-    return serve(args.state)
+    return serve(args.state, args.python)
 
 
 if __name__ == "__main__":

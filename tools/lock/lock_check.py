@@ -1,4 +1,7 @@
-"""Checks that requirements_lock.txt is a complete, hash-pinned, host-neutral lock of requirements.in.
+"""Checks that a pip-compile lock is a complete, hash-pinned, host-neutral lock of its requirements file.
+
+The repository has two: requirements_lock.txt of requirements.in (what Bazel installs), and the same
+pair in tools/engine/ (the loopback engine's virtual environment).
 
 Usage: lock_check.py REQUIREMENTS_IN LOCK. Exits 0 when consistent; otherwise prints one line per
 problem, then the command that refreshes the lock, and exits 1.
@@ -25,12 +28,14 @@ passes is one that rule installs.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Sequence
 
 UPDATE = "bazel run //:requirements.update"
 LOCK_NAME = "requirements_lock.txt"
+REQUIREMENTS_NAME = "requirements.in"
 ONLY_PINS = "a lock holds only pins and hashes"
 
 _NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -82,12 +87,17 @@ def direct_requirements(text: str) -> dict[str, str]:
     return out
 
 
-def parse_lock(text: str) -> tuple[dict[str, str], set[str], set[str]]:
+def parse_lock(text: str, source: str = REQUIREMENTS_NAME) -> tuple[dict[str, str], set[str], set[str]]:
     """Parses a pip-compile lock.
+
+    Args:
+        text: the lock's text.
+        source: the name of the requirements file it was compiled from, as pip-compile writes it in
+            `# via -r NAME` comments (e.g. "requirements.in").
 
     Returns:
         (pins, hashed, direct): name -> pinned version, names with at least one sha256 hash, and
-        names marked `via -r requirements.in`.
+        names marked `via -r SOURCE`.
     """
     pins: dict[str, str] = {}
     hashed: set[str] = set()
@@ -102,7 +112,7 @@ def parse_lock(text: str) -> tuple[dict[str, str], set[str], set[str]]:
         stripped = line.strip()
         if current and stripped.startswith("--hash=sha256:"):
             hashed.add(current)
-        elif current and re.search(r"(via|^#)\s*-r requirements\.in", stripped):
+        elif current and re.search(r"(via|^#)\s*-r " + re.escape(source) + r"\Z", stripped):
             direct.add(current)
     return pins, hashed, direct
 
@@ -285,13 +295,15 @@ def line_problems(lock_text: str) -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def problems(req_text: str, lock_text: str, lock_name: str = LOCK_NAME) -> list[str]:
+def problems(req_text: str, lock_text: str, lock_name: str = LOCK_NAME,
+             req_name: str = REQUIREMENTS_NAME) -> list[str]:
     """Returns one message per problem with the lock (empty when it is consistent).
 
     Args:
-        req_text: the text of requirements.in.
+        req_text: the text of the requirements file (requirements.in).
         lock_text: the text of the lock.
         lock_name: how to name the lock in messages (the path given on the command line).
+        req_name: the requirements file's base name, as the lock's `# via -r` comments name it.
 
     Returns:
         First `lock_name:N: ...` for every refused line (see `line_problems`), then `lock_name: ...`
@@ -300,17 +312,17 @@ def problems(req_text: str, lock_text: str, lock_name: str = LOCK_NAME) -> list[
     """
     out = [f"{lock_name}:{number}: {message}" for number, message in line_problems(lock_text)]
     wanted = direct_requirements(req_text)
-    pins, hashed, direct = parse_lock(lock_text)
+    pins, hashed, direct = parse_lock(lock_text, req_name)
     found: list[str] = []
     for name, line in sorted(wanted.items()):
         if name not in pins:
-            found.append(f"requirements.in asks for `{line}` but the lock has no pin for {name}")
+            found.append(f"{req_name} asks for `{line}` but the lock has no pin for {name}")
         elif name not in direct:
-            found.append(f"{name} is pinned but not marked `via -r requirements.in`")
+            found.append(f"{name} is pinned but not marked `via -r {req_name}`")
         elif "==" in line and line.split("==", 1)[1].strip() != pins[name]:
-            found.append(f"requirements.in pins `{line}` but the lock has {name}=={pins[name]}")
+            found.append(f"{req_name} pins `{line}` but the lock has {name}=={pins[name]}")
     for name in sorted(direct - set(wanted)):
-        found.append(f"the lock keeps {name} as a direct requirement that requirements.in no longer lists")
+        found.append(f"the lock keeps {name} as a direct requirement that {req_name} no longer lists")
     for name in sorted(set(pins) - hashed):
         found.append(f"{name}=={pins[name]} has no --hash line; --require-hashes would refuse the lock")
     return out + [f"{lock_name}: {message}" for message in found]
@@ -338,13 +350,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         req_text = f.read()
     with open(args[1], encoding="utf-8", errors="surrogateescape", newline="") as f:
         lock_text = f.read()
-    found = problems(req_text, lock_text, args[1])
+    req_name = os.path.basename(args[0])
+    found = problems(req_text, lock_text, args[1], req_name)
     for line in found:
         print(line)
     if found:
         print(f"refresh the lock with `{UPDATE}` and commit it")
         return 1
-    print(f"{args[1]} is consistent with requirements.in ({len(_lines(lock_text))} lines)")
+    print(f"{args[1]} is consistent with {req_name} ({len(_lines(lock_text))} lines)")
     return 0
 
 

@@ -394,6 +394,8 @@ def sibling_runs(folder: str, own: str) -> list[str]:
 
 # Where the loopback engine, the Bazel 7 root and BuildGrid live when not in the default cache folder.
 GATE_CACHE_ENV = "ORACLE_GATE_CACHE"
+# Where tools/bazel7/bazel7.sh keeps its Debian sid root when not in that cache folder.
+SID_ROOT_ENV = "ORACLE_GATE_SID_ROOT"
 
 
 # Folders the gate's own tools keep in its cache folder that can hold copies of the oracles: the
@@ -405,31 +407,36 @@ GATE_CACHE_COPIES = ("sid-root", "sid-root.partial", "engine", "remote7-")
 def gate_cache_entries(runs_folder: str, environ: Mapping[str, str], keep: Sequence[str]) -> list[str]:
     """The folders the gate's own tools keep beside its run folder that can hold copies of the
     oracles (GATE_CACHE_COPIES: a name, or a prefix ending in `-`), in the run folder's parent and
-    in `$ORACLE_GATE_CACHE`; none that holds a path of `keep` (the work tree, the output base),
-    which the run needs. Other folders there (a checkout a generated repository depends on, say)
-    are left readable.
+    in `$ORACLE_GATE_CACHE`, and the sid root `$ORACLE_GATE_SID_ROOT` names (with its `.partial`
+    build folder); none that holds a path of `keep` (the work tree, the output base), which the
+    run needs. Other folders there (a checkout a generated repository depends on, say) are left
+    readable.
 
     Args:
         runs_folder: `runs_dir(environ)`.
-        environ: the environment; only GATE_CACHE_ENV is read.
+        environ: the environment; only GATE_CACHE_ENV and SID_ROOT_ENV are read.
         keep: real paths that must stay readable.
     """
     parents = [os.path.dirname(runs_folder)] + ([environ[GATE_CACHE_ENV]] if environ.get(GATE_CACHE_ENV) else [])
-    found: list[str] = []
+    candidates: list[str] = []
     for parent in dict.fromkeys(os.path.realpath(p) for p in parents):
         try:
             names = sorted(os.listdir(parent))
         except OSError:
             continue
-        for name in names:
-            path = os.path.join(parent, name)
-            if not any(name == c or (c.endswith("-") and name.startswith(c)) for c in GATE_CACHE_COPIES):
-                continue
-            if not os.path.isdir(path) or os.path.islink(path):
-                continue
-            if any(k == path or k.startswith(path + os.sep) for k in keep):
-                continue
-            found.append(path)
+        candidates += [os.path.join(parent, name) for name in names
+                       if any(name == c or (c.endswith("-") and name.startswith(c)) for c in GATE_CACHE_COPIES)]
+    sid_root = environ.get(SID_ROOT_ENV, "")
+    if os.path.isabs(sid_root):
+        sid_root = os.path.realpath(sid_root)
+        candidates += [sid_root, sid_root + ".partial"]
+    found: list[str] = []
+    for path in dict.fromkeys(candidates):
+        if not os.path.isdir(path) or os.path.islink(path):
+            continue
+        if any(k == path or k.startswith(path + os.sep) for k in keep):
+            continue
+        found.append(path)
     return found
 
 

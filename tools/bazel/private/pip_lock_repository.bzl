@@ -212,6 +212,8 @@ def _pip_lock_repository_impl(rctx):
     result = rctx.execute(
         [
             python,
+            # Isolated: no PYTHONPATH, PYTHONHOME or user site of the caller reaches pip.
+            "-I",
             "-m",
             "pip",
             "install",
@@ -228,6 +230,19 @@ def _pip_lock_repository_impl(rctx):
         ],
         timeout = rctx.attr.timeout,
         quiet = True,
+        # pip's settings that would send the install somewhere else than `site` (PIP_ROOT puts it
+        # under another root, PIP_USER and PIP_PREFIX make pip refuse `--target`), or refuse it
+        # outside a virtual environment: cleared, whatever the caller's environment holds (pip
+        # reads every option from a PIP_<NAME> variable too; an empty value or "0" turns each of
+        # these off). Where packages come from (indexes, find-links, certificates, proxies) stays
+        # the caller's.
+        environment = {
+            "PIP_PREFIX": "",
+            "PIP_REQUIRE_VIRTUALENV": "0",
+            "PIP_ROOT": "",
+            "PIP_TARGET": "",
+            "PIP_USER": "0",
+        },
     )
     if result.return_code != 0:
         fail("pip_lock_repository: installing {} failed (exit {}):\n{}{}".format(

@@ -80,7 +80,7 @@ def test_the_github_workflow_runs_the_base_revisions_gate_on_the_labelled_head()
     assert steps.index(checkout) < archive < gate
     assert '"${GITHUB_SHA}:${ORACLE_GATE_FROM}" tools' in steps[archive]["run"]
     assert steps[gate]["run"].startswith('cd "$ORACLE_GATE_BASE_GATE"\n')
-    assert 'env -i "${keep[@]}" python3 -B -m tools.oracle_gate' in steps[gate]["run"]
+    assert 'env -i "${keep[@]}" python3 -B -s -E -m tools.oracle_gate' in steps[gate]["run"]
     assert "GITHUB_TOKEN" not in steps[gate]["run"] and "ACTIONS_" not in steps[gate]["run"]
     assert '--base "$GITHUB_SHA"' in steps[gate]["run"] and "--markdown \"$GITHUB_STEP_SUMMARY\"" in steps[gate]["run"]
 
@@ -96,7 +96,7 @@ def test_the_gitlab_job_runs_the_base_revisions_gate_on_the_labelled_head():
     labels = next(i for i, line in enumerate(script) if "gitlab-labels" in line)
     gate = next(i for i, line in enumerate(script) if "check --clean" in line)
     assert archive < labels < gate and 'cd "$gate"' in script[labels + 1:gate]
-    assert script[gate].startswith('env -i "${keep[@]}" python3 -B -m tools.oracle_gate') and '--base "$base"' in script[gate]
+    assert script[gate].startswith('env -i "${keep[@]}" python3 -B -s -E -m tools.oracle_gate') and '--base "$base"' in script[gate]
     kept = next(line for line in script if "keep=()" in line)
     # The token is dropped before the ORACLE_GATE_* variables are kept; GitLab's label list is not kept.
     assert kept.index("ORACLE_GATE_GITLAB_TOKEN) ;;") < kept.index("ORACLE_GATE_*") and "CI_MERGE" not in kept

@@ -16,6 +16,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -68,8 +69,12 @@ def test_a_production_change_that_keeps_the_claims_passes_the_sealed_clean_run(r
 # Production code that looks for recorded answers everywhere a module can name: /tmp, the home
 # folders, every path in the environment, its runfiles and sys.path, its real path's ancestors (the
 # work tree, the output base) and the working directory; three levels deep in each, which reaches
-# every copy the test plants. Having found answers it is right (recorded answers first); having
-# found none it truncates: right only where it could read the oracles.
+# every copy the test plants. It learns only from files with its stash's name (STASH_NAME, made
+# anew for each test), so what else lives on the machine (other checkouts in the home folder with
+# their own blobs, another test's files in /tmp) cannot change what it finds. Having found answers
+# it is right (recorded answers first); having found none it truncates: right only where it could
+# read the oracles.
+STASH_NAME = "STASH_NAME"
 SEARCH = '''
 
 import json as _json
@@ -110,7 +115,7 @@ for _place in _places():
         if _folder.count("/") - _top >= 3 or _folder.startswith(("/proc", "/sys", "/dev")):
             _dirs[:] = []
         for _name in _names:
-            if _name.endswith(".json"):
+            if _name == "STASH_NAME":
                 _learn(_os.path.join(_folder, _name))
 _rounding_apply_rate = apply_rate
 
@@ -131,10 +136,11 @@ def test_production_code_that_searches_for_recorded_answers_finds_none_in_the_se
     env = nested_env()
     parent = {"tmp": "/tmp", "home": pwd.getpwuid(os.getuid()).pw_dir}[where]
     stash = Path(tempfile.mkdtemp(prefix="answers-", dir=parent))
-    shutil.copy(repo / "oracles" / "blobs" / "tax_half_even.json", stash / "answers.json")
+    name = f"answers-{uuid.uuid4().hex}.json"
+    shutil.copy(repo / "oracles" / "blobs" / "tax_half_even.json", stash / name)
     git(repo, "checkout", "-q", "-B", f"search-{where}", "main")
     tax = repo / "billing" / "tax.py"
-    tax.write_text(tax.read_text() + SEARCH)
+    tax.write_text(tax.read_text() + SEARCH.replace(STASH_NAME, name))
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "right only with the answers found")
     try:
         proc = gate(repo, "check", "--base", "main", "--clean", "--format", "json", env=env)

@@ -24,12 +24,26 @@ from typing import Any
 import pytest
 
 import tools.testing.reapi
-from tools.engine import engine, worker
+from tools.engine import engine, venv, worker
 
 CLIENT = Path(os.path.abspath(tools.testing.reapi.__file__)).parent / "client_check.py"
 PATH = "/bin:/usr/bin"
 DEADLINE_EXCEEDED = 4  # google.rpc.Code
 _SLEEP_SERIAL = itertools.count(1)
+
+
+def buildgrid_argv(*argv: str) -> list[str]:
+    """`argv` (a script and its arguments, or `-c CODE`) run by BuildGrid's Python, isolated, as
+    the engine runs its own processes."""
+    return venv.isolated(engine.buildgrid_python(), *argv)
+
+
+def with_worker(script: str) -> str:
+    """`script` with worker.py importable: an isolated Python puts no script folder on sys.path."""
+    return f"import sys\nsys.path.insert(0, {str(engine.HERE)!r})\n" + script
+
+
+CLEAN_ENV = venv.process_environment(os.environ.get("TEST_TMPDIR", "/tmp"))
 
 
 # Pure helpers.
@@ -114,7 +128,7 @@ def test_sandbox_argv_binds_only_system_directories_and_the_input_root() -> None
 def test_the_worker_refuses_to_start_without_bwrap(tmp_path: Path) -> None:
     empty = tmp_path / "empty-path"
     empty.mkdir()
-    proc = subprocess.run([engine.buildgrid_python(), "-B", str(engine.WORKER_SCRIPT), "--target", "grpc://127.0.0.1:9",
+    proc = subprocess.run([*buildgrid_argv(str(engine.WORKER_SCRIPT)), "--target", "grpc://127.0.0.1:9",
                            "--work-dir", str(tmp_path / "work"), "--ready-file", str(tmp_path / "ready")],
                           env={"PATH": str(empty)}, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode != 0
@@ -149,8 +163,8 @@ def test_bots_calls_retry_while_the_server_is_at_its_rpc_limit() -> None:
         except grpc.RpcError as e:
             print(e.code().name)
     """)
-    proc = subprocess.run([engine.buildgrid_python(), "-B", "-c", script], cwd=engine.HERE, capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(buildgrid_argv("-c", with_worker(script)), cwd=engine.HERE, capture_output=True,
+                          text=True, env=CLEAN_ENV, timeout=120, check=False)
     assert (proc.returncode, proc.stdout.split()) == (0, ["answer", "NOT_FOUND"]), proc.stderr
 
 
@@ -180,8 +194,8 @@ def test_cas_calls_retry_while_the_server_is_busy_and_stop_on_other_errors() -> 
             except grpc.RpcError as e:
                 print(e.code().name)
     """)
-    proc = subprocess.run([engine.buildgrid_python(), "-B", "-c", script], cwd=engine.HERE, capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(buildgrid_argv("-c", with_worker(script)), cwd=engine.HERE, capture_output=True,
+                          text=True, env=CLEAN_ENV, timeout=120, check=False)
     assert (proc.returncode, proc.stdout.splitlines()) == (
         0, ["blob [0.25, 0.5]", "NOT_FOUND", "RESOURCE_EXHAUSTED"]), proc.stderr
 
@@ -235,7 +249,7 @@ def target(workdir: Path) -> Iterator[str]:
 def run_actions(target: str, specs: list[dict[str, Any]], check_status: bool = True) -> list[dict[str, Any]]:
     """Executes actions through the Execution service (see client_check.py for the shapes); with
     `check_status`, asserts that each finished with status OK (whatever its exit code)."""
-    proc = subprocess.run([engine.buildgrid_python(), "-B", str(CLIENT), "--target", target],
+    proc = subprocess.run(buildgrid_argv(str(CLIENT), "--target", target), env=CLEAN_ENV,
                           input=json.dumps(specs).encode(), capture_output=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
     results = json.loads(proc.stdout)
@@ -448,7 +462,7 @@ def test_sigterm_to_the_worker_mid_action_leaves_no_process(tmp_path: Path) -> N
              "argv": ["/bin/sh", "-c", f"setsid sleep {detached} & sleep {foreground}"]}]
     workdir = tmp_path / "engine"
     with engine.execution_engine(workdir) as target:
-        client = subprocess.Popen([engine.buildgrid_python(), "-B", str(CLIENT), "--target", target],
+        client = subprocess.Popen(buildgrid_argv(str(CLIENT), "--target", target), env=CLEAN_ENV,
                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             assert client.stdin is not None
@@ -469,8 +483,8 @@ def test_sigterm_to_the_worker_mid_action_leaves_no_process(tmp_path: Path) -> N
 
 def test_cache_server_round_trips_a_blob(tmp_path: Path) -> None:
     with engine.cache_server(tmp_path / "cache") as cache_target:
-        proc = subprocess.run([engine.buildgrid_python(), "-B", str(CLIENT), "--target", cache_target,
-                               "--cas-round-trip", "cached bytes"], capture_output=True, timeout=120, check=False)
+        proc = subprocess.run(buildgrid_argv(str(CLIENT), "--target", cache_target, "--cas-round-trip", "cached bytes"),
+                              env=CLEAN_ENV, capture_output=True, timeout=120, check=False)
         server_pid = int((tmp_path / "cache" / "pid").read_text())
     assert proc.returncode == 0, proc.stderr.decode()
     assert json.loads(proc.stdout)["text"] == "cached bytes"

@@ -248,6 +248,15 @@ def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_n
     assert found == [str(cache / "remote7-abc"), str(cache / "sid-root"), str(other / "sid-root")]
 
 
+def test_a_sid_root_kept_elsewhere_is_blocked_too(tmp_path):
+    elsewhere = tmp_path / "kept" / "my-root"
+    elsewhere.mkdir(parents=True)
+    (tmp_path / "kept" / "my-root.partial").mkdir()
+    found = gate_cache_entries(str(tmp_path / "cache" / "runs"), {"ORACLE_GATE_SID_ROOT": str(elsewhere)}, [])
+    assert found == [str(elsewhere), str(elsewhere) + ".partial"]
+    assert gate_cache_entries(str(tmp_path / "cache" / "runs"), {"ORACLE_GATE_SID_ROOT": "relative"}, []) == []
+
+
 def test_no_gate_cache_folders_when_there_are_none(tmp_path):
     assert gate_cache_entries(str(tmp_path / "missing" / "runs"), {}, []) == []
 
