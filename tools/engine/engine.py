@@ -189,6 +189,13 @@ def execution_config(port: int, storage: Path, database_url: str, keepalive: int
     Capabilities is always served. Jobs are assigned every 0.1 s; a bot silent for `keepalive`
     seconds is presumed dead and its jobs are requeued.
 
+    The action cache takes writes only from the engine's own workers: the scheduler stores each
+    finished job's result in the writable cache `ac`, while clients reach it through `client-ac`
+    (`!with-cache-action-cache` over `ac` with `allow-updates: false`). A client's
+    UpdateActionResult is refused, and Capabilities says `update_enabled: false`, which Bazel
+    honours by uploading no local result. Otherwise a pull request's job could store a forged
+    result for the caller action's digest, which later runs would be served.
+
     Args:
         port: TCP port on 127.0.0.1 to listen on.
         storage: Directory for the disk CAS.
@@ -196,6 +203,17 @@ def execution_config(port: int, storage: Path, database_url: str, keepalive: int
         keepalive: Bot session keepalive timeout, seconds.
     """
     return cache_config(port, storage).replace(
+        "instances:\n",
+        """\
+  - !with-cache-action-cache &client-ac
+    cache: *ac
+    fallback: *ac
+    allow-updates: false
+    cache-failed-actions: false
+instances:
+""", 1).replace(
+        "      - !action-cache\n        cache: *ac\n",
+        "      - !action-cache\n        cache: *client-ac\n", 1).replace(
         "storages:\n",
         f"""\
 connections:

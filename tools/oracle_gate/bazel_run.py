@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
+from tools.oracle_gate.bazel_binary import resolve as resolve_bazel
 from tools.oracle_gate.errors import PREFIX, GateError
 from tools.oracle_gate.execlog import (
     JUDGE_MNEMONICS,
@@ -296,7 +297,7 @@ def _info(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], flags
     # Output paths depend on the configuration; remote flags because `info` connects to the engine.
     config = [f for f in flags
               if f.startswith(("--config=", "--compilation_mode", "--remote_", "--tls_", "--lockfile_mode"))]
-    proc = subprocess.run(_command(seal, ["bazel", *startup_flags, "info", *config, *keys], repo), cwd=repo, env=dict(env),
+    proc = subprocess.run(_command(seal, [resolve_bazel(env), *startup_flags, "info", *config, *keys], repo), cwd=repo, env=dict(env),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     values = {}
     for line in proc.stdout.splitlines():
@@ -516,7 +517,7 @@ def oracle_dependents(repo: str, env: Mapping[str, str], startup_flags: Sequence
     # --keep_going: a package that does not load (a lock pip refuses, a broken BUILD file) leaves
     # the rest of the answer (exit 3); the build that follows fails on the same package, so
     # nothing the partial answer missed can run.
-    proc = subprocess.run(_command(seal, ["bazel", *startup_flags, "query", *flags, "--keep_going", "--output=label",
+    proc = subprocess.run(_command(seal, [resolve_bazel(env), *startup_flags, "query", *flags, "--keep_going", "--output=label",
                                           expression], repo),
                           cwd=repo, env=dict(env), stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     if proc.returncode not in (0, 3):
@@ -537,7 +538,7 @@ def _help_test(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], 
         GateError: (exit 1) when Bazel is missing or `bazel help test` fails.
     """
     try:
-        proc = subprocess.run(_command(seal, ["bazel", *startup_flags, "help", "test"], repo), cwd=repo, env=dict(env),
+        proc = subprocess.run(_command(seal, [resolve_bazel(env), *startup_flags, "help", "test"], repo), cwd=repo, env=dict(env),
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
     except FileNotFoundError:
         raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
@@ -558,7 +559,7 @@ def _bazel(repo: str, env: Mapping[str, str], startup_flags: Sequence[str], comm
     """
     bep = os.path.join(work, f"{name}.events.json")
     execution_log = os.path.join(work, f"{name}.spawns.bin")
-    cmd = ["bazel", *startup_flags, command, "--symlink_prefix=/", f"--build_event_json_file={bep}",
+    cmd = [resolve_bazel(env), *startup_flags, command, "--symlink_prefix=/", f"--build_event_json_file={bep}",
            *log_flags(execution_log), *flags, "--", *targets]
     print(visible(f"{PREFIX} running " + " ".join(cmd)), file=sys.stderr, flush=True)
     summary: list[str] = []
@@ -658,7 +659,8 @@ def run_harness(
 
     Every invocation runs with `--spawn_strategy=STRATEGY`, `--incompatible_legacy_local_fallback=false`,
     `--sandbox_default_allow_network=false`, `--modify_execution_info` that removes every action's
-    `requires-network`, and `--sandbox_fake_username` (actions run as `nobody`, without capabilities).
+    `requires-network`, `--sandbox_fake_username` (actions run as `nobody`, without capabilities)
+    and `--noremote_upload_local_results` (nothing this run computes is written to a remote cache).
 
     Event files and execution logs live in a folder under `runs_dir`, which sandboxed actions can
     neither write (it is not `/tmp`) nor read (it is blocked); test.xml files are read only from
@@ -698,9 +700,11 @@ def run_harness(
     # a `requires-network` tag cannot opt an action back in. Inside the sandbox an action runs as
     # `nobody` in its own user namespace, without capabilities: run as root it could otherwise
     # unmount the blocked paths and remount the host read-write.
+    # No result computed here is written to a remote cache: a shared cache that took a pull
+    # request's results would serve them to later runs (docs/remote-execution.md).
     flags = [*extra_flags, f"--spawn_strategy={strategy}", "--incompatible_legacy_local_fallback=false",
              "--sandbox_default_allow_network=false", f"--modify_execution_info={NO_NETWORK_OPT_IN}",
-             "--sandbox_fake_username", "--test_output=errors"]
+             "--sandbox_fake_username", "--noremote_upload_local_results", "--test_output=errors"]
     harness = [p for p in test_patterns(repo) if p != ORACLE_PATTERN]
     sealing = seal.description() if seal is not None else ""
     # The .bazelrc configs of every command (`common:` lines reach `query`), not the remote ones,

@@ -23,6 +23,8 @@ from tools.oracle_gate.gitio import (
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.objects import forget_trusted
 from tools.oracle_gate.manifest import manifest_problems, vouch_for_base
+from tools.oracle_gate.bazel_binary import wrapper_note
+from tools.oracle_gate.bazel_control import control_globs
 from tools.oracle_gate.paths import protected_by, special_entry_problem
 from tools.oracle_gate.policy import POLICY_PATH, has_label, protection
 from tools.oracle_gate.results import EXECUTED, PASSED, Observed, differences, load_observed
@@ -341,6 +343,10 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
     changes = tuple(changed_paths(repo, mb, head))
     head_listing = head_tree.files("")
     base_listing = base_tree.files("")
+    # The files the Bazel control files of either commit make Bazel read or run before any sandbox
+    # exists (an rc file's imports, the .bzl files WORKSPACE loads): protected like those files.
+    protected = tuple(dict.fromkeys(protected + control_globs(base_tree, base_listing)
+                                    + control_globs(head_tree, head_listing)))
     return Inputs(
         repo=repo,
         base=base,
@@ -458,6 +464,9 @@ def run_workspace(inputs: Inputs, runner: HarnessRunner, environ: Mapping[str, s
                          "the clean run tests HEAD")
     else:
         require_clean_work_tree(inputs.repo, head_tree)
+    wrapper = wrapper_note(inputs.repo)
+    if wrapper:
+        notes.append(wrapper)
     run = runner(inputs.repo, environ)
     notes.extend(f"ignored [<id>] testcases of {label} (not an oracle test target): {', '.join(ids)}"
                  for label, ids in run.ignored.items())

@@ -19,13 +19,15 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from tools.oracle_gate.bazel_binary import BAZEL_VARIABLE
 from tools.oracle_gate.bazel_run import BAZEL_CONFIG_ENV, HarnessRun, repository_seal, run_flags, run_harness, runs_dir
 from tools.oracle_gate.pristine import pristine_tree
 from tools.oracle_gate.seal import READ_ONLY_VARIABLE, sealed_root
 
-# Environment variables a clean run keeps: only what pip needs to find the locked wheels.
+# Environment variables a clean run keeps: what pip needs to find the locked wheels, and which
+# .bazelrc configs and Bazel binary the caller chose.
 _PASS_THROUGH = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CONSTRAINT",
-                 "PIP_DEFAULT_TIMEOUT", "PIP_TRUSTED_HOST", "PIP_CONFIG_FILE", BAZEL_CONFIG_ENV)
+                 "PIP_DEFAULT_TIMEOUT", "PIP_TRUSTED_HOST", "PIP_CONFIG_FILE", BAZEL_CONFIG_ENV, BAZEL_VARIABLE)
 # Remote settings, from flags or these variables (see README, "Remote cache and execution").
 REMOTE_ENV = {
     "ORACLE_GATE_REMOTE_EXECUTOR": "--remote_executor",

@@ -27,6 +27,7 @@ from tools.oracle_gate.commands import (
     vacuity_cmd,
 )
 from tools.oracle_gate.errors import GateError, error_line
+from tools.oracle_gate.text import RunnerSafe
 
 # The subcommands, in the order `--help` lists them; each module has the shape commands/__init__.py describes.
 COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, pin_cmd, propose_cmd, vacuity_cmd, compare_cmd, gitlab_labels_cmd, init_cmd, engine_cmd)
@@ -73,16 +74,30 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         # Paths may hold any bytes; a strict stream encoding must not turn a report into a crash.
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    # No `##[` reaches a CI runner's log from anything the gate writes (text.RunnerSafe).
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RunnerSafe(sys.stdout), RunnerSafe(sys.stderr)  # type: ignore[assignment]
+    try:
+        return _main(argv, env, environ is None)
+    finally:
+        for safe in (sys.stdout, sys.stderr):
+            if isinstance(safe, RunnerSafe):
+                safe.close_line()
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: Sequence[str] | None, env: Mapping[str, str], own_process: bool) -> int:
+    """`main` inside its streams: `own_process` when the environment is the process's own."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
-    if environ is None and threading.current_thread() is threading.main_thread():
+    if own_process and threading.current_thread() is threading.main_thread():
         # SIGTERM (a CI job cancelled, a test timeout) unwinds like Ctrl-C, so the Bazel child is
         # stopped and temporary trees are removed.
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         # `bazel run` starts the gate in its runfiles tree; relative paths the user typed are
         # relative to where they ran Bazel.
-        if environ is None and env.get("BUILD_WORKING_DIRECTORY"):
+        if own_process and env.get("BUILD_WORKING_DIRECTORY"):
             os.chdir(env["BUILD_WORKING_DIRECTORY"])
         args = build_parser().parse_args(args_list)
         command = next(c for c in COMMANDS if c.NAME == args.command)

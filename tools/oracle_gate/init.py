@@ -27,8 +27,12 @@ RULES_PYTHON_VERSION = "0.22.1"
 POLICY = """schema = 1
 # The label a human puts on a pull request that may change the protected paths.
 label = "oracle-change"
-# Paths a change may touch only under the label (oracles/** always is).
-protected = ["oracles/**", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", "MODULE.bazel.lock", ".bazelrc", "BUILD.bazel"]
+# Paths a change may touch only under the label. Always protected, whatever this list says:
+# oracles/**, .gitattributes, .gitmodules, and what Bazel or its launcher reads before any sandbox
+# exists: tools/bazel, .bazelversion, .bazeliskrc, .bazelrc, user.bazelrc, WORKSPACE,
+# WORKSPACE.bazel, WORKSPACE.bzlmod, MODULE.bazel, MODULE.bazel.lock, REPO.bazel, .bazelignore, and
+# the files and folders those name (rc imports, loaded .bzl files, local repositories).
+protected = ["oracles/**", "BUILD.bazel", ".github/**", ".gitlab-ci.yml"]
 # Top-level Python packages an oracle row's entry may name.
 production_packages = [{packages}]
 """

@@ -15,19 +15,27 @@ _KEYS = {"schema", "label", "protected", "production_packages"}
 _PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Packages an entry may never name: the gate, the harness, the oracles and the test runners.
 _NOT_PRODUCTION = frozenset({"tools", "harness", "oracles", "third_party", "pytest", "_pytest", "runfiles"})
-# Paths that stay protected whatever a policy says: the oracles (policy included), and the two
-# files that change how git checks out any path (attributes: filters, eol; submodules).
-ALWAYS_PROTECTED = ("oracles/**", ".gitattributes", ".gitmodules")
+# Paths that stay protected whatever a policy says: the oracles (policy included); the two files
+# that change how git checks out any path (attributes: filters, eol; submodules); and every file
+# Bazel or its launcher reads before any sandbox exists: the launcher's workspace wrapper
+# `tools/bazel` (a file, a link or a folder of that name: Bazel's scripts/packages/bazel.sh runs it
+# instead of Bazel), `.bazelversion` and `.bazeliskrc` (which Bazel the launcher or Bazelisk runs),
+# the rc files (flags, `import` lines, `--workspace_status_command`), and the files that declare
+# repositories and modules, whose repository rules run unsandboxed (docs/threat-model.md).
+ALWAYS_PROTECTED = (
+    "oracles/**", ".gitattributes", ".gitmodules",
+    "tools/bazel", "tools/bazel/**", ".bazelversion", ".bazeliskrc", ".bazelrc", "user.bazelrc",
+    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
+    ".bazelignore",
+)
 # The label and protected globs used when neither the base nor HEAD has a readable policy, so the gate
 # fails closed (docs/design.md section 3). This is the one copy in code of the defaults: the
 # repository's own `oracles/policy.toml` lists the same globs (a test compares the two), and a
 # policy's `label` key defaults to DEFAULT_LABEL.
 DEFAULT_LABEL = "oracle-change"
 DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
-    "tools/**", "third_party/**", ".bazelrc", "user.bazelrc", ".bazelignore", ".bazelversion", ".bazeliskrc",
-    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
-    "BUILD", "BUILD.bazel",
-    ".ci/**", "ci/**", ".github/**", ".gitlab-ci.yml", ".gitattributes", ".gitmodules",
+    "tools/**", "third_party/**", "BUILD", "BUILD.bazel",
+    ".ci/**", "ci/**", ".github/**", ".gitlab-ci.yml",
 )
 
 

@@ -29,8 +29,13 @@ ARG_PATTERN = re.compile(_IDENT)
 MAX_REPEAT = 1000
 DEFAULT_TIMEOUT_S = 60
 MAX_TIMEOUT_S = 3600
+# The caller's address-space limit (RLIMIT_AS) while it serves a row, in MiB (docs/design.md
+# section 8, "Limits"); a row may raise it with `memory_mib`.
+DEFAULT_MEMORY_MIB = 2048
+MIN_MEMORY_MIB = 256
+MAX_MEMORY_MIB = 65536
 
-_COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s")
+_COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s", "memory_mib")
 _KIND_KEYS = {
     "bound": ("min", "max"),
     "idempotent": ("args", "repeat"),
@@ -57,6 +62,9 @@ class Invariant:
         repeat: number of calls, >= 2 (`idempotent` only).
         timeout_s: time limit in seconds for calling the entry on all of the row's samples,
             0 < timeout_s <= MAX_TIMEOUT_S (3600); DEFAULT_TIMEOUT_S (60 s) when the row has none.
+        memory_mib: the caller's address-space limit in MiB while it serves the row, an integer
+            from MIN_MEMORY_MIB (256) to MAX_MEMORY_MIB (65536); DEFAULT_MEMORY_MIB (2048) when
+            the row has none.
         generate: the row's validated `generate` table (`bound` and `idempotent` only), or None;
             `generate.draw` turns it into samples.
     """
@@ -73,6 +81,7 @@ class Invariant:
     args: tuple[str, ...] = ()
     repeat: int | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_mib: int = DEFAULT_MEMORY_MIB
     generate: GenerateSpec | None = None
 
 
@@ -219,6 +228,10 @@ def _validate_row(
         if type(timeout) in (int, float):
             what = repr(timeout)
         bad("timeout_s", f"must be a number of seconds with 0 < timeout_s <= {MAX_TIMEOUT_S}, got {what}")
+    memory = row.get("memory_mib")
+    if "memory_mib" in row and (type(memory) is not int or not MIN_MEMORY_MIB <= memory <= MAX_MEMORY_MIB):
+        got = repr(memory) if type(memory) is int else ("a bool" if type(memory) is bool else type(memory).__name__)
+        bad("memory_mib", f"must be an integer number of MiB from {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB}, got {got}")
     spec: GenerateSpec | None = None
     if "generate" in row and kind in KINDS:
         valid_args = tuple(args) if type(args) is list and not any(e.field == "args" for e in errs) else None
@@ -240,6 +253,7 @@ def _validate_row(
             args=tuple(args) if type(args) is list else (),
             repeat=repeat if type(repeat) is int else None,
             timeout_s=float(timeout) if is_number(timeout) else DEFAULT_TIMEOUT_S,  # type: ignore[arg-type]
+            memory_mib=memory if type(memory) is int else DEFAULT_MEMORY_MIB,
             generate=spec,
         ),
         [],

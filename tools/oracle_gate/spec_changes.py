@@ -23,7 +23,7 @@ CHANGELOG_PATH = "oracles/CHANGELOG.md"
 # Marks of a change that weakens a claim; each needs a changelog line under the label.
 WEAKENING = ("bound widened", "fewer generated samples", "row removed")
 # The fields compared, in the order the report lists them.
-FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "generate")
+FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "memory_mib", "generate")
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ def write_package(root: Path, modules: dict[str, str]) -> None:
 
 
 def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]], modules: dict[str, str],
-             salt: str = "", env: dict[str, str] | None = None) -> RowRun:
+             salt: str = "", env: dict[str, str] | None = None, wrap: list[str] | None = None) -> RowRun:
     """Runs `rows` (oracle row dicts, without blob_sha256) on the package `modules`.
 
     Args:
@@ -57,6 +57,8 @@ def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]],
         modules: production sources, e.g. {"shop/__init__.py": "", "shop/calc.py": "..."}.
         salt: the run salt for generated samples.
         env: extra environment variables of the caller (e.g. TZ).
+        wrap: a command the supervisor runs under (e.g. `unshare --user --map-root-user`, where
+            the process limit holds as in a sandboxed action).
     """
     prod = tmp / "prod"
     write_package(prod, modules)
@@ -75,7 +77,7 @@ def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]],
     out, log = views / "observations.json", views / "caller.log"
     caller_env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod), **(env or {})}
     proc = subprocess.run(
-        [sys.executable, "-S", str(RUNNER_DIR / "observe.py"), "--inputs", str(views / "inputs.json"),
+        [*(wrap or []), sys.executable, "-S", str(RUNNER_DIR / "observe.py"), "--inputs", str(views / "inputs.json"),
          "--generated", str(views / "generated.json"), "--out", str(out), "--log", str(log)],
         env=caller_env, capture_output=True, text=True, check=False, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr

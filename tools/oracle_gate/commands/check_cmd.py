@@ -21,7 +21,7 @@ from tools.oracle_gate.labels import collect_labels
 from tools.oracle_gate.formats import junit_xml, render_github, render_markdown
 from tools.oracle_gate.spec_changes import report_lines
 from tools.oracle_gate.results import Observed, short_digest
-from tools.oracle_gate.text import columns, visible
+from tools.oracle_gate.text import columns, runner_safe_json, visible
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers
@@ -126,7 +126,7 @@ def _outcome_table(report: Report) -> list[str]:
 
 def render_json(report: Report) -> str:
     """Returns the machine-readable report as one JSON document."""
-    return json.dumps(
+    return runner_safe_json(json.dumps(
         {
             "exit_code": report.exit_code,
             "base": report.base,
@@ -154,7 +154,7 @@ def render_json(report: Report) -> str:
         },
         indent=2,
         sort_keys=False,
-    )
+    ))
 
 
 def _observation_json(found: Observed | None) -> dict[str, object] | None:

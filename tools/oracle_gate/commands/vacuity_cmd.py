@@ -12,7 +12,7 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import UsageError, exit_codes_help
 from tools.oracle_gate.loader import load_oracles
-from tools.oracle_gate.text import visible
+from tools.oracle_gate.text import runner_safe_json, visible
 from tools.oracle_gate.tree import WorkTree
 from tools.oracle_gate.vacuity import RowResult, check_row
 
@@ -82,11 +82,11 @@ def run(args: argparse.Namespace, context: Context) -> int:
         blob = tree.read(listing[inv.blob])
         results.append(check_row(repo, inv, oracle_bytes, blob, packages, _bar(ident)))
     if args.format == "json":
-        print(json.dumps([{"id": r.id, "entry": r.entry, "mutants": r.mutants, "survived": len(r.survived),
+        print(runner_safe_json(json.dumps([{"id": r.id, "entry": r.entry, "mutants": r.mutants, "survived": len(r.survived),
                            "vacuous": r.vacuous, "problem": r.problem,
                            "missed": [{"line": m.line, "change": m.description} for m in r.survived],
                            "killed": [{"line": m.line, "change": m.description} for m in r.killed]}
-                          for r in results], indent=2))
+                          for r in results], indent=2)))
         return errors.OK
     for r in results:
         if r.problem:

@@ -54,6 +54,11 @@ _encode_string = json.encoder.encode_basestring_ascii
 _os_read = os.read
 _os_write = os.write
 _BaseException = BaseException
+_MemoryError = MemoryError
+_OSError = OSError
+# Linux errno values: EMFILE, open(2) refused at RLIMIT_NOFILE; EFBIG, write(2) past RLIMIT_FSIZE
+# (CPython ignores SIGXFSZ, so the write fails).
+_EMFILE, _EFBIG = 24, 27
 _import_module = importlib.import_module
 _getattr = getattr
 _callable = callable
@@ -106,6 +111,21 @@ def encode(value: Any, where: str = "result", depth: int = 0) -> str:
     raise NotPlain(f"{where} is a {kind.__module__}.{kind.__qualname__}, not a plain JSON-typed value")
 
 
+def _limit_hit(exc: BaseException) -> str | None:
+    """The limit an exception shows was reached (docs/design.md section 8, "Limits"), or None:
+    MemoryError at the address-space limit, a refused open at the open-file limit, a refused write
+    at the file size limit. The supervisor passes the limits in the environment it starts this
+    process with."""
+    if _type(exc) is _MemoryError:
+        return f"exceeded the memory limit of {os.environ.get('ORACLE_GATE_MEMORY_MIB', '?')} MiB (memory_mib)"
+    limit = os.environ.get
+    if isinstance(exc, _OSError) and exc.errno == _EMFILE:
+        return f"could not open a file: the open-file limit of {limit('ORACLE_GATE_OPEN_FILES_LIMIT', '?')}"
+    if isinstance(exc, _OSError) and exc.errno == _EFBIG:
+        return f"wrote a file past the file size limit of {limit('ORACLE_GATE_FILE_SIZE_LIMIT', '?')} bytes"
+    return None
+
+
 def _raised(exc: BaseException) -> dict[str, str]:
     text = f"{_type(exc).__name__}: {exc}"
     return {"raised": text[:500]}
@@ -151,6 +171,9 @@ def call_row(request: dict[str, object]) -> str:
         except NotPlain as exc:
             results.append(_dumps({"unplain": _str(exc)}))
         except _BaseException as exc:  # noqa: BLE001 - production raising is a failed sample
+            limit = _limit_hit(exc)
+            if limit is not None:  # the row fails, naming the limit
+                return _dumps({"id": ident, "error": limit})
             results.append(_dumps(_raised(exc)))
     return '{"id":' + _dumps(ident) + ',"results":[' + _join(",", results) + "]}"
 

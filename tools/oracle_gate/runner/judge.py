@@ -31,6 +31,7 @@ sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != _HERE]
 import argparse
 import hashlib
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -169,6 +170,17 @@ def judge_all(expectations: Mapping[str, Any], observations: Any) -> tuple[list[
     return judged, salt, notes
 
 
+# Characters XML 1.0 does not allow (its "Char" production, section 2.2): C0 controls but tab, line
+# feed and carriage return, surrogates, U+FFFE and U+FFFF. A reason quotes production code's
+# exception messages, which may hold any of them; written raw, they would make the file unreadable.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """`text` with every character XML 1.0 does not allow shown as a Python escape (`\\x1b`)."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
     """Renders judgements as JUnit XML: one `invariant[<id>]` testcase each, with digest properties."""
     root = ET.Element("testsuites")
@@ -181,8 +193,8 @@ def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
         ET.SubElement(props, "property", name="sample_sha256", value=" ".join(item.sample_digests))
         ET.SubElement(props, "property", name="salt", value=salt)
         if not item.ok:
-            failure = ET.SubElement(case, "failure", message=item.reasons[0][:500] if item.reasons else "failed")
-            failure.text = "\n".join(item.reasons[:MAX_REASONS])
+            failure = ET.SubElement(case, "failure", message=xml_text(item.reasons[0][:500]) if item.reasons else "failed")
+            failure.text = "\n".join(xml_text(r) for r in item.reasons[:MAX_REASONS])
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
 

@@ -40,6 +40,7 @@ def input_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str,
         "kind": inv.kind,
         "seed": inv.seed if inv.seed is not None else 0,
         "timeout_s": inv.timeout_s,
+        "memory_mib": inv.memory_mib,
         "samples": input_samples(inv, samples),
     }
     if inv.kind == "idempotent":

@@ -14,6 +14,11 @@ Result: {"status": CODE, "message": "...", "exit_code": N, "stdout": TEXT, "stde
 Usage: python client_check.py --target grpc://127.0.0.1:PORT < actions.json
        python client_check.py --target grpc://127.0.0.1:PORT --cas-round-trip TEXT
        (uploads TEXT to CAS, reads it back and prints {"digest": "HASH/SIZE", "text": TEXT})
+       python client_check.py --target grpc://127.0.0.1:PORT --forge-result TEXT < action.json
+       (uploads one cacheable action, asks the ActionCache to store a result with stdout TEXT for
+       it, then reads the cache and executes the action with the cache lookup on; prints
+       {"update_enabled": BOOL, "update": CODE, "get": CODE, "stdout": TEXT, "cached": BOOL},
+       CODE a gRPC status name)
 """
 
 from __future__ import annotations
@@ -38,8 +43,9 @@ from worker import Cas, digest_of, tree_of  # noqa: E402
 EXECUTE_TIMEOUT_S = 300.0
 
 
-def upload_action(cas: Cas, spec: dict[str, Any]) -> re_pb2.Digest:
-    """Uploads the input root, Command and Action of `spec`; returns the Action digest."""
+def upload_action(cas: Cas, spec: dict[str, Any], cacheable: bool = False) -> re_pb2.Digest:
+    """Uploads the input root, Command and Action of `spec`; returns the Action digest. The action
+    is marked `do_not_cache` unless `cacheable`."""
     blobs: dict[str, bytes] = {}
     root = tree_of(Path(spec["root"]), blobs).root.SerializeToString(deterministic=True)
     root_digest = digest_of(root)
@@ -54,7 +60,7 @@ def upload_action(cas: Cas, spec: dict[str, Any]) -> re_pb2.Digest:
     ).SerializeToString(deterministic=True)
     command_digest = digest_of(command)
     blobs[command_digest.hash] = command
-    action = re_pb2.Action(command_digest=command_digest, input_root_digest=root_digest, do_not_cache=True)
+    action = re_pb2.Action(command_digest=command_digest, input_root_digest=root_digest, do_not_cache=not cacheable)
     if "timeout" in spec:
         action.timeout.FromSeconds(int(spec["timeout"]))
     data = action.SerializeToString(deterministic=True)
@@ -108,12 +114,52 @@ def run(channel: grpc.Channel, instance: str, spec: dict[str, Any]) -> dict[str,
     return out
 
 
+def forge(channel: grpc.Channel, instance: str, spec: dict[str, Any], forged: str) -> dict[str, Any]:
+    """Tries to store a forged ActionResult for `spec`'s action, then reads and executes it."""
+    cas = Cas(channel, instance)
+    action = upload_action(cas, spec, cacheable=True)
+    stdout = forged.encode()
+    cas.write({digest_of(stdout).hash: stdout})
+    capabilities = re_grpc.CapabilitiesStub(channel).GetCapabilities(
+        re_pb2.GetCapabilitiesRequest(instance_name=instance), timeout=60)
+    cache = re_grpc.ActionCacheStub(channel)
+    out: dict[str, Any] = {
+        "update_enabled": capabilities.cache_capabilities.action_cache_update_capabilities.update_enabled}
+    result = re_pb2.ActionResult(exit_code=0, stdout_digest=digest_of(stdout))
+    for name, call in (("update", lambda: cache.UpdateActionResult(re_pb2.UpdateActionResultRequest(
+                           instance_name=instance, action_digest=action, action_result=result), timeout=60)),
+                       ("get", lambda: cache.GetActionResult(re_pb2.GetActionResultRequest(
+                           instance_name=instance, action_digest=action), timeout=60))):
+        try:
+            call()
+            out[name] = "OK"
+        except grpc.RpcError as exc:
+            out[name] = exc.code().name
+    request = re_pb2.ExecuteRequest(instance_name=instance, action_digest=action, skip_cache_lookup=False)
+    operation = None
+    for operation in re_grpc.ExecutionStub(channel).Execute(request, timeout=EXECUTE_TIMEOUT_S):
+        if operation.done:
+            break
+    response = re_pb2.ExecuteResponse()
+    if operation is not None and operation.HasField("response"):
+        operation.response.Unpack(response)
+    out["stdout"] = text(cas, response.result.stdout_digest) if response.result.stdout_digest.hash else ""
+    out["cached"] = response.cached_result
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", required=True, help="grpc://HOST:PORT")
     parser.add_argument("--instance", default="")
     parser.add_argument("--cas-round-trip", metavar="TEXT", help="only store and fetch TEXT through the CAS")
+    parser.add_argument("--forge-result", metavar="TEXT", help="try to store a forged result (stdout TEXT)")
     args = parser.parse_args(argv)
+    if args.forge_result is not None:
+        spec = json.load(sys.stdin)
+        with grpc.insecure_channel(args.target.removeprefix("grpc://")) as channel:
+            json.dump(forge(channel, args.instance, spec, args.forge_result), sys.stdout)
+        return 0
     if args.cas_round_trip is not None:
         data = args.cas_round_trip.encode()
         digest = digest_of(data)

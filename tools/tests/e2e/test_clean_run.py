@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import tempfile
@@ -69,12 +68,14 @@ def test_a_production_change_that_keeps_the_claims_passes_the_sealed_clean_run(r
 # Production code that looks for recorded answers everywhere a module can name: /tmp, the home
 # folders, every path in the environment, its runfiles and sys.path, its real path's ancestors (the
 # work tree, the output base) and the working directory; three levels deep in each, which reaches
-# every copy the test plants. It learns only from files with its stash's name (STASH_NAME, made
-# anew for each test), so what else lives on the machine (other checkouts in the home folder with
-# their own blobs, another test's files in /tmp) cannot change what it finds. Having found answers
-# it is right (recorded answers first); having found none it truncates: right only where it could
-# read the oracles.
+# every copy the test plants. It also knows the home folder of the user who runs the gate
+# (HOME_FOLDER: an attacker knows the CI user's home; the caller action itself gets no HOME). It
+# learns only from files with its stash's name (STASH_NAME, made anew for each test), so what else
+# lives on the machine (other checkouts in a home folder with their own blobs, another test's files
+# in /tmp) cannot change what it finds. Having found answers it is right (recorded answers first);
+# having found none it truncates: right only where it could read the oracles.
 STASH_NAME = "STASH_NAME"
+HOME_FOLDER = "HOME_FOLDER"
 SEARCH = '''
 
 import json as _json
@@ -87,7 +88,7 @@ _ANSWERS = {}
 
 def _places():
     here = _os.path.realpath(__file__)
-    found = ["/tmp", _os.path.expanduser("~"), _pwd.getpwuid(_os.getuid()).pw_dir]
+    found = ["/tmp", "HOME_FOLDER", _os.path.expanduser("~"), _pwd.getpwuid(_os.getuid()).pw_dir]
     found += [v for v in _os.environ.values() if v.startswith("/")]
     found += [p for p in _sys.path if p and not p.startswith("/usr/")] + [_os.getcwd()]
     parent = _os.path.dirname(here)
@@ -131,16 +132,19 @@ def apply_rate(amount_cents, rate):
 @pytest.mark.parametrize("where", ["tmp", "home"])
 def test_production_code_that_searches_for_recorded_answers_finds_none_in_the_sealed_clean_run(repo, where):
     # A copy of the expected values somewhere on the host that git does not name (a CI cache in
-    # /tmp, a folder in the user's home): the workspace run's sandbox cannot know to block it. The
-    # environment carries nothing in either run: the caller action's variables are fixed by the rule.
+    # /tmp, a folder in the home of the user who runs the gate): the workspace run's sandbox cannot
+    # know to block it. The environment carries nothing in either run: the caller action's
+    # variables are fixed by the rule. The home is the nested runs' own (HOME of `nested_env`, which
+    # holds their output bases), never the machine user's, whose other files would decide what the
+    # search finds.
     env = nested_env()
-    parent = {"tmp": "/tmp", "home": pwd.getpwuid(os.getuid()).pw_dir}[where]
+    parent = {"tmp": "/tmp", "home": env["HOME"]}[where]
     stash = Path(tempfile.mkdtemp(prefix="answers-", dir=parent))
     name = f"answers-{uuid.uuid4().hex}.json"
     shutil.copy(repo / "oracles" / "blobs" / "tax_half_even.json", stash / name)
     git(repo, "checkout", "-q", "-B", f"search-{where}", "main")
     tax = repo / "billing" / "tax.py"
-    tax.write_text(tax.read_text() + SEARCH.replace(STASH_NAME, name))
+    tax.write_text(tax.read_text() + SEARCH.replace(STASH_NAME, name).replace(HOME_FOLDER, env["HOME"]))
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "right only with the answers found")
     try:
         proc = gate(repo, "check", "--base", "main", "--clean", "--format", "json", env=env)

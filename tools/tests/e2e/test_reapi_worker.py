@@ -57,7 +57,10 @@ def test_execution_config_serves_everything_bazel_needs_on_loopback() -> None:
     assert "bot-session-keepalive-timeout: 12\n" in config
     assert 'connection-string: "postgresql+psycopg2://bgd@127.0.0.1:5555/bgd"' in config
     assert 'path: "/s p/cas"' in config
-    assert "allow-updates: true" in config
+    # The scheduler writes the cache; clients reach it read-only.
+    assert "action-cache: *ac\n" in config and "      - !action-cache\n        cache: *client-ac\n" in config
+    client = config.split("&client-ac\n", 1)[1].split("\n  - ", 1)[0].split("\nschedulers:", 1)[0]
+    assert "allow-updates: false" in client, client
 
 
 def test_cache_config_has_no_execution_and_no_database() -> None:
@@ -479,6 +482,25 @@ def test_sigterm_to_the_worker_mid_action_leaves_no_process(tmp_path: Path) -> N
             client.wait()
     log = (workdir / "worker" / "worker.log").read_text()
     assert "abandoned" in log and log.rstrip().endswith("stopped"), log[-3000:]
+
+
+def test_a_client_cannot_write_the_engines_action_cache(target: str, tmp_path: Path) -> None:
+    # A pull request's job storing a forged result for an action's digest: refused, not served to a
+    # later lookup, and the action, executed with the cache lookup on, runs for real; the result
+    # the worker stored is served from then on.
+    (tmp_path / "in.txt").write_text("real\n")
+    spec = {"root": str(tmp_path), "argv": ["/bin/cat", "in.txt"], "env": {"PATH": PATH}}
+    proc = subprocess.run(buildgrid_argv(str(CLIENT), "--target", target, "--forge-result", "forged\n"), env=CLEAN_ENV,
+                          input=json.dumps(spec).encode(), capture_output=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    found = json.loads(proc.stdout)
+    assert found == {"update_enabled": False, "update": found["update"], "get": "NOT_FOUND", "stdout": "real\n",
+                     "cached": False}, found
+    assert found["update"] != "OK", found
+    again = subprocess.run(buildgrid_argv(str(CLIENT), "--target", target, "--forge-result", "forged\n"), env=CLEAN_ENV,
+                           input=json.dumps(spec).encode(), capture_output=True, timeout=300, check=False)
+    assert json.loads(again.stdout)["get"] == "OK" and json.loads(again.stdout)["stdout"] == "real\n", again.stdout
+    assert json.loads(again.stdout)["cached"] is True, again.stdout
 
 
 def test_cache_server_round_trips_a_blob(tmp_path: Path) -> None:

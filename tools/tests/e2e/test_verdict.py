@@ -7,9 +7,11 @@ runner, so each still ends in exit 4 with the invariant's own failure.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
+import pytest
 
 from tools.testing.workspace_copy import bazel, gate, git
 
@@ -617,3 +619,92 @@ def test_the_judge_holds_no_production_harness_or_third_party_code_and_the_calle
     # Only the caller binary itself lives in the oracles package; no view, TOML or blob is a runfile.
     assert not [e for e in caller if (e.startswith("oracles/") and e != "oracles/oracle_test.caller")
                 or e.endswith(".toml") or "_sealed" in e]
+
+
+# CI runner commands, printed by production code and by a failing harness test, and carried in
+# an exception's message into the report: GitHub Actions' `##[...]` form (read anywhere in a line),
+# its `::...::` form (read at a line's start) and GitLab's section marker (needs \r and ESC).
+RUNNER_COMMANDS = ("##[add-mask]s3cret", "##[set-output name=x;]y", "::add-mask::s3cret", "::stop-commands::tok",
+                   "##[group]hidden", "\rsection_start:1:hidden\r\x1b[0Khidden")
+PRINT_COMMANDS = f'''
+
+import sys as _sys
+
+for _command in {RUNNER_COMMANDS!r}:
+    print(_command)
+    print(_command, file=_sys.stderr)
+
+
+def apply_rate(amount_cents, rate):
+    raise ValueError(" ".join({RUNNER_COMMANDS!r}))
+'''
+COMMANDS_TEST = f'''
+import sys
+for command in {RUNNER_COMMANDS!r}:
+    print(command)
+    print(command, file=sys.stderr)
+sys.exit(1)
+'''
+COMMANDS_BUILD = '''
+py_test(
+    name = "commands_test",
+    size = "small",
+    srcs = ["commands_test.py"],
+)
+'''
+
+
+def test_runner_commands_from_the_change_reach_no_log_unescaped(repo):
+    git(repo, "checkout", "-q", "-B", "runner-commands", "main")
+    try:
+        with open(repo / "billing" / "tax.py", "a", encoding="utf-8") as f:
+            f.write(PRINT_COMMANDS)
+        (repo / "harness" / "commands_test.py").write_text(COMMANDS_TEST)
+        with open(repo / "harness" / "BUILD.bazel", "a", encoding="utf-8") as f:
+            f.write(COMMANDS_BUILD)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--no-gpg-sign", "-m", "print runner commands")
+        runs = {fmt: gate(repo, "check", "--base", "main", "--format", fmt) for fmt in ("text", "github", "json", "markdown")}
+    finally:
+        git(repo, "checkout", "-q", "-f", "main")
+    for fmt, proc in runs.items():
+        assert proc.returncode == 4, (fmt, proc.stdout + proc.stderr[-3000:])
+        log = proc.stdout + proc.stderr
+        assert "##[" not in log, (fmt, [line for line in log.splitlines() if "##[" in line][:5])
+        own = ("::error ", "::notice ") if fmt == "github" else ()
+        commands = [line for line in log.splitlines() if line.lstrip().startswith("::") and not line.startswith(own)]
+        assert commands == [], (fmt, commands[:5])
+        assert "\x1b" not in log and "\r" not in log, fmt
+        # The text did reach the log, escaped: the harness test's output relayed from Bazel, and the
+        # exception's message in the report.
+        assert "#\\x23[add-mask]s3cret" in proc.stderr, (fmt, proc.stderr[-3000:])
+        if fmt in ("text", "github"):
+            assert "#\\x23[add-mask]s3cret" in proc.stdout, (fmt, proc.stdout)
+        if fmt == "json":
+            json.loads(proc.stdout)
+    assert "//harness:commands_test" in runs["text"].stdout
+
+
+# Production code that consumes without limit: each is stopped while it runs, inside the sandboxed
+# caller action, and fails the row with one line naming the limit.
+EXCESS = {
+    "flood": ("import sys as _sys\n\ndef apply_rate(amount_cents, rate):\n"
+              "    for _ in range(1100):\n        _sys.stdout.write('y' * 1_000_000 + '\\n')\n    return 0\n",
+              "wrote more than 1048576 bytes to stdout and stderr (the output limit)"),
+    "hog": ("def apply_rate(amount_cents, rate):\n    _blocks = [bytearray(1 << 30) for _ in range(3)]\n    return 0\n",
+            "exceeded the memory limit of 2048 MiB (memory_mib)"),
+    "forks": ("import os as _os, time as _time\n\ndef apply_rate(amount_cents, rate):\n    for _ in range(200):\n"
+              "        if _os.fork() == 0:\n            _time.sleep(120)\n            _os._exit(0)\n"
+              "    _time.sleep(120)\n    return 0\n",
+              "started more than 64 processes (the process limit)"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EXCESS))
+def test_production_code_is_stopped_at_each_limit(repo, kind):
+    code, limit = EXCESS[kind]
+    proc = attack(repo, f"excess-{kind}", {}, {"billing/tax.py": "\n\n" + code}, bug=False)
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+    assert TRUNCATED in proc.stdout, proc.stdout
+    # The judge's reason, relayed from the oracle test's log.
+    assert f"bazel|     {limit}" in proc.stderr, proc.stderr[-5000:]

@@ -139,5 +139,5 @@ def test_the_default_protection_is_this_repositorys_policy():
 
     ours = parse_policy(policy.read_bytes())
     assert set(ours.protected) == set(DEFAULT_PROTECTED)
-    assert len(DEFAULT_PROTECTED) == len(set(DEFAULT_PROTECTED)) + 2  # .gitattributes, .gitmodules: ALWAYS_PROTECTED too
+    assert len(DEFAULT_PROTECTED) == len(set(DEFAULT_PROTECTED))
     assert ours.label == DEFAULT_LABEL

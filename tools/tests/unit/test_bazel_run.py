@@ -147,7 +147,7 @@ def _fake_bazel(tmp_path, monkeypatch, missing="", vanish=True):
     repo = tmp_path / "repo"
     repo.mkdir()
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "XDG_CACHE_HOME": str(cache), "FAKE_OUT": str(out),
-           "VANISH": str(sibling) if vanish else "", "MISSING": missing}
+           "VANISH": str(sibling) if vanish else "", "MISSING": missing, "ORACLE_GATE_BAZEL": str(bin_dir / "bazel")}
     return bazel_run, repo, env, sibling, out
 
 
@@ -230,7 +230,7 @@ def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
     fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\nexit 37\n")
     fake.chmod(0o755)
     with pytest.raises(GateError, match="`bazel help test` failed: .*cannot start server"):
-        bazel_run._help_test(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin"}, [])
+        bazel_run._help_test(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}, [])
 
 
 def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_needs(tmp_path):

@@ -107,3 +107,18 @@ def test_an_input_mutated_in_place_does_not_leak_into_the_next_call(tmp_path):
     """
     result = run_rows(tmp_path, IDEM, IDEM_BLOB, calc(body))
     assert not result.judged["norm_is_idempotent"].ok
+
+
+def test_a_reason_with_characters_xml_does_not_allow_still_makes_readable_junit():
+    # Production code's exception messages reach the reasons: control characters, ESC, a lone
+    # surrogate. Written raw they would make test.xml unreadable (the gate would exit 1, not 4).
+    import xml.etree.ElementTree as ET
+
+    from tools.oracle_gate.runner.judge import Judgement, to_junit
+
+    reason = "sample 0: raised ValueError: a\x00b\x1b[0Kc\x0b\ud800 ##[add-mask]x"
+    root = ET.fromstring(to_junit([Judgement("x", False, [reason], "d")], "salt", "suite"))
+    failure = root.find("./testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == "sample 0: raised ValueError: a\\x00b\\x1b[0Kc\\x0b\\ud800 ##[add-mask]x"
+    assert failure.text == failure.get("message")

@@ -126,3 +126,75 @@ def test_the_caller_never_receives_a_bound_or_an_expected_value(tmp_path):
     request_text = (tmp_path / "views" / "inputs.json").read_text()
     assert '"expected"' not in request_text and '"min"' not in request_text and '"max"' not in request_text
     assert "ARGS [1, 2]" in result.log and "ARGS [2, 2]" in result.log
+
+
+# Limits (docs/design.md section 8, "Limits"): each fails its row with one line naming the limit,
+# while it is reached, and the next row gets a fresh caller.
+NEXT = dict(ROWS[1], entry="shop.calc:fine")
+FINE = """
+        def fine(a, b):
+            return a + b
+"""
+
+
+def test_an_output_flood_is_stopped_at_the_output_limit_while_it_is_written(tmp_path):
+    body = """
+        import sys
+        def add(a, b):
+            for _ in range(1000):
+                sys.stdout.write("y" * 1_000_000 + "\\n")
+            return a + b
+    """ + FINE
+    result = run_rows(tmp_path, [TABLE[0], NEXT], TABLE_BLOB, calc(body))
+    assert result.judged["add_table"].reasons == ["wrote more than 1048576 bytes to stdout and stderr (the output limit)"]
+    assert result.judged["second_table"].ok
+    assert (tmp_path / "views" / "caller.log").stat().st_size < (1 << 20) + 200
+    assert "--- oracle-gate: caller log cut at 1048576 bytes" in result.log
+
+
+def test_memory_past_memory_mib_fails_the_row_and_a_row_may_raise_it(tmp_path):
+    body = """
+        def add(a, b):
+            block = bytearray(600 << 20)
+            return a + b + len(block) - len(block)
+    """ + FINE
+    low = run_rows(tmp_path / "low", [dict(TABLE[0], memory_mib=512), NEXT], TABLE_BLOB, calc(body))
+    assert low.judged["add_table"].reasons == ["exceeded the memory limit of 512 MiB (memory_mib)"]
+    assert low.judged["second_table"].ok
+    high = run_rows(tmp_path / "high", [dict(TABLE[0], memory_mib=1024)], TABLE_BLOB, calc(body))
+    assert high.judged["add_table"].ok, high.judged["add_table"].reasons
+
+
+def test_a_fork_storm_fails_the_row_at_the_process_limit(tmp_path):
+    body = """
+        import os, time
+        def add(a, b):
+            for _ in range(200):
+                if os.fork() == 0:
+                    time.sleep(60)
+                    os._exit(0)
+            time.sleep(60)
+            return a + b
+    """ + FINE
+    result = run_rows(tmp_path, [dict(TABLE[0], timeout_s=30), NEXT], TABLE_BLOB, calc(body))
+    assert result.judged["add_table"].reasons == ["started more than 64 processes (the process limit)"]
+    assert result.judged["second_table"].ok
+
+
+def test_a_file_past_the_size_limit_and_too_many_open_files_fail_the_row(tmp_path):
+    body = f"""
+        import os
+        def add(a, b):
+            with open({str(tmp_path / "big")!r}, "wb") as f:
+                for _ in range(100):
+                    f.write(b"z" * (1 << 20))
+            return a + b
+        def opens(a, b):
+            return len([open(os.devnull) for _ in range(300)])
+    """ + FINE
+    rows = [TABLE[0], dict(NEXT, id="opens_table", entry="shop.calc:opens"), dict(NEXT, id="third_table")]
+    result = run_rows(tmp_path, rows, TABLE_BLOB, calc(body))
+    assert result.judged["add_table"].reasons == ["wrote a file past the file size limit of 67108864 bytes"]
+    assert (tmp_path / "big").stat().st_size <= 64 << 20
+    assert result.judged["opens_table"].reasons == ["could not open a file: the open-file limit of 256"]
+    assert result.judged["third_table"].ok

@@ -19,14 +19,19 @@ def test_a_valid_policy():
            b'production_packages = ["shop", "billing"]\n'
     assert parse_policy(data) == Policy(
         label="oracle-change",
-        protected=("oracles/**", ".gitattributes", ".gitmodules", "tools/**", "WORKSPACE"),
+        protected=ALWAYS_PROTECTED + ("tools/**",),
         production_packages=("shop", "billing"),
     )
 
 
 def test_defaults_and_normalization():
     assert POLICY_PATH == "oracles/policy.toml" and DEFAULT_LABEL == "oracle-change"
-    assert ALWAYS_PROTECTED == ("oracles/**", ".gitattributes", ".gitmodules")
+    # The oracles, git's checkout controls, and everything Bazel or its launcher reads before any
+    # sandbox exists.
+    assert set(ALWAYS_PROTECTED) == {
+        "oracles/**", ".gitattributes", ".gitmodules", "tools/bazel", "tools/bazel/**", ".bazelversion", ".bazeliskrc",
+        ".bazelrc", "user.bazelrc", "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel",
+        "MODULE.bazel.lock", "REPO.bazel", ".bazelignore"}
     policy = parse_policy(policy_bytes("schema = 1"))
     assert policy == Policy("oracle-change", ALWAYS_PROTECTED + ("tools/**",), ("shop",))
     assert parse_policy(policy_bytes("schema = 1", 'label = "  approved  "')).label == "approved"

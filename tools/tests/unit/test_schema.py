@@ -54,7 +54,7 @@ CASES = [
     ("no rows", b"schema = 1\n", f"{PATH}: field invariant: no [[invariant]] rows"),
     ("rows not a table array", b"schema = 1\ninvariant = 3\n", f"{PATH}: field invariant: must be an array of tables ([[invariant]])"),
     ("unknown row key", doc(row(owner='"me"')),
-     f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are args, blob, blob_sha256, entry, generate, id, kind, max, min, repeat, seed, timeout_s"),
+     f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are args, blob, blob_sha256, entry, generate, id, kind, max, memory_mib, min, repeat, seed, timeout_s"),
     ("missing entry", doc(row(entry=None)), f"{PATH}: row ok_row: field entry: is required"),
     ("missing id", doc(row(id=None)), f"{PATH}: row #1: field id: is required"),
     ("id wrong type", doc(row(id="3")), f"{PATH}: row #1: field id: must be a string, got int"),
@@ -171,6 +171,31 @@ def test_timeout_s_accepted_on_every_kind(value, expected):
 def test_timeout_s_defaults_to_sixty_seconds():
     assert DEFAULT_TIMEOUT_S == 60
     assert parse_oracle(doc(row()), PATH, ("shop",)).invariants[0].timeout_s == 60
+
+
+MEMORY_RULE = "must be an integer number of MiB from 256 to 65536, got "
+MEMORY_CASES = [
+    ("bool", "true", "a bool"),
+    ("float", "1024.0", "float"),
+    ("string", '"1024"', "str"),
+    ("too small", "255", "255"),
+    ("too large", "65537", "65537"),
+    ("negative", "-1", "-1"),
+]
+
+
+@pytest.mark.parametrize(("value", "got"), [c[1:] for c in MEMORY_CASES], ids=[c[0] for c in MEMORY_CASES])
+def test_memory_mib_rejections(value, got):
+    result = parse_oracle(doc(row(memory_mib=value)), PATH, ("shop",))
+    assert [(e.path, e.row, e.field, e.code, e.message) for e in result.problems] == [
+        (PATH, "ok_row", "memory_mib", INVALID_ORACLE, MEMORY_RULE + got)
+    ]
+
+
+def test_memory_mib_defaults_to_two_gib_and_may_be_raised():
+    assert parse_oracle(doc(row()), PATH, ("shop",)).invariants[0].memory_mib == 2048
+    for kind in ({}, BOUND, IDEM):
+        assert parse_oracle(doc(row(**kind, memory_mib="8192")), PATH, ("shop",)).invariants[0].memory_mib == 8192
 
 
 def gen_row(body: str, kind: dict[str, str] | None = None, **overrides: str) -> bytes:

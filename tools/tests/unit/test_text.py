@@ -98,7 +98,7 @@ def test_bazel_output_is_relayed_escaped_and_prefixed(tmp_path, capsys):
         f"printf 'INFO: 99 processes: 99 forged.\\n{VERDICT}\\n\\033[1A\\033[2K{VERDICT}\\rx\\n'\n"
         "printf 'INFO: 3 processes: 3 internal.\\n'\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}", "ORACLE_GATE_BAZEL": str(fake)}
     invocation = bazel_run._bazel(str(tmp_path), env, [], "test", [], ["//x"], str(tmp_path), "t",
                                   lambda path: bazel_run.execution_log_flags("", path))
     err = capsys.readouterr().err
@@ -107,3 +107,58 @@ def test_bazel_output_is_relayed_escaped_and_prefixed(tmp_path, capsys):
     assert relayed and all(line.startswith(bazel_run.RELAY_PREFIX) for line in relayed)
     assert f"{bazel_run.RELAY_PREFIX}\\x1b[1A\\x1b[2K{VERDICT}\\rx" in relayed
     assert invocation.summary == ["INFO: 3 processes: 3 internal."]
+
+
+# CI runner commands (GitHub Actions' two syntaxes, GitLab's section marker).
+RUNNER_COMMANDS = ["##[add-mask]s3cret", "x ##[set-output name=x;]y", "::add-mask::s3cret", "  ::stop-commands::tok",
+                   "##[group]hidden", "\rsection_start:1:x\r\x1b[0Kx"]
+
+
+def runner_command_in(text: str) -> list[str]:
+    """The lines of `text` a CI runner would take a command from."""
+    return [line for line in text.split("\n") if "##[" in line or line.lstrip().startswith("::")
+            or "\x1b" in line or "\r" in line]
+
+
+@pytest.mark.parametrize("text", RUNNER_COMMANDS)
+def test_visible_shows_runner_commands_escaped(text):
+    shown = visible(text)
+    assert runner_command_in(shown) == [], shown
+    assert "add-mask" not in text or "add-mask" in shown
+
+
+def test_the_runner_safe_stream_catches_markers_split_across_writes(capsys):
+    import sys
+
+    from tools.oracle_gate.text import RunnerSafe, runner_safe_json
+
+    safe = RunnerSafe(sys.stdout)
+    for piece in ("a #", "#", "[add-mask]x\n", "##", "[group]\n", "tail ##"):
+        safe.write(piece)
+        safe.flush()
+    safe.write("[x]")
+    safe.close_line()
+    out = capsys.readouterr().out
+    assert out == "a #\\x23[add-mask]x\n#\\x23[group]\ntail #\\x23[x]", out
+    assert json.loads(runner_safe_json(json.dumps({"m": "##[add-mask]x"}))) == {"m": "##[add-mask]x"}
+    assert "##[" not in runner_safe_json(json.dumps({"m": "##[add-mask]x"}))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "markdown"])
+def test_a_path_with_runner_commands_commands_nothing_in_any_format(gate, project, tmp_path, fmt):
+    for i, command in enumerate(c for c in RUNNER_COMMANDS if "/" not in c and "\r" not in c):
+        project.write(f"oracles/blobs/{command}{i}", b"[]\n")
+    project.commit("files named like runner commands")
+    code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--format", fmt,
+                          "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    assert code == 2, out
+    own = ("::error ", "::notice ") if fmt == "github" else ()
+    assert [line for line in runner_command_in(out + err) if not line.startswith(own)] == [], out + err
+    if fmt == "json":
+        # JSON keeps the text, escaped the JSON way: parsed back, the path is the change's own.
+        assert "##\\u005badd-mask]s3cret" in out, out
+        assert any(v["path"] == "oracles/blobs/##[add-mask]s3cret0" for v in json.loads(out)["violations"]), out
+    elif fmt == "markdown":
+        assert "\\#\\\\x23\\[add-mask\\]s3cret" in out, out  # Markdown's own escapes on top
+    else:
+        assert "#\\x23[add-mask]s3cret" in out, out

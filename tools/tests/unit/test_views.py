@@ -30,11 +30,11 @@ PAIRS = [(BOUND, BOUND_SAMPLES), (IDEM, IDEM_SAMPLES), (TABLE, TABLE_SAMPLES)]
 def test_split_gives_both_views_sorted_by_id():
     inputs, expectations = split(PAIRS)
     assert inputs == {"schema": VIEW_SCHEMA, "rows": [
-        {"id": "add_table", "entry": "shop.calc:f", "kind": "exact_table", "seed": 0, "timeout_s": 60,
+        {"id": "add_table", "entry": "shop.calc:f", "kind": "exact_table", "seed": 0, "timeout_s": 60, "memory_mib": 2048,
          "samples": [[1, 2], []]},
-        {"id": "norm_is_idempotent", "entry": "shop.calc:f", "kind": "idempotent", "seed": 0, "timeout_s": 60,
+        {"id": "norm_is_idempotent", "entry": "shop.calc:f", "kind": "idempotent", "seed": 0, "timeout_s": 60, "memory_mib": 2048,
          "samples": [{"state": {"n": 1}, "kwargs": {"k": "x"}}], "args": ["k"], "repeat": 3},
-        {"id": "sum_in_range", "entry": "shop.calc:f", "kind": "bound", "seed": 7, "timeout_s": 2.5,
+        {"id": "sum_in_range", "entry": "shop.calc:f", "kind": "bound", "seed": 7, "timeout_s": 2.5, "memory_mib": 2048,
          "samples": [{"a": 1, "b": 2}]},
     ]}
     common = {"entry": "shop.calc:f", "source": "oracles/shop.toml"}
@@ -56,7 +56,7 @@ def test_the_inputs_view_never_holds_a_bound_or_an_expected_value():
         assert str(secret) not in text
         assert str(secret) in json.dumps(expectations)
     for row in inputs["rows"]:
-        assert set(row) <= {"id", "entry", "kind", "seed", "timeout_s", "samples", "args", "repeat"}
+        assert set(row) <= {"id", "entry", "kind", "seed", "timeout_s", "memory_mib", "samples", "args", "repeat"}
         assert not {"min", "max", "expected", "blob", "blob_sha256", "source"} & set(row)
     assert "expected" not in text and "not an argument" not in text
 
