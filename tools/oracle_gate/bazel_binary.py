@@ -84,7 +84,10 @@ def resolve(environ: Mapping[str, str]) -> str:
         if not os.path.isabs(given) or not os.path.isfile(given) or not os.access(given, os.X_OK):
             raise GateError(f"${BAZEL_VARIABLE} is {given!r}, not the absolute path of an executable file")
         return given
-    found = shutil.which("bazel", path=environ.get("PATH", os.defpath))
+    # Only absolute PATH entries: an empty or relative one names the working directory, which may
+    # be the checked tree, and a `bazel` committed there would be run.
+    path = os.pathsep.join(p for p in environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p))
+    found = shutil.which("bazel", path=path)
     if found is None:
         raise GateError("bazel is not installed; run tools/setup.sh, set $ORACLE_GATE_BAZEL, or pass --results FILE")
     real = os.path.realpath(found)

@@ -7,7 +7,10 @@ any sandbox, as the user who runs the gate:
 
 - an rc file's `import` and `try-import` lines (Bazel's "bazelrc" documentation), read as rc files
   in turn, and every `%workspace%/PATH` among its options: `--workspace_status_command`,
-  `--credential_helper` and `--override_repository` name programs and folders Bazel runs or reads;
+  `--credential_helper` and `--override_repository` name programs and folders Bazel runs or reads.
+  Bazel also takes a relative path there, from the workspace root (`try-import sub/extra.rc`,
+  `--workspace_status_command=tools/status.sh`): every word of an rc file, and every part of it
+  between `=` signs, that names a file of the tree counts too;
 - the `.bzl` files WORKSPACE, MODULE.bazel and REPO.bazel load, and those they load in turn: their
   repository rules and module extensions run commands unsandboxed (`repository_ctx.execute`);
 - the folders of `local_repository`, `new_local_repository` and `local_path_override` (a local
@@ -60,24 +63,31 @@ def _text(listing: Mapping[str, Entry], tree: Tree, path: str) -> str | None:
     return tree.read(entry).decode("utf-8", "replace")
 
 
-def _rc_references(path: str, text: str) -> tuple[set[str], list[str]]:
-    """(protected globs, rc files to read next) of one rc file's text."""
+def _rc_references(path: str, text: str, files: Mapping[str, Entry]) -> tuple[set[str], list[str]]:
+    """(protected globs, rc files to read next) of one rc file's text; `files` is the tree's listing."""
     found: set[str] = set()
     follow: list[str] = []
     for match in _IMPORT.finditer(text):
-        if match.group(1).startswith("%workspace%/"):
-            target = _normal(match.group(1)[len("%workspace%/"):])
-            if target:
-                found.add(target)
-                follow.append(target)
+        target = _normal(match.group(1).removeprefix("%workspace%/"))
+        if target:
+            found.add(target)
+            follow.append(target)
     for match in _WORKSPACE_PATH.finditer(_IMPORT.sub("", text)):
         target = _normal(match.group(1))
         if target:
             found.update((target, f"{target}/**"))
+    # A relative path Bazel resolves from the workspace root: any word, or part between `=` signs,
+    # that names a file of the tree.
+    options = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    for word in options.split():
+        for part in word.split("="):
+            target = _normal(part.strip("\"'").removeprefix("%workspace%/"))
+            if target and target in files:
+                found.add(target)
     return found, follow
 
 
-def _starlark_references(path: str, text: str) -> tuple[set[str], list[str]]:
+def _starlark_references(path: str, text: str, files: Mapping[str, Entry]) -> tuple[set[str], list[str]]:
     """(protected globs, .bzl files to read next) of one WORKSPACE, MODULE.bazel or .bzl text."""
     found: set[str] = set()
     follow: list[str] = []
@@ -97,7 +107,7 @@ def _starlark_references(path: str, text: str) -> tuple[set[str], list[str]]:
 
 
 def _walk(tree: Tree, listing: Mapping[str, Entry], start: tuple[str, ...],
-          references: Callable[[str, str], tuple[set[str], list[str]]]) -> set[str]:
+          references: Callable[[str, str, Mapping[str, Entry]], tuple[set[str], list[str]]]) -> set[str]:
     """Every glob `references` finds in the files from `start` on, following what it says to read."""
     found: set[str] = set()
     queue = [p for p in start if p in listing]
@@ -107,7 +117,7 @@ def _walk(tree: Tree, listing: Mapping[str, Entry], start: tuple[str, ...],
         if path in seen:
             continue
         seen.add(path)
-        more, follow = references(path, _text(listing, tree, path) or "")
+        more, follow = references(path, _text(listing, tree, path) or "", listing)
         found |= more
         queue.extend(follow)
     return found

@@ -102,3 +102,20 @@ def test_a_reference_added_by_the_change_protects_what_it_names(gate, project, t
     code, out, _ = check(gate, project, tmp_path)
     assert code == 2
     assert "[2] WORKSPACE:" in out and "[2] build_defs/unused.bzl: protected by 'build_defs/unused.bzl'" in out, out
+
+
+@pytest.mark.parametrize("path", ["sub/extra.rc", "tools_x/status.sh"])
+def test_relative_rc_references_are_protected(gate, project, tmp_path, path):
+    # Relative paths in rc files, which Bazel resolves from the workspace root.
+    init_policy(project)
+    project.git("checkout", "-q", "main")
+    project.write(".bazelrc", project.read(".bazelrc").decode() + "try-import sub/extra.rc\n")
+    project.write("sub/extra.rc", "build --workspace_status_command=tools_x/status.sh\n")
+    project.write("tools_x/status.sh", "#!/bin/sh\necho STABLE 1\n")
+    project.write_manifest()
+    project.commit("relative rc references")
+    project.git("checkout", "-q", "-B", "change")
+    project.write(path, "# runs before the sandbox\n")
+    project.commit(f"edit {path}")
+    code, out, _ = check(gate, project, tmp_path)
+    assert code == 2 and f"[2] {path}: protected by {path!r}" in out, out

@@ -101,3 +101,14 @@ def test_a_wrapper_file_or_link_is_named_in_the_report(tmp_path, kind):
         (tmp_path / "elsewhere").mkdir()
         os.symlink("../elsewhere", tmp_path / "tools" / "bazel")
     assert wrapper_note(str(tmp_path)) == "tools/bazel is in the tree and was not run: the gate runs the Bazel binary itself"
+
+
+@pytest.mark.parametrize("entry", ["", ".", "bin"])
+def test_an_empty_or_relative_path_entry_is_never_searched(tmp_path, monkeypatch, entry):
+    # Such an entry names the working directory, which may be the checked tree.
+    planted = elf(tmp_path / (entry or ".") / "bazel") if entry else elf(tmp_path / "bazel")
+    executable(tmp_path / "sys" / "bazel", LAUNCHER.encode())
+    elf(tmp_path / "sys" / "bazel-4")
+    monkeypatch.chdir(tmp_path)
+    found = resolve({"PATH": f"{entry}:{tmp_path / 'sys'}"})
+    assert found == str(tmp_path / "sys" / "bazel-4") and found != str(planted)

@@ -55,3 +55,14 @@ def test_paths_that_leave_the_repository_and_loops_are_harmless(tmp_path):
 
 def test_a_tree_without_control_files_protects_nothing_more(tmp_path):
     assert globs(tmp_path, {"shop/x.py": "", "defs/a.bzl": ""}) == ()
+
+
+def test_relative_rc_paths_resolved_from_the_workspace_root_count_too(tmp_path):
+    # Bazel takes `try-import sub/extra.rc` and `--workspace_status_command=tools/status.sh` from
+    # the workspace root; comments and words that name no file of the tree protect nothing.
+    found = globs(tmp_path, {
+        ".bazelrc": "# see billing/tax.py\ntry-import sub/extra.rc\nbuild --define=x=billing\n",
+        "sub/extra.rc": "build --workspace_status_command=tools/status.sh\nbuild --credential_helper='helper.sh'\n",
+        "tools/status.sh": "", "helper.sh": "", "billing/tax.py": "",
+    })
+    assert found == ("helper.sh", "sub/extra.rc", "tools/status.sh")
