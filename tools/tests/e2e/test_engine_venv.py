@@ -172,8 +172,8 @@ def test_the_engines_processes_and_pip_get_allowlisted_environments():
     caller = {"PATH": "/opt/evil/bin", "HOME": "/home/u", "TMPDIR": "/var/t", "PYTHONPATH": "/p", "PYTHONHOME": "/h",
               "PYTHONSTARTUP": "/s", "PYTHONUSERBASE": "/u", "PIP_TARGET": "/t", "PIP_PREFIX": "/x", "PIP_USER": "1",
               "PIP_INDEX_URL": "file:///idx", "HTTPS_PROXY": "http://127.0.0.1:3128", "LD_PRELOAD": "/l.so"}
-    process = venv.process_environment("/work/part", caller)
-    assert process == {"PATH": venv.PATH, "HOME": "/work/part", "LANG": "C.UTF-8", "TZ": "UTC", "TMPDIR": "/var/t"}
+    process = venv.process_environment("/srv/engine-part", caller)
+    assert process == {"PATH": venv.PATH, "HOME": "/srv/engine-part", "LANG": "C.UTF-8", "TZ": "UTC", "TMPDIR": "/var/t"}
     pip = venv.pip_environment(caller)
     assert pip == dict(process, HOME="/home/u", PIP_INDEX_URL="file:///idx", HTTPS_PROXY="http://127.0.0.1:3128")
 
