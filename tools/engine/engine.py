@@ -35,10 +35,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from tools.engine.errors import EngineError
+from tools.engine.errors import EngineError, tail
 from tools.engine.venv import buildgrid_python, cache_root, isolated, process_environment
 
-__all__ = ["EngineError", "buildgrid_python", "cache_root", "cache_server", "execution_engine"]
+__all__ = ["EngineError", "buildgrid_python", "cache_root", "cache_server", "execution_engine", "tail"]
 
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
 # PostgreSQL refuses to run as root; as root the cluster runs as this user.
@@ -55,17 +55,6 @@ START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 # Longest Unix socket path the kernel accepts (sun_path is 108 bytes including the NUL).
 _MAX_SOCKET_PATH = 107
-
-
-def tail(path: Path, max_bytes: int = 4000) -> str:
-    """The last `max_bytes` bytes of a log file, decoded leniently; a note if it does not exist."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - max_bytes))
-            return f.read().decode("utf-8", "replace")
-    except FileNotFoundError:
-        return f"(no log file {path})"
 
 
 def free_port() -> int:

@@ -38,7 +38,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tools.engine.errors import EngineError
+from tools.engine.errors import EngineError, tail
 
 HERE = Path(os.path.abspath(__file__)).parent
 LOCK = HERE / "requirements_lock.txt"
@@ -298,14 +298,7 @@ def _run(argv: list[str], log: Path, env: Mapping[str, str], cwd: Path) -> None:
             code = None
     if code != 0:
         state = "timed out" if code is None else f"exited with {code}"
-        raise InstallError(f"`{shlex.join(argv)}` {state}; log {log}:\n{_tail(log)}")
-
-
-def _tail(path: Path, max_bytes: int = 4000) -> str:
-    with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        f.seek(max(0, f.tell() - max_bytes))
-        return f.read().decode("utf-8", "replace")
+        raise InstallError(f"`{shlex.join(argv)}` {state}; log {log}:\n{tail(log)}")
 
 
 def _stderr(line: str) -> None:
