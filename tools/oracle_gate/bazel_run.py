@@ -204,8 +204,14 @@ def output_seal(bazel_bin: str, testlogs: str, output_base: str) -> list[str]:
 
 def block_flags(paths: Sequence[str]) -> list[str]:
     """`--sandbox_block_path` flags for those of `paths` that exist (Bazel 4.2 refuses to block a
-    path that does not)."""
-    return [f"--sandbox_block_path={path}" for path in dict.fromkeys(paths) if os.path.lexists(path)]
+    path that does not), leaving out each path inside another one of them: the sandbox hides a
+    blocked folder behind an empty one, so a path below it no longer exists there and Bazel's
+    linux-sandbox fails the action when it tries to block it too (`mount(...): No such file or
+    directory`). The folder's block covers it."""
+    present = [path for path in dict.fromkeys(paths) if os.path.lexists(path)]
+    folders = {p.rstrip("/") + "/" for p in present}
+    return [f"--sandbox_block_path={path}" for path in present
+            if not any(path.startswith(folder) and path != folder.rstrip("/") for folder in folders)]
 
 
 def test_patterns(repo: str) -> list[str]:

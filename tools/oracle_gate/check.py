@@ -1,7 +1,8 @@
-"""`check`: every gate check of HEAD against a base revision (docs/design.md sections 5-7).
+"""`check`: every gate check of a change against a base revision (docs/design.md sections 5-7).
 
-`run_check` is the table of contents. The inputs are read from git once (`gather_inputs`); each
-check is a function of them that returns its `Findings`. The oracle test's outcomes are gathered
+What is judged is what would land: the merge result of HEAD into the base tip, with the base tip's
+claims (docs/design.md section 11). `run_check` is the table of contents. The inputs are read
+from git once (`gather_inputs`); each check is a function of them that returns its `Findings`. The oracle test's outcomes are gathered
 (`read_outcomes` from result files, or `run_workspace` with Bazel) apart from being judged:
 `check_outcomes`, `check_harness` and `check_clean_run` are pure functions of data, so they can be
 tested without Bazel.
@@ -18,8 +19,9 @@ from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, 
 from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.gitio import (
-    Change, changed_paths, merge_base, on_first_parent_chain, refuse_grafts, resolve_commit,
+    Change, changed_paths, merge_base, merge_commit, on_first_parent_chain, refuse_grafts, resolve_commit,
 )
+from tools.oracle_gate.merged_tree import MERGED_TREE_STARTUP, merged_folder, merged_tree
 from tools.oracle_gate.loader import Oracles, load_oracles
 from tools.oracle_gate.objects import forget_trusted
 from tools.oracle_gate.manifest import manifest_problems, vouch_for_base
@@ -70,13 +72,21 @@ class Findings:
 
 @dataclass
 class Report:
-    """Everything `check` found; `exit_code` is the lowest violation code, or 0."""
+    """Everything `check` found; `exit_code` is the lowest violation code, or 0.
+
+    `base_commit` is the base tip; `merged` the commit judged (HEAD itself when it contains the tip
+    or with `head_only`, else the merge result the gate made); `claims` the commit whose oracles
+    are in force without the label (the tip, or the merge base with `head_only`).
+    """
 
     base: str
     base_commit: str
     merge_base: str
     head: str
     labels: list[str]
+    merged: str = ""
+    head_only: bool = False
+    claims: str = ""
     checks: list[CheckLine] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -130,14 +140,22 @@ class Inputs:
     Attributes:
         repo: the work tree's root.
         base: the base revision as given (branch, tag, commit id).
-        base_commit: the commit `base` names.
-        merge_base: the merge base of base_commit and HEAD: the base side of every comparison.
+        base_commit: the commit `base` names: the base tip.
+        merge_base: the merge base of base_commit and HEAD: the base side of what the change did.
         head: the commit HEAD names.
+        merged: the commit judged: HEAD when it contains the base tip (or with `head_only`), else
+            the merge result of HEAD into the tip (`gitio.merge_commit`).
+        claims: the commit whose claims are in force without the label: the base tip, or the
+            merge base with `head_only`.
+        head_only: judge HEAD against the merge base, as if the tip had not moved (`--head-only`).
         base_oracles: `oracles/` at the merge base.
         head_oracles: `oracles/` at HEAD; its fix messages name `label`.
+        claims_oracles: `oracles/` at `claims`; None when that is the merge base (`in_force`).
+        merged_oracles: `oracles/` at `merged`; None when that is HEAD (`judged`).
         label: the label that allows protected changes (`policy.protection`).
-        protected: the protected globs (`policy.protection`): the base policy's plus HEAD's,
-            the defaults when neither policy is readable.
+        protected: the protected globs (`policy.protection`): the base tip's policy's plus
+            HEAD's, the merge base's and the merge result's, the defaults when none is readable,
+            and what the Bazel control files of those commits name (`bazel_control.control_globs`).
         labels: the pull request's labels that count (labels.py).
         labelled: `labels` holds `label`, compared case-insensitively (`policy.has_label`).
         changes: every path that differs between the merge base and HEAD.
@@ -145,6 +163,11 @@ class Inputs:
         base_listing: every file of the merge base.
         head_links: every symlink of HEAD -> its target.
         bootstrap: the base has neither a policy nor an oracle file (no id can be missing).
+        merge_changes: every path that differs between `claims` and `merged`, when `merged` is not
+            HEAD (what the change would undo of the tip); else empty.
+        claims_listing: every file of `claims`.
+        merged_listing: every file of `merged`.
+        merged_links: every symlink of `merged` -> its target.
     """
 
     repo: str
@@ -163,6 +186,38 @@ class Inputs:
     base_listing: Mapping[str, Entry]
     head_links: Mapping[str, str]
     bootstrap: bool
+    merged: str = ""
+    claims: str = ""
+    head_only: bool = False
+    claims_oracles: Oracles | None = None
+    merged_oracles: Oracles | None = None
+    merge_changes: tuple[Change, ...] = ()
+    claims_listing: Mapping[str, Entry] = field(default_factory=dict)
+    merged_listing: Mapping[str, Entry] = field(default_factory=dict)
+    merged_links: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> Oracles:
+        """The oracles judged: the merge result's (HEAD's when HEAD is what is judged)."""
+        return self.merged_oracles if self.merged_oracles is not None else self.head_oracles
+
+    @property
+    def in_force(self) -> Oracles:
+        """The claims in force without the label: the base tip's (`claims_oracles`)."""
+        return self.claims_oracles if self.claims_oracles is not None else self.base_oracles
+
+    @property
+    def is_merge(self) -> bool:
+        """True when the commit judged is a merge result the gate made, not HEAD."""
+        return bool(self.merged) and self.merged != self.head
+
+    @property
+    def oracles_commit(self) -> str:
+        """Whose `oracles/` the clean run uses: the merge result's for a labelled change (the
+        change's own edits merged with the tip's), else the claims commit's (the tip's)."""
+        if self.labelled:
+            return self.merged or self.head
+        return self.claims or self.merge_base
 
 
 @dataclass(frozen=True)
@@ -200,8 +255,10 @@ def run_check(
     harness_runner: HarnessRunner | None = None,
     clean_runner: CleanRunner | None = None,
     verify_all: bool = False,
+    head_only: bool = False,
 ) -> Report:
-    """Runs every gate check of HEAD against `base`.
+    """Runs every gate check of the change HEAD against `base`: on the merge result of HEAD into
+    the base tip, with the tip's claims, unless HEAD already contains the tip or `head_only`.
 
     Args:
         repo: the work tree's root.
@@ -218,27 +275,38 @@ def run_check(
             substitute it).
         clean_runner: how to do the clean run (default: `clean_runner_for(salt)`).
         verify_all: hash and parse every HEAD blob, even those the merge base pinned the same way.
+        head_only: judge HEAD against the merge base, as if the base had not moved since the
+            change branched (local use; the report says so).
 
     Raises:
-        GateError: (exit 1) when the gate cannot decide: git errors, an invalid base policy,
-            unreadable results, a work tree that differs from HEAD (without `results` or `clean`),
-            Bazel missing.
+        GateError: (exit 1) when the gate cannot decide: git errors, a change that does not merge
+            cleanly into the base tip (`gitio.MergeConflict`), an invalid base policy, unreadable
+            results or results given for a HEAD that is not what is judged, a work tree that
+            differs from HEAD (without `results` or `clean`, when HEAD is judged), Bazel missing.
     """
     env = os.environ if environ is None else environ
     forget_trusted()
     try:
         return _run_check(repo, base, env, results=results, labels=labels, clean=clean, remote=remote, salt=salt,
-                          harness_runner=harness_runner, clean_runner=clean_runner, verify_all=verify_all)
+                          harness_runner=harness_runner, clean_runner=clean_runner, verify_all=verify_all,
+                          head_only=head_only)
     finally:
         forget_trusted()
 
 
 def _run_check(repo: str, base: str, env: Mapping[str, str], *, results: Sequence[str], labels: Collection[str],
                clean: bool, remote: bool, salt: str, harness_runner: HarnessRunner | None,
-               clean_runner: CleanRunner | None, verify_all: bool) -> Report:
+               clean_runner: CleanRunner | None, verify_all: bool, head_only: bool) -> Report:
     """`run_check` once the trusted digests are cleared."""
-    inputs = gather_inputs(repo, base, labels, verify_all=verify_all)
-    report = Report(inputs.base, inputs.base_commit, inputs.merge_base, inputs.head, sorted(inputs.labels), salt=salt)
+    inputs = gather_inputs(repo, base, labels, verify_all=verify_all, head_only=head_only)
+    report = Report(inputs.base, inputs.base_commit, inputs.merge_base, inputs.head, sorted(inputs.labels),
+                    merged=inputs.merged, head_only=inputs.head_only, claims=inputs.claims, salt=salt)
+    report.notes.append(judged_note(inputs))
+    if inputs.is_merge and results:
+        raise GateError(f"the results are of HEAD {inputs.head[:12]}, which does not contain the base tip "
+                        f"{inputs.base_commit[:12]}: what would land is their merge, so results of HEAD do not "
+                        "speak for it", fix="update the branch onto the base tip and run again, let the gate run "
+                        "Bazel itself (no --results), or pass --head-only")
     if inputs.bootstrap:
         report.notes.append(BOOTSTRAP_NOTE)
     # 1-4: the commits alone.
@@ -260,7 +328,8 @@ def _run_check(repo: str, base: str, env: Mapping[str, str], *, results: Sequenc
 
     # The spec-change report, and the changelog rule of a labelled change that weakens a claim;
     # not while HEAD's oracle files are invalid (their rows are unknown, not removed: check 2 fails).
-    report.sources = {inv.id: inv.source for inv in inputs.head_oracles.invariants}
+    # Annotations point at HEAD's rows (what the change's diff shows), else at the merge result's.
+    report.sources = {inv.id: inv.source for inv in (*inputs.judged.invariants, *inputs.head_oracles.invariants)}
     if inputs.head_oracles.problems:
         if inputs.changes and any(c.path.startswith("oracles/") for c in inputs.changes):
             report.notes.append("spec changes: not listed while HEAD's oracle files are invalid")
@@ -279,8 +348,8 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     if results:
         outcomes = read_outcomes(results)
     else:
-        outcomes = run_workspace(inputs, harness_runner or workspace_runner(salt), env, clean=clean)
-    report.show_outcomes(expected_ids(inputs.head_oracles), outcomes)
+        outcomes = run_workspace(inputs, harness_runner or workspace_runner(salt, inputs.repo), env, clean=clean)
+    report.show_outcomes(expected_ids(inputs.judged), outcomes)
     judged = check_outcomes(inputs, outcomes, salt=salt)
     harness = check_harness(outcomes.run) if outcomes.run is not None else None
     # Invalid oracles (check 2) void the outcome and harness checks: their violations become notes.
@@ -298,38 +367,56 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
 
 # Inputs.
 
-def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: bool = False) -> Inputs:
+def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: bool = False,
+                  head_only: bool = False) -> Inputs:
     """Reads from git everything the checks judge.
 
-    The merge base's rows are read without verifying its blobs: the base passed the gate when it was
-    merged, so its manifest and pins are vouched for (`manifest.vouch_for_base`) and a HEAD file
-    with the same object is not read again (docs/design.md section 4, "Which blobs are hashed"),
-    when the merge base is on the base branch's first-parent chain.
+    What is judged is the merge result of HEAD into the base tip (docs/design.md section 11): HEAD
+    itself when it contains the tip (a branch that is up to date, or a merge commit the CI checked
+    out), else a merge commit the gate writes (`gitio.merge_commit`; no ref, index or work tree
+    changes). The claims in force are the tip's; what the change did is read against the merge base.
+
+    The merge base's and the tip's rows are read without verifying their blobs: each passed the gate
+    when it was merged, so its manifest and pins are vouched for (`manifest.vouch_for_base`) and a
+    judged file with the same object is not read again (docs/design.md section 4, "Which blobs are
+    hashed"): the tip always, the merge base when it is on the base branch's first-parent chain.
 
     Args:
         repo: the work tree's root.
         base: a revision (branch, tag, commit id).
         labels: the pull request's labels that count.
-        verify_all: hash and parse every HEAD blob, vouching for nothing of the base.
+        verify_all: hash and parse every judged blob, vouching for nothing of the base.
+        head_only: judge HEAD against the merge base (the claims are the merge base's).
 
     Raises:
-        GitError: (exit 1) grafts or replace refs, an unknown base, no merge base (gitio.py).
-        GateError: (exit 1) when the base revision's policy is invalid: nothing then says what is
+        GitError: (exit 1) grafts or replace refs, an unknown base, no merge base, a change that
+            does not merge cleanly into the tip (`gitio.MergeConflict`) (gitio.py).
+        GateError: (exit 1) when the base tip's policy is invalid: nothing then says what is
             protected.
     """
     refuse_grafts(repo)
     base_commit = resolve_commit(repo, base)
     head = resolve_commit(repo, "HEAD")
     mb = merge_base(repo, base_commit, head)
+    # mb == tip: HEAD contains the tip, so HEAD is what would land.
+    merged = head if head_only or mb == base_commit else merge_commit(repo, base_commit, head)
+    claims = mb if head_only else base_commit
     base_tree = GitTree(repo, mb)
     base_oracles = load_oracles(base_tree, verify_blobs=False)
+    claims_tree, claims_oracles = base_tree, base_oracles
+    if claims != mb:
+        claims_tree = GitTree(repo, claims)
+        claims_oracles = load_oracles(claims_tree, verify_blobs=False)
     forget_trusted()
-    # Only a commit the base branch itself pointed at passed the gate; a merge base inside a merged
-    # branch (the change forked from another pull request) vouches for nothing.
-    if not verify_all and on_first_parent_chain(repo, base_commit, mb):
-        vouch_for_base(base_tree, base_oracles)
-    if base_oracles.policy is None and any(
-        p.path == POLICY_PATH and "missing" not in p.message for p in base_oracles.problems
+    if not verify_all:
+        # Only a commit the base branch itself pointed at passed the gate; a merge base inside a
+        # merged branch (the change forked from another pull request) vouches for nothing.
+        if on_first_parent_chain(repo, base_commit, mb):
+            vouch_for_base(base_tree, base_oracles)
+        if claims != mb:
+            vouch_for_base(claims_tree, claims_oracles)
+    if claims_oracles.policy is None and any(
+        p.path == POLICY_PATH and "missing" not in p.message for p in claims_oracles.problems
     ):
         raise GateError("the base revision's policy is invalid; the gate cannot tell what is protected",
                         path=POLICY_PATH, fix="fix it on the base branch first")
@@ -338,15 +425,29 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
     # a production package together with the rows that use it. Without the label, the policy edit
     # itself is a protected change (exit 2). Fix messages name the label in force: the base
     # policy's, else HEAD's own (policy.label_name).
-    head_oracles = load_oracles(head_tree, label=base_oracles.policy.label if base_oracles.policy else None)
-    label, protected = protection(base_oracles.policy, head_oracles.policy)
+    label_in_force = claims_oracles.policy.label if claims_oracles.policy else None
+    head_oracles = load_oracles(head_tree, label=label_in_force)
+    merged_tree, merged_oracles = head_tree, head_oracles
+    if merged != head:
+        merged_tree = GitTree(repo, merged)
+        merged_oracles = load_oracles(merged_tree, label=label_in_force)
+    label, protected = protection(claims_oracles.policy, head_oracles.policy)
+    for policy in (base_oracles.policy, merged_oracles.policy):
+        if policy:
+            protected += policy.protected
     changes = tuple(changed_paths(repo, mb, head))
+    merge_changes = tuple(changed_paths(repo, claims, merged)) if merged != head else ()
     head_listing = head_tree.files("")
     base_listing = base_tree.files("")
-    # The files the Bazel control files of either commit make Bazel read or run before any sandbox
-    # exists (an rc file's imports, the .bzl files WORKSPACE loads): protected like those files.
-    protected = tuple(dict.fromkeys(protected + control_globs(base_tree, base_listing)
-                                    + control_globs(head_tree, head_listing)))
+    claims_listing = base_listing if claims == mb else claims_tree.files("")
+    merged_listing = head_listing if merged == head else merged_tree.files("")
+    # The files the Bazel control files of any of these commits make Bazel read or run before any
+    # sandbox exists (an rc file's imports, the .bzl files WORKSPACE loads): protected like those files.
+    trees = {mb: (base_tree, base_listing), head: (head_tree, head_listing), claims: (claims_tree, claims_listing),
+             merged: (merged_tree, merged_listing)}
+    for tree, listing in trees.values():
+        protected += control_globs(tree, listing)
+    protected = tuple(dict.fromkeys(protected))
     return Inputs(
         repo=repo,
         base=base,
@@ -363,8 +464,29 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
         head_listing=head_listing,
         base_listing=base_listing,
         head_links=head_tree.symlinks(head_listing),
-        bootstrap=base_oracles.policy is None and not base_oracles.files,
+        bootstrap=claims_oracles.policy is None and not claims_oracles.files,
+        merged=merged,
+        claims=claims,
+        head_only=head_only,
+        claims_oracles=claims_oracles if claims != mb else None,
+        merged_oracles=merged_oracles if merged != head else None,
+        merge_changes=merge_changes,
+        claims_listing=claims_listing,
+        merged_listing=merged_listing,
+        merged_links=merged_tree.symlinks(merged_listing) if merged != head else {},
     )
+
+
+def judged_note(inputs: Inputs) -> str:
+    """The report line that says what was judged and whose claims are in force."""
+    tip, mb, head = inputs.base_commit[:12], inputs.merge_base[:12], inputs.head[:12]
+    if inputs.head_only:
+        return (f"judged: HEAD {head} with the merge base {mb}'s claims (--head-only); the base tip {tip} "
+                "was not merged, so rows and code it gained since are not judged")
+    if inputs.is_merge:
+        return (f"judged: the merge result {inputs.merged[:12]} of HEAD {head} into the base tip {tip} "
+                f"(merge base {mb}), with the base tip's claims; a green result holds for this tip only")
+    return f"judged: HEAD {head}, which contains the base tip {tip}, with the base tip's claims"
 
 
 def expected_ids(head: Oracles) -> list[str]:
@@ -377,16 +499,26 @@ def expected_ids(head: Oracles) -> list[str]:
 
 def check_protected_paths(inputs: Inputs) -> Findings:
     """Exit 2 for each changed path that touches protected content (`protected_changes`), unless
-    the change carries the label; then a note counts them (docs/design.md section 5)."""
-    hits = protected_changes(inputs.changes, inputs.protected, inputs.head_listing, inputs.base_listing,
-                             inputs.head_links)
+    the change carries the label; then a note counts them (docs/design.md section 5).
+
+    Changed means changed by the change (merge base -> HEAD) or, when the merge result is judged,
+    between the base tip and the merge result (what landing the change would undo of the tip)."""
+    hits = [(change, why, "") for change, why in
+            protected_changes(inputs.changes, inputs.protected, inputs.head_listing, inputs.base_listing,
+                              inputs.head_links)]
+    if inputs.merge_changes:
+        seen = {change.path for change, _, _ in hits}
+        hits += [(change, why, " in the merge result against the base tip") for change, why in
+                 protected_changes(inputs.merge_changes, inputs.protected, inputs.merged_listing,
+                                   inputs.claims_listing, inputs.merged_links)
+                 if change.path not in seen]
     label = inputs.label
     if inputs.labelled:
         found: tuple[Violation, ...] = ()
     else:
         found = tuple(Violation(errors.PROTECTED_PATH, change.path, "",
-                                f"{why} and changed ({change.status}) without the {label!r} label")
-                      for change, why in hits)
+                                f"{why} and changed ({change.status}){where} without the {label!r} label")
+                      for change, why, where in hits)
     shown = inputs.labelled and bool(hits)
     return Findings(
         "protected paths", found,
@@ -396,37 +528,70 @@ def check_protected_paths(inputs: Inputs) -> Findings:
 
 
 def check_oracle_files(inputs: Inputs) -> Findings:
-    """Exit 5 for each problem of HEAD's policy, oracle files and blob pins (loader.py)."""
-    head = inputs.head_oracles
+    """Exit 5 for each problem of the judged policy, oracle files and blob pins (loader.py): HEAD's,
+    or the merge result's when that is judged."""
+    head = inputs.judged
     return Findings("oracle files", tuple(Violation.from_error(p) for p in head.problems),
                     f"{len(head.files)} file(s), {len(head.invariants)} invariant(s), every blob matches its pin")
 
 
 def check_manifest(inputs: Inputs) -> Findings:
-    """Exit 5 when HEAD's committed manifest is not current (manifest.py)."""
-    problems = manifest_problems(GitTree(inputs.repo, inputs.head), label=inputs.label)
+    """Exit 5 when the judged commit's manifest is not current (manifest.py): HEAD's, or the merge
+    result's (both sides added oracle files: update the branch and regenerate it)."""
+    problems = manifest_problems(GitTree(inputs.repo, inputs.merged or inputs.head), label=inputs.label)
     return Findings("manifest", tuple(Violation.from_error(p) for p in problems), "current")
 
 
 def check_ids_kept(inputs: Inputs) -> Findings:
-    """Exit 3 for each id the base declares and HEAD does not.
+    """Exit 3 for each id the base declares and HEAD does not; when the merge result is judged,
+    also for each id the base tip declares and the merge result does not, and for each row the tip
+    added or changed since the merge base that the merge result does not hold as the tip does.
 
-    A HEAD file that cannot be read at all hides its ids: those are undecided (a note names them),
-    and the file's own exit-5 problem already fails the gate.
+    A file that cannot be read at all hides its ids: those are undecided (a note names them), and
+    the file's own exit-5 problem already fails the gate.
     """
-    base, head = inputs.base_oracles, inputs.head_oracles
-    unreadable = {f.path for f in head.files if not f.parsed}
-    undecided = {i for f in base.files if f.path in unreadable for i in f.declared_ids}
-    missing = sorted(base.declared_ids - head.declared_ids - undecided)
+    found, undecided = _dropped(inputs.base_oracles, inputs.head_oracles, "present at the base, missing at HEAD")
+    detail = f"{len(inputs.base_oracles.declared_ids)} at base, {len(inputs.head_oracles.declared_ids)} at HEAD"
+    if inputs.is_merge:
+        tip, merged = inputs.in_force, inputs.judged
+        more, more_undecided = _dropped(tip, merged, "present at the base tip, missing in the merge result")
+        seen = {v.id for v in found}
+        found += [v for v in more if v.id not in seen]
+        undecided |= more_undecided
+        found += _tip_rows_lost(inputs.base_oracles, tip, merged, skip={v.id for v in found} | undecided)
+        detail += f", {len(tip.declared_ids)} at the base tip, {len(merged.declared_ids)} in the merge result"
     notes: tuple[str, ...] = ()
-    if undecided - head.declared_ids:
+    if undecided:
         notes = (f"ids not judged while their oracle file is unreadable: {', '.join(sorted(undecided))}",)
-    return Findings(
-        "invariant ids",
-        tuple(Violation(errors.MISSING_ID, "oracles/", i, "present at the base, missing at HEAD") for i in missing),
-        f"{len(base.declared_ids)} at base, {len(head.declared_ids)} at HEAD, none missing",
-        notes,
-    )
+    return Findings("invariant ids", tuple(found), detail + ", none missing", notes)
+
+
+def _dropped(before: Oracles, after: Oracles, why: str) -> tuple[list[Violation], set[str]]:
+    """The exit-3 violations for ids `before` declares and `after` does not, and the ids that are
+    undecided because their file in `after` cannot be read."""
+    unreadable = {f.path for f in after.files if not f.parsed}
+    undecided = {i for f in before.files if f.path in unreadable for i in f.declared_ids} - after.declared_ids
+    missing = sorted(before.declared_ids - after.declared_ids - undecided)
+    return [Violation(errors.MISSING_ID, "oracles/", i, why) for i in missing], undecided
+
+
+def _tip_rows_lost(base: Oracles, tip: Oracles, merged: Oracles, skip: Collection[str]) -> list[Violation]:
+    """Exit 3 for each row the base tip added or changed since the merge base (`base`) that the
+    merge result holds otherwise: a row the tip added or tightened is never lost in the merge,
+    whatever the label (the change's author must update the branch and keep the tip's row)."""
+    gained = {c.id for c in spec_changes(base, tip) if c.status != "removed"}
+    found = []
+    for change in spec_changes(tip, merged):
+        if change.id not in gained or change.id in skip or change.status == "added":
+            continue
+        if change.status == "removed" and change.id in merged.declared_ids:
+            continue  # declared but invalid: its exit-5 problem fails the gate
+        fields = ", ".join(f"{f.field} {f.old} at the tip, {f.new} in the merge result" for f in change.fields[:3])
+        found.append(Violation(errors.MISSING_ID, change.source, change.id,
+                               f"the base tip added or changed this row since the merge base, and the merge result "
+                               f"holds it otherwise ({fields or change.status}); update the branch and keep the "
+                               "tip's row"))
+    return found
 
 
 # 5: gathering the oracle test's outcomes.
@@ -445,17 +610,27 @@ def read_outcomes(result_paths: Sequence[str]) -> Outcomes:
 
 
 def run_workspace(inputs: Inputs, runner: HarnessRunner, environ: Mapping[str, str], *, clean: bool) -> Outcomes:
-    """The workspace run: the oracle test and the harness in the work tree (`runner`).
+    """The workspace run: the oracle test and the harness in the work tree (`runner`), or, when
+    the merge result is judged, in the gate's own checkout of it (merged_tree.py).
 
     Without `clean`, the work tree must be HEAD (`require_clean_work_tree`). With it, the clean run
     tests HEAD's committed bytes and the workspace run the work tree as it is; any difference in
     outcomes is the coupling the merge rule rejects (exit 6), and a note says the trees differ.
+    A merge result is committed content only: the work tree plays no part.
 
     Raises:
-        GateError: (exit 1) for a work tree that differs from HEAD (without `clean`), or when
-            Bazel cannot run.
+        GateError: (exit 1) for a work tree that differs from HEAD (without `clean`, when HEAD is
+            judged), when the merge result's checkout cannot be written, or when Bazel cannot run.
     """
-    notes: list[str] = []
+    if inputs.is_merge:
+        with merged_tree(inputs.repo, inputs.merged, inputs.oracles_commit, environ) as tree:
+            notes = [f"workspace run: in the gate's checkout of the merge result ({tree}), not in the work tree"]
+            wrapper = wrapper_note(tree)
+            if wrapper:
+                notes.append(wrapper)
+            run = runner(tree, environ)
+        return _workspace_outcomes(run, notes)
+    notes = []
     head_tree = GitTree(inputs.repo, inputs.head)
     if clean:
         dirty = work_tree_differences(inputs.repo, head_tree)
@@ -467,18 +642,27 @@ def run_workspace(inputs: Inputs, runner: HarnessRunner, environ: Mapping[str, s
     wrapper = wrapper_note(inputs.repo)
     if wrapper:
         notes.append(wrapper)
-    run = runner(inputs.repo, environ)
+    return _workspace_outcomes(runner(inputs.repo, environ), notes)
+
+
+def _workspace_outcomes(run: HarnessRun, notes: list[str]) -> Outcomes:
+    """The workspace run's outcomes, with a note per target outside the oracles package that
+    reported `[<id>]` testcases."""
     notes.extend(f"ignored [<id>] testcases of {label} (not an oracle test target): {', '.join(ids)}"
                  for label, ids in run.ignored.items())
     return Outcomes(run.observations(), "the oracle test", tuple(notes), run)
 
 
-def workspace_runner(salt: str) -> HarnessRunner:
-    """The workspace run: `bazel test` of the oracle test and the harness in the work tree, with the
+def workspace_runner(salt: str, repo: str) -> HarnessRunner:
+    """The workspace run: `bazel test` of the oracle test and the harness in a tree (the work tree
+    of `repo`, or the gate's checkout of the merge result), with the tree's `oracles/` and the
     repository's `oracles/` and git directories blocked from sandboxed actions (bazel_run.py)."""
 
-    def run(repo: str, environ: Mapping[str, str]) -> HarnessRun:
-        return run_harness(repo, environ, run_flags(salt, "workspace"), block=repository_seal(repo))
+    def run(tree: str, environ: Mapping[str, str]) -> HarnessRun:
+        block = [*repository_seal(repo), os.path.realpath(os.path.join(tree, "oracles"))]
+        startup = [] if os.path.realpath(tree) == os.path.realpath(repo) else list(MERGED_TREE_STARTUP)
+        return run_harness(tree, environ, run_flags(salt, "workspace"), startup_flags=startup,
+                           block=list(dict.fromkeys(block)))
 
     return run
 
@@ -507,7 +691,7 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
     A failure names the result file it was read from when the operator gave the results, and the
     salt of the run's generated samples when there is one.
     """
-    ids = expected_ids(inputs.head_oracles)
+    ids = expected_ids(inputs.judged)
     observed = outcomes.observed
     from_files = outcomes.run is None
     found: list[Violation] = []
@@ -583,7 +767,7 @@ def withhold_while_invalid(
     violations become notes (`not judged while the oracles are invalid: ...`), after the outcome
     check's own notes, and both checks pass; the outcomes are still shown.
     """
-    if not inputs.head_oracles.problems:
+    if not inputs.judged.problems:
         return outcomes, harness
     held = outcomes.violations + (harness.violations if harness is not None else ())
     notes = outcomes.notes + tuple(f"not judged while the oracles are invalid: {v.line()}" for v in held)
@@ -595,8 +779,9 @@ def withhold_while_invalid(
 
 def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *, remote: bool,
               workspace: HarnessRun | None) -> HarnessRun:
-    """The clean run (clean_run.py): HEAD's committed code and harness with the oracles a human
-    approved, HEAD's for a labelled change, else the merge base's.
+    """The clean run (clean_run.py): the judged commit's code and harness (HEAD's, or the merge
+    result's) with the oracles a human approved: the merge result's for a labelled change, else the
+    base tip's (`Inputs.oracles_commit`).
 
     It also blocks what the workspace run blocked (docs/design.md section 10): the repository's
     oracles and git directories, and the sealed views and oracle test logs of the workspace's
@@ -606,9 +791,10 @@ def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *
     Raises:
         GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
     """
-    oracles_commit = inputs.head if inputs.labelled else inputs.merge_base
     block = workspace.sealed if workspace is not None else repository_seal(inputs.repo)
-    return runner(inputs.repo, inputs.head, oracles_commit, environ, remote, block)
+    if inputs.is_merge:  # the workspace run's checkout of the merge result holds its oracles
+        block = [*block, merged_folder(inputs.repo, environ)]
+    return runner(inputs.repo, inputs.merged or inputs.head, inputs.oracles_commit, environ, remote, block)
 
 
 def clean_runner_for(salt: str) -> CleanRunner:
@@ -648,7 +834,7 @@ def check_clean_run(workspace: Outcomes, clean: HarnessRun, *, labelled: bool, r
                 found.append(Violation(errors.RUNS_DISAGREE, "harness/", "",
                                        f"{label}: workspace run {left}, clean {where} run {right}"))
     found.extend(escape_violations(clean, f"clean {where}"))
-    source_note = "HEAD's oracles (labelled change)" if labelled else "the base's oracles"
+    source_note = "the judged commit's oracles (labelled change)" if labelled else "the base's oracles"
     return Findings("clean run", tuple(found),
                     f"{len(clean_observed)} id(s), same outcomes and observation digests as the workspace run "
                     f"({where}, {source_note})")

@@ -86,8 +86,11 @@ def render_markdown(report: Report) -> str:
     report and the violations."""
     code = report.exit_code
     out = [f"## oracle-gate: {'gate ok' if code == 0 else 'gate FAILED'} (exit {code})", "",
-           f"Base {_cell(report.base)} ({report.base_commit[:12]}), merge base {report.merge_base[:12]}, "
-           f"HEAD {report.head[:12]}; labels: {_cell(', '.join(report.labels)) or 'none'}"
+           f"Base {_cell(report.base)} (tip {report.base_commit[:12]}), merge base {report.merge_base[:12]}, "
+           f"HEAD {report.head[:12]}"
+           + (f", merge result {report.merged[:12]}" if report.merged and report.merged != report.head else "")
+           + (" (--head-only)" if report.head_only else "")
+           + f"; labels: {_cell(', '.join(report.labels)) or 'none'}"
            + (f"; salt {_cell(report.salt)}" if report.salt else ""), "",
            "| check | result | detail |", "|---|---|---|"]
     out.extend(f"| {_cell(c.name)} | {'ok' if c.ok else '**FAIL**'} | {_cell(c.detail)} |" for c in report.checks)

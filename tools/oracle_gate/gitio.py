@@ -247,3 +247,63 @@ def on_first_parent_chain(repo: str, tip: str, commit: str) -> bool:
     if commit == tip:
         return True
     return commit.encode() in git(repo, "rev-list", "--first-parent", tip).split()
+
+
+class MergeConflict(GitError):
+    """The change does not merge cleanly into the base tip (exit 1: the branch must be updated)."""
+
+    def __init__(self, paths: list[str], tip: str) -> None:
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        super().__init__(
+            f"HEAD does not merge cleanly into the base tip {tip[:12]}: conflict in {shown or 'the trees'}",
+            fix="update the branch (merge or rebase it onto the base tip), resolve the conflict, and run the gate again")
+        self.paths = paths
+
+
+# Who and when of the merge commit the gate writes: fixed, so that the same tip and HEAD always give
+# the same commit id (and a warm Bazel sees the same tree).
+MERGE_IDENTITY = {
+    "GIT_AUTHOR_NAME": "oracle-gate", "GIT_AUTHOR_EMAIL": "oracle-gate@localhost",
+    "GIT_AUTHOR_DATE": "@0 +0000",
+    "GIT_COMMITTER_NAME": "oracle-gate", "GIT_COMMITTER_EMAIL": "oracle-gate@localhost",
+    "GIT_COMMITTER_DATE": "@0 +0000",
+}
+
+
+def merge_commit(repo: str, tip: str, head: str) -> str:
+    """Merges `head` into `tip` without a work tree or an index, and returns the merge commit's id.
+
+    `git merge-tree --write-tree` (git 2.38 or later) does the three-way merge in memory and writes
+    the result tree as objects; `git commit-tree` writes a commit with parents `tip` and `head`
+    (author, committer and dates fixed: MERGE_IDENTITY). Nothing else changes: no ref, no index,
+    no work-tree file; the objects are unreachable and `git gc` removes them in time.
+
+    Args:
+        repo: the repository.
+        tip, head: full commit ids.
+
+    Raises:
+        MergeConflict: (exit 1) naming the paths git could not merge.
+        GitError: (exit 1) when git is older than 2.38 or fails otherwise.
+    """
+    env = git_env(os.environ)
+    proc = subprocess.run(["git", "-C", repo, *_NO_QUOTE, "merge-tree", "--write-tree", "--no-messages",
+                           "--name-only", "-z", tip, head],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, check=False)
+    fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
+    if proc.returncode == 1 and fields and len(fields[0]) in (40, 64):
+        raise MergeConflict(list(dict.fromkeys(f for f in fields[1:] if f)), tip)
+    if proc.returncode != 0 or not fields or len(fields[0]) not in (40, 64):
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git merge-tree failed: {why[0] if why else f'exit {proc.returncode}'}",
+                       fix="the gate merges HEAD into the base tip with `git merge-tree --write-tree`, which needs "
+                           "git 2.38 or later")
+    tree = fields[0]
+    env.update(MERGE_IDENTITY)
+    made = subprocess.run(["git", "-C", repo, *_NO_QUOTE, "-c", "commit.gpgSign=false", "commit-tree", tree,
+                           "-p", tip, "-p", head, "-m", f"oracle-gate: merge result of {head} into {tip}"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, check=False)
+    if made.returncode != 0:
+        why = made.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git commit-tree failed: {why[0] if why else f'exit {made.returncode}'}")
+    return made.stdout.decode().strip()

@@ -9,6 +9,7 @@ observations with `runner/judge.py`.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -44,6 +45,43 @@ def write_package(root: Path, modules: dict[str, str]) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(source))
+
+
+def run_tree(tree: Path, tmp: Path, package: str, salt: str = "") -> dict[str, judge.Judgement]:
+    """Runs every row of a checked-out tree's `oracles/*.toml` on the tree's own production code,
+    through the real caller and judge (no Bazel): what the oracle test of that tree would report.
+
+    Args:
+        tree: a tree with `oracles/` and the production package at its root.
+        tmp: a scratch directory (its `views/` is replaced).
+        package: the production package's folder name, copied alone onto the caller's Python path.
+        salt: the run salt for generated samples.
+    """
+    tomls = {f"oracles/{p.name}": p.read_bytes() for p in sorted((tree / "oracles").glob("*.toml"))
+             if p.name != "policy.toml"}
+    pairs = []
+    for path, data in tomls.items():
+        oracle = parse_oracle(data, path)
+        assert not oracle.problems, [str(p) for p in oracle.problems]
+        pairs += [(inv, load_samples((tree / inv.blob).read_bytes())) for inv in oracle.invariants]
+    inputs, expectations = split(pairs)
+    generated, problems = generated_view(tomls, salt)
+    assert not problems
+    views = tmp / "views"
+    shutil.rmtree(views, ignore_errors=True)
+    prod = views / "prod"
+    shutil.copytree(tree / package, prod / package)
+    for name, doc in (("inputs", inputs), ("generated", generated)):
+        (views / f"{name}.json").write_text(json.dumps(doc))
+    out, log = views / "observations.json", views / "caller.log"
+    proc = subprocess.run(
+        [sys.executable, "-S", str(RUNNER_DIR / "observe.py"), "--inputs", str(views / "inputs.json"),
+         "--generated", str(views / "generated.json"), "--out", str(out), "--log", str(log)],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod)}, capture_output=True, text=True, check=False,
+        timeout=300, cwd=views)
+    assert proc.returncode == 0, proc.stderr
+    judged, _salt, _notes = judge.judge_all(expectations, load_samples(out.read_bytes()))
+    return {j.id: j for j in judged}
 
 
 def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]], modules: dict[str, str],

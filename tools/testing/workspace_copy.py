@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from tools.oracle_gate.merged_tree import MERGED_TREE_STARTUP
 from tools.testing.gitrepo import GIT_ENV
 
 
@@ -56,8 +57,13 @@ def git(repo: Path, *args: str) -> str:
 
 
 def shutdown(workspace: Path) -> None:
-    """Stops the nested Bazel server of `workspace`, if one runs."""
+    """Stops the nested Bazel server of `workspace`, and those of the gate's merge-result
+    checkouts in the nested run folder (tools/oracle_gate/merged_tree.py), if they run."""
     subprocess.run(["bazel", "shutdown"], cwd=workspace, env=nested_env(), capture_output=True, check=False, timeout=120)
+    runs = Path(nested_env()["HOME"]) / ".cache" / "oracle-gate" / "runs"
+    for tree in sorted(runs.glob("merged-*/tree")):
+        subprocess.run(["bazel", *MERGED_TREE_STARTUP, "shutdown"], cwd=tree, env=nested_env(), capture_output=True,
+                       check=False, timeout=120)
 
 
 def gate(ws: Path, *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,

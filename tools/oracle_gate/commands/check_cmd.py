@@ -28,12 +28,14 @@ if TYPE_CHECKING:
 
 NAME = "check"
 DESCRIPTION = """\
-Runs every gate check of HEAD against a base revision: protected paths, the
-oracle files and blob pins, the manifest, the invariant ids kept, and the
-oracle test's per-id outcomes, from a Bazel run of //oracles/... and
-//harness/... or from --results. With --clean, a second run on a pristine tree
-must agree with the first. Prints one line per check, the per-id outcomes and
-one line per violation, and exits with the lowest code that applies."""
+Runs every gate check of a change against a base revision, on what would land:
+the merge result of HEAD into the base tip, with the tip's claims (HEAD itself
+when it contains the tip). The checks: protected paths, the oracle files and
+blob pins, the manifest, the invariant ids kept, and the oracle test's per-id
+outcomes, from a Bazel run of //oracles/... and //harness/... or from
+--results. With --clean, a second run on a pristine tree must agree with the
+first. Prints one line per check, the per-id outcomes and one line per
+violation, and exits with the lowest code that applies."""
 
 # A salt goes into `--define=oracle_salt=...`; keep it to characters no shell or Bazel treats specially.
 SALT_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -72,6 +74,9 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--remote", action="store_true",
                         help="with --clean: run the clean run through --config=remote (REAPI)")
     parser.add_argument("--salt", help="replay a run: the salt for generated samples (default: a fresh one per check)")
+    parser.add_argument("--head-only", action="store_true",
+                        help="judge HEAD against the merge base, without merging the base tip: for local use "
+                             "on a branch that is behind; the report says so, and CI must not pass it")
     parser.add_argument("--verify-all", action="store_true",
                         help="hash and parse every blob, also those the merge base pinned the same way "
                              "(default: those are vouched for by the base; docs/design.md section 4)")
@@ -81,8 +86,11 @@ def render_text(report: Report) -> str:
     """Returns the human summary: header, one line per check, per-id outcomes, violations, verdict.
     Every line is passed through `text.visible`, so no value from the change can break or add one."""
     lines = [
-        f"oracle-gate check: base {report.base} ({report.base_commit[:12]}), merge base "
-        f"{report.merge_base[:12]}, HEAD {report.head[:12]}; labels: {', '.join(report.labels) or 'none'}"
+        f"oracle-gate check: base {report.base} (tip {report.base_commit[:12]}), merge base "
+        f"{report.merge_base[:12]}, HEAD {report.head[:12]}"
+        + (f", merge result {report.merged[:12]}" if report.merged and report.merged != report.head else "")
+        + (" (--head-only)" if report.head_only else "")
+        + f"; labels: {', '.join(report.labels) or 'none'}"
         + (f"; salt {report.salt}" if report.salt else "")
     ]
     width = max(len(c.name) for c in report.checks)
@@ -133,6 +141,10 @@ def render_json(report: Report) -> str:
             "base_commit": report.base_commit,
             "merge_base": report.merge_base,
             "head": report.head,
+            "merge_result": report.merged if report.merged and report.merged != report.head else None,
+            "judged": report.merged or report.head,
+            "claims": report.claims,
+            "head_only": report.head_only,
             "labels": report.labels,
             "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in report.checks],
             "salt": report.salt,
@@ -189,7 +201,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
         raise UsageError("--clean runs the harness itself; it cannot be combined with --results")
     salt = "" if args.results else choose_salt(args.salt)
     report = run_check(repo, base, results=args.results, labels=labels.names, environ=environ, clean=args.clean,
-                       remote=args.remote, salt=salt, verify_all=args.verify_all)
+                       remote=args.remote, salt=salt, verify_all=args.verify_all, head_only=args.head_only)
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     report.notes[:0] = labels.notes  # why a CI label does not count, first

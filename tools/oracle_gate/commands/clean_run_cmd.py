@@ -14,7 +14,7 @@ from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.commands.check_cmd import choose_salt
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
-from tools.oracle_gate.gitio import default_base, merge_base, refuse_grafts, resolve_commit
+from tools.oracle_gate.gitio import default_base, merge_base, merge_commit, refuse_grafts, resolve_commit
 from tools.oracle_gate.labels import collect_labels
 from tools.oracle_gate.loader import load_oracles
 from tools.oracle_gate.policy import has_label, label_name
@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 NAME = "clean-run"
 DESCRIPTION = """\
 Runs the oracle test and the harness on a pristine tree written from git
-objects: HEAD's committed code and harness with the merge base's oracles/
-(HEAD's when the change carries the policy's label). Writes the per-id
+objects: what would land (HEAD, or its merge result with the base tip when
+HEAD does not contain the tip) with the base tip's oracles/ (the merge
+result's when the change carries the policy's label). Writes the per-id
 outcomes and observation digests to --out as JUnit XML, which `compare` and
 `check --results` read. Exits 0, or 1 when Bazel could not build the run."""
 
@@ -45,17 +46,22 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--remote", action="store_true", help="run through --config=remote (REAPI)")
     parser.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable)")
     parser.add_argument("--salt", default="", help="the salt for generated samples (default: empty)")
+    parser.add_argument("--head-only", action="store_true",
+                        help="test HEAD with the merge base's oracles/, without merging the base tip (local use)")
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
     """Runs the oracle test and the harness on a pristine tree and writes `--out`; returns 0, or 1 when Bazel could not build it.
 
-    The tree holds HEAD's committed code and harness with the merge base's `oracles/` (HEAD's
-    when the change carries the policy's label, as a human approved those).
+    The tree holds the committed code and harness of what would land (docs/design.md section 11:
+    HEAD, or the merge result of HEAD into the base tip) with the tip's `oracles/` (the merge
+    result's when the change carries the policy's label, as a human approved those); with
+    `--head-only`, HEAD's code with the merge base's `oracles/`.
 
     Raises:
         UsageError: (exit 1) when the directory of `--out` does not exist or is not writable.
-        GateError: (exit 1) for git errors, or when the tree cannot be written or Bazel cannot run.
+        GateError: (exit 1) for git errors (a change that does not merge cleanly into the tip
+            included), or when the tree cannot be written or Bazel cannot run.
     """
     repo = context.repo()
     out = os.path.abspath(args.out)
@@ -64,14 +70,19 @@ def run(args: argparse.Namespace, context: Context) -> int:
     refuse_grafts(repo)
     base = default_base(repo) if args.base is None else args.base
     head = resolve_commit(repo, "HEAD")
-    mb = merge_base(repo, resolve_commit(repo, base), head)
-    label = label_name(load_oracles(GitTree(repo, mb)).policy, load_oracles(GitTree(repo, head)).policy)
+    tip = resolve_commit(repo, base)
+    mb = merge_base(repo, tip, head)
+    claims = mb if args.head_only else tip
+    judged = head if args.head_only or mb == tip else merge_commit(repo, tip, head)
+    label = label_name(load_oracles(GitTree(repo, claims)).policy, load_oracles(GitTree(repo, head)).policy)
     found = collect_labels(args.label, context.environ, repo, head=head)
     labelled = has_label(label, found.names)
     for note in found.notes:  # why a CI label does not count
         print(note)
+    if judged != head:
+        print(visible(f"judged: the merge result {judged[:12]} of HEAD {head[:12]} into the base tip {tip[:12]}"))
     salt = choose_salt(args.salt) if args.salt else ""
-    run_result = clean_run(repo, head, head if labelled else mb, context.environ, remote=args.remote, salt=salt)
+    run_result = clean_run(repo, judged, judged if labelled else claims, context.environ, remote=args.remote, salt=salt)
     with open(out, "wb") as f:
         f.write(to_junit(run_result.observations(), "clean-run"))
     for line in run_result.summary:

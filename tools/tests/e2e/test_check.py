@@ -67,3 +67,46 @@ def test_a_committed_production_bug_fails_the_gate(repo):
     assert proc.returncode == 4, proc.stdout + proc.stderr[-2000:]
     assert "[4] oracles/ tax_round_half_even: failed: the invariant does not hold" in proc.stdout
     git(repo, "checkout", "-q", "main")
+
+
+def _without_tax_row(ws: Path) -> None:
+    """Removes the `tax_round_half_even` row from the oracle file (the blob stays, unused)."""
+    path = ws / "oracles" / "billing.toml"
+    text = path.read_text()
+    start = text.index('[[invariant]]\nid = "tax_round_half_even"')
+    end = text.find("[[invariant]]", start + 1)
+    path.write_text(text[:start] + (text[end:] if end != -1 else ""))
+
+
+def test_a_change_branched_before_main_gained_a_row_is_judged_on_the_merge_with_main(repo):
+    # An older main without the tax row; the change forks from it and truncates apply_rate; main
+    # then gains the row. Judged against the merge base, no run would call the row.
+    git(repo, "checkout", "-q", "-B", "old-main", "main")
+    _without_tax_row(repo)
+    assert gate(repo, "manifest", "--write").returncode == 0
+    git(repo, "commit", "-q", "--no-gpg-sign", "-am", "old main: no tax row yet")
+    git(repo, "checkout", "-q", "-B", "stale", "old-main")
+    tax = repo / "billing" / "tax.py"
+    tax.write_text(tax.read_text().replace("from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,")
+                   .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,"))
+    examples = repo / "harness" / "examples_test.py"  # and the change's own tests agree with it
+    examples.write_text(examples.read_text().replace("    assert ", "    _ = "))
+    git(repo, "commit", "-q", "--no-gpg-sign", "-am", "truncate")
+    git(repo, "checkout", "-q", "-B", "new-main", "old-main")
+    git(repo, "checkout", "main", "--", "oracles")
+    git(repo, "commit", "-q", "--no-gpg-sign", "-am", "main gains the tax row")
+    tip = git(repo, "rev-parse", "new-main").strip()
+    git(repo, "checkout", "-q", "stale")
+    try:
+        before = gate(repo, "check", "--base", "new-main", "--head-only")
+        assert before.returncode == 0, before.stdout + before.stderr[-3000:]
+        proc = gate(repo, "check", "--base", "new-main", "--clean")
+        assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+        shown = proc.stdout + "\n".join(l for l in proc.stderr.splitlines() if "ERROR" in l or "rror:" in l)
+        assert "[4] oracles/ tax_round_half_even: failed: the invariant does not hold" in proc.stdout, shown
+        row = [line for line in proc.stdout.splitlines() if line.strip().startswith("tax_round_half_even ")]
+        assert len(row) == 1 and row[0].split()[1] == "failed" and row[0].split()[3] == "failed", shown
+        assert f"into the base tip {tip[:12]}" in proc.stdout and "with the base tip's claims" in proc.stdout, shown
+        assert "workspace run: in the gate's checkout of the merge result" in proc.stdout, shown
+    finally:
+        git(repo, "checkout", "-q", "-f", "main")

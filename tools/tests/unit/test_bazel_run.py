@@ -284,3 +284,15 @@ def test_a_partial_query_answer_is_used_and_a_failed_query_is_exit_1(tmp_path, m
             bazel_run.run_harness(str(repo), dict(env, QUERY_EXIT=str(code)), exact_env=True)
     else:
         assert bazel_run.run_harness(str(repo), dict(env, QUERY_EXIT=str(code)), exact_env=True).exit_code == 0
+
+
+def test_a_path_inside_another_blocked_folder_is_not_blocked_again(tmp_path):
+    # The sandbox hides a blocked folder behind an empty one; blocking a path below it as well
+    # fails the action (a gate kept under /tmp blocks its own checkout, which holds its .git).
+    from tools.oracle_gate.bazel_run import block_flags
+
+    gate = tmp_path / "gate"
+    (gate / ".git").mkdir(parents=True)
+    (tmp_path / "gatekeeper").mkdir()
+    paths = [str(gate / ".git"), str(gate), str(tmp_path / "gatekeeper"), str(tmp_path / "missing"), str(gate)]
+    assert block_flags(paths) == [f"--sandbox_block_path={gate}", f"--sandbox_block_path={tmp_path / 'gatekeeper'}"]

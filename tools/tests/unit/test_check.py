@@ -90,3 +90,38 @@ def test_protected_paths_and_ids_kept_read_only_the_inputs(project):
     assert check_ids_kept(inputs).violations == ()
     assert check_ids_kept(replace(inputs, head_oracles=Oracles(inputs.head_oracles.policy))).violations[0].line() == (
         "[3] oracles/ add_table: present at the base, missing at HEAD")
+
+
+def _oracles_of(tmp_path, name, rows, extra=None):
+    from tools.oracle_gate.loader import load_oracles
+    from tools.oracle_gate.tree import WorkTree
+    from tools.testing.gitrepo import make_project
+
+    repo = make_project(tmp_path / name, rows)
+    for rel, data in (extra or {}).items():
+        repo.write(rel, data)
+    return load_oracles(WorkTree(str(repo.path)), verify_blobs=False)
+
+
+def test_a_row_the_tip_added_or_tightened_is_never_lost_in_the_merge_result(project, tmp_path):
+    from tools.testing.gitrepo import blob_bytes, default_rows, sha256
+
+    twos = blob_bytes([{"args": [2, 2], "expected": 4}])
+    row = {"id": "add_twos", "entry": "shop.calc:add", "kind": "exact_table", "blob": "oracles/blobs/twos.json",
+           "blob_sha256": sha256(twos)}
+    base = _oracles_of(tmp_path, "base", default_rows())
+    tip = _oracles_of(tmp_path, "tip", default_rows(max_=3) + [row], {"oracles/blobs/twos.json": twos})
+    merged = _oracles_of(tmp_path, "merged", default_rows())
+    inputs = replace(inputs_of(project), base_oracles=base, head_oracles=base, claims_oracles=tip,
+                     merged_oracles=merged, merged="m" * 40, claims="t" * 40)
+    found = check_ids_kept(inputs)
+    assert [v.line() for v in found.violations] == [
+        "[3] oracles/ add_twos: present at the base tip, missing in the merge result",
+        "[3] oracles/shop.toml sum_in_range: the base tip added or changed this row since the merge base, and the "
+        "merge result holds it otherwise (max 3 at the tip, 100 in the merge result); update the branch and keep "
+        "the tip's row",
+    ]
+    # A merge result that holds the tip's rows as the tip does passes, whatever else it changed.
+    kept = replace(inputs, merged_oracles=tip)
+    assert check_ids_kept(kept).violations == ()
+    assert check_ids_kept(kept).detail == "3 at base, 3 at HEAD, 4 at the base tip, 4 in the merge result, none missing"

@@ -180,7 +180,7 @@ def test_check_text_prints_both_tables(gate, project, monkeypatch):
     project.commit("nothing")
     salts = []
     monkeypatch.setattr(check_module, "workspace_runner",
-                        lambda salt: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
+                        lambda salt, _repo: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
     monkeypatch.setattr(check_module, "clean_runner_for",
                         lambda salt: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--salt", "replay-1")
@@ -197,7 +197,7 @@ def test_each_check_draws_a_fresh_salt_shared_by_both_runs(gate, project, monkey
 
     project.commit("nothing")
     salts = []
-    monkeypatch.setattr(check_module, "workspace_runner", lambda salt: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(check_module, "workspace_runner", lambda salt, _repo: salts.append(salt) or runner(PASSED))
     monkeypatch.setattr(check_module, "clean_runner_for", lambda salt: salts.append(salt) or runner(PASSED))
     for _ in range(2):
         assert gate("--repo", str(project.path), "check", "--base", "main", "--clean")[0] == 0

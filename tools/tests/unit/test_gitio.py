@@ -19,3 +19,29 @@ def test_name_status_with_renames_and_odd_names():
 def test_unparseable_name_status_fails_closed(raw):
     with pytest.raises(GitError):
         parse_name_status(raw)
+
+
+def test_merge_commit_merges_in_memory_the_same_way_every_time(project):
+    import pytest
+
+    from tools.oracle_gate.gitio import MergeConflict, merge_commit
+
+    project.write("shop/extra.py", "X = 1\n")
+    head = project.commit("change")
+    project.git("checkout", "-q", "main")
+    project.write("harness/more.py", "Y = 2\n")
+    tip = project.commit("main moves")
+    project.git("checkout", "-q", "change")
+    refs = project.git("for-each-ref")
+    merged = merge_commit(str(project.path), tip, head)
+    assert merge_commit(str(project.path), tip, head) == merged
+    assert project.git("rev-parse", f"{merged}^1", f"{merged}^2").split() == [tip, head]
+    assert set(project.git("ls-tree", "-r", "--name-only", merged).split()) >= {"shop/extra.py", "harness/more.py"}
+    assert project.git("for-each-ref") == refs and project.git("status", "--porcelain") == ""
+    project.write("shop/extra.py", "X = 3\n")
+    ours = project.commit("change again")
+    project.git("checkout", "-q", "main")
+    project.write("shop/extra.py", "X = 4\n")
+    theirs = project.commit("main too")
+    with pytest.raises(MergeConflict, match=r"does not merge cleanly into the base tip .*: conflict in shop/extra.py"):
+        merge_commit(str(project.path), theirs, ours)
