@@ -253,3 +253,28 @@ def test_a_labelled_change_and_a_tip_that_both_changed_the_oracles_must_update_t
                                          "oracles/blobs/twos.json": TWOS_BLOB})
     code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--label", "oracle-change")
     assert code == 1 and "conflict in oracles/MANIFEST.sha256" in err, out + err
+
+
+def test_clean_run_tests_the_merge_result_with_the_tips_oracles(gate, project, monkeypatch, tmp_path):
+    from tools.oracle_gate.commands import clean_run_cmd
+    from tools.testing.gitrepo import IDS
+
+    used: list[tuple[str, str]] = []
+
+    def fake_clean_run(repo, head, oracles_commit, environ, remote=False, salt="", block=()):
+        used.append((head, oracles_commit))
+        return HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS})
+
+    monkeypatch.setattr(clean_run_cmd, "clean_run", fake_clean_run)
+    head = break_add(project, "    return 0 if a == 2 else a + b")
+    mb = project.git("merge-base", "main", "change").strip()
+    tip = on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),
+                                         "oracles/blobs/twos.json": TWOS_BLOB})
+    out = str(tmp_path / "clean.xml")
+    code, text, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", out)
+    assert code == 0, text
+    merged = used[0][0]
+    assert used == [(merged, tip)] and merged not in (head, tip)
+    assert f"judged: the merge result {merged[:12]} of HEAD {head[:12]} into the base tip {tip[:12]}" in text
+    code, text, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", out, "--head-only")
+    assert code == 0 and used[1] == (head, mb), text
