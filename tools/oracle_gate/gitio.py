@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -274,7 +275,8 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
     """Merges `head` into `tip` without a work tree or an index, and returns the merge commit's id.
 
     `git merge-tree --write-tree` (git 2.38 or later) does the three-way merge in memory and writes
-    the result tree as objects; `git commit-tree` writes a commit with parents `tip` and `head`
+    the result tree as objects, bare and from an empty folder, so no `.gitattributes` of a checkout
+    chooses a merge driver; `git commit-tree` writes a commit with parents `tip` and `head`
     (author, committer and dates fixed: MERGE_IDENTITY). Nothing else changes: no ref, no index,
     no work-tree file; the objects are unreachable and `git gc` removes them in time.
 
@@ -287,9 +289,17 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
         GitError: (exit 1) when git is older than 2.38 or fails otherwise.
     """
     env = git_env(os.environ)
-    proc = subprocess.run(["git", "-C", repo, *_NO_QUOTE, "merge-tree", "--write-tree", "--no-messages",
-                           "--name-only", "-z", tip, head],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, check=False)
+    git_dir = git(repo, "rev-parse", "--absolute-git-dir").decode("utf-8", "surrogateescape").strip()
+    # git 2.39 reads `.gitattributes` (merge drivers such as `merge=union`) from the working
+    # directory, the change's checkout: run it bare, in an empty folder, so only the repository's
+    # own `info/attributes` and the user's configuration count, as in a merge on a server.
+    with tempfile.TemporaryDirectory(prefix="oracle-gate-merge-") as empty:
+        env["GIT_INDEX_FILE"] = os.path.join(empty, "index")
+        proc = subprocess.run(["git", f"--git-dir={git_dir}", "--bare", *_NO_QUOTE, "merge-tree", "--write-tree",
+                               "--no-messages", "--name-only", "-z", tip, head], cwd=empty,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+                              check=False)
+    del env["GIT_INDEX_FILE"]
     fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
     if proc.returncode == 1 and fields and len(fields[0]) in (40, 64):
         raise MergeConflict(list(dict.fromkeys(f for f in fields[1:] if f)), tip)

@@ -2,9 +2,9 @@
 
 When HEAD does not contain the base tip, `check` judges the merge commit it wrote
 (`gitio.merge_commit`). The user's work tree is never touched: the merge result is written from git
-objects (pristine.py: committed bytes and modes only, no dotenv file) into a folder of the gate's run
-folder, one per repository, so the Bazel output base that belongs to that path stays warm from one
-`check` to the next. A lock file keeps two checks of one repository from sharing it at once. The
+objects (pristine.py: committed bytes and modes only, committed dotenv files included, as a
+checkout holds them) into a folder of the gate's run folder, one per repository, so the Bazel
+output base that belongs to that path stays warm from one `check` to the next. A lock file keeps two checks of one repository from sharing it at once. The
 folder holds expected values (the merge result's `oracles/`): it lies in the run folder, which other
 runs block from their actions, and this run blocks its `oracles/` (docs/design.md section 11).
 """
@@ -65,7 +65,9 @@ def merged_tree(repo: str, commit: str, oracles_commit: str, environ: Mapping[st
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         empty(tree)
-        pristine_tree(repo, commit, oracles_commit, tree)
+        # Committed dotenv files too, as a checkout of the merge would hold them: the clean run
+        # leaves them out, so code that depends on one makes the runs disagree (exit 6).
+        pristine_tree(repo, commit, oracles_commit, tree, dotenv=True)
         yield tree
     finally:
         os.close(lock)

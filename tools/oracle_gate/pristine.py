@@ -98,21 +98,23 @@ def is_dotenv(path: str) -> bool:
     return name == ".env" or name.startswith(".env.")
 
 
-def pristine_tree(repo: str, head: str, oracles_commit: str, dest: str) -> int:
+def pristine_tree(repo: str, head: str, oracles_commit: str, dest: str, *, dotenv: bool = False) -> int:
     """Writes HEAD's committed tree to `dest`, with `oracles/` taken from `oracles_commit` instead
-    and dotenv files left out.
+    and dotenv files left out (unless `dotenv`).
 
     Args:
         repo: the repository.
         head: commit whose production code, harness and build files are used.
         oracles_commit: commit whose `oracles/` is used (the base, or HEAD for a labelled change).
         dest: an empty directory.
+        dotenv: keep committed dotenv files, as a checkout has them (the workspace run's checkout
+            of a merge result: the clean run, which leaves them out, must then agree with it).
 
     Returns:
         The number of files and symlinks written.
     """
     entries = {p: e for p, e in GitTree(repo, head).files("").items()
-               if not p.startswith("oracles/") and not is_dotenv(p)}
+               if not p.startswith("oracles/") and (dotenv or not is_dotenv(p))}
     entries.update(GitTree(repo, oracles_commit).files("oracles"))
     if os.listdir(dest):
         raise GateError(f"{dest} is not empty")

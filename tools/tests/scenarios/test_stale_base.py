@@ -278,3 +278,30 @@ def test_clean_run_tests_the_merge_result_with_the_tips_oracles(gate, project, m
     assert f"judged: the merge result {merged[:12]} of HEAD {head[:12]} into the base tip {tip[:12]}" in text
     code, text, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", out, "--head-only")
     assert code == 0 and used[1] == (head, mb), text
+
+
+def test_a_committed_dotenv_file_reaches_the_workspace_runs_checkout_of_the_merge_result(project, runs):
+    # Production code that is wrong only beside a committed `.env`: a checkout of the landed merge
+    # holds it, so the workspace run's checkout must too (the clean run leaves it out).
+    project.write("shop/.env", "MODE=fast\n")
+    break_add(project, "    import os\n    here = os.path.dirname(__file__)\n"
+                       "    return 0 if os.path.exists(os.path.join(here, '.env')) else a + b")
+    on_main(project, "main moves on", {"harness/more.py": "# more\n"})
+    report = check(project, runs)
+    assert (runs.workspace_trees[0] / "shop" / ".env").is_file()
+    assert report.exit_code == 4, violations(report)
+    assert report.outcomes["add_table"] == "failed" and report.clean_outcomes["add_table"] == "passed"
+
+
+def test_the_changes_own_gitattributes_choose_no_merge_driver(gate, project):
+    # A nested .gitattributes of HEAD's checkout would make git's merge take both sides of a
+    # conflicting line (`merge=union`); the merge of the change must conflict as on a server.
+    project.write("shop/.gitattributes", "calc.py merge=union\n")
+    break_add(project, "    return a + b  # change")
+    project.git("checkout", "-q", "main")
+    project.write("shop/calc.py", "def add(a, b):\n    return a + b  # main\n\n\ndef norm(state, k):\n    return state\n")
+    project.commit("main edits the same line")
+    project.git("checkout", "-q", "change")
+    assert (project.path / "shop" / ".gitattributes").is_file()
+    code, out, err = gate("--repo", str(project.path), "check", "--base", "main")
+    assert code == 1 and "conflict in shop/calc.py" in err, out + err
