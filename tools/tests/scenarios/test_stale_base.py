@@ -120,21 +120,23 @@ def test_a_row_the_tip_added_judges_the_change(project, runs):
     assert any("(--head-only)" in n for n in before.notes)
 
 
-def test_a_row_the_tip_tightened_judges_the_change(project, runs):
-    break_add(project, "    return 50 if (a, b) == (0, 0) else a + b")
-    on_main(project, "tighten", {"oracles/shop.toml": oracle_toml(default_rows(min_=0, max_=3))})
-    report = check(project, runs)
-    assert report.exit_code == 4, violations(report)
-    assert "[4] oracles/ sum_in_range: failed" in "\n".join(violations(report))
-    assert check(project, runs, head_only=True).exit_code == 0
+REPINNED = BOUND_SAMPLES + [{"a": 5, "b": 5}]
+# (how the change breaks add, what main commits after the change branched)
+TIGHTENED_OR_REPINNED = {
+    "tightened": ("    return 50 if (a, b) == (0, 0) else a + b",
+                  {"oracles/shop.toml": oracle_toml(default_rows(min_=0, max_=3))}),
+    "re-pinned": ("    return 1000 if a == 5 else a + b",
+                  {"oracles/blobs/bound.json": blob_bytes(REPINNED),
+                   "oracles/shop.toml": oracle_toml([dict(default_rows()[0], blob_sha256=sha256(blob_bytes(REPINNED))),
+                                                     *default_rows()[1:]])}),
+}
 
 
-def test_a_blob_the_tip_re_pinned_judges_the_change(project, runs):
-    break_add(project, "    return 1000 if a == 5 else a + b")
-    samples = BOUND_SAMPLES + [{"a": 5, "b": 5}]
-    rows = default_rows()
-    rows[0]["blob_sha256"] = sha256(blob_bytes(samples))
-    on_main(project, "re-pin", {"oracles/blobs/bound.json": blob_bytes(samples), "oracles/shop.toml": oracle_toml(rows)})
+@pytest.mark.parametrize("case", sorted(TIGHTENED_OR_REPINNED))
+def test_a_row_the_tip_tightened_or_whose_blob_it_re_pinned_judges_the_change(project, runs, case):
+    body, files = TIGHTENED_OR_REPINNED[case]
+    break_add(project, body)
+    on_main(project, case, files)
     report = check(project, runs)
     assert report.exit_code == 4, violations(report)
     assert "[4] oracles/ sum_in_range: failed" in "\n".join(violations(report))
