@@ -483,10 +483,12 @@ def judged_note(inputs: Inputs) -> str:
     if inputs.head_only:
         return (f"judged: HEAD {head} with the merge base {mb}'s claims (--head-only); the base tip {tip} "
                 "was not merged, so rows and code it gained since are not judged")
+    claims = ("the oracles of the change (labelled), merged with the base tip's" if inputs.labelled
+              else "the base tip's claims")
     if inputs.is_merge:
         return (f"judged: the merge result {inputs.merged[:12]} of HEAD {head} into the base tip {tip} "
-                f"(merge base {mb}), with the base tip's claims; a green result holds for this tip only")
-    return f"judged: HEAD {head}, which contains the base tip {tip}, with the base tip's claims"
+                f"(merge base {mb}), with {claims}; a green result holds for this tip only")
+    return f"judged: HEAD {head}, which contains the base tip {tip}, with {claims}"
 
 
 def expected_ids(head: Oracles) -> list[str]:

@@ -257,6 +257,20 @@ def test_a_labelled_change_and_a_tip_that_both_changed_the_oracles_must_update_t
     assert code == 1 and "conflict in oracles/MANIFEST.sha256" in err, out + err
 
 
+def test_a_labelled_change_behind_the_tip_is_judged_with_its_own_oracles_merged_with_the_tips(project, runs):
+    rows = default_rows()
+    rows[1]["repeat"] = 3
+    project.write("oracles/shop.toml", oracle_toml(rows))
+    project.write_manifest()
+    project.commit("labelled: more repeats")
+    on_main(project, "main moves on", {"harness/more.py": "# more\n"})
+    report = check(project, runs, labels=["oracle-change"])
+    assert report.exit_code == 0, violations(report)
+    assert runs.clean_commits == [(report.merged, report.merged)]
+    assert any(n.startswith("judged: the merge result ") and "with the oracles of the change (labelled), merged "
+               "with the base tip's" in n for n in report.notes), report.notes
+
+
 def test_clean_run_tests_the_merge_result_with_the_tips_oracles(gate, project, monkeypatch, tmp_path):
     from tools.oracle_gate.commands import clean_run_cmd
     from tools.testing.gitrepo import IDS
