@@ -19,7 +19,7 @@ from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, 
 from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.gitio import (
-    Change, changed_paths, merge_base, merge_commit, on_first_parent_chain, refuse_grafts, resolve_commit,
+    Change, changed_paths, judged_commits, on_first_parent_chain, refuse_grafts, resolve_commit,
 )
 from tools.oracle_gate.merged_tree import MERGED_TREE_STARTUP, merged_folder, merged_tree
 from tools.oracle_gate.loader import Oracles, load_oracles
@@ -105,6 +105,11 @@ class Report:
     def exit_code(self) -> int:
         """The lowest code among the violations (docs/design.md section 6), 0 when there are none."""
         return min((v.code for v in self.violations), default=errors.OK)
+
+    @property
+    def merge_result(self) -> str:
+        """The merge result the gate judged, or "" when it judged HEAD itself."""
+        return self.merged if self.merged and self.merged != self.head else ""
 
     def record(self, found: Findings) -> None:
         """Records one check: its violations, its notes, and a summary line."""
@@ -212,11 +217,16 @@ class Inputs:
         return bool(self.merged) and self.merged != self.head
 
     @property
+    def judged_commit(self) -> str:
+        """The commit judged: the merge result, or HEAD."""
+        return self.merged or self.head
+
+    @property
     def oracles_commit(self) -> str:
         """Whose `oracles/` the clean run uses: the merge result's for a labelled change (the
         change's own edits merged with the tip's), else the claims commit's (the tip's)."""
         if self.labelled:
-            return self.merged or self.head
+            return self.judged_commit
         return self.claims or self.merge_base
 
 
@@ -397,10 +407,8 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
     refuse_grafts(repo)
     base_commit = resolve_commit(repo, base)
     head = resolve_commit(repo, "HEAD")
-    mb = merge_base(repo, base_commit, head)
-    # mb == tip: HEAD contains the tip, so HEAD is what would land.
-    merged = head if head_only or mb == base_commit else merge_commit(repo, base_commit, head)
-    claims = mb if head_only else base_commit
+    judged = judged_commits(repo, base_commit, head, head_only=head_only)
+    mb, merged, claims = judged.merge_base, judged.commit, judged.claims
     base_tree = GitTree(repo, mb)
     base_oracles = load_oracles(base_tree, verify_blobs=False)
     claims_tree, claims_oracles = base_tree, base_oracles
@@ -540,7 +548,7 @@ def check_oracle_files(inputs: Inputs) -> Findings:
 def check_manifest(inputs: Inputs) -> Findings:
     """Exit 5 when the judged commit's manifest is not current (manifest.py): HEAD's, or the merge
     result's (both sides added oracle files: update the branch and regenerate it)."""
-    problems = manifest_problems(GitTree(inputs.repo, inputs.merged or inputs.head), label=inputs.label)
+    problems = manifest_problems(GitTree(inputs.repo, inputs.judged_commit), label=inputs.label)
     return Findings("manifest", tuple(Violation.from_error(p) for p in problems), "current")
 
 
@@ -796,7 +804,7 @@ def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *
     block = workspace.sealed if workspace is not None else repository_seal(inputs.repo)
     if inputs.is_merge:  # the workspace run's checkout of the merge result holds its oracles
         block = [*block, merged_folder(inputs.repo, environ)]
-    return runner(inputs.repo, inputs.merged or inputs.head, inputs.oracles_commit, environ, remote, block)
+    return runner(inputs.repo, inputs.judged_commit, inputs.oracles_commit, environ, remote, block)
 
 
 def clean_runner_for(salt: str) -> CleanRunner:

@@ -88,7 +88,7 @@ def render_markdown(report: Report) -> str:
     out = [f"## oracle-gate: {'gate ok' if code == 0 else 'gate FAILED'} (exit {code})", "",
            f"Base {_cell(report.base)} (tip {report.base_commit[:12]}), merge base {report.merge_base[:12]}, "
            f"HEAD {report.head[:12]}"
-           + (f", merge result {report.merged[:12]}" if report.merged and report.merged != report.head else "")
+           + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
            + (" (--head-only)" if report.head_only else "")
            + f"; labels: {_cell(', '.join(report.labels)) or 'none'}"
            + (f"; salt {_cell(report.salt)}" if report.salt else ""), "",

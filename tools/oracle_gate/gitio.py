@@ -317,3 +317,39 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
         why = made.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git commit-tree failed: {why[0] if why else f'exit {made.returncode}'}")
     return made.stdout.decode().strip()
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Which commits a change is judged by (docs/design.md section 11).
+
+    Attributes:
+        merge_base: the merge base of the tip and HEAD: the base side of what the change did.
+        commit: what would land: HEAD when it contains the tip (or with `head_only`), else the
+            merge result of HEAD into the tip (`merge_commit`).
+        claims: whose `oracles/` are in force without the label: the tip, or the merge base with
+            `head_only`.
+    """
+
+    merge_base: str
+    commit: str
+    claims: str
+
+
+def judged_commits(repo: str, tip: str, head: str, *, head_only: bool = False) -> Judged:
+    """The commits `check` and `clean-run` judge a change by; writes the merge commit when HEAD
+    does not contain the tip (HEAD contains it exactly when the tip is the merge base).
+
+    Args:
+        repo: the repository.
+        tip, head: full commit ids of the base tip and HEAD.
+        head_only: judge HEAD with the merge base's claims, without merging the tip.
+
+    Raises:
+        GitError: (exit 1) no merge base, or a change that does not merge cleanly into the tip
+            (`MergeConflict`).
+    """
+    mb = merge_base(repo, tip, head)
+    commit = head if head_only or mb == tip else merge_commit(repo, tip, head)
+    return Judged(mb, commit, mb if head_only else tip)
+

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,35 +54,16 @@ def run_tree(tree: Path, tmp: Path, package: str, salt: str = "") -> dict[str, j
 
     Args:
         tree: a tree with `oracles/` and the production package at its root.
-        tmp: a scratch directory (its `views/` is replaced).
+        tmp: a scratch directory (its `prod/` and views are replaced).
         package: the production package's folder name, copied alone onto the caller's Python path.
         salt: the run salt for generated samples.
     """
     tomls = {f"oracles/{p.name}": p.read_bytes() for p in sorted((tree / "oracles").glob("*.toml"))
              if p.name != "policy.toml"}
-    pairs = []
-    for path, data in tomls.items():
-        oracle = parse_oracle(data, path)
-        assert not oracle.problems, [str(p) for p in oracle.problems]
-        pairs += [(inv, load_samples((tree / inv.blob).read_bytes())) for inv in oracle.invariants]
-    inputs, expectations = split(pairs)
-    generated, problems = generated_view(tomls, salt)
-    assert not problems
-    views = tmp / "views"
-    shutil.rmtree(views, ignore_errors=True)
-    prod = views / "prod"
+    prod = tmp / "prod"
+    shutil.rmtree(prod, ignore_errors=True)
     shutil.copytree(tree / package, prod / package)
-    for name, doc in (("inputs", inputs), ("generated", generated)):
-        (views / f"{name}.json").write_text(json.dumps(doc))
-    out, log = views / "observations.json", views / "caller.log"
-    proc = subprocess.run(
-        [sys.executable, "-S", str(RUNNER_DIR / "observe.py"), "--inputs", str(views / "inputs.json"),
-         "--generated", str(views / "generated.json"), "--out", str(out), "--log", str(log)],
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod)}, capture_output=True, text=True, check=False,
-        timeout=300, cwd=views)
-    assert proc.returncode == 0, proc.stderr
-    judged, _salt, _notes = judge.judge_all(expectations, load_samples(out.read_bytes()))
-    return {j.id: j for j in judged}
+    return _observe_and_judge(tmp, prod, tomls, lambda inv: (tree / inv.blob).read_bytes(), salt).judged
 
 
 def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]], modules: dict[str, str],
@@ -100,13 +82,22 @@ def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]],
     """
     prod = tmp / "prod"
     write_package(prod, modules)
-    full = [dict(row, blob_sha256="0" * 64) for row in rows]
-    toml = oracle_toml(full).encode()
-    oracle = parse_oracle(toml, "oracles/shop.toml")
-    assert not oracle.problems, [str(p) for p in oracle.problems]
-    pairs = [(inv, load_samples(json.dumps(blobs[inv.blob]).encode())) for inv in oracle.invariants]
+    toml = oracle_toml([dict(row, blob_sha256="0" * 64) for row in rows]).encode()
+    return _observe_and_judge(tmp, prod, {"oracles/shop.toml": toml},
+                              lambda inv: json.dumps(blobs[inv.blob]).encode(), salt, env, wrap)
+
+
+def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Callable[[Any], bytes], salt: str,
+                       env: dict[str, str] | None = None, wrap: list[str] | None = None) -> RowRun:
+    """Builds the views of the oracle files `tomls` (path -> bytes; `blob(row)` gives a row's blob
+    bytes) in `tmp/views`, runs `runner/observe.py` with only `prod` on its Python path, and judges."""
+    pairs = []
+    for path, data in tomls.items():
+        oracle = parse_oracle(data, path)
+        assert not oracle.problems, [str(p) for p in oracle.problems]
+        pairs += [(inv, load_samples(blob(inv))) for inv in oracle.invariants]
     inputs, expectations = split(pairs)
-    generated, problems = generated_view({"oracles/shop.toml": toml}, salt)
+    generated, problems = generated_view(tomls, salt)
     assert not problems
     views = tmp / "views"
     views.mkdir(exist_ok=True)

@@ -88,7 +88,7 @@ def render_text(report: Report) -> str:
     lines = [
         f"oracle-gate check: base {report.base} (tip {report.base_commit[:12]}), merge base "
         f"{report.merge_base[:12]}, HEAD {report.head[:12]}"
-        + (f", merge result {report.merged[:12]}" if report.merged and report.merged != report.head else "")
+        + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
         + (" (--head-only)" if report.head_only else "")
         + f"; labels: {', '.join(report.labels) or 'none'}"
         + (f"; salt {report.salt}" if report.salt else "")
@@ -141,8 +141,8 @@ def render_json(report: Report) -> str:
             "base_commit": report.base_commit,
             "merge_base": report.merge_base,
             "head": report.head,
-            "merge_result": report.merged if report.merged and report.merged != report.head else None,
-            "judged": report.merged or report.head,
+            "merge_result": report.merge_result or None,
+            "judged": report.merge_result or report.head,
             "claims": report.claims,
             "head_only": report.head_only,
             "labels": report.labels,

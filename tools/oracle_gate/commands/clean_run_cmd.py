@@ -14,7 +14,7 @@ from tools.oracle_gate.clean_run import clean_run
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.commands.check_cmd import choose_salt
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
-from tools.oracle_gate.gitio import default_base, merge_base, merge_commit, refuse_grafts, resolve_commit
+from tools.oracle_gate.gitio import default_base, judged_commits, refuse_grafts, resolve_commit
 from tools.oracle_gate.labels import collect_labels
 from tools.oracle_gate.loader import load_oracles
 from tools.oracle_gate.policy import has_label, label_name
@@ -71,9 +71,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     base = default_base(repo) if args.base is None else args.base
     head = resolve_commit(repo, "HEAD")
     tip = resolve_commit(repo, base)
-    mb = merge_base(repo, tip, head)
-    claims = mb if args.head_only else tip
-    judged = head if args.head_only or mb == tip else merge_commit(repo, tip, head)
+    judged_by = judged_commits(repo, tip, head, head_only=args.head_only)
+    judged, claims = judged_by.commit, judged_by.claims
     label = label_name(load_oracles(GitTree(repo, claims)).policy, load_oracles(GitTree(repo, head)).policy)
     found = collect_labels(args.label, context.environ, repo, head=head)
     labelled = has_label(label, found.names)
