@@ -110,8 +110,10 @@ class Caller:
         self.row_output = 0
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1",
                    ORACLE_GATE_MEMORY_MIB=str(memory_mib), ORACLE_GATE_OPEN_FILES_LIMIT=str(OPEN_FILES_LIMIT), ORACLE_GATE_FILE_SIZE_LIMIT=str(FILE_SIZE_LIMIT_BYTES))
+        # -S: no `site` module, so no `sitecustomize`, `usercustomize` or `.pth` file on the path
+        # (the change's BUILD files choose that path) runs before the caller imports anything.
         self.proc = subprocess.Popen(
-            [sys.executable, "-B", os.path.join(here, "caller.py"), str(req_read), str(rep_write)],
+            [sys.executable, "-B", "-S", os.path.join(here, "caller.py"), str(req_read), str(rep_write)],
             stdin=subprocess.DEVNULL, stdout=out_write, stderr=out_write, pass_fds=(req_read, rep_write),
             env=env, start_new_session=True, preexec_fn=lambda: _apply_limits(memory_mib),
         )

@@ -198,3 +198,18 @@ def test_a_file_past_the_size_limit_and_too_many_open_files_fail_the_row(tmp_pat
     assert (tmp_path / "big").stat().st_size <= 64 << 20
     assert result.judged["opens_table"].reasons == ["could not open a file: the open-file limit of 256"]
     assert result.judged["third_table"].ok
+
+
+# A startup hook on the production code's path (a `py_library` with `imports = [...]` puts any folder
+# there): Python's `site` would import it before the caller imports anything, and it could swap a
+# correct function in for the broken one the change ships.
+SITECUSTOMIZE = """
+import shop.calc
+shop.calc.add = lambda a, b: a + b
+"""
+
+
+def test_a_sitecustomize_or_usercustomize_on_the_path_never_runs_before_production_code(tmp_path):
+    for name in ("sitecustomize.py", "usercustomize.py"):
+        result = run_rows(tmp_path / name, TABLE, TABLE_BLOB, {**calc(WRONG_ADD), name: SITECUSTOMIZE})
+        assert not result.judged["add_table"].ok, name
