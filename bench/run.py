@@ -122,15 +122,15 @@ def openssl(repo: Path) -> float:
 def harness_figure(work: Path, invariants: int, samples: int) -> tuple[float, float]:
     """(row runner seconds, plain loop seconds) for `invariants` exact_table rows of `samples` each.
 
-    The row runner is what the oracle test runs: the caller process (`runner/observe.py`) calls the
+    The row runner is what the oracle test runs: the caller process (`actions/observe.py`) calls the
     entries from the inputs view and writes the observations; the judge compares them with the
     expectations view. The plain loop imports the same function and makes the same comparisons.
     """
-    from tools.oracle_gate.runner import judge
-    from tools.oracle_gate.runner.draw import generated_view
-    from tools.oracle_gate.runner.views import split
-    from tools.oracle_gate.samples import load_samples
-    from tools.oracle_gate.schema import parse_oracle
+    from tools.oracle_gate.spec import judgement
+    from tools.oracle_gate.spec.views import generated_view
+    from tools.oracle_gate.spec.views import split
+    from tools.oracle_gate.spec.samples import load_samples
+    from tools.oracle_gate.spec.schema import parse_oracle
 
     folder = work / "harness-figure"
     (folder / "prod").mkdir(parents=True, exist_ok=True)
@@ -147,7 +147,7 @@ def harness_figure(work: Path, invariants: int, samples: int) -> tuple[float, fl
     (views / "inputs.json").write_text(json.dumps(inputs))
     generated, _ = generated_view({"oracles/bench.toml": toml}, "")
     (views / "generated.json").write_text(json.dumps(generated))
-    runner = GATE / "tools" / "oracle_gate" / "runner" / "observe.py"
+    runner = GATE / "tools" / "oracle_gate" / "actions" / "observe.py"
     started = time.perf_counter()
     subprocess.run([sys.executable, "-S", str(runner), "--inputs", str(views / "inputs.json"),
                     "--generated", str(views / "generated.json"), "--out", str(views / "observations.json"),
@@ -155,7 +155,7 @@ def harness_figure(work: Path, invariants: int, samples: int) -> tuple[float, fl
                    env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(folder)}, check=True, cwd=folder,
                    capture_output=True)
     observations = load_samples((views / "observations.json").read_bytes())
-    judged, _, _ = judge.judge_all(expectations, observations)
+    judged, _, _ = judgement.judge_all(expectations, observations)
     runner_seconds = time.perf_counter() - started
     if len(judged) != invariants or not all(j.ok for j in judged):
         raise SystemExit("bench: the row runner did not pass every row")

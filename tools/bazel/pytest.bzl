@@ -65,7 +65,7 @@ def pytest_folder(deps = [], data = [], tags = [], size = "small", tests = {}):
       data: runfiles every test reads.
       tags: tags of every test.
       size: the size of every test not named in `tests`.
-      tests: per-file settings, added to (`deps`, `tags`, `args`) or replacing (`size`) the above.
+      tests: per-file settings, added to (`deps`, `data`, `tags`, `args`) or replacing (`size`) the above.
     """
     py_library(
         name = "conftest",
@@ -82,7 +82,7 @@ def pytest_folder(deps = [], data = [], tags = [], size = "small", tests = {}):
             name = src[:-len(".py")],
             src = src,
             args = extra.get("args", []),
-            data = data,
+            data = data + extra.get("data", []),
             deps = [":conftest"] + deps + extra.get("deps", []),
             size = extra.get("size", size),
             tags = tags + extra.get("tags", []),

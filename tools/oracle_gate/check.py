@@ -15,25 +15,25 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.bazel_run import HarnessRun, repository_seal, run_flags, run_harness
-from tools.oracle_gate.clean_run import clean_run
+from tools.oracle_gate.runs.bazel_run import HarnessRun, repository_seal, run_flags, run_harness
+from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
-from tools.oracle_gate.gitio import (
+from tools.oracle_gate.git.gitio import (
     Change, changed_paths, judged_commits, on_first_parent_chain, refuse_grafts, resolve_commit,
 )
-from tools.oracle_gate.merged_tree import MERGED_TREE_STARTUP, merged_folder, merged_tree
-from tools.oracle_gate.loader import Oracles, load_oracles
-from tools.oracle_gate.objects import forget_trusted
-from tools.oracle_gate.manifest import manifest_problems, vouch_for_base
-from tools.oracle_gate.bazel_binary import wrapper_note
-from tools.oracle_gate.bazel_control import control_globs
-from tools.oracle_gate.paths import protected_by, special_entry_problem
-from tools.oracle_gate.policy import POLICY_PATH, has_label, protection
-from tools.oracle_gate.results import EXECUTED, PASSED, Observed, differences, load_observed
-from tools.oracle_gate.spec_changes import CHANGELOG_PATH, RowChange, changelog_violations, spec_changes
+from tools.oracle_gate.runs.merged_tree import MERGED_TREE_STARTUP, merged_folder, merged_tree
+from tools.oracle_gate.suite.loader import Oracles, load_oracles
+from tools.oracle_gate.git.objects import forget_trusted
+from tools.oracle_gate.suite.manifest import manifest_problems, vouch_for_base
+from tools.oracle_gate.runs.bazel_binary import wrapper_note
+from tools.oracle_gate.runs.bazel_control import control_globs
+from tools.oracle_gate.approval.paths import protected_by, special_entry_problem
+from tools.oracle_gate.approval.policy import POLICY_PATH, has_label, protection
+from tools.oracle_gate.runs.results import EXECUTED, PASSED, Observed, differences, load_observed
+from tools.oracle_gate.suite.spec_changes import CHANGELOG_PATH, RowChange, changelog_violations, spec_changes
 from tools.oracle_gate.text import one_line
-from tools.oracle_gate.tree import Entry, GitTree
-from tools.oracle_gate.worktree import differences as work_tree_differences
+from tools.oracle_gate.git.tree import Entry, GitTree
+from tools.oracle_gate.git.worktree import differences as work_tree_differences
 
 BOOTSTRAP_NOTE = "bootstrap: the base has no oracles/policy.toml; HEAD's policy applies and no id is required"
 NOT_RUN = "not run: protected paths changed without the label"

@@ -8,8 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from tools.oracle_gate.manifest import MANIFEST_PATH, render
-from tools.oracle_gate.tree import WorkTree
+from tools.oracle_gate.suite.manifest import MANIFEST_PATH, render
+from tools.oracle_gate.git.tree import WorkTree
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",

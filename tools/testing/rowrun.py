@@ -1,9 +1,9 @@
 """Test support: runs oracle rows through the real row runner (supervisor, caller, judge), no Bazel.
 
 `run_rows` writes a production package into a temporary directory, builds the inputs and
-expectations views exactly as the pin-check action does, runs `runner/observe.py` in a subprocess
+expectations views exactly as the pin-check action does, runs `actions/observe.py` in a subprocess
 whose Python path holds only that package (as the `OracleCall` action does), then judges the
-observations with `runner/judge.py`.
+observations with `spec/judgement.py`.
 """
 
 from __future__ import annotations
@@ -18,22 +18,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tools.oracle_gate.runner as runner_pkg
-from tools.oracle_gate.runner import judge
-from tools.oracle_gate.runner.draw import generated_view
-from tools.oracle_gate.runner.views import split
-from tools.oracle_gate.samples import load_samples
-from tools.oracle_gate.schema import parse_oracle
+import tools.oracle_gate.actions as actions_pkg
+from tools.oracle_gate.spec import judgement
+from tools.oracle_gate.spec.views import generated_view
+from tools.oracle_gate.spec.views import split
+from tools.oracle_gate.spec.samples import load_samples
+from tools.oracle_gate.spec.schema import parse_oracle
 from tools.testing.gitrepo import oracle_toml
 
-RUNNER_DIR = Path(runner_pkg.__file__).parent
+ACTIONS_DIR = Path(actions_pkg.__file__).parent
 
 
 @dataclass
 class RowRun:
     """What one run of the row runner produced."""
 
-    judged: dict[str, judge.Judgement]
+    judged: dict[str, judgement.Judgement]
     notes: list[str]
     log: str
     observations: dict[str, Any]
@@ -48,7 +48,7 @@ def write_package(root: Path, modules: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(source))
 
 
-def run_tree(tree: Path, tmp: Path, package: str, salt: str = "") -> dict[str, judge.Judgement]:
+def run_tree(tree: Path, tmp: Path, package: str, salt: str = "") -> dict[str, judgement.Judgement]:
     """Runs every row of a checked-out tree's `oracles/*.toml` on the tree's own production code,
     through the real caller and judge (no Bazel): what the oracle test of that tree would report.
 
@@ -90,7 +90,7 @@ def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]],
 def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Callable[[Any], bytes], salt: str,
                        env: dict[str, str] | None = None, wrap: list[str] | None = None) -> RowRun:
     """Builds the views of the oracle files `tomls` (path -> bytes; `blob(row)` gives a row's blob
-    bytes) in `tmp/views`, runs `runner/observe.py` with only `prod` on its Python path, and judges."""
+    bytes) in `tmp/views`, runs `actions/observe.py` with only `prod` on its Python path, and judges."""
     pairs = []
     for path, data in tomls.items():
         oracle = parse_oracle(data, path)
@@ -106,12 +106,12 @@ def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Cal
     out, log = views / "observations.json", views / "caller.log"
     caller_env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod), **(env or {})}
     proc = subprocess.run(
-        [*(wrap or []), sys.executable, "-S", str(RUNNER_DIR / "observe.py"), "--inputs", str(views / "inputs.json"),
+        [*(wrap or []), sys.executable, "-S", str(ACTIONS_DIR / "observe.py"), "--inputs", str(views / "inputs.json"),
          "--generated", str(views / "generated.json"), "--out", str(out), "--log", str(log)],
         env=caller_env, capture_output=True, text=True, check=False, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     observations = json.loads(out.read_text())
-    judged, salt_seen, notes = judge.judge_all(expectations, load_samples(out.read_bytes()))
+    judged, salt_seen, notes = judgement.judge_all(expectations, load_samples(out.read_bytes()))
     assert salt_seen == salt
     return RowRun({j.id: j for j in judged}, notes, log.read_text(errors="replace"), observations, salt_seen)
 

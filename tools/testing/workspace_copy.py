@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tools.oracle_gate.merged_tree import MERGED_TREE_STARTUP
+from tools.oracle_gate.runs.merged_tree import MERGED_TREE_STARTUP
 from tools.testing.gitrepo import GIT_ENV
 
 
@@ -58,7 +58,7 @@ def git(repo: Path, *args: str) -> str:
 
 def shutdown(workspace: Path) -> None:
     """Stops the nested Bazel server of `workspace`, and those of the gate's merge-result
-    checkouts in the nested run folder (tools/oracle_gate/merged_tree.py), if they run."""
+    checkouts in the nested run folder (tools/oracle_gate/runs/merged_tree.py), if they run."""
     subprocess.run(["bazel", "shutdown"], cwd=workspace, env=nested_env(), capture_output=True, check=False, timeout=120)
     runs = Path(nested_env()["HOME"]) / ".cache" / "oracle-gate" / "runs"
     for tree in sorted(runs.glob("merged-*/tree")):

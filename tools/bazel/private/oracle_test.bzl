@@ -2,12 +2,12 @@
 
 `oracle_test` is a macro of three targets (docs/design.md section 8):
 
-- `<name>.caller`: a `py_binary` of the gate's supervisor and caller (`tools/oracle_gate/runner/
+- `<name>.caller`: a `py_binary` of the gate's supervisor and caller (`tools/oracle_gate/actions/
   observe.py`, `caller.py`) with the production library targets as `deps`.
 - `<name>.observations`: an `OracleCall` action that runs that binary on the suite's inputs view and
   generated samples, and nothing else: production code never has a bound or an expected value among
   its declared inputs. It writes the observations and the caller's log.
-- `<name>`: a `py_test` whose main is the judge (`runner/judge.py`), with only the gate package as a
+- `<name>`: a `py_test` whose main is the judge (`actions/judge.py`), with only the gate package as a
   dependency and the expectations view, the observations and the log as data. It writes one JUnit
   testcase per invariant; these are the only testcases the gate counts as invariant outcomes.
 
@@ -69,10 +69,10 @@ oracle_observations = rule(
     },
 )
 
-def _runner(name):
-    """A file of the gate's row runner, as a Label: these are the gate's own files, also when
+def _action(name):
+    """A file of the gate's actions, as a Label: these are the gate's own files, also when
     another repository uses these rules (oracle-gate as a Bazel module)."""
-    return Label("//tools/oracle_gate:runner/" + name)
+    return Label("//tools/oracle_gate:actions/" + name)
 
 def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None):
     """Declares the oracle test `name` of `suite`, calling entries from the `deps` libraries.
@@ -87,8 +87,8 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
     """
     py_binary(
         name = name + ".caller",
-        srcs = [_runner("observe.py"), _runner("caller.py")],
-        main = _runner("observe.py"),
+        srcs = [_action("observe.py"), _action("caller.py")],
+        main = _action("observe.py"),
         deps = deps,
         tags = ["manual"],
         visibility = ["//visibility:private"],
@@ -119,8 +119,8 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
     py_test(
         name = name,
         size = size,
-        srcs = [_runner("judge.py")],
-        main = _runner("judge.py"),
+        srcs = [_action("judge.py")],
+        main = _action("judge.py"),
         args = [
             "--expectations",
             "$(rootpath :%s.expectations)" % name,

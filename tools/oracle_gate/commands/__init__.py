@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from tools.oracle_gate.errors import UsageError
-from tools.oracle_gate.gitio import toplevel
+from tools.oracle_gate.git.gitio import toplevel
 
 
 class Parser(argparse.ArgumentParser):

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate.check import NOT_RUN, Report, run_check
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
-from tools.oracle_gate.gitio import default_base
-from tools.oracle_gate.labels import collect_labels
-from tools.oracle_gate.formats import junit_xml, render_github, render_markdown
-from tools.oracle_gate.spec_changes import report_lines
-from tools.oracle_gate.results import Observed, short_digest
+from tools.oracle_gate.git.gitio import default_base
+from tools.oracle_gate.approval.labels import collect_labels
+from tools.oracle_gate.report import junit_xml, render_github, render_markdown
+from tools.oracle_gate.suite.spec_changes import report_lines
+from tools.oracle_gate.runs.results import Observed, short_digest
 from tools.oracle_gate.text import columns, runner_safe_json, visible
 
 if TYPE_CHECKING:

@@ -10,17 +10,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.clean_run import clean_run
+from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.commands.check_cmd import choose_salt
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
-from tools.oracle_gate.gitio import default_base, judged_commits, refuse_grafts, resolve_commit
-from tools.oracle_gate.labels import collect_labels
-from tools.oracle_gate.loader import load_oracles
-from tools.oracle_gate.policy import has_label, label_name
-from tools.oracle_gate.results import short_digest, to_junit
+from tools.oracle_gate.git.gitio import default_base, judged_commits, refuse_grafts, resolve_commit
+from tools.oracle_gate.approval.labels import collect_labels
+from tools.oracle_gate.suite.loader import load_oracles
+from tools.oracle_gate.approval.policy import has_label, label_name
+from tools.oracle_gate.runs.results import short_digest, to_junit
 from tools.oracle_gate.text import columns, visible
-from tools.oracle_gate.tree import GitTree
+from tools.oracle_gate.git.tree import GitTree
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers

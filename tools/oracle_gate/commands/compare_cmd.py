@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, exit_codes_help
-from tools.oracle_gate.results import differences, load_observed
+from tools.oracle_gate.runs.results import differences, load_observed
 from tools.oracle_gate.text import columns, visible
 
 if TYPE_CHECKING:

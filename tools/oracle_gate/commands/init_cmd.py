@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import exit_codes_help
-from tools.oracle_gate.init import init
+from tools.oracle_gate.authoring.init import init
 from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:

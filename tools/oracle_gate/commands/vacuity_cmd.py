@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import UsageError, exit_codes_help
-from tools.oracle_gate.loader import load_oracles
+from tools.oracle_gate.suite.loader import load_oracles
 from tools.oracle_gate.text import runner_safe_json, visible
-from tools.oracle_gate.tree import WorkTree
-from tools.oracle_gate.vacuity import RowResult, check_row
+from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.authoring.vacuity import RowResult, check_row
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.init import POLICY
+from tools.oracle_gate.authoring.init import POLICY
 from tools.testing.workspace_copy import gate, git, nested_env, source_root
 
 WRAPPER = """#!/bin/sh

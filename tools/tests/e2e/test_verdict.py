@@ -163,7 +163,7 @@ import json
 import sys
 
 # Reach for the verdicts, the judge and the caller, and replace what a comparison would use.
-for name in ("tools.oracle_gate.verdicts", "tools.oracle_gate.runner.judge"):
+for name in ("tools.oracle_gate.spec.verdicts", "tools.oracle_gate.spec.judgement", "tools.oracle_gate.actions.judge"):
     try:
         module = __import__(name, fromlist=["x"])
     except ImportError:
@@ -608,7 +608,7 @@ def test_the_judge_holds_no_production_harness_or_third_party_code_and_the_calle
     bin_dir = Path(bazel(repo, "info", "bazel-bin").stdout.strip())
     judge = (bin_dir / "oracles" / "oracle_test.runfiles_manifest").read_text().split("\n")
     entries = [line.split(" ", 1)[0] for line in judge if line]
-    assert any(e.endswith("tools/oracle_gate/runner/judge.py") for e in entries)
+    assert any(e.endswith("tools/oracle_gate/actions/judge.py") for e in entries)
     assert any("_sealed/oracles.expectations.json" in e for e in entries)
     assert not [e for e in entries if "/billing/" in e or "/harness/" in e or "pypi" in e or "blobs/" in e]
     exec_root = Path(bazel(repo, "info", "execution_root").stdout.strip())

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tools.oracle_gate.init import POLICY
+from tools.oracle_gate.authoring.init import POLICY
 from tools.testing.gitrepo import IDS, junit
 
 

@@ -47,7 +47,7 @@ def test_the_same_id_in_two_files(gate, project, tmp_path):
     ('blob = "oracles/blobs/bound.json"', 'blob = "oracles/blobs/../../harness/x.json"', "is not a normalized path"),
     ('entry = "shop.calc:add"', 'entry = "os:system"', "field entry: 'os:system' is not of the form package.module:function"),
     ('entry = "shop.calc:add"', 'entry = "subprocess.os:system"', "field entry: module 'subprocess.os' is outside the production packages"),
-    ('entry = "shop.calc:add"', 'entry = "tools.oracle_gate.verdicts:judge_exact"', "is outside the production packages"),
+    ('entry = "shop.calc:add"', 'entry = "tools.oracle_gate.spec.verdicts:judge_exact"', "is outside the production packages"),
 ])
 def test_rows_that_parse_but_lie(gate, project, tmp_path, old, new, message):
     text = oracle_toml(default_rows())
@@ -108,7 +108,7 @@ def test_an_id_present_in_one_run_only(gate, tmp_path):
 @pytest.mark.parametrize("package", ["os", "subprocess", "builtins", "tools", "harness", "pytest"])
 def test_policy_cannot_make_the_standard_library_or_the_gate_production(package):
     from tools.oracle_gate.errors import OracleError
-    from tools.oracle_gate.policy import parse_policy
+    from tools.oracle_gate.approval.policy import parse_policy
 
     text = f'schema = 1\nprotected = ["x"]\nproduction_packages = ["shop", "{package}"]\n'
     with pytest.raises(OracleError, match="is the standard library or the gate itself"):

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tools.oracle_gate.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import HarnessRun
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.errors import GateError
 from tools.testing.gitrepo import IDS, junit

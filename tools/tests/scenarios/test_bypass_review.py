@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import HarnessRun
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.errors import GateError
 from tools.testing.gitrepo import IDS, junit, make_project

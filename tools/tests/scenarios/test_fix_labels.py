@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.oracle_gate.pin_check import main as pin_check
+from tools.oracle_gate.actions.pin_check import main as pin_check
 from tools.testing.gitrepo import BOUND_SAMPLES, IDEM_SAMPLES, IDS, POLICY, blob_bytes, default_rows, junit, oracle_toml
 
 RENAMED = POLICY.replace('label = "oracle-change"', 'label = "needs-human"')

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.oracle_gate.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import HarnessRun
 from tools.oracle_gate.check import run_check
-from tools.oracle_gate.globs import matches
-from tools.oracle_gate.policy import DEFAULT_PROTECTED
+from tools.oracle_gate.approval.globs import matches
+from tools.oracle_gate.approval.policy import DEFAULT_PROTECTED
 from tools.testing.gitrepo import IDS, POLICY, blob_bytes, default_rows, junit, oracle_toml
 
 BAZEL_FILES = ["WORKSPACE.bazel", "user.bazelrc", ".bazelignore", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
@@ -64,7 +64,7 @@ def test_labels_match_case_insensitively(gate, project, tmp_path):
 
 def test_bazel_control_files_are_protected_by_default_and_by_this_repository():
     policy = Path(__file__).resolve().parents[3] / "oracles" / "policy.toml"
-    from tools.oracle_gate.policy import parse_policy
+    from tools.oracle_gate.approval.policy import parse_policy
 
     ours = parse_policy(policy.read_bytes()).protected
     for path in BAZEL_FILES:
@@ -135,7 +135,7 @@ def test_the_default_protection_is_this_repositorys_policy():
     # policy.DEFAULT_PROTECTED is what the gate protects when no policy is readable (fail closed); it
     # must not drift from the list this repository's own policy ships with.
     policy = Path(__file__).resolve().parents[3] / "oracles" / "policy.toml"
-    from tools.oracle_gate.policy import DEFAULT_LABEL, parse_policy
+    from tools.oracle_gate.approval.policy import DEFAULT_LABEL, parse_policy
 
     ours = parse_policy(policy.read_bytes())
     assert set(ours.protected) == set(DEFAULT_PROTECTED)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import HarnessRun
 from tools.oracle_gate.check import run_check
-from tools.oracle_gate.pristine import pristine_tree
+from tools.oracle_gate.git.pristine import pristine_tree
 from tools.testing.gitrepo import BOUND_SAMPLES, GitRepo, blob_bytes, default_rows, oracle_toml, sha256
 from tools.testing.rowrun import run_tree
 
@@ -62,7 +62,7 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The gate's checkout of a merge result lives in its run folder: one per test. No sandboxed
     # action runs here, so the folder may lie under /tmp.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr("tools.oracle_gate.bazel_run.SANDBOX_WRITABLE", ())
+    monkeypatch.setattr("tools.oracle_gate.runs.bazel_run.SANDBOX_WRITABLE", ())
     (tmp_path / "runs").mkdir()
 
 

@@ -1,4 +1,4 @@
-"""tools/oracle_gate/bazel_binary.py: the gate runs a Bazel binary it resolved itself, never the
+"""tools/oracle_gate/runs/bazel_binary.py: the gate runs a Bazel binary it resolved itself, never the
 launcher's workspace wrapper or Bazelisk."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.bazel_binary import BAZEL_VARIABLE, resolve, wrapper_note
+from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE, resolve, wrapper_note
 from tools.oracle_gate.errors import GateError
 
 LAUNCHER = "#!/bin/bash\n# Bazel's launcher: runs tools/bazel when the workspace has one\nexec \"$BAZEL_REAL\" \"$@\"\n"

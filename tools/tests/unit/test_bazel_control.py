@@ -1,12 +1,12 @@
-"""tools/oracle_gate/bazel_control.py: the files a tree's Bazel control files make Bazel read or run
+"""tools/oracle_gate/runs/bazel_control.py: the files a tree's Bazel control files make Bazel read or run
 before any sandbox exists."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tools.oracle_gate.bazel_control import control_globs
-from tools.oracle_gate.tree import WorkTree
+from tools.oracle_gate.runs.bazel_control import control_globs
+from tools.oracle_gate.git.tree import WorkTree
 
 
 def globs(tmp_path: Path, files: dict[str, str]) -> tuple[str, ...]:

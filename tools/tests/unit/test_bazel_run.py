@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from tools.oracle_gate.bazel_run import clean_env, gate_cache_entries, junit_path_in_testlogs, parse_bep
+from tools.oracle_gate.runs.bazel_run import clean_env, gate_cache_entries, junit_path_in_testlogs, parse_bep
 from tools.oracle_gate.errors import GateError
 
 
@@ -53,7 +53,7 @@ def test_nested_bazel_does_not_inherit_bazel_run_variables():
 def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
     import pytest
 
-    from tools.oracle_gate.bazel_run import runs_dir
+    from tools.oracle_gate.runs.bazel_run import runs_dir
     from tools.oracle_gate.errors import GateError
 
     import os
@@ -71,7 +71,7 @@ def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
     ("/tmpfoo/gate", False), ("/srv/gate", False), ("/root/.cache/oracle-gate/base-gate.x", False),
 ])
 def test_the_gates_own_code_is_blocked_where_sandboxed_actions_could_write_it(root, blocked):
-    from tools.oracle_gate.bazel_run import gate_code_blocks
+    from tools.oracle_gate.runs.bazel_run import gate_code_blocks
 
     assert gate_code_blocks(root, "/srv/change") == ([root] if blocked else [])
     # The gate of the checked repository itself: Bazel mounts the workspace read-only.
@@ -81,7 +81,7 @@ def test_the_gates_own_code_is_blocked_where_sandboxed_actions_could_write_it(ro
 
 @pytest.mark.parametrize("top", ["/tmp", "/dev/shm"])
 def test_a_gate_directly_in_a_writable_top_folder_is_exit_1(top):
-    from tools.oracle_gate.bazel_run import gate_code_blocks
+    from tools.oracle_gate.runs.bazel_run import gate_code_blocks
 
     with pytest.raises(GateError, match=f"the gate's own code lies directly in {top} .*keep the gate's checkout in a "
                                         f"folder of its own, outside {top}"):
@@ -89,7 +89,7 @@ def test_a_gate_directly_in_a_writable_top_folder_is_exit_1(top):
 
 
 def test_a_link_to_a_gate_under_tmp_is_blocked_by_its_real_path(tmp_path):
-    from tools.oracle_gate.bazel_run import gate_code_blocks
+    from tools.oracle_gate.runs.bazel_run import gate_code_blocks
 
     real = tempfile.mkdtemp(prefix="base-gate-", dir="/tmp")
     try:
@@ -135,7 +135,7 @@ exit 0
 
 
 def _fake_bazel(tmp_path, monkeypatch, missing="", vanish=True):
-    from tools.oracle_gate import bazel_run
+    from tools.oracle_gate.runs import bazel_run
     monkeypatch.setattr(bazel_run, "SANDBOX_WRITABLE", ())  # tmp_path lies under /tmp here
     bin_dir, out, cache = tmp_path / "bin", tmp_path / "out", tmp_path / "cache"
     bin_dir.mkdir()
@@ -176,7 +176,7 @@ def test_another_path_that_cannot_be_blocked_is_exit_1(tmp_path, monkeypatch):
 
 def test_local_copies_git_names_are_sealed_too(project, tmp_path):
     # A clone's origin on this host, a bare copy, and an alternates object store all hold the oracles.
-    from tools.oracle_gate.bazel_run import repository_seal
+    from tools.oracle_gate.runs.bazel_run import repository_seal
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(project.path), str(clone)], check=True, capture_output=True)
     bare = tmp_path / "bare.git"
@@ -191,7 +191,7 @@ def test_local_copies_git_names_are_sealed_too(project, tmp_path):
 
 
 def test_the_execution_log_flag_follows_the_bazel_version():
-    from tools.oracle_gate.bazel_run import execution_log_flags
+    from tools.oracle_gate.runs.bazel_run import execution_log_flags
     # Bazel 7's `help test` lists --[no]execution_log_sort; Bazel 4.2's does not.
     seven = "  --execution_log_binary_file (a path; default: see description)\n  --[no]execution_log_sort (a boolean)\n"
     four = "  --execution_log_binary_file (a path)\n  --experimental_execution_log_file (a path)\n"
@@ -206,26 +206,26 @@ def test_the_execution_log_flag_follows_the_bazel_version():
     (" ci , bazel7-workspace,", ["--config=ci", "--config=bazel7-workspace"]),
 ])
 def test_bazel_configs_come_from_the_environment(value, flags):
-    from tools.oracle_gate.bazel_run import BAZEL_CONFIG_ENV, config_flags
+    from tools.oracle_gate.runs.bazel_run import BAZEL_CONFIG_ENV, config_flags
     assert config_flags({BAZEL_CONFIG_ENV: value}) == flags
 
 
 @pytest.mark.parametrize("value", ["ci --remote_executor=grpc://x", "--config=x", "a/b", "x;y", "é"])
 def test_a_bazel_config_that_is_not_a_name_is_refused(value):
-    from tools.oracle_gate.bazel_run import BAZEL_CONFIG_ENV, config_flags
+    from tools.oracle_gate.runs.bazel_run import BAZEL_CONFIG_ENV, config_flags
     with pytest.raises(GateError, match="ORACLE_GATE_BAZEL_CONFIG: .* is not a .bazelrc config name"):
         config_flags({BAZEL_CONFIG_ENV: value})
 
 
 def test_bzlmod_lockfile_is_neither_read_nor_written_where_bazel_has_one():
-    from tools.oracle_gate.bazel_run import lockfile_flags
+    from tools.oracle_gate.runs.bazel_run import lockfile_flags
     seven = "  --lockfile_mode (one of 'off', 'update', 'refresh' or 'error'; default: \"update\")\n"
     assert lockfile_flags(seven) == ["--lockfile_mode=off"]
     assert lockfile_flags("  --experimental_execution_log_file (a path)\n") == []
 
 
 def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
-    from tools.oracle_gate import bazel_run
+    from tools.oracle_gate.runs import bazel_run
     fake = tmp_path / "bazel"
     fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\nexit 37\n")
     fake.chmod(0o755)
@@ -263,7 +263,7 @@ def test_no_gate_cache_folders_when_there_are_none(tmp_path):
 
 @pytest.mark.parametrize("environ", [{"XDG_CACHE_HOME": "relcache"}, {"HOME": "relhome"}])
 def test_a_relative_cache_folder_is_refused(environ):
-    from tools.oracle_gate.bazel_run import runs_dir
+    from tools.oracle_gate.runs.bazel_run import runs_dir
     with pytest.raises(GateError, match="is not an absolute path; set XDG_CACHE_HOME"):
         runs_dir(environ)
 
@@ -289,7 +289,7 @@ def test_a_partial_query_answer_is_used_and_a_failed_query_is_exit_1(tmp_path, m
 def test_a_path_inside_another_blocked_folder_is_not_blocked_again(tmp_path):
     # The sandbox hides a blocked folder behind an empty one; blocking a path below it as well
     # fails the action (a gate kept under /tmp blocks its own checkout, which holds its .git).
-    from tools.oracle_gate.bazel_run import block_flags
+    from tools.oracle_gate.runs.bazel_run import block_flags
 
     gate = tmp_path / "gate"
     (gate / ".git").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""Unit tests of runner/caller.py: result encoding, one row's request to its reply, and the line channel of main."""
+"""Unit tests of actions/caller.py: result encoding, one row's request to its reply, and the line channel of main."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from tools.oracle_gate.runner import caller
-from tools.oracle_gate.runner.caller import MAX_DEPTH, NotPlain, call_row, encode
+from tools.oracle_gate.actions import caller
+from tools.oracle_gate.actions.caller import MAX_DEPTH, NotPlain, call_row, encode
 
 
 @pytest.mark.parametrize("value, text", [
@@ -148,4 +148,4 @@ def test_the_caller_imports_the_standard_library_only():
     tree = ast.parse(open(caller.__file__, encoding="utf-8").read())
     names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert names == {"__future__", "importlib", "json", "math", "os", "random", "sys", "typing"}
+    assert names == {"importlib", "json", "math", "os", "random", "sys", "typing"}

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tools.oracle_gate.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import HarnessRun
 from tools.oracle_gate.check import (
     Outcomes, check_clean_run, check_harness, check_ids_kept, check_outcomes, check_protected_paths, gather_inputs,
     withhold_while_invalid,
 )
 from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.loader import Oracles
-from tools.oracle_gate.results import Observed
+from tools.oracle_gate.suite.loader import Oracles
+from tools.oracle_gate.runs.results import Observed
 from tools.testing.gitrepo import IDS, POLICY
 
 PASSED = {i: Observed("passed") for i in IDS}
@@ -93,8 +93,8 @@ def test_protected_paths_and_ids_kept_read_only_the_inputs(project):
 
 
 def _oracles_of(tmp_path, name, rows, extra=None):
-    from tools.oracle_gate.loader import load_oracles
-    from tools.oracle_gate.tree import WorkTree
+    from tools.oracle_gate.suite.loader import load_oracles
+    from tools.oracle_gate.git.tree import WorkTree
     from tools.testing.gitrepo import make_project
 
     repo = make_project(tmp_path / name, rows)

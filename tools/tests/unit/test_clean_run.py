@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import stat
 
-from tools.oracle_gate.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import HarnessRun
 from tools.oracle_gate.check import run_check
-from tools.oracle_gate.clean_run import clean_environment, remote_flags
+from tools.oracle_gate.runs.clean_run import clean_environment, remote_flags
 from tools.oracle_gate.commands.check_cmd import render_text
-from tools.oracle_gate.pristine import pristine_tree
-from tools.oracle_gate.results import Observed, load_observed, to_junit
+from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.runs.results import Observed, load_observed, to_junit
 from tools.testing.gitrepo import IDS, blob_bytes
 
 PASSED = {i: "passed" for i in IDS}
@@ -241,7 +241,7 @@ def test_compare_of_two_runs_without_ids_cannot_decide(gate, tmp_path):
 
 
 def test_a_spawn_where_the_gate_does_not_allow_it_in_the_clean_run_voids_it(project):
-    from tools.oracle_gate.execlog import Escape
+    from tools.oracle_gate.runs.execlog import Escape
 
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}") for i in IDS}

@@ -1,4 +1,4 @@
-"""Unit tests of runner/draw.py: the generated-samples view per salt (deterministic, inputs only) and its main."""
+"""Unit tests of actions/draw.py: the generated-samples view per salt (deterministic, inputs only) and its main."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import hashlib
 import json
 import random
 
-from tools.oracle_gate.runner.draw import generated_view, main
+from tools.oracle_gate.actions.draw import main
+from tools.oracle_gate.spec.views import generated_view
 from tools.testing.gitrepo import oracle_toml
 
 PIN = {"blob_sha256": "0" * 64}

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.oracle_gate.encoding import Language, text_problem
+from tools.oracle_gate.spec.encoding import Language, text_problem
 from tools.oracle_gate.errors import INVALID_ORACLE, OracleError
-from tools.oracle_gate.loader import check_blob, load_oracles
-from tools.oracle_gate.policy import parse_policy
-from tools.oracle_gate.samples import SampleError, load_samples
-from tools.oracle_gate.schema import parse_oracle
-from tools.oracle_gate.tree import REGULAR, Entry, GitTree
+from tools.oracle_gate.suite.loader import check_blob, load_oracles
+from tools.oracle_gate.approval.policy import parse_policy
+from tools.oracle_gate.spec.samples import SampleError, load_samples
+from tools.oracle_gate.spec.schema import parse_oracle
+from tools.oracle_gate.git.tree import REGULAR, Entry, GitTree
 from tools.testing.gitrepo import IDS, POLICY, TABLE_SAMPLES, blob_bytes, default_rows, junit, oracle_toml, sha256
 
 ORACLE_PATH = "oracles/shop.toml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.execlog import (
+from tools.oracle_gate.runs.execlog import (
     JUDGE_MNEMONICS,
     JUDGE_OUTPUTS,
     LISTED_OUTPUTS,

@@ -9,8 +9,8 @@ import pytest
 
 from tools.oracle_gate.check import CheckLine, Report
 from tools.oracle_gate.errors import Violation
-from tools.oracle_gate.formats import id_line, junit_xml, render_github, render_markdown
-from tools.oracle_gate.spec_changes import RowChange
+from tools.oracle_gate.report import id_line, junit_xml, render_github, render_markdown
+from tools.oracle_gate.suite.spec_changes import RowChange
 from tools.testing.gitrepo import IDS, junit
 
 

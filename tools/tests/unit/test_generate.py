@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from tools.oracle_gate.generate import MAX_DEPTH, derive_seed, draw
-from tools.oracle_gate.samples import check_shape
-from tools.oracle_gate.schema import Invariant, parse_oracle
+from tools.oracle_gate.spec.generate import MAX_DEPTH, derive_seed, draw
+from tools.oracle_gate.spec.samples import check_shape
+from tools.oracle_gate.spec.schema import Invariant, parse_oracle
 
 PATH = "oracles/x.toml"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.errors import GitError
-from tools.oracle_gate.gitio import parse_name_status
+from tools.oracle_gate.git.gitio import parse_name_status
 
 
 def test_name_status_with_renames_and_odd_names():
@@ -24,7 +24,7 @@ def test_unparseable_name_status_fails_closed(raw):
 def test_merge_commit_merges_in_memory_the_same_way_every_time(project):
     import pytest
 
-    from tools.oracle_gate.gitio import MergeConflict, merge_commit
+    from tools.oracle_gate.git.gitio import MergeConflict, merge_commit
 
     project.write("shop/extra.py", "X = 1\n")
     head = project.commit("change")

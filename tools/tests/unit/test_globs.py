@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.oracle_gate.globs import matches
+from tools.oracle_gate.approval.globs import matches
 
 
 @pytest.mark.parametrize(("path", "pattern", "hit"), [

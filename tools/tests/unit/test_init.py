@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.errors import UsageError
-from tools.oracle_gate.init import BEGIN, init
+from tools.oracle_gate.authoring.init import BEGIN, init
 from tools.testing.gitrepo import GitRepo
 
 

@@ -114,7 +114,8 @@ def test_a_reason_with_characters_xml_does_not_allow_still_makes_readable_junit(
     # surrogate. Written raw they would make test.xml unreadable (the gate would exit 1, not 4).
     import xml.etree.ElementTree as ET
 
-    from tools.oracle_gate.runner.judge import Judgement, to_junit
+    from tools.oracle_gate.actions.judge import to_junit
+    from tools.oracle_gate.spec.judgement import Judgement
 
     reason = "sample 0: raised ValueError: a\x00b\x1b[0Kc\x0b\ud800 ##[add-mask]x"
     root = ET.fromstring(to_junit([Judgement("x", False, [reason], "d")], "salt", "suite"))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.errors import UsageError
-from tools.oracle_gate.labels import collect_labels
+from tools.oracle_gate.approval.labels import collect_labels
 from tools.testing.gitrepo import GIT_ENV, IDS, GitRepo, default_rows, junit, oracle_toml
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -349,7 +349,7 @@ def test_end_to_end_pr_labels_do_not_carry_into_a_pushed_merge(project, tmp_path
 # The same rule in `clean-run`, which picks HEAD's oracles only for a labelled change.
 
 def test_clean_run_uses_head_oracles_only_for_a_label_given_on_head(gate, project, pushed, tmp_path, monkeypatch):
-    from tools.oracle_gate.bazel_run import HarnessRun
+    from tools.oracle_gate.runs.bazel_run import HarnessRun
     from tools.oracle_gate.commands import clean_run_cmd
 
     a, b = pushed
@@ -372,7 +372,7 @@ def test_clean_run_uses_head_oracles_only_for_a_label_given_on_head(gate, projec
 
 def test_check_refuses_when_head_moved_after_the_labels_were_read(gate, project, pushed, tmp_path, monkeypatch):
     from tools.oracle_gate.commands import check_cmd
-    from tools.oracle_gate.labels import Labels
+    from tools.oracle_gate.approval.labels import Labels
 
     a, b = pushed
     monkeypatch.setattr(check_cmd, "collect_labels", lambda *_a, **_k: Labels({LABEL}, [], a))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from tools.oracle_gate.loader import load_oracles
-from tools.oracle_gate.tree import GitTree
+from tools.oracle_gate.suite.loader import load_oracles
+from tools.oracle_gate.git.tree import GitTree
 from tools.testing.gitrepo import blob_bytes, default_rows, oracle_toml, sha256
 
 

@@ -60,7 +60,7 @@ def test_rebinding_the_gate_and_the_caller_changes_nothing(tmp_path):
     body = WRONG_ADD + """
 import sys
 try:
-    import tools.oracle_gate.verdicts as v
+    import tools.oracle_gate.spec.verdicts as v
     v.judge_exact = lambda *a: v.Verdict(True)
     v.strict_equal = lambda *a: True
 except ImportError:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tools.oracle_gate.paths import (
+from tools.oracle_gate.approval.paths import (
     MAX_SYMLINK_HOPS, fold, protected_by, reaches_protected, resolve, special_entry_problem, symlink_problem,
 )
-from tools.oracle_gate.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry
+from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry
 
 GLOBS = ("oracles/**", ".gitattributes", ".gitmodules", "tools/**", "WORKSPACE", "third_party/x.py")
 

@@ -8,8 +8,8 @@ import tomllib
 import pytest
 
 from tools.oracle_gate.errors import GateError, OracleError
-from tools.oracle_gate.pin import read_pins, rewrite, row_lines
-from tools.oracle_gate.tree import WorkTree
+from tools.oracle_gate.authoring.pin import read_pins, rewrite, row_lines
+from tools.oracle_gate.git.tree import WorkTree
 from tools.testing.gitrepo import blob_bytes, sha256
 
 COMMENTED = b'''# Claims about shop.calc (owner: pricing team)

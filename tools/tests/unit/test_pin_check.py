@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tools.oracle_gate.pin_check import main
+from tools.oracle_gate.actions.pin_check import main
 from tools.testing.gitrepo import blob_bytes, default_rows, oracle_toml
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.errors import INVALID_ORACLE, OracleError
-from tools.oracle_gate.policy import ALWAYS_PROTECTED, DEFAULT_LABEL, POLICY_PATH, Policy, has_label, label_name, parse_policy
+from tools.oracle_gate.approval.policy import ALWAYS_PROTECTED, DEFAULT_LABEL, POLICY_PATH, Policy, has_label, label_name, parse_policy
 
 LISTS = 'protected = ["tools/**"]\nproduction_packages = ["shop"]\n'
 

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.pristine import is_dotenv, pristine_tree, read_blobs, write_tree
-from tools.oracle_gate.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry, GitTree
+from tools.oracle_gate.git.pristine import is_dotenv, pristine_tree, read_blobs, write_tree
+from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry, GitTree
 from tools.testing.gitrepo import POLICY
 
 

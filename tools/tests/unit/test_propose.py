@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.propose import candidates, model_rows, suggest_kind
+from tools.oracle_gate.authoring.propose import candidates, model_rows, suggest_kind
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef norm(state, k):\n    return state\n"
 

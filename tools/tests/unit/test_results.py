@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.results import load_observed, logged_results, read_result
+from tools.oracle_gate.runs.results import load_observed, logged_results, read_result
 from tools.testing.gitrepo import IDS, junit
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.oracle_gate.samples import SampleError, check_shape, load_samples
-from tools.oracle_gate.schema import Invariant
+from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
+from tools.oracle_gate.spec.schema import Invariant
 
 
 def row(kind: str, args: tuple[str, ...] = ()) -> Invariant:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.errors import INVALID_ORACLE
-from tools.oracle_gate.generate import MAX_DEPTH, ChoiceGen, GenerateSpec, IntGen
-from tools.oracle_gate.schema import DEFAULT_TIMEOUT_S, duplicate_ids, parse_oracle
+from tools.oracle_gate.spec.generate import MAX_DEPTH, ChoiceGen, GenerateSpec, IntGen
+from tools.oracle_gate.spec.schema import DEFAULT_TIMEOUT_S, duplicate_ids, parse_oracle
 
 PATH = "oracles/x.toml"
 GOOD_PIN = "a" * 64

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.seal import (
+from tools.oracle_gate.runs.seal import (
     Seal,
     find_bwrap,
     local_paths,

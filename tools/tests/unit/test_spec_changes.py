@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from tools.oracle_gate.generate import GenerateSpec
-from tools.oracle_gate.schema import Invariant
-from tools.oracle_gate.spec_changes import added_lines, changelog_violations, report_lines, spec_changes
+from tools.oracle_gate.spec.generate import GenerateSpec
+from tools.oracle_gate.spec.schema import Invariant
+from tools.oracle_gate.suite.spec_changes import added_lines, changelog_violations, report_lines, spec_changes
 
 ROW = Invariant(id="sum_in_range", entry="shop.calc:add", kind="bound", blob="oracles/blobs/b.json",
                 blob_sha256="a" * 64, source="oracles/shop.toml", seed=1, min=0, max=100)

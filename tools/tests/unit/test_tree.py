@@ -8,7 +8,7 @@ import os
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry, GitTree, WorkTree
+from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry, GitTree, WorkTree
 from tools.testing.gitrepo import GitRepo
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.vacuity import mutants
+from tools.oracle_gate.authoring.vacuity import mutants
 from tools.testing.gitrepo import default_rows, make_project
 
 SOURCE = "def f(a, b):\n    if a < b and True:\n        return a + 1\n    return a * b\n\n\ndef g():\n    return 0 + 0\n"

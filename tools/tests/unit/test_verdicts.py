@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.oracle_gate.verdicts import judge_bound, judge_exact, judge_idempotent, plain_problem, strict_equal
+from tools.oracle_gate.spec.verdicts import judge_bound, judge_exact, judge_idempotent, plain_problem, strict_equal
 
 
 class AlwaysYes:

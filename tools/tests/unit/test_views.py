@@ -1,12 +1,12 @@
-"""Unit tests of runner/views.py: the inputs view holds no bound or expected value; the expectations view does."""
+"""Unit tests of spec/views.py: the inputs view holds no bound or expected value; the expectations view does."""
 
 from __future__ import annotations
 
 import json
 
-from tools.oracle_gate.generate import GenerateSpec, IntGen
-from tools.oracle_gate.runner.views import VIEW_SCHEMA, expectation_row, input_row, input_samples, split
-from tools.oracle_gate.schema import Invariant
+from tools.oracle_gate.spec.generate import GenerateSpec, IntGen
+from tools.oracle_gate.spec.views import VIEW_SCHEMA, expectation_row, input_row, input_samples, split
+from tools.oracle_gate.spec.schema import Invariant
 
 # Distinctive values: none of them may reach the inputs view.
 LOW, HIGH, ANSWER = -31337, 987654321, 424242

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from tools.oracle_gate.tree import GitTree
-from tools.oracle_gate.worktree import differences, object_id
+from tools.oracle_gate.git.tree import GitTree
+from tools.oracle_gate.git.worktree import differences, object_id
 from tools.testing.gitrepo import GitRepo
 
 IGNORED = " (ignored, but a BUILD glob could read it)"

@@ -1,0 +1,12 @@
+"""Everything Bazel runs inside the build: the pin check, the manifest test, the draw, the
+supervisor and caller (`observe.py`, `caller.py`) and the judge (docs/design.md sections 1 and 8).
+
+Each entry point begins with the same line, `GUARD` below, before any other import: Python puts a
+script's real folder first on `sys.path` (under Bazel, the source tree's `tools/oracle_gate/actions`),
+where a stray file could shadow a module. The line is written out in each file rather than
+imported, because an import would be resolved through the very path it guards. A test checks that
+each entry point starts with it (tools/tests/scenarios/test_entry_points.py).
+"""
+
+GUARD = ("import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) "
+         "!= os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py")

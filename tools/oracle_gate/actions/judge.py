@@ -1,0 +1,123 @@
+"""The judge: the oracle test's main. Decides every invariant from sealed expectations.
+
+Usage (the `oracle_test` rule passes these):
+
+    judge.py --expectations EXPECTATIONS.json --observations OBSERVATIONS.json --log CALLER.log
+
+The judge runs in its own test action and imports only the standard library and the gate package;
+no production, harness or third-party module is ever loaded into this process. It reads the
+expectations view (bounds and expected values, never given to production code) and the
+observations the caller action wrote, parses each reply with the strict JSON rules of blobs
+(`tools.oracle_gate.spec.samples.load_samples`), and judges each sample with `tools.oracle_gate.spec.verdicts`.
+
+It writes one JUnit `testcase` per invariant, named `invariant[<id>]`, to `$XML_OUTPUT_FILE`, with
+the properties `observation_sha256` (the row's observation digest), `sample_sha256` (the digest of
+each sample's observation, space-separated, 16 hex digits each) and `salt`. The observation digest
+is the sha256 of the canonical JSON (`canonical`) of the row's `results` list as the caller returned
+it, or of `{"error": reason}` when the row has none. Exit code 0 when every invariant holds, else 1.
+The contract: docs/design.md sections 8 and 9.
+"""
+
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
+
+import argparse
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tools.oracle_gate.spec.judgement import MAX_REASONS, Judgement, judge_all
+from tools.oracle_gate.spec.samples import SampleError, load_samples
+
+MAX_LOG_ECHO_BYTES = 256 << 10
+
+
+# Characters XML 1.0 does not allow (its "Char" production, section 2.2): C0 controls but tab, line
+# feed and carriage return, surrogates, U+FFFE and U+FFFF. A reason quotes production code's
+# exception messages, which may hold any of them; written raw, they would make the file unreadable.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """`text` with every character XML 1.0 does not allow shown as a Python escape (`\\x1b`)."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
+    """Renders judgements as JUnit XML: one `invariant[<id>]` testcase each, with digest properties."""
+    root = ET.Element("testsuites")
+    failures = sum(1 for j in judged if not j.ok)
+    node = ET.SubElement(root, "testsuite", name=suite, tests=str(len(judged)), failures=str(failures), errors="0")
+    for item in judged:
+        case = ET.SubElement(node, "testcase", classname="oracle", name=f"invariant[{item.id}]")
+        props = ET.SubElement(case, "properties")
+        ET.SubElement(props, "property", name="observation_sha256", value=item.digest)
+        ET.SubElement(props, "property", name="sample_sha256", value=" ".join(item.sample_digests))
+        ET.SubElement(props, "property", name="salt", value=salt)
+        if not item.ok:
+            failure = ET.SubElement(case, "failure", message=xml_text(item.reasons[0][:500]) if item.reasons else "failed")
+            failure.text = "\n".join(xml_text(r) for r in item.reasons[:MAX_REASONS])
+    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return data + b"\n"
+
+
+def _read_json(path: str, strict: bool) -> Any:
+    with open(path, "rb") as f:
+        data = f.read()
+    if strict:
+        return load_samples(data)
+    return json.loads(data)
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:
+    """Judges every invariant; returns 0 when all hold, 1 otherwise (or when an input is unreadable)."""
+    parser = argparse.ArgumentParser(prog="judge")
+    parser.add_argument("--expectations", required=True)
+    parser.add_argument("--observations", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--suite", default=environ.get("TEST_TARGET", "oracle_test"))
+    args = parser.parse_args(argv)
+    try:
+        expectations = _read_json(args.expectations, strict=False)
+    except (OSError, ValueError) as exc:
+        print(f"judge: cannot read the expectations view: {exc}")
+        return 1
+    try:
+        observations = _read_json(args.observations, strict=True)
+    except (OSError, SampleError) as exc:
+        observations = None
+        print(f"judge: the observations file is unusable: {exc}")
+    judged, salt, notes = judge_all(expectations, observations)
+    for note in notes:
+        print(f"judge: {note}")
+    for item in judged:
+        print(f"{'passed' if item.ok else 'FAILED'} {item.id} observation_sha256={item.digest}")
+        for reason in item.reasons[:MAX_REASONS]:
+            print(f"    {reason}")
+    if salt:
+        print(f"salt: {salt} (replay with `check --salt {salt}`)")
+    xml_path = environ.get("XML_OUTPUT_FILE")
+    if xml_path:
+        with open(xml_path, "wb") as f:
+            f.write(to_junit(judged, salt, args.suite))
+    _echo_log(args.log)
+    return 0 if all(item.ok for item in judged) else 1
+
+
+def _echo_log(path: str) -> None:
+    """Copies the caller's stdout and stderr into the test log (at most MAX_LOG_ECHO_BYTES)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_LOG_ECHO_BYTES + 1)
+    except OSError:
+        return
+    print("--- caller log (production code's stdout and stderr) ---")
+    text = data[:MAX_LOG_ECHO_BYTES].decode("utf-8", "replace")
+    print(text.encode("ascii", "backslashreplace").decode("ascii"))
+    if len(data) > MAX_LOG_ECHO_BYTES:
+        print(f"--- caller log cut at {MAX_LOG_ECHO_BYTES} bytes ---")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

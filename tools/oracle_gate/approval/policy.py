@@ -1,0 +1,134 @@
+"""`oracles/policy.toml` (docs/design.md section 3): label, protected path globs, production packages."""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from dataclasses import dataclass
+
+from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
+from tools.oracle_gate.errors import OracleError
+
+POLICY_PATH = "oracles/policy.toml"
+_KEYS = {"schema", "label", "protected", "production_packages"}
+_PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Packages an entry may never name: the gate, the harness, the oracles and the test runners.
+_NOT_PRODUCTION = frozenset({"tools", "harness", "oracles", "third_party", "pytest", "_pytest", "runfiles"})
+# Paths that stay protected whatever a policy says: the oracles (policy included); the two files
+# that change how git checks out any path (attributes: filters, eol; submodules); and every file
+# Bazel or its launcher reads before any sandbox exists: the launcher's workspace wrapper
+# `tools/bazel` (a file, a link or a folder of that name: Bazel's scripts/packages/bazel.sh runs it
+# instead of Bazel), `.bazelversion` and `.bazeliskrc` (which Bazel the launcher or Bazelisk runs),
+# the rc files (flags, `import` lines, `--workspace_status_command`), and the files that declare
+# repositories and modules, whose repository rules run unsandboxed (docs/threat-model.md).
+ALWAYS_PROTECTED = (
+    "oracles/**", ".gitattributes", ".gitmodules",
+    "tools/bazel", "tools/bazel/**", ".bazelversion", ".bazeliskrc", ".bazelrc", "user.bazelrc",
+    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
+    ".bazelignore",
+)
+# The label and protected globs used when neither the base nor HEAD has a readable policy, so the gate
+# fails closed (docs/design.md section 3). This is the one copy in code of the defaults: the
+# repository's own `oracles/policy.toml` lists the same globs (a test compares the two), and a
+# policy's `label` key defaults to DEFAULT_LABEL.
+DEFAULT_LABEL = "oracle-change"
+DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
+    "tools/**", "third_party/**", "BUILD", "BUILD.bazel",
+    ".ci/**", "ci/**", ".github/**", ".gitlab-ci.yml",
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Human-owned gate settings.
+
+    Attributes:
+        label: the pull-request label that allows protected changes (default DEFAULT_LABEL,
+            `oracle-change`).
+        protected: repository-relative globs (see globs.py); `oracles/**` is always included.
+        production_packages: top-level Python packages an oracle `entry` may name.
+    """
+
+    label: str
+    protected: tuple[str, ...]
+    production_packages: tuple[str, ...]
+
+
+def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
+    """Parses policy.toml bytes.
+
+    Args:
+        data: the file's bytes (UTF-8 TOML).
+        path: repository-relative path, used in messages.
+
+    Raises:
+        OracleError: (exit 5) on bytes that are not clean UTF-8 text (a byte order mark, UTF-16,
+            Latin-1, NUL or another control character, named in words by
+            `encoding.text_problem`), bad TOML, unknown keys, wrong types or empty lists.
+    """
+    unreadable = text_problem(data, "TOML")
+    if unreadable is not None:
+        raise OracleError(unreadable, path=path)
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+        hint = invisible_hint(data.decode("utf-8"))
+        raise OracleError(f"is not valid TOML: {exc}" + (f"; {hint}" if hint else ""), path=path) from None
+    for key in sorted(set(doc) - _KEYS):
+        raise OracleError(f"unknown key {key!r}; allowed: {', '.join(sorted(_KEYS))}", path=path, field=key)
+    if doc.get("schema") != 1 or type(doc.get("schema")) is not int:
+        raise OracleError("must be the integer 1", path=path, field="schema")
+    label = doc.get("label", DEFAULT_LABEL)
+    if type(label) is not str or not label.strip() or "," in label:
+        raise OracleError("must be a non-empty string without commas", path=path, field="label")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("protected", "production_packages"):
+        value = doc.get(key)
+        if type(value) is not list or not value or not all(type(v) is str and v for v in value):
+            raise OracleError("must be a non-empty array of non-empty strings", path=path, field=key)
+        lists[key] = tuple(value)
+    for pkg in lists["production_packages"]:
+        if not _PACKAGE.fullmatch(pkg):
+            raise OracleError(f"{pkg!r} is not a top-level Python package name", path=path, field="production_packages")
+        if pkg in sys.stdlib_module_names or pkg in _NOT_PRODUCTION:
+            raise OracleError(f"{pkg!r} is the standard library or the gate itself, not production code",
+                              path=path, field="production_packages")
+    for glob in lists["protected"]:
+        if glob.startswith("/") or "\\" in glob:
+            raise OracleError(f"{glob!r} must be a repository-relative glob", path=path, field="protected")
+    protected = tuple(dict.fromkeys(ALWAYS_PROTECTED + lists["protected"]))
+    return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"])
+
+
+def label_name(base: Policy | None, head: Policy | None) -> str:
+    """The label that allows protected changes: the base policy's (the change may not rename it),
+    HEAD's when the base has no policy yet (bootstrap), else DEFAULT_LABEL."""
+    if base is not None:
+        return base.label
+    return head.label if head is not None else DEFAULT_LABEL
+
+
+def protection(base: Policy | None, head: Policy | None) -> tuple[str, tuple[str, ...]]:
+    """The label name (`label_name`) and the protected globs: the base policy's plus anything
+    HEAD's adds, duplicates dropped, in that order; DEFAULT_PROTECTED when neither policy is
+    readable (fail closed)."""
+    globs: tuple[str, ...] = ()
+    for policy in (base, head):
+        if policy:
+            globs += policy.protected
+    return label_name(base, head), tuple(dict.fromkeys(globs or DEFAULT_PROTECTED))
+
+
+def in_labelled_change(label: str | None) -> str:
+    """How a fix message says "in a change that carries the label": `in a change labelled NAME`
+    when the caller knows the policy in force, else a phrase naming the policy's label and its
+    default (a policy may rename the label)."""
+    if label is not None:
+        return f"in a change labelled {label}"
+    return f"in a change carrying the policy's label ({DEFAULT_LABEL} by default)"
+
+
+def has_label(label: str, labels: set[str]) -> bool:
+    """True when `labels` holds `label`, compared case-insensitively as GitHub and GitLab do."""
+    return label.casefold() in {x.casefold() for x in labels}

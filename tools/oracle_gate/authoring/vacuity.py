@@ -1,0 +1,188 @@
+"""`vacuity`: rows that check nothing. Each row runs against mutants of its entry function, through
+the gate's own row runner (the caller process and the judge), and a row that passes on every
+mutant is reported with the mutants it missed (docs/oracles.md, "Rows that check nothing").
+
+The mutants come from a small `ast` mutator, one change each inside the entry function: an
+arithmetic operator swapped (`+` and `-`, `*` and `//`, ...), a comparison swapped (`<` and `<=`,
+`==` and `!=`, ...), an integer constant moved by one, a boolean constant flipped. A well-kept
+mutation tool (mutmut, cosmic-ray) mutates whole files and runs a test command per mutant; here
+the "test" is one oracle row judged by the gate, and only the row's entry function is mutated,
+which those tools do not offer as a unit. Never run by `check`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tools.oracle_gate.actions as actions_pkg
+from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.spec import judgement
+from tools.oracle_gate.spec.views import generated_view
+from tools.oracle_gate.spec.views import split
+from tools.oracle_gate.spec.samples import load_samples
+from tools.oracle_gate.spec.schema import Invariant
+
+# Seconds one mutant's caller may take, on top of the row's own time limit.
+CALLER_SLACK_S = 30.0
+SALT = "vacuity"  # fixed: the same generated samples for every mutant, and a replayable report
+
+_BINOPS: dict[type[ast.operator], type[ast.operator]] = {
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult, ast.Div: ast.Mult,
+    ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
+_CMPOPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One change to a module: where, what, and the mutated module's source."""
+
+    line: int
+    description: str
+    source: str
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """A row against the mutants of its entry: which it killed (failed on) and which survived."""
+
+    id: str
+    entry: str
+    mutants: int
+    survived: tuple[Mutant, ...]
+    problem: str = ""
+    killed: tuple[Mutant, ...] = ()
+
+    @property
+    def vacuous(self) -> bool:
+        """True when the row passed on every mutant (and there was at least one)."""
+        return not self.problem and self.mutants > 0 and len(self.survived) == self.mutants
+
+
+def _sites(function: ast.AST) -> Iterator[tuple[ast.AST, Callable[[], str]]]:
+    """Each mutable node of `function` with a function that mutates it in place and describes it."""
+    for node in ast.walk(function):
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _BINOPS:
+            def swap(n: ast.BinOp | ast.AugAssign = node) -> str:
+                old = type(n.op)
+                n.op = _BINOPS[old]()
+                return f"{old.__name__} -> {type(n.op).__name__}"
+            yield node, swap
+        elif isinstance(node, ast.Compare):
+            for k, op in enumerate(node.ops):
+                if type(op) in _CMPOPS:
+                    def flip(n: ast.Compare = node, i: int = k) -> str:
+                        old = type(n.ops[i])
+                        n.ops[i] = _CMPOPS[old]()
+                        return f"{old.__name__} -> {type(n.ops[i]).__name__}"
+                    yield node, flip
+        elif isinstance(node, ast.Constant) and type(node.value) in (int, bool):
+            def change(n: ast.Constant = node) -> str:
+                old = n.value
+                assert isinstance(old, int)  # bool is an int too
+                n.value = (not old) if type(old) is bool else old + 1
+                return f"{old!r} -> {n.value!r}"
+            yield node, change
+
+
+def mutants(source: str, function: str) -> list[Mutant]:
+    """One mutant per mutable site of the module-level function `function` in `source`.
+
+    Raises:
+        GateError: (exit 1) when the source does not parse or has no such function.
+    """
+    try:
+        count = len(list(_sites(_function(ast.parse(source), function))))
+    except SyntaxError as exc:
+        raise GateError(f"cannot parse the entry's module: {exc}") from None
+    found = []
+    for index in range(count):
+        tree = ast.parse(source)
+        node, mutate = list(_sites(_function(tree, function)))[index]
+        description = mutate()
+        found.append(Mutant(getattr(node, "lineno", 0), description, ast.unparse(tree) + "\n"))
+    return found
+
+
+def _function(tree: ast.Module, name: str) -> ast.AST:
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    raise GateError(f"no module-level function {name!r} in the entry's module")
+
+
+def module_file(repo: str, entry: str) -> str:
+    """The repository-relative file of an entry's module (`pkg/mod.py` or `pkg/mod/__init__.py`).
+
+    Raises:
+        GateError: (exit 1) when neither exists.
+    """
+    module = entry.split(":", 1)[0].replace(".", "/")
+    for rel in (f"{module}.py", f"{module}/__init__.py"):
+        if os.path.isfile(os.path.join(repo, rel)):
+            return rel
+    raise GateError(f"entry {entry}: no file {module}.py in the work tree")
+
+
+def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
+              mutant: Mutant | None, work: Path) -> bool:
+    """True when the row passes with `mutant` applied to the production packages (None: as they are).
+
+    The production packages are copied into `work`, the mutant written over its module, and the
+    row run by the gate's caller (`actions/observe.py`, a separate process whose Python path holds
+    only that copy) and judged by the judge's own functions.
+    """
+    prod = work / "prod"
+    shutil.rmtree(prod, ignore_errors=True)
+    for package in packages:
+        if os.path.isdir(os.path.join(repo, package)):
+            shutil.copytree(os.path.join(repo, package), prod / package,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "BUILD*"))
+    if mutant is not None:
+        (prod / module_file(repo, inv.entry)).write_text(mutant.source, encoding="utf-8")
+    inputs, expectations = split([(inv, load_samples(blob))])
+    generated, _ = generated_view({inv.source: oracle_bytes}, SALT)
+    for name, doc in (("inputs", inputs), ("generated", generated)):
+        (work / f"{name}.json").write_text(json.dumps(doc), encoding="utf-8")
+    out, log = work / "observations.json", work / "caller.log"
+    out.unlink(missing_ok=True)
+    try:
+        subprocess.run([sys.executable, "-S", "-B", str(Path(actions_pkg.__file__).parent / "observe.py"), "--inputs",
+                        str(work / "inputs.json"), "--generated", str(work / "generated.json"), "--out", str(out),
+                        "--log", str(log)], env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod), "TZ": "UTC"},
+                       capture_output=True, check=False, timeout=inv.timeout_s + CALLER_SLACK_S, cwd=work)
+        observations = load_samples(out.read_bytes())
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return False  # no observations: the row fails, the mutant is killed
+    judged, _, _ = judgement.judge_all(expectations, observations)
+    return all(j.ok for j in judged)
+
+
+def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
+              progress: Callable[[int, int], None] = lambda done, total: None) -> RowResult:
+    """Runs one row against every mutant of its entry; the row must pass on the code as it is."""
+    path = module_file(repo, inv.entry)
+    with open(os.path.join(repo, path), encoding="utf-8") as f:
+        found = mutants(f.read(), inv.entry.split(":", 1)[1])
+    with tempfile.TemporaryDirectory(prefix="vacuity-") as tmp:
+        work = Path(tmp)
+        if not judge_row(repo, inv, oracle_bytes, blob, packages, None, work):
+            return RowResult(inv.id, inv.entry, len(found), (), "the row fails on the code as it is; fix that first")
+        survived: list[Mutant] = []
+        killed: list[Mutant] = []
+        for index, mutant in enumerate(found):
+            progress(index, len(found))
+            passed = judge_row(repo, inv, oracle_bytes, blob, packages, mutant, work)
+            (survived if passed else killed).append(mutant)
+        progress(len(found), len(found))
+    return RowResult(inv.id, inv.entry, len(found), tuple(survived), killed=tuple(killed))

@@ -1,0 +1,131 @@
+"""The clean second runner: the oracle test and the harness on a pristine tree the work tree never touched.
+
+The tree is written from git objects (HEAD's code and harness, the base's `oracles/`), then tested
+inside a sealed root (seal.py: bubblewrap; only the run's folder and the system directories exist
+there), with a fresh Bazel output root, `--nohome_rc` (no user `~/.bazelrc`), a minimal environment,
+sandboxed or remote execution, `--nocache_test_results` and `--noremote_accept_cached`, the same salt
+as the workspace run and `--define=oracle_run=clean` (the caller's time zone, locale and hash seed
+differ from the workspace run's). Outcomes or observation digests that differ from the workspace
+run mean production code or the harness depends on something outside its declared inputs (an
+undeclared file, an environment variable, a file never committed, the clock, the time zone).
+What the clean run seals and how its digests must agree: docs/design.md sections 9 and 10.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE
+from tools.oracle_gate.runs.bazel_run import BAZEL_CONFIG_ENV, HarnessRun, repository_seal, run_flags, run_harness, runs_dir
+from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.runs.seal import READ_ONLY_VARIABLE, sealed_root
+
+# Environment variables a clean run keeps: what pip needs to find the locked wheels, and which
+# .bazelrc configs and Bazel binary the caller chose.
+_PASS_THROUGH = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CONSTRAINT",
+                 "PIP_DEFAULT_TIMEOUT", "PIP_TRUSTED_HOST", "PIP_CONFIG_FILE", BAZEL_CONFIG_ENV, BAZEL_VARIABLE)
+# Remote settings, from flags or these variables (docs/remote-execution.md).
+REMOTE_ENV = {
+    "ORACLE_GATE_REMOTE_EXECUTOR": "--remote_executor",
+    "ORACLE_GATE_REMOTE_CACHE": "--remote_cache",
+    "ORACLE_GATE_REMOTE_INSTANCE_NAME": "--remote_instance_name",
+    "ORACLE_GATE_REMOTE_TLS_CERTIFICATE": "--tls_certificate",
+}
+REMOTE_HEADER_ENV = "ORACLE_GATE_REMOTE_HEADER"  # newline-separated `Name=value` pairs
+
+
+def remote_flags(environ: Mapping[str, str]) -> list[str]:
+    """Bazel flags for `--config=remote`: the config, then endpoint, instance name and headers from
+    the environment (REMOTE_ENV, REMOTE_HEADER_ENV)."""
+    flags = ["--config=remote"]
+    for var, flag in REMOTE_ENV.items():
+        if environ.get(var):
+            flags.append(f"{flag}={environ[var]}")
+    for header in environ.get(REMOTE_HEADER_ENV, "").splitlines():
+        if header.strip():
+            flags.append(f"--remote_header={header.strip()}")
+    return flags
+
+
+def clean_environment(environ: Mapping[str, str], home: str) -> dict[str, str]:
+    """The whole environment of the clean run: a fixed PATH, a fresh HOME and TMPDIR, C.UTF-8."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8"}
+    env.update({k: environ[k] for k in _PASS_THROUGH if k in environ})
+    return env
+
+
+def clean_run(
+    repo: str,
+    head: str,
+    oracles_commit: str,
+    environ: Mapping[str, str],
+    remote: bool = False,
+    salt: str = "",
+    block: Sequence[str] | None = None,
+) -> HarnessRun:
+    """Runs the harness on a pristine tree and returns its per-id outcomes.
+
+    Args:
+        repo: the repository (only its git objects are read).
+        head: commit whose code and harness are tested.
+        oracles_commit: commit whose `oracles/` is used.
+        environ: the caller's environment; only pip's variables and the remote settings are used.
+        remote: run through `--config=remote` (REAPI) instead of the local sandbox; the endpoint
+            comes from the environment (`remote_flags`).
+        salt: the run salt for generated samples (the same as the workspace run's).
+        block: paths the workspace run blocked (default: `repository_seal(repo)`); the sealed root
+            does not show them (seal.sealed_root). Inside it, the pristine tree's `oracles/` and
+            the fresh output base's sealed views are blocked from sandboxed actions.
+
+    Raises:
+        GateError: (exit 1) when the tree cannot be written, the sealed root cannot be made, or
+            Bazel cannot run.
+    """
+    # Not under /tmp: Bazel 4.2's sandbox lets every action write there.
+    root = tempfile.mkdtemp(prefix="clean-", dir=runs_dir(environ))
+    try:
+        tree = os.path.join(root, "tree")
+        home = os.path.join(root, "home")
+        os.makedirs(tree)
+        os.makedirs(home, exist_ok=True)
+        pristine_tree(repo, head, oracles_commit, tree)
+        startup = ["--batch", "--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
+        flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env",
+                 *run_flags(salt, "clean")]
+        if remote:
+            flags += remote_flags(environ)
+        env = clean_environment(environ, home)
+        hidden = [os.path.realpath(repo), *repository_seal(repo), *(block or ())]
+        # The remote settings' files (a TLS certificate) and the folders the user names must be
+        # readable inside the root too.
+        named = {k: environ[k] for k in (*REMOTE_ENV, READ_ONLY_VARIABLE) if environ.get(k)}
+        seal = sealed_root(root, dict(env, **named), hidden)
+        run = run_harness(tree, env, flags, startup_flags=startup, exact_env=True,
+                          block=[os.path.join(tree, "oracles"), *seal.blockable],
+                          strategy="remote" if remote else "linux-sandbox",
+                          seal=seal)
+        if remote:
+            # The actions ran on the engine's workers: what seals them there is the engine's.
+            run = replace(run, sealing=f"{run.sealing}; every action ran by remote execution, sealed by the "
+                                       "engine's worker (docs/remote-execution.md)")
+        return run
+    finally:
+        remove_tree(root)
+
+
+def remove_tree(path: str) -> None:
+    """Deletes a directory tree, including the read-only files Bazel leaves in an output base."""
+
+    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        try:
+            os.chmod(os.path.dirname(target), 0o755)
+            os.chmod(target, 0o755)
+            func(target)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=make_writable)

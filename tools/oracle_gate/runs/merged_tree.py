@@ -1,0 +1,97 @@
+"""The gate's own checkout of a merge result, where the workspace run tests what would land.
+
+When HEAD does not contain the base tip, `check` judges the merge commit it wrote
+(`gitio.merge_commit`). The user's work tree is never touched: the merge result is written from git
+objects (pristine.py: committed bytes and modes only, committed dotenv files included, as a
+checkout holds them) into a folder of the gate's run folder, one per repository, so the Bazel
+output base that belongs to that path stays warm from one `check` to the next. A lock file keeps two checks of one repository from sharing it at once. The
+folder holds expected values (the merge result's `oracles/`): it lies in the run folder, which other
+runs block from their actions, and this run blocks its `oracles/` (docs/design.md section 11).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from tools.oracle_gate.runs.bazel_run import runs_dir
+from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.git.pristine import pristine_tree
+
+# Startup flags of the Bazel server of a merge result's checkout: it stops by itself after five idle
+# minutes (seconds), where the server of a work tree would wait Bazel's default three hours.
+MERGED_TREE_STARTUP = ("--max_idle_secs=300",)
+_PREFIX = "merged-"
+
+
+def merged_folder(repo: str, environ: Mapping[str, str]) -> str:
+    """The folder of `repo`'s merge-result checkout: `RUNS/merged-<16 hex digits of the sha256 of
+    the repository's real path>` (`bazel_run.runs_dir`); the tree itself is its `tree/`.
+
+    Raises:
+        GateError: (exit 1) when the run folder is unusable (`bazel_run.runs_dir`).
+    """
+    key = hashlib.sha256(os.fsencode(os.path.realpath(repo))).hexdigest()[:16]
+    return os.path.join(runs_dir(environ), _PREFIX + key)
+
+
+@contextmanager
+def merged_tree(repo: str, commit: str, oracles_commit: str, environ: Mapping[str, str]) -> Iterator[str]:
+    """Writes `commit`'s tree, with `oracles/` from `oracles_commit`, into the repository's
+    merge-result folder (`merged_folder`) and yields the tree's path, holding the folder's lock
+    until the block ends. Whatever an earlier check left there is removed first.
+
+    Args:
+        repo: the repository whose objects hold both commits.
+        commit: the merge commit (full id).
+        oracles_commit: the commit whose `oracles/` the tree gets (the tip's, or the merge result's
+            for a labelled change).
+        environ: the environment (for the run folder).
+
+    Raises:
+        GateError: (exit 1) when the folder cannot be locked, emptied or written.
+    """
+    folder = merged_folder(repo, environ)
+    tree = os.path.join(folder, "tree")
+    try:
+        os.makedirs(tree, exist_ok=True)
+        lock = os.open(folder + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise GateError(f"cannot make the merge result's checkout {tree}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        empty(tree)
+        # Committed dotenv files too, as a checkout of the merge would hold them: the clean run
+        # leaves them out, so code that depends on one makes the runs disagree (exit 6).
+        pristine_tree(repo, commit, oracles_commit, tree, dotenv=True)
+        yield tree
+    finally:
+        os.close(lock)
+
+
+def empty(folder: str) -> None:
+    """Removes every entry of `folder` (read-only files and folders included), keeping the folder
+    itself: a Bazel server of that workspace may still have it open.
+
+    Raises:
+        GateError: (exit 1) when an entry cannot be removed.
+    """
+    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        os.chmod(os.path.dirname(target), 0o755)
+        if not os.path.islink(target):
+            os.chmod(target, 0o755)
+        func(target)
+
+    try:
+        for name in os.listdir(folder):
+            path = os.path.join(folder, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, onerror=make_writable)
+            else:
+                os.unlink(path)
+    except OSError as exc:
+        raise GateError(f"cannot empty the merge result's checkout {folder}: {exc.strerror or exc}") from None

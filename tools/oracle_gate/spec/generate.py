@@ -1,0 +1,467 @@
+"""Generated samples: the `[invariant.generate]` vocabulary, its validation and deterministic drawing.
+
+A row of kind `bound` or `idempotent` may carry a `generate` table: `count`, the number of samples,
+and one generator per sample field. Example (TOML):
+
+    [invariant.generate]
+    count = 40
+    lines = { list = { object = { quantity = { int = [0, 1000] } } }, len = [0, 6] }
+    discount_cents = { int = [0, 5000] }
+    tax_rate = { choice = ["0", "0.0825", "0.2"] }
+
+Every generator is a table with exactly one kind key plus only the modifiers that kind allows:
+
+| generator | draws |
+|---|---|
+| `{ int = [lo, hi] }` | an int, `lo <= value <= hi` (signed 64-bit bounds, not bool) |
+| `{ float = [lo, hi] }` | a finite float in `[lo, hi]` (bounds: finite int or float, not bool) |
+| `{ choice = [v, ...] }` | one of the values, uniformly; values are strings, 64-bit ints, finite floats, bools, and arrays and tables of those |
+| `{ string = "alphabet", len = [a, b] }` | a string of `a..b` characters, each picked uniformly from the alphabet's characters (a character written twice is twice as likely) |
+| `{ list = <generator>, len = [a, b] }` | an array of `a..b` items |
+| `{ object = { name = <generator>, ... } }` | an object with exactly those keys, in that order |
+
+with `0 <= a <= b <= MAX_LEN`. A sample field's generator is at depth 1; the item generator of a list,
+each member generator of an object and each element of an array or table inside a choice value is one
+level deeper; nothing may be deeper than MAX_DEPTH. TOML dates and times are never allowed.
+
+For `bound` the fields are the keyword arguments of the entry (identifiers, at least one); for
+`idempotent` they are exactly `state` and every name in the row's `args`. `count` is the sample count,
+so no sample field can be called `count`.
+
+Drawing is deterministic: see `derive_seed` and `draw`. This module uses the standard library only and
+shares its number and name rules with `schema` through `values`. The contract is "Generated samples"
+in docs/design.md section 2.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import math
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, Union
+
+from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.spec.values import ARG_PATTERN, INT64_MAX, INT64_MIN, is_number
+
+MAX_COUNT = 100_000
+"""Largest `count`: samples drawn per row."""
+MAX_LEN = 4096
+"""Largest length bound `b` of `len = [a, b]`, in characters (string) or items (list)."""
+MAX_DEPTH = 16
+"""Deepest nesting level of a generator or of a choice value (a sample field's generator is level 1)."""
+GENERATOR_KINDS = ("choice", "float", "int", "list", "object", "string")
+"""The kind keys of the vocabulary; a generator table has exactly one."""
+_MODIFIERS: dict[str, tuple[str, ...]] = {
+    "choice": (),
+    "float": (),
+    "int": (),
+    "list": ("len",),
+    "object": (),
+    "string": ("len",),
+}
+_ALL_MODIFIERS = frozenset(m for mods in _MODIFIERS.values() for m in mods)
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class IntGen:
+    """`{ int = [lo, hi] }`.
+
+    Attributes:
+        lo: smallest value drawn, a signed 64-bit int.
+        hi: largest value drawn, `lo <= hi <= 2**63 - 1`.
+    """
+
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class FloatGen:
+    """`{ float = [lo, hi] }`.
+
+    Attributes:
+        lo: smallest value drawn, a finite float (an int bound is converted with `float()`).
+        hi: largest value drawn, a finite float, `lo <= hi`.
+    """
+
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class ChoiceGen:
+    """`{ choice = [v, ...] }`.
+
+    Attributes:
+        values: the candidates, each as its compact JSON text (`json.dumps` with separators `,` and
+            `:`, key order as written), so `1`, `1.0` and `true` stay distinct and the spec stays
+            immutable. At least one.
+    """
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StringGen:
+    """`{ string = "alphabet", len = [min_len, max_len] }`.
+
+    Attributes:
+        alphabet: the characters (Unicode code points) to pick from, non-empty; repeats allowed.
+        min_len: fewest characters, `0 <= min_len`.
+        max_len: most characters, `min_len <= max_len <= MAX_LEN`.
+    """
+
+    alphabet: str
+    min_len: int
+    max_len: int
+
+
+@dataclass(frozen=True)
+class ListGen:
+    """`{ list = <generator>, len = [min_len, max_len] }`.
+
+    Attributes:
+        item: the generator of every item.
+        min_len: fewest items, `0 <= min_len`.
+        max_len: most items, `min_len <= max_len <= MAX_LEN`.
+    """
+
+    item: Gen
+    min_len: int
+    max_len: int
+
+
+@dataclass(frozen=True)
+class ObjectGen:
+    """`{ object = { name = <generator>, ... } }`.
+
+    Attributes:
+        members: (key, generator) pairs in the order written; at least one, keys distinct.
+    """
+
+    members: tuple[tuple[str, Gen], ...]
+
+
+Gen = Union[IntGen, FloatGen, ChoiceGen, StringGen, ListGen, ObjectGen]
+"""Any validated generator."""
+
+
+@dataclass(frozen=True)
+class GenerateSpec:
+    """A validated `generate` table of one row.
+
+    Attributes:
+        count: samples drawn, 1 to MAX_COUNT.
+        fields: (sample field, generator) pairs in drawing order, which is also the key order of every
+            drawn sample: as written for `bound`; `state` then the names of `args` in `args` order
+            for `idempotent`.
+    """
+
+    count: int
+    fields: tuple[tuple[str, Gen], ...]
+
+
+def _what(value: object) -> str:
+    """Names a TOML value for a message: the value itself for numbers, its kind otherwise."""
+    if type(value) is bool:
+        return "a bool"
+    if type(value) in (int, float):
+        return repr(value)
+    if type(value) is str:
+        return "a string"
+    if type(value) is list:
+        return f"an array of {len(value)} value{'' if len(value) == 1 else 's'}"
+    if type(value) is dict:
+        return "a table"
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return "a date or time"
+    return type(value).__name__
+
+
+def _join(field: str, key: str) -> str:
+    """Appends `key` to a dotted field path, quoting it as TOML would when it is not a bare key."""
+    return f"{field}.{key}" if _BARE_KEY.fullmatch(key) else f"{field}.{json.dumps(key, ensure_ascii=False)}"
+
+
+def _plain_problem(value: object, depth: int) -> str | None:
+    """Returns why a choice value is not a plain value at nesting level `depth`, or None."""
+    if type(value) in (str, bool):
+        return None
+    if type(value) is int:
+        return None if is_number(value) else f"{value} does not fit in a signed 64-bit integer"
+    if type(value) is float:
+        return None if math.isfinite(value) else f"{value!r} is not finite"
+    if type(value) is list or type(value) is dict:
+        items: list[object] = list(value.values()) if isinstance(value, dict) else list(value)
+        if items and depth + 1 > MAX_DEPTH:
+            return f"nests deeper than {MAX_DEPTH} levels"
+        for item in items:
+            problem = _plain_problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    return f"{_what(value)} is not allowed (only strings, numbers, bools, arrays and tables)"
+
+
+class _Checker:
+    """Collects one OracleError per problem of one row's `generate` table."""
+
+    def __init__(self, path: str, row: str) -> None:
+        self.path = path
+        self.row = row
+        self.errors: list[OracleError] = []
+
+    def bad(self, field: str, message: str) -> None:
+        self.errors.append(OracleError(message, path=self.path, row=self.row, field=field))
+
+    def int_pair(self, value: object, field: str, low: int, high: int, shape: str) -> tuple[int, int] | None:
+        """Checks `[a, b]`, two ints with `low <= a <= b <= high`; `shape` describes it in messages."""
+        if type(value) is not list or len(value) != 2:
+            self.bad(field, f"must be {shape}, got {_what(value)}")
+            return None
+        a, b = value
+        for item in (a, b):
+            if type(item) is not int:
+                self.bad(field, f"must be {shape}, got {_what(item)} in it")
+                return None
+        for item in (a, b):
+            if not low <= item <= high:
+                self.bad(field, f"must be {shape}, got {item}, outside {low}..{high}")
+                return None
+        if a > b:
+            self.bad(field, f"lower bound ({a}) is greater than upper bound ({b})")
+            return None
+        return a, b
+
+    def float_pair(self, value: object, field: str) -> tuple[float, float] | None:
+        shape = "[lo, hi], two finite numbers with lo <= hi"
+        if type(value) is not list or len(value) != 2:
+            self.bad(field, f"must be {shape}, got {_what(value)}")
+            return None
+        a, b = value
+        for item in (a, b):
+            if not is_number(item):
+                self.bad(field, f"must be {shape}, got {_what(item)} in it")
+                return None
+        if a > b:
+            self.bad(field, f"lower bound ({a}) is greater than upper bound ({b})")
+            return None
+        return float(a), float(b)
+
+    def generator(self, spec: object, field: str, depth: int) -> Gen | None:
+        """Validates one generator table at dotted path `field`, nesting level `depth`."""
+        kinds_text = ", ".join(GENERATOR_KINDS)
+        if depth > MAX_DEPTH:
+            self.bad(field, f"nests deeper than {MAX_DEPTH} levels")
+            return None
+        if type(spec) is not dict:
+            self.bad(field, f"must be a generator table with one of the keys {kinds_text}, got {_what(spec)}")
+            return None
+        before = len(self.errors)
+        table: dict[str, object] = spec
+        for key in table:
+            if key not in GENERATOR_KINDS and key not in _ALL_MODIFIERS:
+                self.bad(_join(field, key), f"unknown key {key!r}; a generator has exactly one of {kinds_text}, "
+                                            "and len with list and string")
+        kinds = [key for key in table if key in GENERATOR_KINDS]
+        if len(kinds) > 1:
+            self.bad(field, f"has {len(kinds)} generator kinds ({', '.join(kinds)}); give exactly one")
+        elif not kinds:
+            if len(self.errors) == before:
+                self.bad(field, f"has no generator kind; give exactly one of {kinds_text}")
+        else:
+            kind = kinds[0]
+            for modifier in sorted(_ALL_MODIFIERS):
+                if modifier in table and modifier not in _MODIFIERS[kind]:
+                    self.bad(_join(field, modifier), f"is not allowed for generator kind {kind!r}")
+                elif modifier not in table and modifier in _MODIFIERS[kind]:
+                    self.bad(_join(field, modifier), f"is required for generator kind {kind!r}")
+            built = self._kind(kind, table, field, depth)
+            if len(self.errors) == before:
+                return built
+        return None
+
+    def _kind(self, kind: str, table: dict[str, object], field: str, depth: int) -> Gen | None:
+        at = _join(field, kind)
+        value = table[kind]
+        lengths: tuple[int, int] | None = None
+        if "len" in table and "len" in _MODIFIERS[kind]:
+            lengths = self.int_pair(table["len"], _join(field, "len"), 0, MAX_LEN,
+                                    f"[min, max], two integers with 0 <= min <= max <= {MAX_LEN}")
+        if kind == "int":
+            pair = self.int_pair(value, at, INT64_MIN, INT64_MAX, "[lo, hi], two signed 64-bit integers with lo <= hi")
+            return IntGen(*pair) if pair else None
+        if kind == "float":
+            fpair = self.float_pair(value, at)
+            return FloatGen(*fpair) if fpair else None
+        if kind == "choice":
+            return self._choice(value, at, depth)
+        if kind == "string":
+            if type(value) is not str or not value:
+                self.bad(at, f"must be a non-empty string of the characters to draw from, got {_what(value)}")
+                return None
+            return StringGen(value, *lengths) if lengths else None
+        if kind == "list":
+            item = self.generator(value, at, depth + 1)
+            return ListGen(item, *lengths) if item and lengths else None
+        return self._object(value, at, depth)
+
+    def _choice(self, value: object, at: str, depth: int) -> ChoiceGen | None:
+        if type(value) is not list or not value:
+            self.bad(at, f"must be a non-empty array of values, got {_what(value)}")
+            return None
+        texts = []
+        for index, item in enumerate(value):
+            problem = _plain_problem(item, depth)
+            if problem:
+                self.bad(at, f"element {index}: {problem}")
+                return None
+            texts.append(json.dumps(item, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+        return ChoiceGen(tuple(texts))
+
+    def _object(self, value: object, at: str, depth: int) -> ObjectGen | None:
+        if type(value) is not dict or not value:
+            self.bad(at, f"must be a table of at least one member generator, got {_what(value)}")
+            return None
+        members = []
+        for key, member in value.items():
+            built = self.generator(member, _join(at, key), depth + 1)
+            if built:
+                members.append((key, built))
+        return ObjectGen(tuple(members)) if len(members) == len(value) else None
+
+
+def parse_generate(
+    value: object, kind: str, args: Sequence[str] | None, *, path: str, row: str
+) -> tuple[GenerateSpec | None, list[OracleError]]:
+    """Validates the `generate` value of one row.
+
+    Args:
+        value: the parsed TOML value of the row's `generate` key.
+        kind: the row's kind, one of schema.KINDS; only `bound` and `idempotent` allow `generate`.
+        args: the row's validated `args` (`idempotent`), or None when they are invalid (then the
+            field-name rule of `idempotent` is not checked; the `args` error is reported already).
+        path: repository-relative path of the oracle file, for messages.
+        row: the row's label (its id, or `#N`), for messages.
+
+    Returns:
+        (spec, errors): the spec and no errors, or None and one OracleError (exit 5) per problem, each
+        naming `path`, `row` and the field as a dotted path such as `generate.lines.list.object.quantity.int`.
+    """
+    check = _Checker(path, row)
+    if kind not in ("bound", "idempotent"):
+        check.bad("generate", f"is not allowed for kind {kind!r}")
+        return None, check.errors
+    if type(value) is not dict:
+        check.bad("generate", f"must be a table ([invariant.generate]), got {_what(value)}")
+        return None, check.errors
+    table: dict[str, object] = value
+    count = table.get("count")
+    if "count" not in table:
+        check.bad("generate.count", "is required (the number of samples to draw)")
+    elif type(count) is not int or not 1 <= count <= MAX_COUNT:
+        check.bad("generate.count", f"must be an integer from 1 to {MAX_COUNT}, got {_what(count)}")
+    names = [name for name in table if name != "count"]
+    order = names
+    if kind == "bound":
+        if not names:
+            check.bad("generate", "needs a generator for at least one keyword argument besides count")
+        for name in names:
+            if not ARG_PATTERN.fullmatch(name):
+                check.bad(_join("generate", name), f"{name!r} is not a usable keyword argument name")
+    elif args is not None:
+        wanted = ["state", *args]
+        if "count" in args:
+            check.bad("generate", "cannot generate the argument 'count': count is the number of samples")
+        missing = [name for name in wanted if name not in table]
+        if missing:
+            check.bad("generate", f"has no generator for {', '.join(missing)}; "
+                                  "an idempotent row generates state and every name in args")
+        for name in names:
+            if name not in wanted:
+                check.bad(_join("generate", name), "is neither state nor a name in args; "
+                                                   "an idempotent row generates exactly those")
+        order = [name for name in wanted if name in names]
+    fields = [(name, check.generator(table[name], _join("generate", name), 1)) for name in order]
+    if check.errors:
+        return None, check.errors
+    assert type(count) is int
+    return GenerateSpec(count, tuple((name, gen) for name, gen in fields if gen is not None)), []
+
+
+def derive_seed(row_id: str, seed: int | None, salt: str) -> bytes:
+    """The seed of a row's sample generator; a contract: the same inputs replay the same samples.
+
+    The seed is `sha256(f"{row_id}\\0{seed}\\0{salt}".encode("utf-8", "surrogatepass")).digest()`,
+    32 bytes, with `seed` written in decimal (`0` when the row has none) and `\\0` the NUL character;
+    `draw` seeds `random.Random` with these bytes.
+
+    Args:
+        row_id: the row's id.
+        seed: the row's `seed`, or None when absent (taken as 0).
+        salt: any string chosen by the caller of `draw`; a run is replayable with the same salt.
+
+    Returns:
+        The 32-byte digest.
+    """
+    text = f"{row_id}\0{seed if seed is not None else 0}\0{salt}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def _draw_one(gen: Gen, rng: random.Random) -> Any:
+    if isinstance(gen, IntGen):
+        return rng.randint(gen.lo, gen.hi)
+    if isinstance(gen, FloatGen):
+        u = rng.random()
+        span = gen.hi - gen.lo
+        # Interpolate without overflow when hi - lo exceeds the largest float; clamp rounding.
+        x = gen.lo + span * u if math.isfinite(span) else gen.lo * (1.0 - u) + gen.hi * u
+        return min(max(x, gen.lo), gen.hi)
+    if isinstance(gen, ChoiceGen):
+        return json.loads(rng.choice(gen.values))
+    if isinstance(gen, StringGen):
+        n = rng.randint(gen.min_len, gen.max_len)
+        return "".join(rng.choice(gen.alphabet) for _ in range(n))
+    if isinstance(gen, ListGen):
+        n = rng.randint(gen.min_len, gen.max_len)
+        return [_draw_one(gen.item, rng) for _ in range(n)]
+    return {key: _draw_one(member, rng) for key, member in gen.members}
+
+
+class Drawable(Protocol):
+    """What `draw` reads of a row: `schema.Invariant` has it (and this module need not import
+    `schema`, which imports this module)."""
+
+    id: str
+    seed: int | None
+    generate: GenerateSpec | None
+
+
+def draw(invariant: Drawable, salt: str) -> list[dict[str, Any]]:
+    """Draws the samples of a row's `generate` table.
+
+    Deterministic: `random.Random(derive_seed(invariant.id, invariant.seed, salt))` is the only source
+    of randomness, consumed sample by sample, field by field in `GenerateSpec.fields` order (members
+    of an object in their order; a string's or list's length before its items). The same row and salt
+    give identical samples on every run and platform; another salt gives other samples.
+
+    Args:
+        invariant: a validated row (`schema.Invariant`).
+        salt: any string; record it to replay the run.
+
+    Returns:
+        `count` samples in the shape of that kind's blob samples (`bound`: `{field: value}`;
+        `idempotent`: `{"state": S, arg: value, ...}`), holding only int, float, str, bool, list
+        and dict values; `[]` when the row has no `generate`.
+    """
+    spec = invariant.generate
+    if spec is None:
+        return []
+    rng = random.Random(derive_seed(invariant.id, invariant.seed, salt))
+    return [{name: _draw_one(gen, rng) for name, gen in spec.fields} for _ in range(spec.count)]

@@ -1,0 +1,338 @@
+"""Oracle file schema 1 (docs/design.md section 2): parsing and validation of `oracles/*.toml`.
+
+Only the TOML bytes are judged here; blob bytes, symlinks and hash pins are checked by `loader.py` and `pin_check.py`.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
+from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.spec.generate import GenerateSpec, parse_generate
+from tools.oracle_gate.spec.values import ARG_PATTERN, IDENT, INT64_MAX, INT64_MIN, is_number
+
+SCHEMA_VERSION = 1
+KINDS = ("bound", "idempotent", "exact_table")
+BLOB_DIR = "oracles/blobs/"
+# The invariant id rule, written once: results.py (the `[<id>]` testcase suffix) and manifest.py (the
+# `# invariant <id> <file>` lines) build their patterns from ID_PATTERN.pattern.
+ID_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
+SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
+_IDENT = IDENT
+ENTRY_PATTERN = re.compile(rf"({_IDENT}(?:\.{_IDENT})+):({_IDENT})")
+MAX_REPEAT = 1000
+DEFAULT_TIMEOUT_S = 60
+MAX_TIMEOUT_S = 3600
+# The caller's address-space limit (RLIMIT_AS) while it serves a row, in MiB (docs/design.md
+# section 8, "Limits"); a row may raise it with `memory_mib`.
+DEFAULT_MEMORY_MIB = 2048
+MIN_MEMORY_MIB = 256
+MAX_MEMORY_MIB = 65536
+
+_COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s", "memory_mib")
+_KIND_KEYS = {
+    "bound": ("min", "max"),
+    "idempotent": ("args", "repeat"),
+    "exact_table": (),
+}
+_ALL_KEYS = frozenset(_COMMON + ("min", "max", "args", "repeat", "generate"))
+_REQUIRED = ("id", "entry", "kind", "blob", "blob_sha256")
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """One validated `[[invariant]]` row.
+
+    Attributes:
+        id: unique invariant id, a full match of ID_PATTERN (`[a-z][a-z0-9_]{0,63}`).
+        entry: `package.module:function`, the production callable under test.
+        kind: one of KINDS.
+        blob: repository-relative path of the JSON sample file under `oracles/blobs/`.
+        blob_sha256: 64 lowercase hex digits, the sha256 of the blob's bytes.
+        source: repository-relative path of the oracle file holding the row.
+        seed: seed for every random source of the harness for this row, or None.
+        min, max: inclusive bounds (`bound` only), int or float.
+        args: sample fields passed as keyword arguments (`idempotent` only).
+        repeat: number of calls, >= 2 (`idempotent` only).
+        timeout_s: time limit in seconds for calling the entry on all of the row's samples,
+            0 < timeout_s <= MAX_TIMEOUT_S (3600); DEFAULT_TIMEOUT_S (60 s) when the row has none.
+        memory_mib: the caller's address-space limit in MiB while it serves the row, an integer
+            from MIN_MEMORY_MIB (256) to MAX_MEMORY_MIB (65536); DEFAULT_MEMORY_MIB (2048) when
+            the row has none.
+        generate: the row's validated `generate` table (`bound` and `idempotent` only), or None;
+            `generate.draw` turns it into samples.
+    """
+
+    id: str
+    entry: str
+    kind: str
+    blob: str
+    blob_sha256: str
+    source: str
+    seed: int | None = None
+    min: int | float | None = None
+    max: int | float | None = None
+    args: tuple[str, ...] = ()
+    repeat: int | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_mib: int = DEFAULT_MEMORY_MIB
+    generate: GenerateSpec | None = None
+
+
+@dataclass
+class OracleFile:
+    """An oracle file after validation.
+
+    Attributes:
+        path: repository-relative path.
+        invariants: the rows that passed validation, in file order.
+        declared_ids: every readable id string in the file, valid row or not (for the missing-id check).
+        problems: one OracleError per problem found; empty when the file is valid.
+        parsed: True when the file was readable TOML with an array of rows, so `declared_ids` is
+            what the file declares (False: the ids are unknown, not absent).
+    """
+
+    path: str
+    invariants: list[Invariant] = field(default_factory=list)
+    declared_ids: list[str] = field(default_factory=list)
+    problems: list[OracleError] = field(default_factory=list)
+    parsed: bool = False
+
+
+def check_blob_path(blob: str) -> str | None:
+    """Returns why `blob` is not an acceptable blob path, or None when it is.
+
+    A blob path is repository-relative, POSIX-normalized, inside `oracles/blobs/`, with no `..`, `.`,
+    empty segment, backslash or control character.
+    """
+    if not blob:
+        return "is empty"
+    if any(ord(c) < 0x20 or c == "\x7f" for c in blob):
+        return "contains a control character"
+    if "\\" in blob:
+        return "contains a backslash; use forward slashes"
+    if blob.startswith("/"):
+        return f"{blob!r} is absolute; give a path relative to the repository root under {BLOB_DIR}"
+    parts = blob.split("/")
+    if any(p in ("", ".", "..") for p in parts) or posixpath.normpath(blob) != blob:
+        return f"{blob!r} is not a normalized path (no '..', '.', or empty segments)"
+    if not blob.startswith(BLOB_DIR) or len(parts) < 3:
+        return f"{blob!r} is outside {BLOB_DIR}"
+    return None
+
+
+def _row_label(row: object, index: int) -> str:
+    if isinstance(row, dict):
+        ident = row.get("id")
+        if type(ident) is str and ID_PATTERN.fullmatch(ident):
+            return ident
+    return f"#{index + 1}"
+
+
+def _validate_row(
+    row: dict[str, object], label: str, path: str, allowed_packages: Sequence[str] | None
+) -> tuple[Invariant | None, list[OracleError]]:
+    errs: list[OracleError] = []
+
+    def bad(fieldname: str, message: str) -> None:
+        errs.append(OracleError(message, path=path, row=label, field=fieldname))
+
+    for key in sorted(set(row) - _ALL_KEYS):
+        bad(key, f"unknown key {key!r}; allowed keys are {', '.join(sorted(_ALL_KEYS))}")
+    for key in _REQUIRED:
+        if key not in row:
+            bad(key, "is required")
+    for key in ("id", "entry", "kind", "blob", "blob_sha256"):
+        if key in row and type(row[key]) is not str:
+            bad(key, f"must be a string, got {type(row[key]).__name__}")
+    if errs:
+        return None, errs
+
+    ident = str(row["id"])
+    entry = str(row["entry"])
+    kind = str(row["kind"])
+    blob = str(row["blob"])
+    digest = str(row["blob_sha256"])
+    if not ID_PATTERN.fullmatch(ident):
+        bad("id", f"{ident!r} does not match ^{ID_PATTERN.pattern}$")
+    match = ENTRY_PATTERN.fullmatch(entry)
+    if not match:
+        bad("entry", f"{entry!r} is not of the form package.module:function")
+    elif allowed_packages is not None:
+        top = match.group(1).split(".", 1)[0]
+        if top not in allowed_packages:
+            allowed = ", ".join(allowed_packages) or "(none)"
+            bad("entry", f"module {match.group(1)!r} is outside the production packages policy allows ({allowed})")
+    if kind not in KINDS:
+        bad("kind", f"unknown kind {kind!r}; kinds are {', '.join(KINDS)} (a new kind is a schema change)")
+    why = check_blob_path(blob)
+    if why:
+        bad("blob", why)
+    if not SHA256_PATTERN.fullmatch(digest):
+        bad("blob_sha256", "must be 64 lowercase hex digits (the sha256 of the blob's bytes)")
+    seed = row.get("seed")
+    if "seed" in row and type(seed) is not int:
+        bad("seed", f"must be an integer, got {type(seed).__name__}")
+    elif type(seed) is int and not INT64_MIN <= seed <= INT64_MAX:
+        bad("seed", "must fit in a signed 64-bit integer")
+
+    if kind in KINDS:
+        for key in ("min", "max", "args", "repeat"):
+            if key in row and key not in _KIND_KEYS[kind]:
+                bad(key, f"is not allowed for kind {kind!r}")
+            elif key not in row and key in _KIND_KEYS[kind]:
+                bad(key, f"is required for kind {kind!r}")
+    lo, hi = row.get("min"), row.get("max")
+    for key, value in (("min", lo), ("max", hi)):
+        if key in row and not is_number(value):
+            what = "a bool" if type(value) is bool else type(value).__name__
+            if type(value) in (int, float):
+                what = repr(value)
+            bad(key, f"must be a finite int or float, got {what}")
+    if is_number(lo) and is_number(hi) and lo > hi:  # type: ignore[operator]
+        bad("max", f"min ({lo}) is greater than max ({hi})")
+    args = row.get("args")
+    if "args" in row:
+        if type(args) is not list or not all(type(a) is str for a in args):
+            bad("args", "must be an array of strings")
+        else:
+            for a in args:
+                if not ARG_PATTERN.fullmatch(a) or a == "state":
+                    bad("args", f"{a!r} is not a usable keyword argument name")
+            if len(set(args)) != len(args):
+                bad("args", "names a field twice")
+    repeat = row.get("repeat")
+    if "repeat" in row and (type(repeat) is not int or not 2 <= repeat <= MAX_REPEAT):
+        got = repr(repeat) if type(repeat) is int else type(repeat).__name__
+        bad("repeat", f"must be an integer from 2 to {MAX_REPEAT}, got {got}")
+    timeout = row.get("timeout_s")
+    if "timeout_s" in row and not (is_number(timeout) and 0 < timeout <= MAX_TIMEOUT_S):  # type: ignore[operator]
+        what = "a bool" if type(timeout) is bool else type(timeout).__name__
+        if type(timeout) in (int, float):
+            what = repr(timeout)
+        bad("timeout_s", f"must be a number of seconds with 0 < timeout_s <= {MAX_TIMEOUT_S}, got {what}")
+    memory = row.get("memory_mib")
+    if "memory_mib" in row and (type(memory) is not int or not MIN_MEMORY_MIB <= memory <= MAX_MEMORY_MIB):
+        got = repr(memory) if type(memory) is int else ("a bool" if type(memory) is bool else type(memory).__name__)
+        bad("memory_mib", f"must be an integer number of MiB from {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB}, got {got}")
+    spec: GenerateSpec | None = None
+    if "generate" in row and kind in KINDS:
+        valid_args = tuple(args) if type(args) is list and not any(e.field == "args" for e in errs) else None
+        spec, generate_errs = parse_generate(row["generate"], kind, valid_args, path=path, row=label)
+        errs.extend(generate_errs)
+    if errs:
+        return None, errs
+    return (
+        Invariant(
+            id=ident,
+            entry=entry,
+            kind=kind,
+            blob=blob,
+            blob_sha256=digest,
+            source=path,
+            seed=seed if type(seed) is int else None,
+            min=lo if is_number(lo) else None,  # type: ignore[arg-type]
+            max=hi if is_number(hi) else None,  # type: ignore[arg-type]
+            args=tuple(args) if type(args) is list else (),
+            repeat=repeat if type(repeat) is int else None,
+            timeout_s=float(timeout) if is_number(timeout) else DEFAULT_TIMEOUT_S,  # type: ignore[arg-type]
+            memory_mib=memory if type(memory) is int else DEFAULT_MEMORY_MIB,
+            generate=spec,
+        ),
+        [],
+    )
+
+
+def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None = None) -> OracleFile:
+    """Parses and validates one oracle file.
+
+    Args:
+        data: the file's bytes (UTF-8 TOML).
+        path: repository-relative path, used in messages.
+        allowed_packages: top-level production packages an `entry` may name (from policy.toml), or
+            None to skip that check.
+
+    Returns:
+        An OracleFile; its `problems` list holds one OracleError (exit 5) per problem. Bytes that
+        are not clean UTF-8 text (a byte order mark, UTF-16, Latin-1, NUL or another control
+        character; see `encoding.text_problem`) give that one problem, named in words, and nothing
+        else is checked. Never raises for bad content.
+    """
+    result = OracleFile(path=path)
+    unreadable = text_problem(data, "TOML")
+    if unreadable is not None:
+        result.problems.append(OracleError(unreadable, path=path))
+        return result
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+        hint = invisible_hint(data.decode("utf-8"))
+        result.problems.append(OracleError(f"is not valid TOML: {exc}" + (f"; {hint}" if hint else ""), path=path))
+        return result
+    for key in sorted(set(doc) - {"schema", "invariant"}):
+        result.problems.append(
+            OracleError(f"unknown top-level key {key!r}; allowed: schema, invariant", path=path, field=key)
+        )
+    if "schema" not in doc:
+        result.problems.append(OracleError(f"is required (schema = {SCHEMA_VERSION})", path=path, field="schema"))
+    elif type(doc["schema"]) is not int or doc["schema"] != SCHEMA_VERSION:
+        result.problems.append(
+            OracleError(f"must be the integer {SCHEMA_VERSION}, got {doc['schema']!r}", path=path, field="schema")
+        )
+    rows = doc.get("invariant")
+    if type(rows) is not list and rows is not None:
+        result.problems.append(OracleError("must be an array of tables ([[invariant]])", path=path, field="invariant"))
+        return result
+    if not rows:
+        result.problems.append(OracleError("no [[invariant]] rows", path=path, field="invariant"))
+        return result
+    result.parsed = True
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        label = _row_label(row, index)
+        if type(row) is not dict:
+            result.problems.append(OracleError("must be a table", path=path, row=label, field="invariant"))
+            continue
+        ident = row.get("id")
+        if type(ident) is str and ident:
+            result.declared_ids.append(ident)
+            if ident in seen:
+                result.problems.append(OracleError(f"duplicate id {ident!r} in this file", path=path, row=label, field="id"))
+                continue
+            seen.add(ident)
+        invariant, errs = _validate_row(row, label, path, allowed_packages)
+        result.problems.extend(errs)
+        if invariant is not None:
+            result.invariants.append(invariant)
+    return result
+
+
+def duplicate_ids(files: Iterable[OracleFile]) -> list[OracleError]:
+    """Returns one OracleError for each id declared in more than one oracle file."""
+    first: dict[str, str] = {}
+    errs: list[OracleError] = []
+    for oracle in files:
+        for ident in dict.fromkeys(oracle.declared_ids):
+            if ident in first and first[ident] != oracle.path:
+                errs.append(
+                    OracleError(f"duplicate id {ident!r}, already declared in {first[ident]}", path=oracle.path, row=ident, field="id")
+                )
+            else:
+                first.setdefault(ident, oracle.path)
+    return errs
+
+
+def is_oracle_path(path: str) -> bool:
+    """True for an oracle file: a `.toml` directly under `oracles/`, other than `policy.toml`."""
+    return (
+        path.startswith("oracles/")
+        and path.count("/") == 1
+        and path.endswith(".toml")
+        and path != "oracles/policy.toml"
+    )

@@ -1,0 +1,231 @@
+"""Loads and validates everything under `oracles/` from a tree: policy, oracle files, blobs
+(docs/design.md sections 2-4).
+
+There is one validation path: `check`, `manifest` and the manifest test read a tree with
+`load_oracles`; the build's pin check (pin_check.py) calls the same `load_policy`,
+`read_oracle_files` and `check_blob` on the files Bazel gives its action.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.git.objects import is_trusted
+from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, in_labelled_change, parse_policy
+from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
+from tools.oracle_gate.spec.schema import Invariant, OracleFile, duplicate_ids, is_oracle_path, parse_oracle
+from tools.oracle_gate.git.tree import GITLINK, Entry, Tree
+from tools.oracle_gate.git.transform import explain, restore_command, rewrite_fix, rewritten
+
+
+def pin_fix(blob: str, label: str | None) -> str:
+    """What to do about a blob whose bytes do not match its pin and no known rewrite explains:
+    re-pin under the label (`policy.in_labelled_change`; None when the policy in force is not
+    known) or restore the committed bytes (`transform.restore_command`)."""
+    return (f"if you changed the blob on purpose, update blob_sha256 (`pin --write`) {in_labelled_change(label)}; "
+            f"if you did not and HEAD has the file, `{restore_command(blob)}` restores the committed bytes")
+
+
+@dataclass
+class Oracles:
+    """The oracle side of one tree.
+
+    Attributes:
+        policy: the parsed policy, or None when the tree has none (bootstrap) or it is invalid.
+        files: the oracle files, in path order.
+        problems: every OracleError found (exit 5); empty when all is valid.
+    """
+
+    policy: Policy | None
+    files: list[OracleFile] = field(default_factory=list)
+    problems: list[OracleError] = field(default_factory=list)
+
+    @property
+    def invariants(self) -> list[Invariant]:
+        """Every valid invariant row, in file then row order."""
+        return [inv for f in self.files for inv in f.invariants]
+
+    @property
+    def declared_ids(self) -> set[str]:
+        """Every id string any row declares, valid or not."""
+        return {i for f in self.files for i in f.declared_ids}
+
+
+def check_blob(
+    invariant: Invariant,
+    entry: Entry | None,
+    data: bytes | Callable[[], bytes] | None,
+    *,
+    committed: bool = False,
+    label: str | None = None,
+    digest: str | None = None,
+    shape_known: bool = False,
+) -> list[OracleError]:
+    """Checks one row's blob: a regular file whose bytes match the pin and parse to the kind's shape.
+
+    Args:
+        invariant: the row.
+        entry: the blob's tree entry, or None when it does not exist.
+        data: the blob's bytes, or a function that reads them (called only when they are needed:
+            to hash them when `digest` is None, to explain a mismatch, to check the shape);
+            ignored when entry is None or not a regular file.
+        committed: the bytes were read from git objects, not from disk (`Tree.committed`); a
+            rewritten blob's message then speaks of the commit, not of a checkout.
+        label: the label a re-pin needs, named in the fix (`pin_fix`); None when the policy in
+            force is not known.
+        digest: the bytes' sha256 hex digest when already known (`Tree.digest`, streamed).
+        shape_known: the bytes are known to have the kind's shape (the merge base pinned the same
+            object for the same kind, `objects.is_trusted`), so they are not parsed again.
+
+    Returns:
+        One OracleError (exit 5) for the first problem found, or an empty list.
+    """
+
+    def bad(field_name: str, message: str, fix: str | None = None) -> list[OracleError]:
+        return [OracleError(message, path=invariant.source, row=invariant.id, field=field_name, fix=fix)]
+
+    if entry is None:
+        return bad("blob", f"{invariant.blob} does not exist")
+    if not entry.is_regular:
+        what = "a symlink" if entry.mode == "120000" else "a submodule" if entry.mode == GITLINK else "not a regular file"
+        return bad("blob", f"{invariant.blob} is {what}; blobs must be regular files under oracles/blobs/")
+    assert data is not None
+    read: Callable[[], bytes] = data if callable(data) else (lambda: data)
+    actual = digest if digest is not None else hashlib.sha256(read()).hexdigest()
+    if actual != invariant.blob_sha256:
+        content = read()
+        # The digest may have been vouched for, not computed: the message names what the bytes hash to.
+        actual = hashlib.sha256(content).hexdigest()
+    if actual != invariant.blob_sha256:
+        mismatch = f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, the bytes hash to {actual}"
+        rewrite = explain(content, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
+        if rewrite:
+            return bad("blob_sha256", f"{mismatch}; {rewritten(rewrite, committed)}", rewrite_fix(invariant.blob, committed))
+        return bad("blob_sha256", mismatch, pin_fix(invariant.blob, label))
+    if shape_known:
+        return []
+    try:
+        check_shape(invariant, load_samples(read()))
+    except SampleError as exc:
+        return bad("blob", f"{invariant.blob} {exc}")
+    return []
+
+
+def load_policy(tree: Tree, entry: Entry | None, path: str = POLICY_PATH) -> Policy | None:
+    """Parses a policy file (`policy.parse_policy`), or returns None when there is none (`entry` None).
+
+    Args:
+        tree: where to read the bytes.
+        entry: the policy's entry in the tree, or None.
+        path: its repository-relative path, used in messages.
+
+    Raises:
+        OracleError: (exit 5) when the policy exists but is invalid or not a regular file.
+    """
+    if entry is None:
+        return None
+    if not entry.is_regular:
+        raise OracleError("must be a regular file", path=path)
+    return parse_policy(tree.read(entry), path)
+
+
+def read_oracle_files(
+    tree: Tree, entries: Mapping[str, Entry], policy: Policy | None
+) -> tuple[list[OracleFile], list[OracleError]]:
+    """Parses and validates oracle files (`schema.parse_oracle`), in path order.
+
+    Args:
+        tree: where to read the bytes.
+        entries: repository path -> entry of each oracle file.
+        policy: the policy whose production packages an `entry` may name, or None to skip that check.
+
+    Returns:
+        (files, problems): the parsed files, and one OracleError (exit 5) per problem: an entry
+        that is not a regular file, each file's own problems, then every id declared in more than
+        one file. Never raises for bad content.
+    """
+    allowed = policy.production_packages if policy else None
+    files: list[OracleFile] = []
+    problems: list[OracleError] = []
+    for path in sorted(entries):
+        entry = entries[path]
+        if not entry.is_regular:
+            problems.append(OracleError("must be a regular file, not a symlink or submodule", path=path))
+            continue
+        oracle = parse_oracle(tree.read(entry), path, allowed)
+        files.append(oracle)
+        problems.extend(oracle.problems)
+    problems.extend(duplicate_ids(files))
+    return files, problems
+
+
+def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = True) -> Oracles:
+    """Loads and validates the policy, every oracle file and every blob pin of a tree.
+
+    Oracle files are the tree's `schema.is_oracle_path` files; each `entry` is judged by the tree's
+    own policy (docs/design.md section 3), and a tree without `oracles/policy.toml` has that as a
+    problem. Blobs are hashed as streams (`Tree.digest`); a blob object the merge base pinned with
+    the same pin (`objects.is_trusted`) is neither hashed nor parsed again (docs/design.md section 4).
+
+    Args:
+        tree: where to read `oracles/` from.
+        label: the label fix messages name; None: the tree's own policy's label, or a phrase
+            naming the policy's label when the tree has no valid policy (`policy.in_labelled_change`).
+        verify_blobs: False to skip the blob checks (pins and shapes), for a caller that needs only
+            the policy and the rows (the manifest, the merge base).
+
+    Returns:
+        Oracles with every problem collected; never raises for bad content.
+
+    Raises:
+        GateError: (exit 1) only when the tree cannot be read (git, file system).
+    """
+    listing = tree.files("oracles")
+    result = Oracles(policy=None)
+    try:
+        result.policy = load_policy(tree, listing.get(POLICY_PATH))
+    except OracleError as exc:
+        result.problems.append(exc)
+    if result.policy is None and POLICY_PATH not in listing:
+        result.problems.append(OracleError("is missing; the gate needs it to know what is protected", path=POLICY_PATH))
+    files, problems = read_oracle_files(tree, {p: e for p, e in listing.items() if is_oracle_path(p)}, result.policy)
+    result.files.extend(files)
+    result.problems.extend(problems)
+    if not verify_blobs:
+        return result
+    if label is None and result.policy is not None:
+        label = result.policy.label
+    # Per file: one digest, and one shape check per kind and arguments, however many rows share it.
+    digests: dict[str, str] = {}
+    shapes_ok: set[tuple[str, str]] = set()
+    for invariant in result.invariants:
+        blob_entry = listing.get(invariant.blob)
+        found = blob_entry if blob_entry is not None and blob_entry.is_regular else None
+        if found is None:
+            result.problems.extend(check_blob(invariant, blob_entry, None, committed=tree.committed, label=label))
+            continue
+        if found.ref not in digests:
+            digests[found.ref] = tree.digest(found)
+        key = (found.ref, shape_key(invariant))
+        known = key in shapes_ok or (tree.committed and is_trusted(found.ref, key[1]))
+        found_problems = check_blob(invariant, found, functools.partial(tree.read, found), committed=tree.committed,
+                                    label=label, digest=digests[found.ref], shape_known=known)
+        if not found_problems:
+            shapes_ok.add(key)
+        result.problems.extend(found_problems)
+    return result
+
+
+# The version of the shape rules (`samples.load_samples`, `samples.check_shape`). Bump it when they
+# get stricter: blobs a base vouched for under older rules are then parsed again.
+SHAPE_RULES = 1
+
+
+def shape_key(invariant: Invariant) -> str:
+    """What `check_shape` depends on, plus the pin and SHAPE_RULES: the key a vouched-for shape is
+    recorded under (`manifest.vouch_for_base`)."""
+    return f"rules {SHAPE_RULES} {invariant.blob_sha256} {invariant.kind} {','.join(invariant.args)}"

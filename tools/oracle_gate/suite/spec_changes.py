@@ -1,0 +1,160 @@
+"""The spec-change report: what a change does to the oracle rows, row by row and field by field,
+with the changes that weaken a claim marked, and the changelog rule for those (docs/oracles.md,
+"Reviewing an oracle change").
+
+A labelled change that widens a bound, draws fewer generated samples or removes a row must add a
+line to `oracles/CHANGELOG.md` that names the row's id (exit 5 otherwise): a human approved the
+label, and the changelog says why the claim got weaker.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tools.oracle_gate import errors
+from tools.oracle_gate.errors import Violation
+from tools.oracle_gate.suite.loader import Oracles
+from tools.oracle_gate.spec.schema import Invariant
+
+CHANGELOG_PATH = "oracles/CHANGELOG.md"
+# Marks of a change that weakens a claim; each needs a changelog line under the label.
+WEAKENING = ("bound widened", "fewer generated samples", "row removed")
+# The fields compared, in the order the report lists them.
+FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "memory_mib", "generate")
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One field of a row: its old and new value as shown (`-` when absent)."""
+
+    field: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """One row that was added, removed or changed.
+
+    Attributes:
+        id: the row's id.
+        status: "added", "removed" or "changed".
+        source: the oracle file holding the row (at HEAD; at the base when removed).
+        kind: the row's kind (at HEAD; at the base when removed).
+        fields: the fields that differ, in FIELDS order (empty for added and removed rows).
+        marks: what the change means for the claim, e.g. "bound widened", "entry renamed".
+    """
+
+    id: str
+    status: str
+    source: str
+    kind: str
+    fields: tuple[FieldChange, ...] = ()
+    marks: tuple[str, ...] = ()
+
+    @property
+    def weakens(self) -> bool:
+        """True when a mark is one of WEAKENING."""
+        return any(m in WEAKENING for m in self.marks)
+
+
+def _shown(inv: Invariant, name: str) -> str:
+    value = getattr(inv, name)
+    if name == "generate":
+        return f"{value.count} sample(s) a run" if value is not None else "-"
+    if value is None or value == ():
+        return "-"
+    return repr(list(value)) if isinstance(value, tuple) else repr(value) if isinstance(value, str) else str(value)
+
+
+def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
+    marks = []
+    if old.kind == new.kind == "bound" and (old.min, old.max) != (new.min, new.max):
+        assert old.min is not None and old.max is not None and new.min is not None and new.max is not None
+        wider = new.min < old.min or new.max > old.max
+        narrower = new.min > old.min or new.max < old.max
+        marks.append("bound widened" if wider else "bound narrowed" if narrower else "bound moved")
+    if old.kind != new.kind:
+        marks.append("kind changed")
+    if old.entry != new.entry:
+        marks.append("entry renamed")
+    if old.seed != new.seed:
+        marks.append("seed retargeted")
+    if old.blob != new.blob:
+        marks.append("blob retargeted")
+    elif old.blob_sha256 != new.blob_sha256:
+        marks.append("blob content changed")
+    before = old.generate.count if old.generate is not None else 0
+    after = new.generate.count if new.generate is not None else 0
+    if after < before:
+        marks.append("fewer generated samples")
+    elif old.generate != new.generate:
+        marks.append("generated samples changed")
+    return tuple(marks)
+
+
+def spec_changes(base: Oracles, head: Oracles) -> list[RowChange]:
+    """Every row added, removed or changed between the base's and HEAD's valid rows, by id:
+    changed rows first in HEAD's order, then added ones, then removed ones."""
+    before = {inv.id: inv for inv in base.invariants}
+    after = {inv.id: inv for inv in head.invariants}
+    changed, added = [], []
+    for inv in head.invariants:
+        old = before.get(inv.id)
+        if old is None:
+            added.append(RowChange(inv.id, "added", inv.source, inv.kind, marks=("row added",)))
+            continue
+        fields = tuple(FieldChange(name, _shown(old, name), _shown(inv, name)) for name in FIELDS
+                       if getattr(old, name) != getattr(inv, name))
+        if fields:
+            changed.append(RowChange(inv.id, "changed", inv.source, inv.kind, fields, _marks(old, inv)))
+    removed = [RowChange(inv.id, "removed", inv.source, inv.kind, marks=("row removed",))
+               for inv in base.invariants if inv.id not in after]
+    return changed + added + removed
+
+
+def report_lines(changes: Sequence[RowChange]) -> list[str]:
+    """The report as text lines: `+ id`, `- id`, `~ id`, each changed field indented below."""
+    lines = []
+    for change in changes:
+        sign = {"added": "+", "removed": "-", "changed": "~"}[change.status]
+        marks = f"  [{', '.join(change.marks)}]" if change.marks else ""
+        where = "from" if change.status == "removed" else "in"
+        lines.append(f"  {sign} {change.id} ({change.kind}) {where} {change.source}{marks}")
+        lines.extend(f"      {f.field}: {f.old} -> {f.new}" for f in change.fields)
+    return lines
+
+
+def added_lines(base_text: str | None, head_text: str | None) -> list[str]:
+    """The lines of HEAD's changelog that the base's does not have (counted, so a repeated line
+    counts once per new copy)."""
+    old = Counter((base_text or "").splitlines())
+    new = []
+    for line in (head_text or "").splitlines():
+        if old[line]:
+            old[line] -= 1
+        else:
+            new.append(line)
+    return new
+
+
+def changelog_violations(changes: Sequence[RowChange], base_text: str | None, head_text: str | None) -> list[Violation]:
+    """Exit 5 for each weakening change whose id no added line of `oracles/CHANGELOG.md` names
+    (as a whole word). Applies to labelled changes: without the label the edit is already exit 2."""
+    added = added_lines(base_text, head_text)
+    found = []
+    for change in changes:
+        if not change.weakens:
+            continue
+        named = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(change.id)}(?![A-Za-z0-9_])")
+        if any(named.search(line) for line in added):
+            continue
+        what = ", ".join(m for m in change.marks if m in WEAKENING)
+        found.append(Violation(
+            errors.INVALID_ORACLE, CHANGELOG_PATH, change.id,
+            f"{what} ({change.source}) needs a line in {CHANGELOG_PATH} naming {change.id} in this change, "
+            f"e.g. `- {change.id}: {what}, because ...`; then run `manifest --write`"))
+    return found
