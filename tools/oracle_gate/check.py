@@ -23,7 +23,7 @@ from tools.oracle_gate.git.gitio import (
 )
 from tools.oracle_gate.runs.merged_tree import MERGED_TREE_STARTUP, merged_folder, merged_tree
 from tools.oracle_gate.suite.loader import Oracles, load_oracles
-from tools.oracle_gate.git.objects import forget_trusted
+from tools.oracle_gate.git.objects import Trust
 from tools.oracle_gate.suite.manifest import manifest_problems, vouch_for_base
 from tools.oracle_gate.runs.bazel_binary import wrapper_note
 from tools.oracle_gate.runs.bazel_control import control_globs
@@ -173,6 +173,12 @@ class Inputs:
         claims_listing: every file of `claims`.
         merged_listing: every file of `merged`.
         merged_links: every symlink of `merged` -> its target.
+        trust: what this run vouches for about blob objects without reading them (the merge base's
+            and the tip's manifests and pins, `manifest.vouch_for_base`); the trees below read
+            blobs with it, nothing else holds it.
+        base_tree, head_tree: the merge base's and HEAD's trees, each built once.
+        claims_tree: `claims`' tree; None when that is the merge base (`in_force_tree`).
+        merged_tree: `merged`'s tree; None when that is HEAD (`judged_tree`).
     """
 
     repo: str
@@ -191,6 +197,9 @@ class Inputs:
     base_listing: Mapping[str, Entry]
     head_links: Mapping[str, str]
     bootstrap: bool
+    trust: Trust
+    base_tree: GitTree
+    head_tree: GitTree
     merged: str = ""
     claims: str = ""
     head_only: bool = False
@@ -200,6 +209,13 @@ class Inputs:
     claims_listing: Mapping[str, Entry] = field(default_factory=dict)
     merged_listing: Mapping[str, Entry] = field(default_factory=dict)
     merged_links: Mapping[str, str] = field(default_factory=dict)
+    claims_tree: GitTree | None = None
+    merged_tree: GitTree | None = None
+
+    @property
+    def judged_tree(self) -> GitTree:
+        """The tree judged: the merge result's, or HEAD's."""
+        return self.merged_tree if self.merged_tree is not None else self.head_tree
 
     @property
     def judged(self) -> Oracles:
@@ -295,20 +311,8 @@ def run_check(
             differs from HEAD (without `results` or `clean`, when HEAD is judged), Bazel missing.
     """
     env = os.environ if environ is None else environ
-    forget_trusted()
-    try:
-        return _run_check(repo, base, env, results=results, labels=labels, clean=clean, remote=remote, salt=salt,
-                          harness_runner=harness_runner, clean_runner=clean_runner, verify_all=verify_all,
-                          head_only=head_only)
-    finally:
-        forget_trusted()
-
-
-def _run_check(repo: str, base: str, env: Mapping[str, str], *, results: Sequence[str], labels: Collection[str],
-               clean: bool, remote: bool, salt: str, harness_runner: HarnessRunner | None,
-               clean_runner: CleanRunner | None, verify_all: bool, head_only: bool) -> Report:
-    """`run_check` once the trusted digests are cleared."""
-    inputs = gather_inputs(repo, base, labels, verify_all=verify_all, head_only=head_only)
+    # This run's trust: made here, filled by gather_inputs, held by its Inputs, gone with them.
+    inputs = gather_inputs(repo, base, labels, Trust(), verify_all=verify_all, head_only=head_only)
     report = Report(inputs.base, inputs.base_commit, inputs.merge_base, inputs.head, sorted(inputs.labels),
                     merged=inputs.merged, head_only=inputs.head_only, claims=inputs.claims, salt=salt)
     report.notes.append(judged_note(inputs))
@@ -377,8 +381,8 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
 
 # Inputs.
 
-def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: bool = False,
-                  head_only: bool = False) -> Inputs:
+def gather_inputs(repo: str, base: str, labels: Collection[str], trust: Trust | None = None, *,
+                  verify_all: bool = False, head_only: bool = False) -> Inputs:
     """Reads from git everything the checks judge.
 
     What is judged is the merge result of HEAD into the base tip (docs/design.md section 11): HEAD
@@ -395,6 +399,7 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
         repo: the work tree's root.
         base: a revision (branch, tag, commit id).
         labels: the pull request's labels that count.
+        trust: where to vouch for the base's blob objects (filled here; a new `Trust` when None).
         verify_all: hash and parse every judged blob, vouching for nothing of the base.
         head_only: judge HEAD against the merge base (the claims are the merge base's).
 
@@ -409,26 +414,26 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
     head = resolve_commit(repo, "HEAD")
     judged = judged_commits(repo, base_commit, head, head_only=head_only)
     mb, merged, claims = judged.merge_base, judged.commit, judged.claims
-    base_tree = GitTree(repo, mb)
+    trust = Trust() if trust is None else trust
+    base_tree = GitTree(repo, mb, trust)
     base_oracles = load_oracles(base_tree, verify_blobs=False)
     claims_tree, claims_oracles = base_tree, base_oracles
     if claims != mb:
-        claims_tree = GitTree(repo, claims)
+        claims_tree = GitTree(repo, claims, trust)
         claims_oracles = load_oracles(claims_tree, verify_blobs=False)
-    forget_trusted()
     if not verify_all:
         # Only a commit the base branch itself pointed at passed the gate; a merge base inside a
         # merged branch (the change forked from another pull request) vouches for nothing.
         if on_first_parent_chain(repo, base_commit, mb):
-            vouch_for_base(base_tree, base_oracles)
+            vouch_for_base(base_tree, base_oracles, trust)
         if claims != mb:
-            vouch_for_base(claims_tree, claims_oracles)
+            vouch_for_base(claims_tree, claims_oracles, trust)
     if claims_oracles.policy is None and any(
         p.path == POLICY_PATH and "missing" not in p.message for p in claims_oracles.problems
     ):
         raise GateError("the base revision's policy is invalid; the gate cannot tell what is protected",
                         path=POLICY_PATH, fix="fix it on the base branch first")
-    head_tree = GitTree(repo, head)
+    head_tree = GitTree(repo, head, trust)
     # Entries are judged by HEAD's policy, as the build's pin check does: a labelled change may add
     # a production package together with the rows that use it. Without the label, the policy edit
     # itself is a protected change (exit 2). Fix messages name the label in force: the base
@@ -437,7 +442,7 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
     head_oracles = load_oracles(head_tree, label=label_in_force)
     merged_tree, merged_oracles = head_tree, head_oracles
     if merged != head:
-        merged_tree = GitTree(repo, merged)
+        merged_tree = GitTree(repo, merged, trust)
         merged_oracles = load_oracles(merged_tree, label=label_in_force)
     label, protected = protection(claims_oracles.policy, head_oracles.policy)
     for policy in (base_oracles.policy, merged_oracles.policy):
@@ -482,6 +487,11 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
         claims_listing=claims_listing,
         merged_listing=merged_listing,
         merged_links=merged_tree.symlinks(merged_listing) if merged != head else {},
+        trust=trust,
+        base_tree=base_tree,
+        head_tree=head_tree,
+        claims_tree=claims_tree if claims != mb else None,
+        merged_tree=merged_tree if merged != head else None,
     )
 
 
@@ -548,7 +558,7 @@ def check_oracle_files(inputs: Inputs) -> Findings:
 def check_manifest(inputs: Inputs) -> Findings:
     """Exit 5 when the judged commit's manifest is not current (manifest.py): HEAD's, or the merge
     result's (both sides added oracle files: update the branch and regenerate it)."""
-    problems = manifest_problems(GitTree(inputs.repo, inputs.judged_commit), label=inputs.label)
+    problems = manifest_problems(inputs.judged_tree, label=inputs.label)
     return Findings("manifest", tuple(Violation.from_error(p) for p in problems), "current")
 
 
@@ -641,7 +651,7 @@ def run_workspace(inputs: Inputs, runner: HarnessRunner, environ: Mapping[str, s
             run = runner(tree, environ)
         return _workspace_outcomes(run, notes)
     notes = []
-    head_tree = GitTree(inputs.repo, inputs.head)
+    head_tree = inputs.head_tree
     if clean:
         dirty = work_tree_differences(inputs.repo, head_tree)
         if dirty:
@@ -885,9 +895,9 @@ def check_changelog(inputs: Inputs, changes: Sequence[RowChange]) -> Findings:
         GateError: (exit 1) when git cannot read the changelog.
     """
     texts = []
-    for commit, listing in ((inputs.merge_base, inputs.base_listing), (inputs.head, inputs.head_listing)):
+    for tree, listing in ((inputs.base_tree, inputs.base_listing), (inputs.head_tree, inputs.head_listing)):
         entry = listing.get(CHANGELOG_PATH)
-        texts.append(GitTree(inputs.repo, commit).read(entry).decode("utf-8", "replace")
+        texts.append(tree.read(entry).decode("utf-8", "replace")
                      if entry is not None and entry.is_regular else None)
     found = changelog_violations(changes, texts[0], texts[1])
     weakened = sum(1 for c in changes if c.weakens)

@@ -1,10 +1,12 @@
 """Git blob objects, read through one `git cat-file --batch` process per repository and hashed as a
 stream, and the sha256 of each object, known once per run (docs/design.md section 4).
 
-A git object id names its bytes (content-addressed), so a digest computed, or trusted, for an
-object id holds for every tree that has that object. `check` trusts the merge base's pins for the
-objects the base pinned (`trust`), and hashes only objects it has no digest for: a blob the change
-did not touch costs no read at all (docs/design.md section 4, "Which blobs are hashed").
+A git object id names its bytes (content-addressed), so a digest computed for an object id holds
+for every tree that has that object, in every run: those are remembered for the process. What a
+caller vouches for without reading is not a fact but trust, and lives in a `Trust` value that the
+caller makes and hands to whatever reads blobs (`check` makes one per run and vouches in it for
+the merge base's pins, `manifest.vouch_for_base`), so a blob the change did not touch costs no
+read at all (docs/design.md section 4, "Which blobs are hashed").
 """
 
 from __future__ import annotations
@@ -21,13 +23,47 @@ from tools.oracle_gate.git.gitio import git_env
 # pipe read is cheap, small enough that memory stays flat (1 MiB).
 CHUNK = 1 << 20
 
-# object id -> sha256 hex of its bytes, as hashed (true in every repository: ids are content-addressed).
+# object id -> sha256 hex of its bytes, as hashed: a fact, true in every repository and run (ids are
+# content-addressed), so no trust; what is vouched for lives in a `Trust`.
 _COMPUTED: dict[str, str] = {}
-# object id -> sha256 hex a caller vouched for (`trust`), and (object id, claim) pairs a caller
-# vouched for (`vouch`), until `forget_trusted`.
-_TRUSTED: dict[str, str] = {}
-_CLAIMS: set[tuple[str, str]] = set()
-_CONFLICTED: set[str] = set()
+
+
+class Trust:
+    """What one caller vouches for about blob objects without reading them, for as long as it keeps
+    this value: a digest per object id (`vouch_digest`) and claims such as "fits the shape of this
+    kind" (`vouch`). `check` makes one per run (`check.run_check`), fills it from the merge base's
+    manifest and pins (`manifest.vouch_for_base`) and hands it to the trees of that run
+    (`tree.GitTree`); nothing else holds it. Two different digests vouched for one object cancel
+    each other: it is hashed.
+    """
+
+    def __init__(self) -> None:
+        self._digests: dict[str, str] = {}
+        self._claims: set[tuple[str, str]] = set()
+        self._conflicted: set[str] = set()
+
+    def vouch_digest(self, oid: str, sha256: str) -> None:
+        """Records that blob `oid` hashes to `sha256` (64 hex digits), without reading it."""
+        if oid in self._conflicted:
+            return
+        if self._digests.setdefault(oid, sha256) != sha256:
+            del self._digests[oid]
+            self._conflicted.add(oid)
+
+    def digest(self, oid: str) -> str | None:
+        """The digest vouched for blob `oid` (`vouch_digest`), or None."""
+        return self._digests.get(oid)
+
+    def vouch(self, oid: str, claim: str) -> None:
+        """Records a claim about blob `oid` (a string the caller defines)."""
+        self._claims.add((oid, claim))
+
+    def vouches(self, oid: str, claim: str) -> bool:
+        """True when `claim` about blob `oid` was vouched for (`vouch`)."""
+        return (oid, claim) in self._claims
+
+    def __bool__(self) -> bool:
+        return bool(self._digests or self._claims)
 
 
 class CatFile:
@@ -119,51 +155,18 @@ class CatFile:
             pass
 
 
-def digest(cat: CatFile, oid: str) -> str:
-    """The sha256 hex digest of blob `oid`: known (computed or trusted) for this id, else hashed
-    from `cat`'s stream in CHUNK pieces, so memory stays flat whatever the size.
+def digest(cat: CatFile, oid: str, trust: Trust | None = None) -> str:
+    """The sha256 hex digest of blob `oid`: computed before in this process, else vouched for in
+    `trust`, else hashed from `cat`'s stream in CHUNK pieces, so memory stays flat whatever the size.
+    A digest once computed is never overridden by what is vouched for.
 
     Raises:
         GitError: (exit 1) when git cannot give the object.
     """
-    known = _COMPUTED.get(oid) or _TRUSTED.get(oid)
+    known = _COMPUTED.get(oid) or (trust.digest(oid) if trust is not None else None)
     if known is None:
         h = hashlib.sha256()
         for piece in cat.chunks(oid):
             h.update(piece)
         known = _COMPUTED[oid] = h.hexdigest()
     return known
-
-
-def trust(oid: str, sha256: str) -> None:
-    """Records that blob `oid` hashes to `sha256` without reading it: the caller vouches for it
-    (`check` does for the manifest of its merge base, which passed the gate when it was merged),
-    until `forget_trusted`. Two different claims for one object cancel each other: it is hashed."""
-    if oid in _CONFLICTED:
-        return
-    if _TRUSTED.setdefault(oid, sha256) != sha256:
-        del _TRUSTED[oid]
-        _CONFLICTED.add(oid)
-
-
-def known_trusted(oid: str) -> str | None:
-    """The digest a caller vouched for blob `oid` (`trust`), or None."""
-    return _TRUSTED.get(oid)
-
-
-def vouch(oid: str, claim: str) -> None:
-    """Records a caller's claim about blob `oid` (a string the caller defines, such as "fits the
-    shape of this kind"), until `forget_trusted`."""
-    _CLAIMS.add((oid, claim))
-
-
-def is_trusted(oid: str, claim: str) -> bool:
-    """True when a caller vouched for `claim` about blob `oid` (`vouch`)."""
-    return (oid, claim) in _CLAIMS
-
-
-def forget_trusted() -> None:
-    """Drops every digest and claim a caller vouched for (each `check` starts and ends with none)."""
-    _TRUSTED.clear()
-    _CLAIMS.clear()
-    _CONFLICTED.clear()

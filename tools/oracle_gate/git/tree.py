@@ -11,7 +11,7 @@ from typing import Protocol
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.gitio import git
-from tools.oracle_gate.git.objects import CHUNK, CatFile, digest
+from tools.oracle_gate.git.objects import CHUNK, CatFile, Trust, digest
 
 REGULAR = "100644"
 EXECUTABLE = "100755"
@@ -39,7 +39,6 @@ class Tree(Protocol):
     files on disk (which a checkout may have rewritten); messages about rewritten bytes differ.
     """
 
-    label: str
     committed: bool
 
     def files(self, prefix: str) -> dict[str, Entry]:
@@ -51,14 +50,21 @@ class Tree(Protocol):
     def digest(self, entry: Entry) -> str:
         """Returns the sha256 hex digest of a regular file entry's bytes, read as a stream."""
 
+    def vouched(self, entry: Entry, claim: str) -> bool:
+        """True when the run's `Trust` vouches for `claim` about the entry's bytes."""
+
 
 class GitTree:
-    """The tree of one commit, read from git objects (so the bytes are what was committed)."""
+    """The tree of one commit, read from git objects (so the bytes are what was committed).
 
-    def __init__(self, repo: str, commit: str) -> None:
+    `trust`: what the caller vouches for about this run's blob objects (`objects.Trust`), used by
+    `digest` and `vouched`; None vouches for nothing. One `git cat-file --batch` process per tree.
+    """
+
+    def __init__(self, repo: str, commit: str, trust: Trust | None = None) -> None:
         self.repo = repo
         self.commit = commit
-        self.label = commit[:12]
+        self.trust = trust
         self.committed = True
         self._cat = CatFile(repo)
 
@@ -78,8 +84,13 @@ class GitTree:
         return self._cat.read(entry.ref)
 
     def digest(self, entry: Entry) -> str:
-        """sha256 of the object (`objects.digest`: known once per object id, else streamed)."""
-        return digest(self._cat, entry.ref)
+        """sha256 of the object (`objects.digest`: computed once per object id, else vouched for
+        in `trust`, else streamed)."""
+        return digest(self._cat, entry.ref, self.trust)
+
+    def vouched(self, entry: Entry, claim: str) -> bool:
+        """True when `trust` vouches for `claim` about the entry's object."""
+        return self.trust is not None and self.trust.vouches(entry.ref, claim)
 
     def symlinks(self, listing: dict[str, Entry]) -> dict[str, str]:
         """Maps every symlink of `listing` to its target (decoded with surrogateescape)."""
@@ -98,7 +109,6 @@ class WorkTree:
         self.root = root
         self.follow = follow_symlinks
         self.committed = False
-        self.label = "work tree"
 
     def files(self, prefix: str) -> dict[str, Entry]:
         out: dict[str, Entry] = {}
@@ -146,3 +156,7 @@ class WorkTree:
         for piece in self._chunks(entry, CHUNK):
             h.update(piece)
         return h.hexdigest()
+
+    def vouched(self, entry: Entry, claim: str) -> bool:
+        """False: files on disk are read, never vouched for."""
+        return False

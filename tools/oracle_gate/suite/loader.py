@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.git.objects import is_trusted
 from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, in_labelled_change, parse_policy
 from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.spec.schema import Invariant, OracleFile, duplicate_ids, is_oracle_path, parse_oracle
@@ -79,7 +78,7 @@ def check_blob(
             force is not known.
         digest: the bytes' sha256 hex digest when already known (`Tree.digest`, streamed).
         shape_known: the bytes are known to have the kind's shape (the merge base pinned the same
-            object for the same kind, `objects.is_trusted`), so they are not parsed again.
+            object for the same kind, `Tree.vouched`), so they are not parsed again.
 
     Returns:
         One OracleError (exit 5) for the first problem found, or an empty list.
@@ -169,7 +168,7 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
     Oracle files are the tree's `schema.is_oracle_path` files; each `entry` is judged by the tree's
     own policy (docs/design.md section 3), and a tree without `oracles/policy.toml` has that as a
     problem. Blobs are hashed as streams (`Tree.digest`); a blob object the merge base pinned with
-    the same pin (`objects.is_trusted`) is neither hashed nor parsed again (docs/design.md section 4).
+    the same pin (the tree's `Trust`, `Tree.vouched`) is neither hashed nor parsed again (docs/design.md section 4).
 
     Args:
         tree: where to read `oracles/` from.
@@ -211,7 +210,7 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
         if found.ref not in digests:
             digests[found.ref] = tree.digest(found)
         key = (found.ref, shape_key(invariant))
-        known = key in shapes_ok or (tree.committed and is_trusted(found.ref, key[1]))
+        known = key in shapes_ok or (tree.committed and tree.vouched(found, key[1]))
         found_problems = check_blob(invariant, found, functools.partial(tree.read, found), committed=tree.committed,
                                     label=label, digest=digests[found.ref], shape_known=known)
         if not found_problems:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.suite.loader import Oracles, load_oracles, shape_key
-from tools.oracle_gate.git.objects import known_trusted, trust, vouch
+from tools.oracle_gate.git.objects import Trust
 from tools.oracle_gate.approval.policy import in_labelled_change
 from tools.oracle_gate.spec.schema import ID_PATTERN
 from tools.oracle_gate.git.transform import explain
@@ -183,9 +183,9 @@ def manifest_problems(tree: Tree, *, label: str | None = None) -> list[OracleErr
     return [OracleError(f"is stale ({len(diff)} differing lines, first: {first!r})", path=MANIFEST_PATH, fix=fix)]
 
 
-def vouch_for_base(tree: Tree, oracles: Oracles) -> int:
-    """Vouches for the files of a merge base's `oracles/` (`objects.trust`, `objects.vouch`), so
-    that `check` does not read them again where HEAD has the same objects.
+def vouch_for_base(tree: Tree, oracles: Oracles, trust: Trust) -> int:
+    """Vouches in `trust` for the files of a merge base's `oracles/` (`Trust.vouch_digest`,
+    `Trust.vouch`), so that `check` does not read them again where HEAD has the same objects.
 
     The base passed the gate when it was merged: its manifest lists the sha256 of every file under
     `oracles/`, and each row's blob has the kind's shape. So each manifest line vouches for the
@@ -197,6 +197,7 @@ def vouch_for_base(tree: Tree, oracles: Oracles) -> int:
     Args:
         tree: the merge base (`tree.committed` must be True; a work tree vouches for nothing).
         oracles: its rows (`load_oracles(tree, verify_blobs=False)`).
+        trust: the run's trust, written to.
 
     Returns:
         How many objects were vouched for.
@@ -209,10 +210,10 @@ def vouch_for_base(tree: Tree, oracles: Oracles) -> int:
         return 0
     count = 0
     for digest, _path, found in listed_files(tree.read(entry), listing):
-        trust(found.ref, digest)
+        trust.vouch_digest(found.ref, digest)
         count += 1
     for invariant in oracles.invariants:
         blob = listing.get(invariant.blob)
-        if blob is not None and blob.is_regular and known_trusted(blob.ref) == invariant.blob_sha256:
-            vouch(blob.ref, shape_key(invariant))
+        if blob is not None and blob.is_regular and trust.digest(blob.ref) == invariant.blob_sha256:
+            trust.vouch(blob.ref, shape_key(invariant))
     return count

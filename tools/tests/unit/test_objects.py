@@ -44,24 +44,23 @@ def _unhashed_table(project):
     """(object id of table.json, a reader), with no digest known for it; cleared again afterwards."""
     oid = _blob_oids(project)["oracles/blobs/table.json"]
     cat = objects.CatFile(str(project.path))
-    objects.forget_trusted()
     objects._COMPUTED.pop(oid, None)  # hashed by an earlier test of this process
     try:
         yield oid, cat
     finally:
-        objects.forget_trusted()
         cat.close()
 
 
 def test_a_vouched_digest_is_used_until_forgotten_and_a_computed_one_always(project):
     with _unhashed_table(project) as (oid, cat):
-        objects.trust(oid, "f" * 64)
-        assert objects.digest(cat, oid) == "f" * 64
-        objects.forget_trusted()
-        actual = objects.digest(cat, oid)
+        trust = objects.Trust()
+        trust.vouch_digest(oid, "f" * 64)
+        assert objects.digest(cat, oid, trust) == "f" * 64
+        trust = objects.Trust()
+        actual = objects.digest(cat, oid, trust)
         assert actual == hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
-        objects.trust(oid, "f" * 64)  # a claim never overrides what was hashed
-        assert objects.digest(cat, oid) == actual
+        trust.vouch_digest(oid, "f" * 64)  # a claim never overrides what was hashed
+        assert objects.digest(cat, oid, trust) == actual
 
 
 def _reads(monkeypatch) -> list[str]:
@@ -139,7 +138,7 @@ def test_a_base_whose_manifest_agrees_with_a_wrong_pin_is_believed_unless_verify
     assert run_check(str(project.path), "main", results=results, environ={}).exit_code == 0
     report = run_check(str(project.path), "main", results=results, environ={}, verify_all=True)
     assert report.exit_code == 5
-    assert objects._TRUSTED == {} and objects._CLAIMS == set()
+    assert not hasattr(objects, "_TRUSTED") and not hasattr(objects, "_CLAIMS")  # trust lives in a run's Trust
 
 
 def test_a_read_stopped_half_way_does_not_leak_into_the_next(project, monkeypatch):
@@ -178,11 +177,12 @@ def test_an_object_that_is_not_a_blob_leaves_nothing_in_the_pipe(project):
 
 def test_conflicting_claims_for_one_object_cancel(project):
     with _unhashed_table(project) as (oid, cat):
-        objects.trust(oid, "a" * 64)
-        objects.trust(oid, "b" * 64)
-        objects.trust(oid, "a" * 64)
-        assert objects.known_trusted(oid) is None
-        assert objects.digest(cat, oid) == hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
+        trust = objects.Trust()
+        trust.vouch_digest(oid, "a" * 64)
+        trust.vouch_digest(oid, "b" * 64)
+        trust.vouch_digest(oid, "a" * 64)
+        assert trust.digest(oid) is None
+        assert objects.digest(cat, oid, trust) == hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
 
 
 def test_a_manifest_line_forged_inside_a_file_name_vouches_for_nothing(project):
@@ -202,12 +202,9 @@ def test_a_manifest_line_forged_inside_a_file_name_vouches_for_nothing(project):
     project.write("oracles/MANIFEST.sha256", manifest)
     project.commit("a forged manifest line")
     tree = GitTree(str(project.path), "HEAD")
-    objects.forget_trusted()
-    try:
-        vouch_for_base(tree, load_oracles(tree, verify_blobs=False))
-        assert objects.known_trusted(_blob_oids(project)["oracles/blobs/table.json"]) == table
-    finally:
-        objects.forget_trusted()
+    trust = objects.Trust()
+    vouch_for_base(tree, load_oracles(tree, verify_blobs=False), trust)
+    assert trust.digest(_blob_oids(project)["oracles/blobs/table.json"]) == table
 
 
 def test_a_merge_base_inside_a_merged_branch_vouches_for_nothing(project, tmp_path, monkeypatch):

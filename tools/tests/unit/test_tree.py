@@ -71,7 +71,7 @@ def test_git_tree_reads_committed_bytes_and_symlink_targets(repo):
 def test_git_tree_attributes(repo):
     commit = repo.git("rev-parse", "HEAD").strip()
     tree = GitTree(str(repo.path), commit)
-    assert (tree.committed, tree.label, tree.commit, tree.repo) == (True, commit[:12], commit, str(repo.path))
+    assert (tree.committed, tree.commit, tree.repo) == (True, commit, str(repo.path))
 
 
 def test_git_tree_of_an_older_commit(repo):
@@ -120,5 +120,5 @@ def test_work_tree_read_of_a_missing_file_is_a_gate_error(tmp_path):
 
 def test_work_tree_attributes(tmp_path):
     tree = WorkTree(str(tmp_path))
-    assert (tree.committed, tree.label, tree.root, tree.follow) == (False, "work tree", str(tmp_path), False)
+    assert (tree.committed, tree.root, tree.follow) == (False, str(tmp_path), False)
     assert WorkTree(str(tmp_path), follow_symlinks=True).follow is True
