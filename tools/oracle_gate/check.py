@@ -15,20 +15,23 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.runs.bazel_run import HarnessRun, repository_seal, run_flags, run_harness
+from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
+from tools.oracle_gate.runs.blocks import repository_blocks
+from tools.oracle_gate.runs.flags import run_flags
 from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.git.gitio import (
-    Change, changed_paths, judged_commits, on_first_parent_chain, refuse_grafts, resolve_commit,
+    Change, changed_paths, on_first_parent_chain,
 )
 from tools.oracle_gate.runs.merged_tree import MERGED_TREE_STARTUP, merged_folder, merged_tree
 from tools.oracle_gate.suite.loader import Oracles, load_oracles
 from tools.oracle_gate.git.objects import Trust
+from tools.oracle_gate.approval.change import ChangeApproval, approve_change
 from tools.oracle_gate.suite.manifest import manifest_problems, vouch_for_base
 from tools.oracle_gate.runs.bazel_binary import wrapper_note
 from tools.oracle_gate.runs.bazel_control import control_globs
 from tools.oracle_gate.approval.paths import protected_by, special_entry_problem
-from tools.oracle_gate.approval.policy import POLICY_PATH, has_label, protection
+from tools.oracle_gate.approval.policy import protection
 from tools.oracle_gate.runs.results import EXECUTED, PASSED, Observed, differences, load_observed
 from tools.oracle_gate.suite.spec_changes import CHANGELOG_PATH, RowChange, changelog_violations, spec_changes
 from tools.oracle_gate.text import one_line
@@ -97,7 +100,7 @@ class Report:
     salt: str = ""
     observed: dict[str, Observed] = field(default_factory=dict)
     clean_observed: dict[str, Observed] | None = None
-    clean_sealing: str | None = None
+    clean_sealed_by: str | None = None
     spec_changes: list[RowChange] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -130,12 +133,12 @@ class Report:
             self.summaries["workspace"] = outcomes.run.summary
         self.notes.extend(outcomes.notes)
 
-    def show_clean(self, run: HarnessRun) -> None:
+    def show_clean(self, run: BazelRun) -> None:
         """Records the clean run's per-id results and its Bazel summary."""
-        self.clean_observed = run.observations()
+        self.clean_observed = run.observed
         self.clean_outcomes = {ident: found.outcome for ident, found in self.clean_observed.items()}
         self.summaries["clean"] = run.summary
-        self.clean_sealing = run.sealing
+        self.clean_sealed_by = run.sealed_by
 
 
 @dataclass(frozen=True)
@@ -260,12 +263,12 @@ class Outcomes:
     observed: Mapping[str, Observed]
     source: str
     notes: tuple[str, ...] = ()
-    run: HarnessRun | None = None
+    run: BazelRun | None = None
 
 
-HarnessRunner = Callable[[str, Mapping[str, str]], HarnessRun]
+WorkspaceRunner = Callable[[str, Mapping[str, str]], BazelRun]
 # (repo, head, oracles_commit, environ, remote, paths to block) -> the clean run's outcomes.
-CleanRunner = Callable[[str, str, str, Mapping[str, str], bool, Sequence[str]], HarnessRun]
+CleanRunner = Callable[[str, str, str, Mapping[str, str], bool, Sequence[str]], BazelRun]
 
 
 def run_check(
@@ -278,7 +281,7 @@ def run_check(
     clean: bool = False,
     remote: bool = False,
     salt: str = "",
-    harness_runner: HarnessRunner | None = None,
+    workspace_runner: WorkspaceRunner | None = None,
     clean_runner: CleanRunner | None = None,
     verify_all: bool = False,
     head_only: bool = False,
@@ -297,9 +300,9 @@ def run_check(
             observation digest as the workspace run (exit 6 otherwise).
         remote: run the clean run through `--config=remote` (REAPI).
         salt: the run salt for generated samples, the same for both runs.
-        harness_runner: how to do the workspace run (default: `workspace_runner(salt)`; tests
+        workspace_runner: how to do the workspace run (default: `default_workspace_runner(salt)`; tests
             substitute it).
-        clean_runner: how to do the clean run (default: `clean_runner_for(salt)`).
+        clean_runner: how to do the clean run (default: `default_clean_runner(salt)`).
         verify_all: hash and parse every HEAD blob, even those the merge base pinned the same way.
         head_only: judge HEAD against the merge base, as if the base had not moved since the
             change branched (local use; the report says so).
@@ -313,6 +316,14 @@ def run_check(
     env = os.environ if environ is None else environ
     # This run's trust: made here, filled by gather_inputs, held by its Inputs, gone with them.
     inputs = gather_inputs(repo, base, labels, Trust(), verify_all=verify_all, head_only=head_only)
+    return _judge_change(inputs, env, results=results, clean=clean, remote=remote, salt=salt,
+                         workspace_runner=workspace_runner, clean_runner=clean_runner)
+
+
+def _judge_change(inputs: Inputs, env: Mapping[str, str], *, results: Sequence[str], clean: bool, remote: bool,
+                  salt: str, workspace_runner: WorkspaceRunner | None, clean_runner: CleanRunner | None) -> Report:
+    """`run_check` once its inputs are read: checks 1-4 on the commits, 5 and 6 on what ran (unless
+    protected paths changed unapproved), then the spec-change report and the changelog rule."""
     report = Report(inputs.base, inputs.base_commit, inputs.merge_base, inputs.head, sorted(inputs.labels),
                     merged=inputs.merged, head_only=inputs.head_only, claims=inputs.claims, salt=salt)
     report.notes.append(judged_note(inputs))
@@ -338,7 +349,7 @@ def run_check(
         report.notes.append(f"not run: {NOT_RUN_WHY}")
     else:
         _run_and_judge(report, inputs, env, results=results, clean=clean, remote=remote, salt=salt,
-                       harness_runner=harness_runner, clean_runner=clean_runner)
+                       workspace_runner=workspace_runner, clean_runner=clean_runner)
 
     # The spec-change report, and the changelog rule of a labelled change that weakens a claim;
     # not while HEAD's oracle files are invalid (their rows are unknown, not removed: check 2 fails).
@@ -355,14 +366,14 @@ def run_check(
 
 
 def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, results: Sequence[str], clean: bool,
-                   remote: bool, salt: str, harness_runner: HarnessRunner | None,
+                   remote: bool, salt: str, workspace_runner: WorkspaceRunner | None,
                    clean_runner: CleanRunner | None) -> None:
     """Checks 5 and 6 into `report`: the oracle test's outcomes (result files, or the workspace
     run) and the harness, judged; with `clean`, the clean run compared with the workspace run."""
     if results:
         outcomes = read_outcomes(results)
     else:
-        outcomes = run_workspace(inputs, harness_runner or workspace_runner(salt, inputs.repo), env, clean=clean)
+        outcomes = run_workspace(inputs, workspace_runner or default_workspace_runner(salt, inputs.repo), env, clean=clean)
     report.show_outcomes(expected_ids(inputs.judged), outcomes)
     judged = check_outcomes(inputs, outcomes, salt=salt)
     harness = check_harness(outcomes.run) if outcomes.run is not None else None
@@ -374,7 +385,7 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
 
     # 6: the clean run, which reads the workspace run: what it blocked, its outcomes and targets.
     if clean:
-        run = run_clean(inputs, clean_runner or clean_runner_for(salt), env, remote=remote, workspace=outcomes.run)
+        run = run_clean(inputs, clean_runner or default_clean_runner(salt), env, remote=remote, workspace=outcomes.run)
         report.show_clean(run)
         report.record(check_clean_run(outcomes, run, labelled=inputs.labelled, remote=remote, salt=salt))
 
@@ -389,11 +400,8 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], trust: Trust | 
     itself when it contains the tip (a branch that is up to date, or a merge commit the CI checked
     out), else a merge commit the gate writes (`gitio.merge_commit`; no ref, index or work tree
     changes). The claims in force are the tip's; what the change did is read against the merge base.
-
-    The merge base's and the tip's rows are read without verifying their blobs: each passed the gate
-    when it was merged, so its manifest and pins are vouched for (`manifest.vouch_for_base`) and a
-    judged file with the same object is not read again (docs/design.md section 4, "Which blobs are
-    hashed"): the tip always, the merge base when it is on the base branch's first-parent chain.
+    The approval step is `clean-run`'s too (`approval.change.approve_change`); the base side's blobs
+    are vouched for, not read (`_base_side`, docs/design.md section 4, "Which blobs are hashed").
 
     Args:
         repo: the work tree's root.
@@ -409,90 +417,77 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], trust: Trust | 
         GateError: (exit 1) when the base tip's policy is invalid: nothing then says what is
             protected.
     """
-    refuse_grafts(repo)
-    base_commit = resolve_commit(repo, base)
-    head = resolve_commit(repo, "HEAD")
-    judged = judged_commits(repo, base_commit, head, head_only=head_only)
-    mb, merged, claims = judged.merge_base, judged.commit, judged.claims
     trust = Trust() if trust is None else trust
-    base_tree = GitTree(repo, mb, trust)
-    base_oracles = load_oracles(base_tree, verify_blobs=False)
-    claims_tree, claims_oracles = base_tree, base_oracles
-    if claims != mb:
-        claims_tree = GitTree(repo, claims, trust)
-        claims_oracles = load_oracles(claims_tree, verify_blobs=False)
-    if not verify_all:
-        # Only a commit the base branch itself pointed at passed the gate; a merge base inside a
-        # merged branch (the change forked from another pull request) vouches for nothing.
-        if on_first_parent_chain(repo, base_commit, mb):
-            vouch_for_base(base_tree, base_oracles, trust)
-        if claims != mb:
-            vouch_for_base(claims_tree, claims_oracles, trust)
-    if claims_oracles.policy is None and any(
-        p.path == POLICY_PATH and "missing" not in p.message for p in claims_oracles.problems
-    ):
-        raise GateError("the base revision's policy is invalid; the gate cannot tell what is protected",
-                        path=POLICY_PATH, fix="fix it on the base branch first")
-    head_tree = GitTree(repo, head, trust)
-    # Entries are judged by HEAD's policy, as the build's pin check does: a labelled change may add
-    # a production package together with the rows that use it. Without the label, the policy edit
-    # itself is a protected change (exit 2). Fix messages name the label in force: the base
-    # policy's, else HEAD's own (policy.label_name).
-    label_in_force = claims_oracles.policy.label if claims_oracles.policy else None
+    approval = approve_change(repo, base, labels, trust, head_only=head_only)
+    judged, head = approval.judged, approval.head
+    mb, merged, claims = judged.merge_base, judged.commit, judged.claims
+    base_tree, base_oracles, claims_tree, claims_oracles = _base_side(repo, approval, trust, verify_all)
+    # Entries are judged by HEAD's policy, as the build's pin check does (a labelled change may add
+    # a package with its rows); fix messages name the label in force (policy.label_name).
+    label_in_force = approval.claims_policy.label if approval.claims_policy else None
+    head_tree = approval.head_tree
     head_oracles = load_oracles(head_tree, label=label_in_force)
     merged_tree, merged_oracles = head_tree, head_oracles
     if merged != head:
         merged_tree = GitTree(repo, merged, trust)
         merged_oracles = load_oracles(merged_tree, label=label_in_force)
-    label, protected = protection(claims_oracles.policy, head_oracles.policy)
-    for policy in (base_oracles.policy, merged_oracles.policy):
-        if policy:
-            protected += policy.protected
-    changes = tuple(changed_paths(repo, mb, head))
-    merge_changes = tuple(changed_paths(repo, claims, merged)) if merged != head else ()
-    head_listing = head_tree.files("")
-    base_listing = base_tree.files("")
-    claims_listing = base_listing if claims == mb else claims_tree.files("")
-    merged_listing = head_listing if merged == head else merged_tree.files("")
-    # The files the Bazel control files of any of these commits make Bazel read or run before any
-    # sandbox exists (an rc file's imports, the .bzl files WORKSPACE loads): protected like those files.
-    trees = {mb: (base_tree, base_listing), head: (head_tree, head_listing), claims: (claims_tree, claims_listing),
-             merged: (merged_tree, merged_listing)}
-    for tree, listing in trees.values():
-        protected += control_globs(tree, listing)
-    protected = tuple(dict.fromkeys(protected))
+    trees = {mb: base_tree, head: head_tree, claims: claims_tree, merged: merged_tree}
+    listings = {commit: tree.files("") for commit, tree in trees.items()}
     return Inputs(
-        repo=repo,
-        base=base,
-        base_commit=base_commit,
-        merge_base=mb,
-        head=head,
-        base_oracles=base_oracles,
-        head_oracles=head_oracles,
-        label=label,
-        protected=protected,
-        labels=frozenset(labels),
-        labelled=has_label(label, set(labels)),
-        changes=changes,
-        head_listing=head_listing,
-        base_listing=base_listing,
-        head_links=head_tree.symlinks(head_listing),
+        repo=repo, base=base, base_commit=approval.base_commit, merge_base=mb, head=head,
+        base_oracles=base_oracles, head_oracles=head_oracles, label=approval.label,
+        protected=_protected_globs(approval, (base_oracles, merged_oracles), trees, listings),
+        labels=frozenset(labels), labelled=approval.labelled,
+        changes=tuple(changed_paths(repo, mb, head)),
+        head_listing=listings[head], base_listing=listings[mb], head_links=head_tree.symlinks(listings[head]),
         bootstrap=claims_oracles.policy is None and not claims_oracles.files,
-        merged=merged,
-        claims=claims,
-        head_only=head_only,
+        merged=merged, claims=claims, head_only=head_only,
         claims_oracles=claims_oracles if claims != mb else None,
         merged_oracles=merged_oracles if merged != head else None,
-        merge_changes=merge_changes,
-        claims_listing=claims_listing,
-        merged_listing=merged_listing,
-        merged_links=merged_tree.symlinks(merged_listing) if merged != head else {},
-        trust=trust,
-        base_tree=base_tree,
-        head_tree=head_tree,
+        merge_changes=tuple(changed_paths(repo, claims, merged)) if merged != head else (),
+        claims_listing=listings[claims], merged_listing=listings[merged],
+        merged_links=merged_tree.symlinks(listings[merged]) if merged != head else {},
+        trust=trust, base_tree=base_tree, head_tree=head_tree,
         claims_tree=claims_tree if claims != mb else None,
         merged_tree=merged_tree if merged != head else None,
     )
+
+
+def _base_side(repo: str, approval: ChangeApproval, trust: Trust,
+               verify_all: bool) -> tuple[GitTree, Oracles, GitTree, Oracles]:
+    """(merge base tree, its oracles, claims tree, its oracles), read without verifying blobs, and
+    what each vouches for in `trust` (`manifest.vouch_for_base`) unless `verify_all`: the tip
+    always, the merge base when it is on the base branch's first-parent chain."""
+    mb, claims = approval.judged.merge_base, approval.judged.claims
+    base_tree = approval.claims_tree if claims == mb else GitTree(repo, mb, trust)
+    base_oracles = load_oracles(base_tree, verify_blobs=False)
+    claims_tree, claims_oracles = base_tree, base_oracles
+    if claims != mb:
+        claims_tree = approval.claims_tree
+        claims_oracles = load_oracles(claims_tree, verify_blobs=False)
+    if not verify_all:
+        # Only a commit the base branch itself pointed at passed the gate; a merge base inside a
+        # merged branch (the change forked from another pull request) vouches for nothing.
+        if on_first_parent_chain(repo, approval.base_commit, mb):
+            vouch_for_base(base_tree, base_oracles, trust)
+        if claims != mb:
+            vouch_for_base(claims_tree, claims_oracles, trust)
+    return base_tree, base_oracles, claims_tree, claims_oracles
+
+
+def _protected_globs(approval: ChangeApproval, others: Sequence[Oracles], trees: Mapping[str, GitTree],
+                     listings: Mapping[str, Mapping[str, Entry]]) -> tuple[str, ...]:
+    """The protected globs (`Inputs.protected`): the policy in force's plus HEAD's
+    (`policy.protection`), the merge base's and the merge result's (`others`), and the files the
+    Bazel control files of each commit make Bazel read or run before any sandbox exists (an rc
+    file's imports, the .bzl files WORKSPACE loads), protected like those files."""
+    _, protected = protection(approval.claims_policy, approval.head_policy)
+    for oracles in others:
+        if oracles.policy:
+            protected += oracles.policy.protected
+    for commit, tree in trees.items():
+        protected += control_globs(tree, listings[commit])
+    return tuple(dict.fromkeys(protected))
 
 
 def judged_note(inputs: Inputs) -> str:
@@ -629,7 +624,7 @@ def read_outcomes(result_paths: Sequence[str]) -> Outcomes:
     return Outcomes(results.observed, f"{len(result_paths)} result file(s)", notes)
 
 
-def run_workspace(inputs: Inputs, runner: HarnessRunner, environ: Mapping[str, str], *, clean: bool) -> Outcomes:
+def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str, str], *, clean: bool) -> Outcomes:
     """The workspace run: the oracle test and the harness in the work tree (`runner`), or, when
     the merge result is judged, in the gate's own checkout of it (merged_tree.py).
 
@@ -665,24 +660,24 @@ def run_workspace(inputs: Inputs, runner: HarnessRunner, environ: Mapping[str, s
     return _workspace_outcomes(runner(inputs.repo, environ), notes)
 
 
-def _workspace_outcomes(run: HarnessRun, notes: list[str]) -> Outcomes:
+def _workspace_outcomes(run: BazelRun, notes: list[str]) -> Outcomes:
     """The workspace run's outcomes, with a note per target outside the oracles package that
     reported `[<id>]` testcases."""
     notes.extend(f"ignored [<id>] testcases of {label} (not an oracle test target): {', '.join(ids)}"
                  for label, ids in run.ignored.items())
-    return Outcomes(run.observations(), "the oracle test", tuple(notes), run)
+    return Outcomes(run.observed, "the oracle test", tuple(notes), run)
 
 
-def workspace_runner(salt: str, repo: str) -> HarnessRunner:
+def default_workspace_runner(salt: str, repo: str) -> WorkspaceRunner:
     """The workspace run: `bazel test` of the oracle test and the harness in a tree (the work tree
     of `repo`, or the gate's checkout of the merge result), with the tree's `oracles/` and the
     repository's `oracles/` and git directories blocked from sandboxed actions (bazel_run.py)."""
 
-    def run(tree: str, environ: Mapping[str, str]) -> HarnessRun:
-        block = [*repository_seal(repo), os.path.realpath(os.path.join(tree, "oracles"))]
+    def run(tree: str, environ: Mapping[str, str]) -> BazelRun:
+        block = [*repository_blocks(repo), os.path.realpath(os.path.join(tree, "oracles"))]
         startup = [] if os.path.realpath(tree) == os.path.realpath(repo) else list(MERGED_TREE_STARTUP)
-        return run_harness(tree, environ, run_flags(salt, "workspace"), startup_flags=startup,
-                           block=list(dict.fromkeys(block)))
+        return run_bazel(tree, environ, RunSpec(flags=run_flags(salt, "workspace"), startup_flags=startup,
+                                                block=list(dict.fromkeys(block))))
 
     return run
 
@@ -745,7 +740,7 @@ def _origin(found: Observed, from_files: bool) -> str:
     return f" (from {found.source})" if from_files and found.source else ""
 
 
-def check_harness(run: HarnessRun) -> Findings:
+def check_harness(run: BazelRun) -> Findings:
     """Exit 4 for each harness test target that did not pass and each spawn that ran where the
     gate does not allow it, in the workspace run."""
     passed = [t for t in run.targets if t not in run.harness_failures() and not t.startswith("//oracles")]
@@ -753,7 +748,7 @@ def check_harness(run: HarnessRun) -> Findings:
                     f"{len(passed)} target(s) passed, none ran unsandboxed")
 
 
-def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
+def harness_violations(run: BazelRun, where: str) -> list[Violation]:
     """One exit-4 violation per harness test target that did not pass: the change's own tests must
     pass in every run, though they never decide an invariant."""
     return [
@@ -762,9 +757,9 @@ def harness_violations(run: HarnessRun, where: str) -> list[Violation]:
     ]
 
 
-def escape_violations(run: HarnessRun, where: str) -> list[Violation]:
+def escape_violations(run: BazelRun, where: str) -> list[Violation]:
     """One exit-4 violation per spawn that ran where the gate does not allow it (execlog.py,
-    bazel_run.run_harness), and per target outside the oracles package that depends on it
+    bazel_run.run_bazel), and per target outside the oracles package that depends on it
     (bazel_run.oracle_dependents): no result of such a run counts."""
     return [
         Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: the change's code runs "
@@ -798,36 +793,36 @@ def withhold_while_invalid(
 # 6: the clean run (--clean).
 
 def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *, remote: bool,
-              workspace: HarnessRun | None) -> HarnessRun:
+              workspace: BazelRun | None) -> BazelRun:
     """The clean run (clean_run.py): the judged commit's code and harness (HEAD's, or the merge
     result's) with the oracles a human approved: the merge result's for a labelled change, else the
     base tip's (`Inputs.oracles_commit`).
 
     It also blocks what the workspace run blocked (docs/design.md section 10): the repository's
     oracles and git directories, and the sealed views and oracle test logs of the workspace's
-    output base (`workspace.sealed`; `bazel_run.repository_seal` when the gate did not run the
+    output base (`workspace.blocked`; `blocks.repository_blocks` when the gate did not run the
     workspace).
 
     Raises:
         GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
     """
-    block = workspace.sealed if workspace is not None else repository_seal(inputs.repo)
+    block = workspace.blocked if workspace is not None else repository_blocks(inputs.repo)
     if inputs.is_merge:  # the workspace run's checkout of the merge result holds its oracles
         block = [*block, merged_folder(inputs.repo, environ)]
     return runner(inputs.repo, inputs.judged_commit, inputs.oracles_commit, environ, remote, block)
 
 
-def clean_runner_for(salt: str) -> CleanRunner:
+def default_clean_runner(salt: str) -> CleanRunner:
     """The clean run (clean_run.py) with the same salt as the workspace run."""
 
     def run(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool,
-            block: Sequence[str]) -> HarnessRun:
+            block: Sequence[str]) -> BazelRun:
         return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block)
 
     return run
 
 
-def check_clean_run(workspace: Outcomes, clean: HarnessRun, *, labelled: bool, remote: bool, salt: str = "") -> Findings:
+def check_clean_run(workspace: Outcomes, clean: BazelRun, *, labelled: bool, remote: bool, salt: str = "") -> Findings:
     """Exit 6 when the clean run disagrees with the workspace run (docs/design.md sections 7 and 9).
 
     Every id whose outcome or observation digest differs (`results.differences`), first a clean run
@@ -835,7 +830,7 @@ def check_clean_run(workspace: Outcomes, clean: HarnessRun, *, labelled: bool, r
     workspace run), then each spawn of the clean run that ran where the gate does not allow it
     (exit 4). `labelled` says whose oracles the clean run used (`run_clean`).
     """
-    clean_observed = clean.observations()
+    clean_observed = clean.observed
     where = "remote" if remote else "sandboxed"
     salt_note = f" (salt {salt})" if salt else ""
     found = [

@@ -38,7 +38,9 @@ policy's label, and every invariant under oracles/ must pass."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Returns the parser for `oracle_gate check|clean-run|manifest|compare`."""
+    """Returns the parser for `oracle_gate [--repo DIR] [--debug] <command> ...`: one subparser per
+    module of COMMANDS (`oracle_gate --help` lists them). Its `parse_args` raises UsageError
+    (exit 1) for bad arguments instead of exiting 2 (`commands.Parser`)."""
     parser = Parser(prog="oracle_gate", description=DESCRIPTION, epilog=errors.exit_codes_help(),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -1,21 +1,164 @@
-"""`check`'s reports for CI: GitHub workflow commands, a Markdown summary for a pull-request comment
-or `$GITHUB_STEP_SUMMARY`, and JUnit XML of the gate's own checks (docs/ci.md, "Reports for CI").
+"""`check`'s report in every format: text, JSON, GitHub workflow commands, a Markdown summary for a
+pull-request comment or `$GITHUB_STEP_SUMMARY`, and JUnit XML of the gate's own checks (docs/ci.md,
+"Reports for CI"); and `id_table`, the per-id table of `check`, `clean-run` and `compare`.
 
 Every value that comes from the change (paths, ids, messages) is escaped for the format it lands
-in, so none can add a workflow command, a table cell or an XML element.
+in, so none can break or add a line, a workflow command, a table cell or an XML element.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
 
-from tools.oracle_gate.check import Report
+from tools.oracle_gate.check import NOT_RUN, Report
 from tools.oracle_gate.errors import Violation
-from tools.oracle_gate.runs.results import short_digest
+from tools.oracle_gate.runs.results import Observed, short_digest
 from tools.oracle_gate.suite.spec_changes import report_lines
-from tools.oracle_gate.text import visible
+from tools.oracle_gate.text import columns, runner_safe_json, visible
+
+# The formats `render` knows, for `check --format`; JUnit XML goes to a file (`check --junit`).
+FORMATS = ("text", "json", "github", "markdown")
+
+
+def render(report: Report, fmt: str, repo: str) -> str:
+    """`report` in the format `fmt`, one of FORMATS, without a trailing newline.
+
+    Args:
+        report: the result of `check.run_check`.
+        fmt: "text", "json", "github" or "markdown".
+        repo: the work tree's root, where `github` looks up the line of an id in its oracle file.
+
+    Raises:
+        ValueError: for a format not in FORMATS (argparse's `choices` keeps those out of `check`).
+    """
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "github":
+        return render_github(report, render_text(report), repo)
+    if fmt == "markdown":
+        return render_markdown(report)
+    if fmt == "text":
+        return render_text(report)
+    raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def id_table(rows: Sequence[Sequence[str]], widths: Sequence[int], *, header: Sequence[str] = (),
+             ids: Iterable[str] | None = None, min_width: int = 0, indent: str = "") -> list[str]:
+    """The lines of a per-id table (`text.columns`): a column of ids, then the other cells.
+
+    Args:
+        rows: one sequence of cells per id, the id first; at most len(widths) + 2 cells each.
+        widths: the width of each column after the id column but the last (see `text.columns`).
+        header: the header line's cells, when the table has one (it does not widen the id column).
+        ids: the ids whose longest sets the id column's width (default: the first cell of each row).
+        min_width: the least width of the id column.
+        indent: what each line starts with.
+
+    Returns:
+        The header line (when given), then one line per row. Cells are not escaped: pass the
+        values, or the lines, through `text.visible`. Raises nothing for well-formed rows.
+    """
+    id_width = max([min_width, *(len(i) for i in (ids if ids is not None else (row[0] for row in rows)))])
+    return columns([*([header] if header else []), *rows], (id_width, *widths), indent=indent)
+
+
+def render_text(report: Report) -> str:
+    """The human summary of `report` (a `check.Report`): header, one line per check, per-id
+    outcomes, spec changes, run summaries, notes, violations and the verdict, without a trailing
+    newline. Every line is passed through `text.visible`, so no value from the change can break or
+    add one. Raises nothing."""
+    lines = [
+        f"oracle-gate check: base {report.base} (tip {report.base_commit[:12]}), merge base "
+        f"{report.merge_base[:12]}, HEAD {report.head[:12]}"
+        + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
+        + (" (--head-only)" if report.head_only else "")
+        + f"; labels: {', '.join(report.labels) or 'none'}"
+        + (f"; salt {report.salt}" if report.salt else "")
+    ]
+    width = max(len(c.name) for c in report.checks)
+    for c in report.checks:
+        lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {c.name.ljust(width)}  {c.detail}")
+    if report.invariants:
+        lines.append("per-id outcomes (observation digest):")
+        lines.extend(_outcome_table(report))
+    if report.spec_changes:
+        lines.append(f"spec changes (merge base -> HEAD): {len(report.spec_changes)} row(s)")
+        lines.extend(report_lines(report.spec_changes))
+    for run_name, summary in report.summaries.items():
+        lines.extend(f"{run_name} run: {line}" for line in summary)
+    if report.clean_sealed_by is not None:
+        lines.append(f"clean run sealed by: {report.clean_sealed_by or 'nothing beyond Bazel sandboxing'}")
+    lines.extend(report.notes)
+    lines.extend(v.line() for v in report.violations)
+    code = report.exit_code
+    if code and report.salt and not any(c.detail == NOT_RUN for c in report.checks):
+        lines.append(f"salt {report.salt}: replay with `check --salt {report.salt}`")
+    lines.append("gate ok (exit 0)" if code == 0 else f"gate FAILED (exit {code})")
+    # Each line is one line: whatever the repository, results or environment put into it is escaped.
+    return "\n".join(visible(line) for line in lines)
+
+
+def _outcome_table(report: Report) -> list[str]:
+    """The per-id table: outcome and digest of the workspace run, and of the clean run beside them
+    (with a header line) when there was one."""
+    if report.clean_outcomes is None:
+        return id_table([(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)))
+                         for i in report.invariants], (9,), indent="  ")
+    clean_observed = report.clean_observed or {}
+    rows = [(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)),
+             report.clean_outcomes.get(i, "missing"), short_digest(clean_observed.get(i)))
+            for i in sorted(set(report.invariants) | set(report.clean_outcomes))]
+    return id_table(rows, (9, 12, 9), header=("id", "workspace", "", "clean"), indent="  ")
+
+
+def render_json(report: Report) -> str:
+    """The machine-readable report of `report` (a `check.Report`) as one JSON document (an object,
+    indented by 2, no trailing newline), with every `##[` written as `##\\u005b`
+    (`text.runner_safe_json`). Raises nothing."""
+    return runner_safe_json(json.dumps(
+        {
+            "exit_code": report.exit_code,
+            "base": report.base,
+            "base_commit": report.base_commit,
+            "merge_base": report.merge_base,
+            "head": report.head,
+            "merge_result": report.merge_result or None,
+            "judged": report.merge_result or report.head,
+            "claims": report.claims,
+            "head_only": report.head_only,
+            "labels": report.labels,
+            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in report.checks],
+            "salt": report.salt,
+            "outcomes": {i: report.outcomes.get(i, "missing") for i in report.invariants},
+            "observations": {i: _observation_json(report.observed.get(i)) for i in report.invariants},
+            "violations": [
+                {"code": v.code, "path": v.path, "id": v.id, "message": v.message} for v in report.violations
+            ],
+            "clean_outcomes": report.clean_outcomes,
+            "clean_observations": None if report.clean_observed is None else {
+                i: _observation_json(o) for i, o in sorted(report.clean_observed.items())},
+            "clean_sealing": report.clean_sealed_by,
+            "spec_changes": [
+                {"id": c.id, "status": c.status, "source": c.source, "kind": c.kind, "marks": list(c.marks),
+                 "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields]}
+                for c in report.spec_changes],
+            "bazel_summaries": report.summaries,
+            "notes": report.notes,
+        },
+        indent=2,
+        sort_keys=False,
+    ))
+
+
+def _observation_json(found: Observed | None) -> dict[str, object] | None:
+    if found is None:
+        return None
+    return {"outcome": found.outcome, "observation_sha256": found.digest, "sample_sha256": list(found.samples),
+            "source": found.source}
 
 
 def _command_data(text: str) -> str:
@@ -29,7 +172,9 @@ def _command_property(text: str) -> str:
 
 
 def id_line(repo: str, path: str, ident: str) -> int | None:
-    """The 1-based line of `id = "<ident>"` in the oracle file `path` of the work tree, if any."""
+    """The 1-based line of `id = "<ident>"` in the oracle file `path` (relative to the work tree's
+    root `repo`), or None: for an empty `ident`, a path not ending in `.toml`, no such line, or a
+    file that cannot be read (an OSError is not raised)."""
     if not ident or not path.endswith(".toml"):
         return None
     pattern = re.compile(rf'\s*id\s*=\s*"{re.escape(ident)}"\s*(#.*)?$')
@@ -58,8 +203,10 @@ def _file_of(report: Report, violation: Violation) -> str:
 
 
 def render_github(report: Report, text: str, repo: str) -> str:
-    """The text report, then one `::error` workflow command per violation with its file and, for
-    a row of an oracle file, the row's line; a last `::notice` or `::error` with the verdict."""
+    """The text report `text` (`render_text(report)`), then one `::error` workflow command per
+    violation of `report` with its file and, for a row of an oracle file under the work tree's root
+    `repo`, the row's line (`id_line`); a last `::notice` or `::error` with the verdict. No
+    trailing newline; raises nothing."""
     lines = [text]
     for violation in report.violations:
         path = _file_of(report, violation)
@@ -82,8 +229,9 @@ def _cell(text: str) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    """A Markdown summary: the verdict, the checks, the per-id table of both runs, the spec-change
-    report and the violations."""
+    """A Markdown summary of `report` (a `check.Report`): the verdict, the checks, the per-id table
+    of both runs, the spec-change report, the violations and the notes. No trailing newline;
+    raises nothing."""
     code = report.exit_code
     out = [f"## oracle-gate: {'gate ok' if code == 0 else 'gate FAILED'} (exit {code})", "",
            f"Base {_cell(report.base)} (tip {report.base_commit[:12]}), merge base {report.merge_base[:12]}, "
@@ -105,8 +253,8 @@ def render_markdown(report: Report) -> str:
                 row += (f" {_cell(clean.get(ident, 'missing'))} | "
                         f"{short_digest((report.clean_observed or {}).get(ident))} |")
             out.append(row)
-    if report.clean_sealing is not None:
-        out += ["", f"Clean run sealed by: {_cell(report.clean_sealing or 'nothing beyond Bazel sandboxing')}"]
+    if report.clean_sealed_by is not None:
+        out += ["", f"Clean run sealed by: {_cell(report.clean_sealed_by or 'nothing beyond Bazel sandboxing')}"]
     if report.spec_changes:
         out += ["", "### Spec changes (merge base -> HEAD)", "", "```"]
         out.extend(visible(line).replace("```", "'''") for line in report_lines(report.spec_changes))
@@ -121,8 +269,9 @@ def render_markdown(report: Report) -> str:
 
 
 def junit_xml(report: Report) -> bytes:
-    """JUnit XML of the gate's own checks: one testcase per check of the report (`oracle-gate.<check>`),
-    failed with every violation's line when the check failed."""
+    """JUnit XML of the gate's own checks, UTF-8 with an XML declaration and a trailing newline: one
+    testcase per check of `report` (`oracle-gate.<check>`), failed with every violation's line
+    when the check failed. Raises nothing."""
     root = ET.Element("testsuites")
     failures = sum(1 for c in report.checks if not c.ok)
     suite = ET.SubElement(root, "testsuite", name="oracle-gate", tests=str(len(report.checks)),

@@ -108,23 +108,7 @@ def verify(
     rows: list[tuple[Invariant, Any]] = []
     for oracle in files:
         for inv in oracle.invariants:
-            file = blobs.get(inv.blob)
-            if file is None:
-                problems.append(OracleError(
-                    f"{inv.blob} is not among the blobs of this oracle_suite target (or does not exist)",
-                    path=inv.source, row=inv.id, field="blob"))
-                continue
-            # Bazel presents inputs as symlinks into the source tree; following them must end
-            # at a file whose path is still the blob's own, i.e. inside oracles/blobs/. The hash
-            # is of the bytes read through that path.
-            real = os.path.realpath(file)
-            if not real.replace(os.sep, "/").endswith("/" + inv.blob):
-                problems.append(OracleError(
-                    f"{inv.blob} resolves to {real}, outside oracles/blobs/; blobs must be regular files",
-                    path=inv.source, row=inv.id, field="blob"))
-                continue
-            data = _read(real)
-            found = check_blob(inv, Entry(REGULAR, file), data, label=label)
+            found, data = _check_pin(inv, blobs, label)
             problems.extend(found)
             if not found:
                 used[inv.blob] = inv.blob_sha256
@@ -135,6 +119,25 @@ def verify(
         "blobs": dict(sorted(used.items())),
     }
     return problems, index, rows
+
+
+def _check_pin(inv: Invariant, blobs: dict[str, str], label: str | None) -> tuple[list[OracleError], bytes]:
+    """The problems of a row's blob and pin (none when it is verified), and the blob's bytes when read."""
+    file = blobs.get(inv.blob)
+    if file is None:
+        return [OracleError(
+            f"{inv.blob} is not among the blobs of this oracle_suite target (or does not exist)",
+            path=inv.source, row=inv.id, field="blob")], b""
+    # Bazel presents inputs as symlinks into the source tree; following them must end
+    # at a file whose path is still the blob's own, i.e. inside oracles/blobs/. The hash
+    # is of the bytes read through that path.
+    real = os.path.realpath(file)
+    if not real.replace(os.sep, "/").endswith("/" + inv.blob):
+        return [OracleError(
+            f"{inv.blob} resolves to {real}, outside oracles/blobs/; blobs must be regular files",
+            path=inv.source, row=inv.id, field="blob")], b""
+    data = _read(real)
+    return check_blob(inv, Entry(REGULAR, file), data, label=label), data
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -165,33 +165,8 @@ def given_on(head: str, versions: list[dict[str, object]], events: list[dict[str
     Raises:
         UsageError: for a version or event without the fields the rule needs.
     """
-    pushes: list[tuple[datetime, str]] = []
-    for k, version in enumerate(versions):
-        sha = version.get("head_commit_sha")
-        if not isinstance(sha, str) or not FULL_ID.fullmatch(sha):
-            raise UsageError(f"GitLab API: version {k + 1} has no full head_commit_sha")
-        pushes.append((_time(version.get("created_at"), f"version {k + 1}"), sha.lower()))
-    pushes.sort()
-    last: dict[str, tuple[datetime, str]] = {}  # label name -> (time, action) of its latest event
-    others: dict[str, str] = {}  # label name -> a user not in `labelers` who added it
-    ordered = []
-    for k, event in enumerate(events):
-        label = event.get("label")
-        if label is None:
-            continue  # a label deleted from the project since: it is on no merge request
-        name = label.get("name") if isinstance(label, dict) else None
-        action = event.get("action")
-        if not isinstance(name, str) or action not in ("add", "remove"):
-            raise UsageError(f"GitLab API: label event {k + 1} has no label.name or an action other than add/remove")
-        if action == "add" and labelers is not None:
-            user = event.get("user")
-            username = user.get("username") if isinstance(user, dict) else None
-            if not isinstance(username, str) or username.lower() not in labelers:
-                others.setdefault(name, str(username))
-                continue
-        ordered.append((_time(event.get("created_at"), f"label event {k + 1}"), k, name, str(action)))
-    for when, _, name, action in sorted(ordered):
-        last[name] = (when, action)
+    pushes = _pushes(versions)
+    last, others = _latest(events, labelers)
     found = GivenLabels()
     for name, username in sorted(others.items()):
         if last.get(name, (None, ""))[1] != "add":
@@ -212,6 +187,44 @@ def given_on(head: str, versions: list[dict[str, object]], events: list[dict[str
             found.notes.append(f"label {name!r} ignored: it was added at {when.isoformat()} on head {on}, not on "
                                f"{head.lower()} (a label approves the commit it was given on; re-apply it)")
     return found
+
+
+def _pushes(versions: list[dict[str, object]]) -> list[tuple[datetime, str]]:
+    """(created_at, lower-cased head_commit_sha) of every version, oldest first; UsageError for a malformed one."""
+    pushes: list[tuple[datetime, str]] = []
+    for k, version in enumerate(versions):
+        sha = version.get("head_commit_sha")
+        if not isinstance(sha, str) or not FULL_ID.fullmatch(sha):
+            raise UsageError(f"GitLab API: version {k + 1} has no full head_commit_sha")
+        pushes.append((_time(version.get("created_at"), f"version {k + 1}"), sha.lower()))
+    pushes.sort()
+    return pushes
+
+
+def _latest(events: list[dict[str, object]], labelers: frozenset[str] | None
+            ) -> tuple[dict[str, tuple[datetime, str]], dict[str, str]]:
+    """Label name -> (time, action) of its last counted event, and -> a user not in `labelers` who added it."""
+    last: dict[str, tuple[datetime, str]] = {}
+    others: dict[str, str] = {}
+    ordered = []
+    for k, event in enumerate(events):
+        label = event.get("label")
+        if label is None:
+            continue  # a label deleted from the project since: it is on no merge request
+        name = label.get("name") if isinstance(label, dict) else None
+        action = event.get("action")
+        if not isinstance(name, str) or action not in ("add", "remove"):
+            raise UsageError(f"GitLab API: label event {k + 1} has no label.name or an action other than add/remove")
+        if action == "add" and labelers is not None:
+            user = event.get("user")
+            username = user.get("username") if isinstance(user, dict) else None
+            if not isinstance(username, str) or username.lower() not in labelers:
+                others.setdefault(name, str(username))
+                continue
+        ordered.append((_time(event.get("created_at"), f"label event {k + 1}"), k, name, str(action)))
+    for when, _, name, action in sorted(ordered):
+        last[name] = (when, action)
+    return last, others
 
 
 def merge_request_labels(environ: Mapping[str, str], head: str, fetch: Fetch = _fetch) -> GivenLabels:

@@ -25,7 +25,7 @@ The rule per source:
   merge commit GitHub made for this event, checked out from `refs/pull/N/merge`). Every other
   label the payload lists in `pull_request.labels[].name` (and every label of any other action,
   `synchronize` after a push included) is on the pull request now but was given on an unknown
-  commit, so it is ignored.
+  commit, so it is ignored. github_labels.py reads the event file.
 - With ORACLE_GATE_LABELERS set (comma-separated logins), a GitHub `labeled` event counts only
   when its `sender.login` is one of them; the same variable limits `gitlab-labels` on GitLab.
 - GitLab's `CI_MERGE_REQUEST_LABELS` (predefined variable: the merge request's labels when the
@@ -40,14 +40,12 @@ id; it is compared case-insensitively.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.git.gitio import parents, resolve_commit
-from tools.oracle_gate.approval.gitlab_labels import LABELERS_VARIABLE, labelers_from
+from tools.oracle_gate.approval.github_labels import event_labels
 from tools.oracle_gate.text import one_line
 
 FULL_ID = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
@@ -196,72 +194,11 @@ def _gitlab(environ: Mapping[str, str], found: Labels) -> None:
 
 
 def _github(environ: Mapping[str, str], target: _Head, found: Labels) -> None:
-    """Labels from the GitHub event file: only a `labeled` event's label, given on head.sha.
+    """Labels from the GitHub event file: only a `labeled` event's label, given on head.sha (github_labels.py).
 
     Raises:
         UsageError: when the file cannot be read or has an unexpected shape.
     """
-    event_path = environ.get("GITHUB_EVENT_PATH", "")
-    if not event_path:
-        return
-    try:
-        with open(event_path, encoding="utf-8") as f:
-            event = json.load(f)
-    except (OSError, ValueError, RecursionError) as exc:
-        raise UsageError(f"cannot read the GitHub event file {event_path}: {exc}") from None
-    if not isinstance(event, dict) or event.get("pull_request") is None:
-        return  # not a pull request's event (a push, say): no labels
-    pull = event["pull_request"]
-    items = pull.get("labels", []) if isinstance(pull, dict) else None
-    if not isinstance(items, list):
-        raise UsageError(f"{event_path}: pull_request.labels is not a list")
-    listed: set[str] = set()
-    for item in items:
-        name = item.get("name") if isinstance(item, dict) else None
-        if not isinstance(name, str):
-            raise UsageError(f"{event_path}: a pull_request.labels entry has no string name")
-        if name.strip():
-            listed.add(name.strip())
-    action = event.get("action")
-    given: set[str] = set()
-    if action == "labeled":
-        label = event.get("label")
-        name = label.get("name") if isinstance(label, dict) else None
-        if not isinstance(name, str):
-            raise UsageError(f"{event_path}: a 'labeled' event has no string label.name")
-        given = {name.strip()} - {""}
-    others = listed - given
-    if others:
-        if given:
-            why = f"this 'labeled' event ties only the label it adds ({_shown(next(iter(given)))}) to a commit"
-        else:
-            what = f"a {_shown(action)} event" if isinstance(action, str) else "an event without an action"
-            why = (f"{what} lists the labels on the pull request, not the commit each was given on; only a "
-                   "'labeled' event names the head a label was given on")
-        found.notes.append(f"{_named(others)} from the GitHub event ignored: {why} ({APPROVES}; "
-                           "re-apply the label on the current head)")
-    if not given:
-        return
-    labelers = labelers_from(environ)
-    if labelers is not None:
-        sender = event.get("sender")
-        login = sender.get("login") if isinstance(sender, dict) else None
-        if not isinstance(login, str) or login.lower() not in labelers:
-            found.notes.append(f"{_named(given)} from the GitHub event ignored: added by {_shown(login)}, who is not "
-                               f"one of {LABELERS_VARIABLE}")
-            return
-    head = pull.get("head")
-    sha = head.get("sha") if isinstance(head, dict) else None
-    if not isinstance(sha, str) or not FULL_ID.fullmatch(sha):
-        mismatch: str | None = (f"pull_request.head.sha is {_shown(sha)}, not a full commit id, so the event "
-                                "names no head")
-    else:
-        github_sha = environ.get("GITHUB_SHA", "")
-        merge_trusted = None if FULL_ID.fullmatch(github_sha) and github_sha.lower() == target.commit().lower() else (
-            f"GITHUB_SHA ({_shown(github_sha)}) does not name HEAD, so HEAD is not the merge GitHub made for this event")
-        mismatch = target.mismatch("the event", sha, merge_trusted)
-    if mismatch is None:
-        found.names.update(given)
-    else:
-        found.notes.append(f"{_named(given)} from the GitHub event ignored: {mismatch} ({APPROVES}; "
-                           "re-apply the label on the current head)")
+    event = event_labels(environ, target)
+    found.names.update(event.names)
+    found.notes.extend(f"{_named(names)} from the GitHub event ignored: {why}" for names, why in event.ignored)

@@ -1,11 +1,11 @@
-"""`check`: every gate check of HEAD against a base revision; prints the per-check summary (text
-or JSON) and returns the gate's exit code (docs/design.md sections 5-7)."""
+"""`check`: every gate check of HEAD against a base revision; prints the report that report.py
+renders (text, JSON, GitHub or Markdown), writes the JUnit and Markdown report files it is asked
+for, and returns the gate's exit code (docs/design.md sections 5-7)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import json
 import re
 import secrets
 import stat
@@ -13,15 +13,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tools.oracle_gate.check import NOT_RUN, Report, run_check
+from tools.oracle_gate.check import run_check
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
 from tools.oracle_gate.git.gitio import default_base
 from tools.oracle_gate.approval.labels import collect_labels
-from tools.oracle_gate.report import junit_xml, render_github, render_markdown
-from tools.oracle_gate.suite.spec_changes import report_lines
-from tools.oracle_gate.runs.results import Observed, short_digest
-from tools.oracle_gate.text import columns, runner_safe_json, visible
+from tools.oracle_gate.report import FORMATS, junit_xml, render, render_markdown
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers
@@ -63,7 +60,7 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--results", nargs="+", default=[], metavar="FILE",
                         help="JUnit XML files or Bazel test-log directories (default: run bazel test //oracles/... //harness/...)")
     parser.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
-    parser.add_argument("--format", choices=("text", "json", "github", "markdown"), default="text",
+    parser.add_argument("--format", choices=FORMATS, default="text",
                         help="report format: text (default), json, github (the text plus workflow-command "
                              "annotations per violation), markdown (for a pull-request comment or $GITHUB_STEP_SUMMARY)")
     parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report of the gate's own checks to FILE")
@@ -80,100 +77,6 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--verify-all", action="store_true",
                         help="hash and parse every blob, also those the merge base pinned the same way "
                              "(default: those are vouched for by the base; docs/design.md section 4)")
-
-
-def render_text(report: Report) -> str:
-    """Returns the human summary: header, one line per check, per-id outcomes, violations, verdict.
-    Every line is passed through `text.visible`, so no value from the change can break or add one."""
-    lines = [
-        f"oracle-gate check: base {report.base} (tip {report.base_commit[:12]}), merge base "
-        f"{report.merge_base[:12]}, HEAD {report.head[:12]}"
-        + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
-        + (" (--head-only)" if report.head_only else "")
-        + f"; labels: {', '.join(report.labels) or 'none'}"
-        + (f"; salt {report.salt}" if report.salt else "")
-    ]
-    width = max(len(c.name) for c in report.checks)
-    for c in report.checks:
-        lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {c.name.ljust(width)}  {c.detail}")
-    if report.invariants:
-        lines.append("per-id outcomes (observation digest):")
-        lines.extend(_outcome_table(report))
-    if report.spec_changes:
-        lines.append(f"spec changes (merge base -> HEAD): {len(report.spec_changes)} row(s)")
-        lines.extend(report_lines(report.spec_changes))
-    for run_name, summary in report.summaries.items():
-        lines.extend(f"{run_name} run: {line}" for line in summary)
-    if report.clean_sealing is not None:
-        lines.append(f"clean run sealed by: {report.clean_sealing or 'nothing beyond Bazel sandboxing'}")
-    lines.extend(report.notes)
-    lines.extend(v.line() for v in report.violations)
-    code = report.exit_code
-    if code and report.salt and not any(c.detail == NOT_RUN for c in report.checks):
-        lines.append(f"salt {report.salt}: replay with `check --salt {report.salt}`")
-    lines.append("gate ok (exit 0)" if code == 0 else f"gate FAILED (exit {code})")
-    # Each line is one line: whatever the repository, results or environment put into it is escaped.
-    return "\n".join(visible(line) for line in lines)
-
-
-def _outcome_table(report: Report) -> list[str]:
-    """The per-id table: outcome and digest of the workspace run, and of the clean run beside them
-    (with a header line) when there was one."""
-    rows: list[tuple[str, ...]]
-    if report.clean_outcomes is None:
-        ids = report.invariants
-        rows = [(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i))) for i in ids]
-        return columns(rows, (max(len(i) for i in ids), 9), indent="  ")
-    ids = sorted(set(report.invariants) | set(report.clean_outcomes))
-    clean_observed = report.clean_observed or {}
-    rows = [("id", "workspace", "", "clean")]
-    rows.extend((i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)),
-                 report.clean_outcomes.get(i, "missing"), short_digest(clean_observed.get(i))) for i in ids)
-    return columns(rows, (max(len(i) for i in ids), 9, 12, 9), indent="  ")
-
-
-def render_json(report: Report) -> str:
-    """Returns the machine-readable report as one JSON document."""
-    return runner_safe_json(json.dumps(
-        {
-            "exit_code": report.exit_code,
-            "base": report.base,
-            "base_commit": report.base_commit,
-            "merge_base": report.merge_base,
-            "head": report.head,
-            "merge_result": report.merge_result or None,
-            "judged": report.merge_result or report.head,
-            "claims": report.claims,
-            "head_only": report.head_only,
-            "labels": report.labels,
-            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in report.checks],
-            "salt": report.salt,
-            "outcomes": {i: report.outcomes.get(i, "missing") for i in report.invariants},
-            "observations": {i: _observation_json(report.observed.get(i)) for i in report.invariants},
-            "violations": [
-                {"code": v.code, "path": v.path, "id": v.id, "message": v.message} for v in report.violations
-            ],
-            "clean_outcomes": report.clean_outcomes,
-            "clean_observations": None if report.clean_observed is None else {
-                i: _observation_json(o) for i, o in sorted(report.clean_observed.items())},
-            "clean_sealing": report.clean_sealing,
-            "spec_changes": [
-                {"id": c.id, "status": c.status, "source": c.source, "kind": c.kind, "marks": list(c.marks),
-                 "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields]}
-                for c in report.spec_changes],
-            "bazel_summaries": report.summaries,
-            "notes": report.notes,
-        },
-        indent=2,
-        sort_keys=False,
-    ))
-
-
-def _observation_json(found: Observed | None) -> dict[str, object] | None:
-    if found is None:
-        return None
-    return {"outcome": found.outcome, "observation_sha256": found.digest, "sample_sha256": list(found.samples),
-            "source": found.source}
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
@@ -205,14 +108,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     report.notes[:0] = labels.notes  # why a CI label does not count, first
-    if args.format == "json":
-        out = render_json(report)
-    elif args.format == "github":
-        out = render_github(report, render_text(report), repo)
-    elif args.format == "markdown":
-        out = render_markdown(report)
-    else:
-        out = render_text(report)
+    out = render(report, args.format, repo)
     # The report files first: a file that cannot be written is exit 1 before any verdict is printed.
     if args.junit:
         write_report(args.junit, junit_xml(report), append=False)

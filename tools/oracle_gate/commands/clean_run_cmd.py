@@ -14,13 +14,13 @@ from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.commands.check_cmd import choose_salt
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
-from tools.oracle_gate.git.gitio import default_base, judged_commits, refuse_grafts, resolve_commit
+from tools.oracle_gate.git.gitio import default_base, refuse_grafts, resolve_commit
+from tools.oracle_gate.git.objects import Trust
+from tools.oracle_gate.approval.change import approve_change
 from tools.oracle_gate.approval.labels import collect_labels
-from tools.oracle_gate.suite.loader import load_oracles
-from tools.oracle_gate.approval.policy import has_label, label_name
+from tools.oracle_gate.report import id_table
 from tools.oracle_gate.runs.results import short_digest, to_junit
-from tools.oracle_gate.text import columns, visible
-from tools.oracle_gate.git.tree import GitTree
+from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers
@@ -61,7 +61,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     Raises:
         UsageError: (exit 1) when the directory of `--out` does not exist or is not writable.
         GateError: (exit 1) for git errors (a change that does not merge cleanly into the tip
-            included), or when the tree cannot be written or Bazel cannot run.
+            included), an invalid policy in force (as `check`), or when the tree cannot be
+            written or Bazel cannot run.
     """
     repo = context.repo()
     out = os.path.abspath(args.out)
@@ -70,12 +71,11 @@ def run(args: argparse.Namespace, context: Context) -> int:
     refuse_grafts(repo)
     base = default_base(repo) if args.base is None else args.base
     head = resolve_commit(repo, "HEAD")
-    tip = resolve_commit(repo, base)
-    judged_by = judged_commits(repo, tip, head, head_only=args.head_only)
-    judged, claims = judged_by.commit, judged_by.claims
-    label = label_name(load_oracles(GitTree(repo, claims)).policy, load_oracles(GitTree(repo, head)).policy)
     found = collect_labels(args.label, context.environ, repo, head=head)
-    labelled = has_label(label, found.names)
+    # check's approval step: the same commits, policy and label, an invalid base policy refused.
+    approval = approve_change(repo, base, found.names, Trust(), head_only=args.head_only)
+    judged, claims, tip = approval.judged.commit, approval.judged.claims, approval.base_commit
+    labelled = approval.labelled
     for note in found.notes:  # why a CI label does not count
         print(note)
     if judged != head:
@@ -83,18 +83,17 @@ def run(args: argparse.Namespace, context: Context) -> int:
     salt = choose_salt(args.salt) if args.salt else ""
     run_result = clean_run(repo, judged, judged if labelled else claims, context.environ, remote=args.remote, salt=salt)
     with open(out, "wb") as f:
-        f.write(to_junit(run_result.observations(), "clean-run"))
+        f.write(to_junit(run_result.observed, "clean-run"))
     for line in run_result.summary:
         print(visible(f"clean run: {line}"))
-    print(visible(f"clean run sealed by: {run_result.sealing}"))
-    width = max([len(i) for i in run_result.outcomes] + [2])
-    observed = run_result.observations()
-    for line in columns([(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],
-                        (width, 9), indent="  "):
+    print(visible(f"clean run sealed by: {run_result.sealed_by}"))
+    observed = run_result.observed
+    for line in id_table([(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],
+                         (9,), ids=run_result.observed, min_width=2, indent="  "):
         print(line)
     for label, status in run_result.harness_failures().items():
         print(visible(f"  harness target {label}: {status}"))
-    print(visible(f"wrote {out} ({len(run_result.outcomes)} id(s))"))
+    print(visible(f"wrote {out} ({len(run_result.observed)} id(s))"))
     if run_result.build_failed:
         print(error_line(errors.UNDECIDED, "the clean run did not build (bazel exit 1)"), file=sys.stderr)
         return errors.UNDECIDED

@@ -11,7 +11,8 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, exit_codes_help
 from tools.oracle_gate.runs.results import differences, load_observed
-from tools.oracle_gate.text import columns, visible
+from tools.oracle_gate.report import id_table
+from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers
@@ -54,12 +55,13 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if not diff:
         print(f"runs agree: {len(a)} id(s), same outcomes and observation digests")
         return errors.OK
-    rows = [("id", "A", "B", "why (result file of each side)")]
+    rows: list[tuple[str, str, str, str]] = []
     for d in diff:
         sources = "; ".join(f"{side}: {visible(found.source)}" for side, found in (("A", a.get(d.id)), ("B", b.get(d.id)))
                             if found is not None)
         rows.append((d.id, d.left, d.right, f"{d.reason} ({sources})"))
-    for line in columns(rows, (max(len("id"), *(len(d.id) for d in diff)), 8, 8)):
+    header = ("id", "A", "B", "why (result file of each side)")
+    for line in id_table(rows, (8, 8), header=header, min_width=len("id")):
         print(line)
     print(f"[{errors.RUNS_DISAGREE}] runs disagree on {len(diff)} id(s): A={visible(args.a)} B={visible(args.b)}")
     return errors.RUNS_DISAGREE

@@ -1,7 +1,7 @@
 """The clean second runner: the oracle test and the harness on a pristine tree the work tree never touched.
 
 The tree is written from git objects (HEAD's code and harness, the base's `oracles/`), then tested
-inside a sealed root (seal.py: bubblewrap; only the run's folder and the system directories exist
+inside a sealed root (sealed_root.py: bubblewrap; only the run's folder and the system directories exist
 there), with a fresh Bazel output root, `--nohome_rc` (no user `~/.bazelrc`), a minimal environment,
 sandboxed or remote execution, `--nocache_test_results` and `--noremote_accept_cached`, the same salt
 as the workspace run and `--define=oracle_run=clean` (the caller's time zone, locale and hash seed
@@ -20,9 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE
-from tools.oracle_gate.runs.bazel_run import BAZEL_CONFIG_ENV, HarnessRun, repository_seal, run_flags, run_harness, runs_dir
+from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, run_flags
+from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
+from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
 from tools.oracle_gate.git.pristine import pristine_tree
-from tools.oracle_gate.runs.seal import READ_ONLY_VARIABLE, sealed_root
+from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
 
 # Environment variables a clean run keeps: what pip needs to find the locked wheels, and which
 # .bazelrc configs and Bazel binary the caller chose.
@@ -66,7 +68,7 @@ def clean_run(
     remote: bool = False,
     salt: str = "",
     block: Sequence[str] | None = None,
-) -> HarnessRun:
+) -> BazelRun:
     """Runs the harness on a pristine tree and returns its per-id outcomes.
 
     Args:
@@ -77,8 +79,8 @@ def clean_run(
         remote: run through `--config=remote` (REAPI) instead of the local sandbox; the endpoint
             comes from the environment (`remote_flags`).
         salt: the run salt for generated samples (the same as the workspace run's).
-        block: paths the workspace run blocked (default: `repository_seal(repo)`); the sealed root
-            does not show them (seal.sealed_root). Inside it, the pristine tree's `oracles/` and
+        block: paths the workspace run blocked (default: `repository_blocks(repo)`); the sealed root
+            does not show them (sealed_root.sealed_root). Inside it, the pristine tree's `oracles/` and
             the fresh output base's sealed views are blocked from sandboxed actions.
 
     Raises:
@@ -99,18 +101,17 @@ def clean_run(
         if remote:
             flags += remote_flags(environ)
         env = clean_environment(environ, home)
-        hidden = [os.path.realpath(repo), *repository_seal(repo), *(block or ())]
+        hidden = [os.path.realpath(repo), *repository_blocks(repo), *(block or ())]
         # The remote settings' files (a TLS certificate) and the folders the user names must be
         # readable inside the root too.
         named = {k: environ[k] for k in (*REMOTE_ENV, READ_ONLY_VARIABLE) if environ.get(k)}
-        seal = sealed_root(root, dict(env, **named), hidden)
-        run = run_harness(tree, env, flags, startup_flags=startup, exact_env=True,
-                          block=[os.path.join(tree, "oracles"), *seal.blockable],
-                          strategy="remote" if remote else "linux-sandbox",
-                          seal=seal)
+        root_sealed = sealed_root(root, dict(env, **named), hidden)
+        run = run_bazel(tree, env, RunSpec(flags=flags, startup_flags=startup, exact_env=True,
+                                           block=[os.path.join(tree, "oracles"), *root_sealed.blockable],
+                                           strategy="remote" if remote else "linux-sandbox", sealed_root=root_sealed))
         if remote:
             # The actions ran on the engine's workers: what seals them there is the engine's.
-            run = replace(run, sealing=f"{run.sealing}; every action ran by remote execution, sealed by the "
+            run = replace(run, sealed_by=f"{run.sealed_by}; every action ran by remote execution, sealed by the "
                                        "engine's worker (docs/remote-execution.md)")
         return run
     finally:

@@ -7,7 +7,7 @@ flags (bazel_run.py) and check it afterwards from the binary execution log: on B
 `--experimental_execution_log_file` (unsorted, written straight to the path given; its
 `--execution_log_binary_file` and `--execution_log_json_file` also leave an undeleted copy in
 `/tmp`), on Bazel 7 `--execution_log_binary_file` with `--noexecution_log_sort` (the same messages,
-written straight to the path; `bazel_run.execution_log_flags` chooses): in the invocation that runs
+written straight to the path; `flags.execution_log_flags` chooses): in the invocation that runs
 the change's code every spawn must have run confined, and in the gate's own invocations only the
 gate's own actions may have run at all. A spawn cannot declare outputs in another package (Bazel
 forbids it), so its output paths name the package that owns it. Which spawns each invocation may
@@ -111,7 +111,7 @@ def spawn_fields(message: bytes) -> dict[int, list[str]]:
 
 
 def read_spawns(data: bytes) -> list[Spawn]:
-    """Every spawn of a binary execution log (`bazel_run.execution_log_flags`), in its order.
+    """Every spawn of a binary execution log (`flags.execution_log_flags`), in its order.
 
     Raises:
         GateError: (exit 1) when the log cannot be parsed.

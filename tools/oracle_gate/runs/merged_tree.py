@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from tools.oracle_gate.runs.bazel_run import runs_dir
+from tools.oracle_gate.runs.blocks import runs_dir
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.pristine import pristine_tree
 
@@ -30,10 +30,10 @@ _PREFIX = "merged-"
 
 def merged_folder(repo: str, environ: Mapping[str, str]) -> str:
     """The folder of `repo`'s merge-result checkout: `RUNS/merged-<16 hex digits of the sha256 of
-    the repository's real path>` (`bazel_run.runs_dir`); the tree itself is its `tree/`.
+    the repository's real path>` (`blocks.runs_dir`); the tree itself is its `tree/`.
 
     Raises:
-        GateError: (exit 1) when the run folder is unusable (`bazel_run.runs_dir`).
+        GateError: (exit 1) when the run folder is unusable (`blocks.runs_dir`).
     """
     key = hashlib.sha256(os.fsencode(os.path.realpath(repo))).hexdigest()[:16]
     return os.path.join(runs_dir(environ), _PREFIX + key)

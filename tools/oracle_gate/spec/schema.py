@@ -5,11 +5,10 @@ Only the TOML bytes are judged here; blob bytes, symlinks and hash pins are chec
 
 from __future__ import annotations
 
-import math
 import posixpath
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
@@ -135,14 +134,41 @@ def _row_label(row: object, index: int) -> str:
     return f"#{index + 1}"
 
 
+# Records one problem of the row being validated: (field, message).
+_Bad = Callable[[str, str], None]
+
+
 def _validate_row(
     row: dict[str, object], label: str, path: str, allowed_packages: Sequence[str] | None
 ) -> tuple[Invariant | None, list[OracleError]]:
+    """Validates one row: its Invariant and no problems, or None and one OracleError per problem."""
     errs: list[OracleError] = []
 
     def bad(fieldname: str, message: str) -> None:
         errs.append(OracleError(message, path=path, row=label, field=fieldname))
 
+    _check_keys(row, bad)
+    if errs:
+        return None, errs
+    kind = str(row["kind"])
+    _check_common(row, allowed_packages, bad)
+    _check_kind_keys(row, kind, bad)
+    _check_bounds(row, bad)
+    _check_args(row, bad)
+    _check_limits(row, bad)
+    spec: GenerateSpec | None = None
+    if "generate" in row and kind in KINDS:
+        args = row.get("args")
+        valid_args = tuple(args) if type(args) is list and not any(e.field == "args" for e in errs) else None
+        spec, generate_errs = parse_generate(row["generate"], kind, valid_args, path=path, row=label)
+        errs.extend(generate_errs)
+    if errs:
+        return None, errs
+    return _invariant(row, path, spec), []
+
+
+def _check_keys(row: dict[str, object], bad: _Bad) -> None:
+    """Reports unknown keys, missing required keys and required keys that are not strings."""
     for key in sorted(set(row) - _ALL_KEYS):
         bad(key, f"unknown key {key!r}; allowed keys are {', '.join(sorted(_ALL_KEYS))}")
     for key in _REQUIRED:
@@ -151,14 +177,13 @@ def _validate_row(
     for key in ("id", "entry", "kind", "blob", "blob_sha256"):
         if key in row and type(row[key]) is not str:
             bad(key, f"must be a string, got {type(row[key]).__name__}")
-    if errs:
-        return None, errs
 
+
+def _check_common(row: dict[str, object], allowed_packages: Sequence[str] | None, bad: _Bad) -> None:
+    """Checks the fields of every kind (id, entry, kind, blob, blob_sha256, seed); the first five are strings."""
     ident = str(row["id"])
     entry = str(row["entry"])
     kind = str(row["kind"])
-    blob = str(row["blob"])
-    digest = str(row["blob_sha256"])
     if not ID_PATTERN.fullmatch(ident):
         bad("id", f"{ident!r} does not match ^{ID_PATTERN.pattern}$")
     match = ENTRY_PATTERN.fullmatch(entry)
@@ -171,10 +196,10 @@ def _validate_row(
             bad("entry", f"module {match.group(1)!r} is outside the production packages policy allows ({allowed})")
     if kind not in KINDS:
         bad("kind", f"unknown kind {kind!r}; kinds are {', '.join(KINDS)} (a new kind is a schema change)")
-    why = check_blob_path(blob)
+    why = check_blob_path(str(row["blob"]))
     if why:
         bad("blob", why)
-    if not SHA256_PATTERN.fullmatch(digest):
+    if not SHA256_PATTERN.fullmatch(str(row["blob_sha256"])):
         bad("blob_sha256", "must be 64 lowercase hex digits (the sha256 of the blob's bytes)")
     seed = row.get("seed")
     if "seed" in row and type(seed) is not int:
@@ -182,12 +207,19 @@ def _validate_row(
     elif type(seed) is int and not INT64_MIN <= seed <= INT64_MAX:
         bad("seed", "must fit in a signed 64-bit integer")
 
+
+def _check_kind_keys(row: dict[str, object], kind: str, bad: _Bad) -> None:
+    """Reports the kind-specific keys (min, max, args, repeat) a known kind forbids or requires."""
     if kind in KINDS:
         for key in ("min", "max", "args", "repeat"):
             if key in row and key not in _KIND_KEYS[kind]:
                 bad(key, f"is not allowed for kind {kind!r}")
             elif key not in row and key in _KIND_KEYS[kind]:
                 bad(key, f"is required for kind {kind!r}")
+
+
+def _check_bounds(row: dict[str, object], bad: _Bad) -> None:
+    """Checks that `min` and `max`, where given, are finite numbers with min <= max."""
     lo, hi = row.get("min"), row.get("max")
     for key, value in (("min", lo), ("max", hi)):
         if key in row and not is_number(value):
@@ -197,6 +229,10 @@ def _validate_row(
             bad(key, f"must be a finite int or float, got {what}")
     if is_number(lo) and is_number(hi) and lo > hi:  # type: ignore[operator]
         bad("max", f"min ({lo}) is greater than max ({hi})")
+
+
+def _check_args(row: dict[str, object], bad: _Bad) -> None:
+    """Checks that `args`, where given, is an array of distinct usable keyword argument names."""
     args = row.get("args")
     if "args" in row:
         if type(args) is not list or not all(type(a) is str for a in args):
@@ -207,6 +243,10 @@ def _validate_row(
                     bad("args", f"{a!r} is not a usable keyword argument name")
             if len(set(args)) != len(args):
                 bad("args", "names a field twice")
+
+
+def _check_limits(row: dict[str, object], bad: _Bad) -> None:
+    """Checks `repeat`, `timeout_s` and `memory_mib`, where given, against their ranges."""
     repeat = row.get("repeat")
     if "repeat" in row and (type(repeat) is not int or not 2 <= repeat <= MAX_REPEAT):
         got = repr(repeat) if type(repeat) is int else type(repeat).__name__
@@ -221,31 +261,28 @@ def _validate_row(
     if "memory_mib" in row and (type(memory) is not int or not MIN_MEMORY_MIB <= memory <= MAX_MEMORY_MIB):
         got = repr(memory) if type(memory) is int else ("a bool" if type(memory) is bool else type(memory).__name__)
         bad("memory_mib", f"must be an integer number of MiB from {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB}, got {got}")
-    spec: GenerateSpec | None = None
-    if "generate" in row and kind in KINDS:
-        valid_args = tuple(args) if type(args) is list and not any(e.field == "args" for e in errs) else None
-        spec, generate_errs = parse_generate(row["generate"], kind, valid_args, path=path, row=label)
-        errs.extend(generate_errs)
-    if errs:
-        return None, errs
-    return (
-        Invariant(
-            id=ident,
-            entry=entry,
-            kind=kind,
-            blob=blob,
-            blob_sha256=digest,
-            source=path,
-            seed=seed if type(seed) is int else None,
-            min=lo if is_number(lo) else None,  # type: ignore[arg-type]
-            max=hi if is_number(hi) else None,  # type: ignore[arg-type]
-            args=tuple(args) if type(args) is list else (),
-            repeat=repeat if type(repeat) is int else None,
-            timeout_s=float(timeout) if is_number(timeout) else DEFAULT_TIMEOUT_S,  # type: ignore[arg-type]
-            memory_mib=memory if type(memory) is int else DEFAULT_MEMORY_MIB,
-            generate=spec,
-        ),
-        [],
+
+
+def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> Invariant:
+    """The Invariant of a row that passed validation, with the defaults for fields it leaves out."""
+    seed, lo, hi = row.get("seed"), row.get("min"), row.get("max")
+    args, repeat = row.get("args"), row.get("repeat")
+    timeout, memory = row.get("timeout_s"), row.get("memory_mib")
+    return Invariant(
+        id=str(row["id"]),
+        entry=str(row["entry"]),
+        kind=str(row["kind"]),
+        blob=str(row["blob"]),
+        blob_sha256=str(row["blob_sha256"]),
+        source=path,
+        seed=seed if type(seed) is int else None,
+        min=lo if is_number(lo) else None,  # type: ignore[arg-type]
+        max=hi if is_number(hi) else None,  # type: ignore[arg-type]
+        args=tuple(args) if type(args) is list else (),
+        repeat=repeat if type(repeat) is int else None,
+        timeout_s=float(timeout) if is_number(timeout) else DEFAULT_TIMEOUT_S,  # type: ignore[arg-type]
+        memory_mib=memory if type(memory) is int else DEFAULT_MEMORY_MIB,
+        generate=spec,
     )
 
 
@@ -293,6 +330,13 @@ def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None 
         result.problems.append(OracleError("no [[invariant]] rows", path=path, field="invariant"))
         return result
     result.parsed = True
+    _add_rows(result, rows, allowed_packages)
+    return result
+
+
+def _add_rows(result: OracleFile, rows: list[object], allowed_packages: Sequence[str] | None) -> None:
+    """Validates each row into `result`: its declared id, its problems, its Invariant when valid."""
+    path = result.path
     seen: set[str] = set()
     for index, row in enumerate(rows):
         label = _row_label(row, index)
@@ -310,7 +354,6 @@ def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None 
         result.problems.extend(errs)
         if invariant is not None:
             result.invariants.append(invariant)
-    return result
 
 
 def duplicate_ids(files: Iterable[OracleFile]) -> list[OracleError]:

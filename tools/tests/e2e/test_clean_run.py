@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.runs.seal import sealed_root
+from tools.oracle_gate.runs.sealed_root import sealed_root
 from tools.testing.workspace_copy import gate, git, nested_env
 
 HARNESS_TEST = "harness/examples_test.py"

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from tools.oracle_gate.runs.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import BazelRun
+from tools.oracle_gate.runs.results import Observed
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.errors import GateError
 from tools.testing.gitrepo import IDS, junit
@@ -144,7 +145,7 @@ def test_smudge_filter_makes_work_tree_bytes_differ_from_the_commit(project):
     assert b'"expected": 4' in project.read("oracles/blobs/table.json")
     assert project.git("status", "--porcelain") == ""  # git itself sees no change
     with pytest.raises(GateError, match=r"oracles/blobs/table.json \(bytes differ from the commit\)"):
-        run_check(str(project.path), "main", environ={}, harness_runner=_no_run)
+        run_check(str(project.path), "main", environ={}, workspace_runner=_no_run)
 
 
 def test_ignored_file_a_build_glob_could_read_is_refused(project):
@@ -152,7 +153,7 @@ def test_ignored_file_a_build_glob_could_read_is_refused(project):
     project.commit("ignore rule")
     project.write("shop/override.local.py", "def add(a, b):\n    return 0\n")
     with pytest.raises(GateError, match=r"shop/override.local.py \(ignored, but a BUILD glob could read it\)"):
-        run_check(str(project.path), "main", environ={}, harness_runner=_no_run)
+        run_check(str(project.path), "main", environ={}, workspace_runner=_no_run)
 
 
 def test_bazel_leftovers_are_not_a_difference(project):
@@ -162,7 +163,7 @@ def test_bazel_leftovers_are_not_a_difference(project):
     (project.path / "shop/__pycache__").mkdir()
     (project.path / "shop/__pycache__/calc.cpython-311.pyc").write_bytes(b"")
     report = run_check(str(project.path), "main", environ={},
-                       harness_runner=lambda _r, _e: HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS}))
+                       workspace_runner=lambda _r, _e: BazelRun(observed={i: Observed("passed") for i in IDS}))
     assert report.exit_code == 0, [v.line() for v in report.violations]
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.runs.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import BazelRun
+from tools.oracle_gate.runs.results import Observed
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.errors import GateError
 from tools.testing.gitrepo import IDS, junit, make_project
@@ -110,7 +111,7 @@ def test_an_empty_repo_option_is_an_error(gate):
 
 
 def _passing(_repo, _env):
-    return HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS})
+    return BazelRun(observed={i: Observed("passed") for i in IDS})
 
 
 def test_an_ignored_real_directory_named_like_bazel_output_is_refused(project):
@@ -118,7 +119,7 @@ def test_an_ignored_real_directory_named_like_bazel_output_is_refused(project):
     project.commit("ignore")
     project.write("bazel-evil/BUILD", "py_library(name = 'x')\n")
     with pytest.raises(GateError, match=r"bazel-evil/ \(ignored, but a BUILD glob could read it\)"):
-        run_check(str(project.path), "main", environ={}, harness_runner=_passing)
+        run_check(str(project.path), "main", environ={}, workspace_runner=_passing)
 
 
 def test_a_bytecode_directory_holding_other_files_is_refused(project):
@@ -126,13 +127,13 @@ def test_a_bytecode_directory_holding_other_files_is_refused(project):
     project.commit("ignore")
     project.write("shop/__pycache__/evil.py", "x = 1\n")
     with pytest.raises(GateError, match=r"shop/__pycache__/ \(ignored"):
-        run_check(str(project.path), "main", environ={}, harness_runner=_passing)
+        run_check(str(project.path), "main", environ={}, workspace_runner=_passing)
 
 
 def test_a_harness_that_does_not_build_fails_even_with_partial_outcomes(project):
     project.commit("nothing")
     report = run_check(str(project.path), "main", environ={},
-                       harness_runner=lambda _r, _e: HarnessRun(exit_code=1, outcomes={i: "passed" for i in IDS},
+                       workspace_runner=lambda _r, _e: BazelRun(observed={i: Observed("passed") for i in IDS},
                                                                  build_failed=True))
     assert report.exit_code == 4
     assert report.violations[0].line() == (

@@ -224,3 +224,15 @@ def test_the_judge_imports_no_production_harness_or_third_party_code():
     assert roots <= set(sys.stdlib_module_names) | {"tools", "__main__"}, roots
     gate = {m for m in loaded if m.startswith(PACKAGE + ".")}
     assert {folder(m) for m in gate} <= RULES["actions"], sorted(gate)
+
+
+# A function longer than this is split into named steps (docstring included).
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_of_the_gate_is_over_the_limit():
+    long = [f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in sorted(ROOT.rglob("*.py")) for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == []

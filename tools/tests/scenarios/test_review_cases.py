@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.oracle_gate.runs.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.approval.globs import matches
 from tools.oracle_gate.approval.policy import DEFAULT_PROTECTED
@@ -18,14 +18,14 @@ BAZEL_FILES = ["WORKSPACE.bazel", "user.bazelrc", ".bazelignore", "MODULE.bazel"
 
 
 def failed_build(_repo, _env):
-    return HarnessRun(exit_code=1, build_failed=True)
+    return BazelRun(build_failed=True)
 
 
 def test_pin_break_with_label_exits_5_even_when_the_harness_cannot_build(project):
     project.write("oracles/blobs/bound.json", blob_bytes([{"a": 9, "b": 9}]))
     project.write_manifest()
     project.commit("edit blob")
-    report = run_check(str(project.path), "main", labels={"oracle-change"}, environ={}, harness_runner=failed_build)
+    report = run_check(str(project.path), "main", labels={"oracle-change"}, environ={}, workspace_runner=failed_build)
     assert report.exit_code == 5, [v.line() for v in report.violations]
     assert any(n.startswith("not judged while the oracles are invalid: [4]") for n in report.notes)
 
@@ -79,10 +79,10 @@ def test_dirty_work_tree_is_refused_before_running_the_harness(gate, project):
 
     def runner(repo, env):
         called.append(repo)
-        return HarnessRun(exit_code=0)
+        return BazelRun()
 
     try:
-        run_check(str(project.path), "main", environ={}, harness_runner=runner)
+        run_check(str(project.path), "main", environ={}, workspace_runner=runner)
     except Exception as exc:  # noqa: BLE001
         assert exc.code == 1  # type: ignore[attr-defined]
         assert "the work tree differs from HEAD: shop/calc.py (bytes differ from the commit)" in str(exc)
@@ -95,7 +95,7 @@ def test_untracked_file_is_refused_too(project):
     project.commit("nothing")
     project.write("shop/secret.env", "TOKEN=1\n")
     try:
-        run_check(str(project.path), "main", environ={}, harness_runner=failed_build)
+        run_check(str(project.path), "main", environ={}, workspace_runner=failed_build)
     except Exception as exc:  # noqa: BLE001
         assert "shop/secret.env" in str(exc)
     else:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.runs.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import BazelRun
+from tools.oracle_gate.runs.results import Observed
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.git.pristine import pristine_tree
 from tools.testing.gitrepo import BOUND_SAMPLES, GitRepo, blob_bytes, default_rows, oracle_toml, sha256
@@ -31,20 +32,19 @@ class Runs:
         self.workspace_trees: list[Path] = []
         self.clean_commits: list[tuple[str, str]] = []
 
-    def outcomes(self, tree: Path, name: str) -> HarnessRun:
+    def outcomes(self, tree: Path, name: str) -> BazelRun:
         scratch = self.tmp / name
         scratch.mkdir(exist_ok=True)
         judged = run_tree(tree, scratch, "shop")
-        return HarnessRun(exit_code=0 if all(j.ok for j in judged.values()) else 3,
-                          outcomes={i: "passed" if j.ok else "failed" for i, j in judged.items()},
-                          targets={"//oracles:oracle_test": "PASSED"})
+        return BazelRun(observed={i: Observed("passed" if j.ok else "failed") for i, j in judged.items()},
+                        targets={"//oracles:oracle_test": "PASSED"})
 
-    def workspace(self, tree: str, _environ: Mapping[str, str]) -> HarnessRun:
+    def workspace(self, tree: str, _environ: Mapping[str, str]) -> BazelRun:
         self.workspace_trees.append(Path(tree))
         return self.outcomes(Path(tree), "workspace")
 
     def clean(self, repo: str, head: str, oracles_commit: str, _environ: Mapping[str, str], _remote: bool,
-              _block: Sequence[str]) -> HarnessRun:
+              _block: Sequence[str]) -> BazelRun:
         self.clean_commits.append((head, oracles_commit))
         dest = self.tmp / f"clean-{len(self.clean_commits)}"
         dest.mkdir()
@@ -62,13 +62,13 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The gate's checkout of a merge result lives in its run folder: one per test. No sandboxed
     # action runs here, so the folder may lie under /tmp.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr("tools.oracle_gate.runs.bazel_run.SANDBOX_WRITABLE", ())
+    monkeypatch.setattr("tools.oracle_gate.runs.blocks.SANDBOX_WRITABLE", ())
     (tmp_path / "runs").mkdir()
 
 
 def check(project: GitRepo, runs: Runs, *, clean: bool = True, head_only: bool = False, labels: Sequence[str] = ()):
     return run_check(str(project.path), "main", labels=set(labels), environ=dict(os.environ), clean=clean,
-                     harness_runner=runs.workspace, clean_runner=runs.clean, head_only=head_only)
+                     workspace_runner=runs.workspace, clean_runner=runs.clean, head_only=head_only)
 
 
 def violations(report) -> list[str]:
@@ -205,7 +205,7 @@ def test_the_report_names_the_tip_the_merge_base_head_and_the_merge_result(gate,
     import tools.oracle_gate.check as check_module
 
     runs = Runs(tmp_path / "runs")
-    monkeypatch.setattr(check_module, "workspace_runner", lambda _salt, _repo: runs.workspace)
+    monkeypatch.setattr(check_module, "default_workspace_runner", lambda _salt, _repo: runs.workspace)
     head = break_add(project, "    return 0 if a == 2 else a + b")
     mb = project.git("merge-base", "main", "change").strip()
     tip = on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),
@@ -279,7 +279,7 @@ def test_clean_run_tests_the_merge_result_with_the_tips_oracles(gate, project, m
 
     def fake_clean_run(repo, head, oracles_commit, environ, remote=False, salt="", block=()):
         used.append((head, oracles_commit))
-        return HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS})
+        return BazelRun(observed={i: Observed("passed") for i in IDS})
 
     monkeypatch.setattr(clean_run_cmd, "clean_run", fake_clean_run)
     head = break_add(project, "    return 0 if a == 2 else a + b")

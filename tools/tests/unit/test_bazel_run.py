@@ -9,7 +9,12 @@ import tempfile
 
 import pytest
 
-from tools.oracle_gate.runs.bazel_run import clean_env, gate_cache_entries, junit_path_in_testlogs, parse_bep
+from tools.oracle_gate.runs.flags import clean_env
+
+from tools.oracle_gate.runs.blocks import gate_cache_entries
+
+from tools.oracle_gate.runs.bazel_run import RunSpec
+from tools.oracle_gate.runs.events import junit_path_in_testlogs, parse_bep
 from tools.oracle_gate.errors import GateError
 
 
@@ -53,7 +58,7 @@ def test_nested_bazel_does_not_inherit_bazel_run_variables():
 def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
     import pytest
 
-    from tools.oracle_gate.runs.bazel_run import runs_dir
+    from tools.oracle_gate.runs.blocks import runs_dir
     from tools.oracle_gate.errors import GateError
 
     import os
@@ -71,7 +76,7 @@ def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
     ("/tmpfoo/gate", False), ("/srv/gate", False), ("/root/.cache/oracle-gate/base-gate.x", False),
 ])
 def test_the_gates_own_code_is_blocked_where_sandboxed_actions_could_write_it(root, blocked):
-    from tools.oracle_gate.runs.bazel_run import gate_code_blocks
+    from tools.oracle_gate.runs.blocks import gate_code_blocks
 
     assert gate_code_blocks(root, "/srv/change") == ([root] if blocked else [])
     # The gate of the checked repository itself: Bazel mounts the workspace read-only.
@@ -81,7 +86,7 @@ def test_the_gates_own_code_is_blocked_where_sandboxed_actions_could_write_it(ro
 
 @pytest.mark.parametrize("top", ["/tmp", "/dev/shm"])
 def test_a_gate_directly_in_a_writable_top_folder_is_exit_1(top):
-    from tools.oracle_gate.runs.bazel_run import gate_code_blocks
+    from tools.oracle_gate.runs.blocks import gate_code_blocks
 
     with pytest.raises(GateError, match=f"the gate's own code lies directly in {top} .*keep the gate's checkout in a "
                                         f"folder of its own, outside {top}"):
@@ -89,7 +94,7 @@ def test_a_gate_directly_in_a_writable_top_folder_is_exit_1(top):
 
 
 def test_a_link_to_a_gate_under_tmp_is_blocked_by_its_real_path(tmp_path):
-    from tools.oracle_gate.runs.bazel_run import gate_code_blocks
+    from tools.oracle_gate.runs.blocks import gate_code_blocks
 
     real = tempfile.mkdtemp(prefix="base-gate-", dir="/tmp")
     try:
@@ -136,7 +141,8 @@ exit 0
 
 def _fake_bazel(tmp_path, monkeypatch, missing="", vanish=True):
     from tools.oracle_gate.runs import bazel_run
-    monkeypatch.setattr(bazel_run, "SANDBOX_WRITABLE", ())  # tmp_path lies under /tmp here
+    from tools.oracle_gate.runs import blocks
+    monkeypatch.setattr(blocks, "SANDBOX_WRITABLE", ())  # tmp_path lies under /tmp here
     bin_dir, out, cache = tmp_path / "bin", tmp_path / "out", tmp_path / "cache"
     bin_dir.mkdir()
     out.mkdir()
@@ -155,9 +161,9 @@ def test_a_run_folder_that_vanishes_mid_run_is_not_blocked_again(tmp_path, monke
     # Two gate runs under one HOME: the other one finished and removed its folder after this run
     # listed it, so Bazel could not block it. The change's invocation runs again without it.
     bazel_run, repo, env, sibling, out = _fake_bazel(tmp_path, monkeypatch)
-    run = bazel_run.run_harness(str(repo), env, exact_env=True)
-    assert not run.build_failed and run.exit_code == 0
-    assert str(sibling) not in run.sealed
+    run = bazel_run.run_bazel(str(repo), env, RunSpec(exact_env=True))
+    assert not run.build_failed
+    assert str(sibling) not in run.blocked
     calls = (out / "calls").read_text().split("\n")
     assert [c.split()[0] for c in calls if c] == ["build", "test", "test", "test"]
 
@@ -168,7 +174,7 @@ def test_another_path_that_cannot_be_blocked_is_exit_1(tmp_path, monkeypatch):
                                              vanish=False)
     (repo / "oracles").mkdir()
     with pytest.raises(GateError) as err:
-        bazel_run.run_harness(str(repo), env, exact_env=True, block=[str(tmp_path / "repo" / "oracles")])
+        bazel_run.run_bazel(str(repo), env, RunSpec(exact_env=True, block=[str(tmp_path / "repo" / "oracles")]))
     assert err.value.code == 1
     assert str(err.value) == (f"Bazel could not block {tmp_path / 'repo' / 'oracles'} from the sandbox: it vanished "
                               "during the run; run the gate again")
@@ -176,7 +182,7 @@ def test_another_path_that_cannot_be_blocked_is_exit_1(tmp_path, monkeypatch):
 
 def test_local_copies_git_names_are_sealed_too(project, tmp_path):
     # A clone's origin on this host, a bare copy, and an alternates object store all hold the oracles.
-    from tools.oracle_gate.runs.bazel_run import repository_seal
+    from tools.oracle_gate.runs.blocks import repository_blocks
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(project.path), str(clone)], check=True, capture_output=True)
     bare = tmp_path / "bare.git"
@@ -184,14 +190,14 @@ def test_local_copies_git_names_are_sealed_too(project, tmp_path):
     subprocess.run(["git", "-C", str(clone), "remote", "add", "mirror", f"file://{bare}"], check=True)
     subprocess.run(["git", "-C", str(clone), "remote", "add", "far", "git@example.invalid:x/y.git"], check=True)
     (clone / ".git/objects/info/alternates").write_text(f"{project.path}/.git/objects\n")
-    sealed = repository_seal(str(clone))
+    sealed = repository_blocks(str(clone))
     real = lambda p: os.path.realpath(p)  # noqa: E731
     assert sealed[:2] == [real(clone / "oracles"), real(clone / ".git")]
     assert set(sealed[2:]) == {real(project.path / "oracles"), real(project.path / ".git"), real(bare)}
 
 
 def test_the_execution_log_flag_follows_the_bazel_version():
-    from tools.oracle_gate.runs.bazel_run import execution_log_flags
+    from tools.oracle_gate.runs.flags import execution_log_flags
     # Bazel 7's `help test` lists --[no]execution_log_sort; Bazel 4.2's does not.
     seven = "  --execution_log_binary_file (a path; default: see description)\n  --[no]execution_log_sort (a boolean)\n"
     four = "  --execution_log_binary_file (a path)\n  --experimental_execution_log_file (a path)\n"
@@ -206,19 +212,19 @@ def test_the_execution_log_flag_follows_the_bazel_version():
     (" ci , bazel7-workspace,", ["--config=ci", "--config=bazel7-workspace"]),
 ])
 def test_bazel_configs_come_from_the_environment(value, flags):
-    from tools.oracle_gate.runs.bazel_run import BAZEL_CONFIG_ENV, config_flags
+    from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags
     assert config_flags({BAZEL_CONFIG_ENV: value}) == flags
 
 
 @pytest.mark.parametrize("value", ["ci --remote_executor=grpc://x", "--config=x", "a/b", "x;y", "é"])
 def test_a_bazel_config_that_is_not_a_name_is_refused(value):
-    from tools.oracle_gate.runs.bazel_run import BAZEL_CONFIG_ENV, config_flags
+    from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags
     with pytest.raises(GateError, match="ORACLE_GATE_BAZEL_CONFIG: .* is not a .bazelrc config name"):
         config_flags({BAZEL_CONFIG_ENV: value})
 
 
 def test_bzlmod_lockfile_is_neither_read_nor_written_where_bazel_has_one():
-    from tools.oracle_gate.runs.bazel_run import lockfile_flags
+    from tools.oracle_gate.runs.flags import lockfile_flags
     seven = "  --lockfile_mode (one of 'off', 'update', 'refresh' or 'error'; default: \"update\")\n"
     assert lockfile_flags(seven) == ["--lockfile_mode=off"]
     assert lockfile_flags("  --experimental_execution_log_file (a path)\n") == []
@@ -230,7 +236,7 @@ def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
     fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\nexit 37\n")
     fake.chmod(0o755)
     with pytest.raises(GateError, match="`bazel help test` failed: .*cannot start server"):
-        bazel_run._help_test(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}, [])
+        bazel_run.Launcher(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}).help_test()
 
 
 def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_needs(tmp_path):
@@ -263,15 +269,15 @@ def test_no_gate_cache_folders_when_there_are_none(tmp_path):
 
 @pytest.mark.parametrize("environ", [{"XDG_CACHE_HOME": "relcache"}, {"HOME": "relhome"}])
 def test_a_relative_cache_folder_is_refused(environ):
-    from tools.oracle_gate.runs.bazel_run import runs_dir
+    from tools.oracle_gate.runs.blocks import runs_dir
     with pytest.raises(GateError, match="is not an absolute path; set XDG_CACHE_HOME"):
         runs_dir(environ)
 
 
 def test_a_target_that_depends_on_the_oracles_package_stops_the_run_before_any_build(tmp_path, monkeypatch):
     bazel_run, repo, env, _, out = _fake_bazel(tmp_path, monkeypatch, vanish=False)
-    run = bazel_run.run_harness(str(repo), dict(env, QUERY_OUT="//harness:answers"), exact_env=True)
-    assert run.oracle_dependents == ["//harness:answers"] and run.build_failed and not run.outcomes
+    run = bazel_run.run_bazel(str(repo), dict(env, QUERY_OUT="//harness:answers"), RunSpec(exact_env=True))
+    assert run.oracle_dependents == ["//harness:answers"] and run.build_failed and not run.observed
     assert not (out / "calls").exists()  # no build, no test
 
 
@@ -281,18 +287,23 @@ def test_a_partial_query_answer_is_used_and_a_failed_query_is_exit_1(tmp_path, m
     bazel_run, repo, env, _, _ = _fake_bazel(tmp_path, monkeypatch, vanish=False)
     if fails:
         with pytest.raises(GateError, match="`bazel query` of what depends on the oracles package failed"):
-            bazel_run.run_harness(str(repo), dict(env, QUERY_EXIT=str(code)), exact_env=True)
+            bazel_run.run_bazel(str(repo), dict(env, QUERY_EXIT=str(code)), RunSpec(exact_env=True))
     else:
-        assert bazel_run.run_harness(str(repo), dict(env, QUERY_EXIT=str(code)), exact_env=True).exit_code == 0
+        assert not bazel_run.run_bazel(str(repo), dict(env, QUERY_EXIT=str(code)), RunSpec(exact_env=True)).build_failed
 
 
 def test_a_path_inside_another_blocked_folder_is_not_blocked_again(tmp_path):
     # The sandbox hides a blocked folder behind an empty one; blocking a path below it as well
     # fails the action (a gate kept under /tmp blocks its own checkout, which holds its .git).
-    from tools.oracle_gate.runs.bazel_run import block_flags
+    from tools.oracle_gate.runs.blocks import block_flags
 
     gate = tmp_path / "gate"
     (gate / ".git").mkdir(parents=True)
     (tmp_path / "gatekeeper").mkdir()
     paths = [str(gate / ".git"), str(gate), str(tmp_path / "gatekeeper"), str(tmp_path / "missing"), str(gate)]
     assert block_flags(paths) == [f"--sandbox_block_path={gate}", f"--sandbox_block_path={tmp_path / 'gatekeeper'}"]
+
+
+def test_the_gate_code_root_is_the_folder_that_holds_the_tools_package():
+    from tools.oracle_gate.runs.blocks import gate_code_root
+    assert os.path.isfile(os.path.join(gate_code_root(), "tools", "oracle_gate", "__init__.py"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tools.oracle_gate.runs.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.oracle_gate.check import (
     Outcomes, check_clean_run, check_harness, check_ids_kept, check_outcomes, check_protected_paths, gather_inputs,
     withhold_while_invalid,
@@ -41,7 +41,7 @@ def test_missing_skipped_and_failed_ids_are_exit_4_and_unknown_ids_a_note(projec
 
 
 def test_a_failed_build_comes_first_and_a_run_names_no_result_file(project):
-    run = HarnessRun(exit_code=1, build_failed=True)
+    run = BazelRun(build_failed=True)
     observed = {**PASSED, "add_table": Observed("failed", source="r.xml")}
     found = check_outcomes(inputs_of(project), Outcomes(observed, "the oracle test", run=run))
     first, second = [v.line() for v in found.violations]
@@ -51,7 +51,7 @@ def test_a_failed_build_comes_first_and_a_run_names_no_result_file(project):
 
 def test_outcomes_are_not_judged_while_the_oracles_are_invalid(project):
     inputs = inputs_of(project)
-    run = HarnessRun(exit_code=3, targets={"//harness:t": "FAILED"}, build_failed=False)
+    run = BazelRun(targets={"//harness:t": "FAILED"}, build_failed=False)
     outcomes = check_outcomes(inputs, Outcomes({}, "the oracle test", run=run))
     harness = check_harness(run)
     assert outcomes.violations and harness.violations
@@ -64,13 +64,13 @@ def test_outcomes_are_not_judged_while_the_oracles_are_invalid(project):
 
 
 def test_the_clean_run_must_agree_with_the_workspace_run():
-    workspace = Outcomes(PASSED, "the oracle test", run=HarnessRun(exit_code=0, targets={"//harness:t": "PASSED"}))
-    same = HarnessRun(exit_code=0, observed=dict(PASSED), targets={"//harness:t": "PASSED"})
+    workspace = Outcomes(PASSED, "the oracle test", run=BazelRun(targets={"//harness:t": "PASSED"}))
+    same = BazelRun(observed=dict(PASSED), targets={"//harness:t": "PASSED"})
     found = check_clean_run(workspace, same, labelled=False, remote=False)
     assert found.violations == ()
     assert found.detail == ("3 id(s), same outcomes and observation digests as the workspace run "
                             "(sandboxed, the base's oracles)")
-    other = HarnessRun(exit_code=0, observed={**PASSED, "add_table": Observed("failed")}, targets={})
+    other = BazelRun(observed={**PASSED, "add_table": Observed("failed")}, targets={})
     found = check_clean_run(workspace, other, labelled=True, remote=True, salt="s2")
     assert [v.line() for v in found.violations] == [
         "[6] oracles/ add_table: workspace run passed, clean remote run failed: outcomes differ (salt s2); the result "

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import stat
 
-from tools.oracle_gate.runs.bazel_run import HarnessRun
+from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.runs.clean_run import clean_environment, remote_flags
-from tools.oracle_gate.commands.check_cmd import render_text
+from tools.oracle_gate.report import render_text
 from tools.oracle_gate.git.pristine import pristine_tree
 from tools.oracle_gate.runs.results import Observed, load_observed, to_junit
 from tools.testing.gitrepo import IDS, blob_bytes
@@ -17,11 +17,11 @@ PASSED = {i: "passed" for i in IDS}
 
 
 def runner(outcomes, summary=()):
-    return lambda *_a: HarnessRun(exit_code=0, outcomes=dict(outcomes), summary=list(summary))
+    return lambda *_a: BazelRun(observed={i: Observed(o) for i, o in outcomes.items()}, summary=list(summary))
 
 
 def run(project, workspace, clean, labels=()):
-    return run_check(str(project.path), "main", labels=set(labels), environ={}, harness_runner=runner(workspace),
+    return run_check(str(project.path), "main", labels=set(labels), environ={}, workspace_runner=runner(workspace),
                      clean=True, clean_runner=runner(clean))
 
 
@@ -43,15 +43,14 @@ def test_workspace_green_clean_red_exits_6(project):
 
 
 def observed_runner(observed, targets=None):
-    return lambda *_a: HarnessRun(exit_code=0, outcomes={i: o.outcome for i, o in observed.items()},
-                                  observed=dict(observed), targets=dict(targets or {}))
+    return lambda *_a: BazelRun(observed=dict(observed), targets=dict(targets or {}))
 
 
 def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sample(project):
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}", ("s0", "s1", "s2")) for i in IDS}
     clock = {**same, "sum_in_range": Observed("passed", "other", ("s0", "sX", "s2"))}
-    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
+    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same),
                        clean=True, clean_runner=observed_runner(clock), salt="s4lt")
     assert report.exit_code == 6
     assert [v.line() for v in report.violations] == [
@@ -63,7 +62,7 @@ def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sampl
 def test_equal_digests_agree(project):
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}", ("s0",)) for i in IDS}
-    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
+    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same),
                        clean=True, clean_runner=observed_runner(dict(same)))
     assert report.exit_code == 0, [v.line() for v in report.violations]
 
@@ -73,11 +72,11 @@ def test_a_harness_target_failing_in_one_run_only_exits_6_and_in_both_exits_4(pr
     same = {i: Observed("passed", f"d-{i}") for i in IDS}
     green = {"//harness:mine_test": "PASSED", "//oracles:oracle_test": "PASSED"}
     red = {"//harness:mine_test": "FAILED", "//oracles:oracle_test": "PASSED"}
-    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same, green),
+    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same, green),
                        clean=True, clean_runner=observed_runner(same, red))
     assert [v.line() for v in report.violations] == [
         "[6] harness/: //harness:mine_test: workspace run PASSED, clean sandboxed run FAILED"]
-    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same, red),
+    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same, red),
                        clean=True, clean_runner=observed_runner(same, red))
     assert [v.line() for v in report.violations] == [
         "[4] harness/: //harness:mine_test FAILED in the workspace run: the harness's own tests must pass"]
@@ -107,7 +106,7 @@ def test_an_unlabelled_oracle_change_runs_nothing_and_a_labelled_one_uses_heads_
 
     def clean(repo, head_commit, oracles_commit, env, remote, block):
         seen.append(oracles_commit)
-        return HarnessRun(exit_code=0, outcomes=dict(PASSED))
+        return BazelRun(observed={i: Observed(o) for i, o in PASSED.items()})
 
     ran = []
 
@@ -116,13 +115,13 @@ def test_an_unlabelled_oracle_change_runs_nothing_and_a_labelled_one_uses_heads_
         return runner(PASSED)(repo, env)
 
     # Unlabelled, nothing of the change runs: neither run, whatever oracles it would use.
-    report = run_check(str(project.path), "main", labels=set(), environ={}, harness_runner=workspace, clean=True,
+    report = run_check(str(project.path), "main", labels=set(), environ={}, workspace_runner=workspace, clean=True,
                        clean_runner=clean)
     assert (seen, ran, report.exit_code) == ([], [], 2)
     assert [(c.name, c.ok, c.detail) for c in report.checks][-1] == (
         "invariant outcomes", False, "not run: protected paths changed without the label")
     assert "replay" not in render_text(report)  # nothing ran, so there is nothing to replay
-    run_check(str(project.path), "main", labels={"oracle-change"}, environ={}, harness_runner=workspace, clean=True,
+    run_check(str(project.path), "main", labels={"oracle-change"}, environ={}, workspace_runner=workspace, clean=True,
               clean_runner=clean)
     assert seen == [head] and len(ran) == 1
 
@@ -179,9 +178,9 @@ def test_check_text_prints_both_tables(gate, project, monkeypatch):
 
     project.commit("nothing")
     salts = []
-    monkeypatch.setattr(check_module, "workspace_runner",
+    monkeypatch.setattr(check_module, "default_workspace_runner",
                         lambda salt, _repo: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
-    monkeypatch.setattr(check_module, "clean_runner_for",
+    monkeypatch.setattr(check_module, "default_clean_runner",
                         lambda salt: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--salt", "replay-1")
     assert code == 6, out
@@ -197,8 +196,8 @@ def test_each_check_draws_a_fresh_salt_shared_by_both_runs(gate, project, monkey
 
     project.commit("nothing")
     salts = []
-    monkeypatch.setattr(check_module, "workspace_runner", lambda salt, _repo: salts.append(salt) or runner(PASSED))
-    monkeypatch.setattr(check_module, "clean_runner_for", lambda salt: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(check_module, "default_clean_runner", lambda salt: salts.append(salt) or runner(PASSED))
     for _ in range(2):
         assert gate("--repo", str(project.path), "check", "--base", "main", "--clean")[0] == 0
     assert salts[0] == salts[1] and salts[2] == salts[3] and salts[0] != salts[2]
@@ -245,12 +244,52 @@ def test_a_spawn_where_the_gate_does_not_allow_it_in_the_clean_run_voids_it(proj
 
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}") for i in IDS}
-    spoiled = HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS}, observed=dict(same),
+    spoiled = BazelRun(observed=dict(same),
                          escapes=[Escape("OracleCall", "linux-sandbox", "bazel-out/k8/bin/oracles/o.json",
                                          "in the judge's invocation")])
-    report = run_check(str(project.path), "main", environ={}, harness_runner=observed_runner(same),
+    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same),
                        clean=True, clean_runner=lambda *_a: spoiled)
     assert [v.line() for v in report.violations] == [
         "[4] harness/: a OracleCall action writing bazel-out/k8/bin/oracles/o.json ran in the judge's invocation in "
         "the clean sandboxed run: the change's code runs sandboxed and only the gate's own actions run in its "
         "invocations, so no result of this run counts"]
+
+
+def _invalid_base_policy(project):
+    """main gets a policy that does not parse; the change branches from it."""
+    project.git("checkout", "-q", "main")
+    project.write("oracles/policy.toml", "label = [unclosed\n")
+    project.commit("an invalid policy on main")
+    project.git("checkout", "-q", "-B", "change", "main")
+    project.write("shop/extra.py", "X = 1\n")
+    project.commit("a change")
+
+
+def test_check_and_clean_run_both_refuse_an_invalid_base_policy(gate, project, tmp_path, monkeypatch):
+    from tools.oracle_gate.commands import clean_run_cmd
+    ran = []
+    monkeypatch.setattr(clean_run_cmd, "clean_run", lambda *a, **k: ran.append(a) or BazelRun())
+    _invalid_base_policy(project)
+    for argv in (["check", "--base", "main", "--results", str(tmp_path)],
+                 ["clean-run", "--base", "main", "--out", str(tmp_path / "clean.xml")]):
+        code, _, err = gate("--repo", str(project.path), *argv)
+        assert code == 1 and "the base revision's policy is invalid" in err, (argv, err)
+    assert ran == []
+
+
+def test_clean_run_learns_the_label_without_reading_a_blob(gate, project, tmp_path, monkeypatch):
+    from tools.oracle_gate.commands import clean_run_cmd
+    from tools.oracle_gate.git import objects
+    monkeypatch.setattr(clean_run_cmd, "clean_run", lambda *a, **k: BazelRun(observed={i: Observed("passed") for i in IDS}))
+    read = []
+    original = objects.CatFile.chunks
+
+    def chunks(self, oid):
+        read.append(oid)
+        return original(self, oid)
+
+    monkeypatch.setattr(objects.CatFile, "chunks", chunks)
+    code, text, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", str(tmp_path / "c.xml"))
+    policy = {project.git("rev-parse", f"{rev}:oracles/policy.toml").strip() for rev in ("main", "HEAD")}
+    assert code == 0, text
+    assert set(read) <= policy, "clean-run read more than the two policy files"

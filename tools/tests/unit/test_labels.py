@@ -349,7 +349,8 @@ def test_end_to_end_pr_labels_do_not_carry_into_a_pushed_merge(project, tmp_path
 # The same rule in `clean-run`, which picks HEAD's oracles only for a labelled change.
 
 def test_clean_run_uses_head_oracles_only_for_a_label_given_on_head(gate, project, pushed, tmp_path, monkeypatch):
-    from tools.oracle_gate.runs.bazel_run import HarnessRun
+    from tools.oracle_gate.runs.bazel_run import BazelRun
+    from tools.oracle_gate.runs.results import Observed
     from tools.oracle_gate.commands import clean_run_cmd
 
     a, b = pushed
@@ -357,7 +358,7 @@ def test_clean_run_uses_head_oracles_only_for_a_label_given_on_head(gate, projec
 
     def fake_clean_run(repo, head, oracles_commit, environ, remote=False, salt="", block=()):
         used.append(oracles_commit)
-        return HarnessRun(exit_code=0, outcomes={i: "passed" for i in IDS})
+        return BazelRun(observed={i: Observed("passed") for i in IDS})
 
     monkeypatch.setattr(clean_run_cmd, "clean_run", fake_clean_run)
     out = str(tmp_path / "clean.xml")

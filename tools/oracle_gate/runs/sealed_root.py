@@ -51,7 +51,7 @@ _INIT_NAME = "oracle-gate-seal"
 
 
 @dataclass(frozen=True)
-class Seal:
+class SealedRoot:
     """A bubblewrap root for commands of one clean run.
 
     Attributes:
@@ -233,7 +233,7 @@ def bwrap_version(bwrap: str) -> str:
     return proc.stdout.strip().splitlines()[0]
 
 
-def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str]) -> Seal:
+def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str]) -> SealedRoot:
     """The seal of a clean run whose files all lie in `folder`, checked by running `true` in it.
 
     Args:
@@ -260,7 +260,7 @@ def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str])
     guarded = [os.path.realpath(g) for g in guarded]
     refuse_inside(read_only, guarded)
     real_folder = os.path.realpath(folder)
-    seal = Seal(bwrap, bwrap_version(bwrap), real_folder, read_only, system,
+    seal = SealedRoot(bwrap, bwrap_version(bwrap), real_folder, read_only, system,
                 masks([*system_dirs, *read_only], guarded, real_folder), blockable)
     probe = seal.wrap(["true"], seal.folder)
     try:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.runs.seal import (
-    Seal,
+from tools.oracle_gate.runs.sealed_root import (
+    SealedRoot,
     find_bwrap,
     local_paths,
     masks,
@@ -27,8 +27,8 @@ from tools.oracle_gate.runs.seal import (
 SYSTEM = (("usr", None), ("bin", "usr/bin"), ("etc", None))
 
 
-def seal(folder: str = "/runs/clean-1", read_only: tuple[str, ...] = (), masked: tuple[str, ...] = ()) -> Seal:
-    return Seal("/usr/bin/bwrap", "bubblewrap 0.8.0", folder, read_only, SYSTEM, masked)
+def seal(folder: str = "/runs/clean-1", read_only: tuple[str, ...] = (), masked: tuple[str, ...] = ()) -> SealedRoot:
+    return SealedRoot("/usr/bin/bwrap", "bubblewrap 0.8.0", folder, read_only, SYSTEM, masked)
 
 
 def test_local_paths_takes_absolute_paths_and_file_urls_that_exist(tmp_path: Path) -> None:

@@ -1,0 +1,97 @@
+"""The Bazel flags and target patterns of the gate's runs: the run salt, the .bazelrc configs
+of `$ORACLE_GATE_BAZEL_CONFIG`, the execution-log and lockfile flags each Bazel version needs, and
+the environment a nested Bazel is given (docs/design.md section 10).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+from tools.oracle_gate.errors import GateError
+
+
+# The protected package whose test targets report invariant outcomes (oracles/BUILD.bazel), and the
+# agent-writable one whose tests must pass but count for nothing else.
+ORACLE_PATTERN = "//oracles/..."
+
+HARNESS_PATTERN = "//harness/..."
+
+# `--modify_execution_info` value: every mnemonic loses `requires-network` (a tag a BUILD file sets
+# to get the host's network in the sandbox).
+NO_NETWORK_OPT_IN = ".*=-requires-network"
+
+def run_flags(salt: str, run: str) -> list[str]:
+    """Bazel flags that give the oracle suite its salt and the caller its run environment
+    (`tools/bazel/private/oracle_test.bzl`)."""
+    return [f"--define=oracle_salt={salt}", f"--define=oracle_run={run}"]
+
+def test_patterns(repo: str) -> list[str]:
+    """The target patterns of a run: the oracles package, and the harness when it has a BUILD file."""
+    patterns = [ORACLE_PATTERN]
+    if any(os.path.isfile(os.path.join(repo, "harness", name)) for name in ("BUILD", "BUILD.bazel")):
+        patterns.append(HARNESS_PATTERN)
+    return patterns
+
+# Variables that `bazel run` sets for the gate itself; a nested Bazel must not inherit them.
+_DROP_PREFIXES = ("RUNFILES_", "PYTHON", "BUILD_", "TEST_", "JAVA_RUNFILES", "BAZEL_")
+
+def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """Returns `environ` without the variables `bazel run` set for the current process."""
+    return {k: v for k, v in environ.items() if not k.startswith(_DROP_PREFIXES)}
+
+# The .bazelrc configs for every Bazel command of the gate's runs (config_flags).
+BAZEL_CONFIG_ENV = "ORACLE_GATE_BAZEL_CONFIG"
+
+# Names a `--config` may have (one word of a .bazelrc's `build:NAME`).
+_CONFIG_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
+
+def config_flags(environ: Mapping[str, str]) -> list[str]:
+    """`--config=NAME` for each comma-separated name in `$ORACLE_GATE_BAZEL_CONFIG` (BAZEL_CONFIG_ENV),
+    in order: the .bazelrc configs every Bazel command of both runs uses (e.g. `bazel7-bzlmod`).
+
+    Args:
+        environ: the environment (variable name -> value); only BAZEL_CONFIG_ENV is read.
+
+    Returns:
+        The flags, empty when the variable is unset or blank.
+
+    Raises:
+        GateError: (exit 1) for a name that is not letters, digits, `_`, `.` or `-`.
+    """
+    flags = []
+    for name in environ.get(BAZEL_CONFIG_ENV, "").split(","):
+        name = name.strip()
+        if not name:
+            continue
+        if not _CONFIG_NAME.match(name):
+            raise GateError(f"{BAZEL_CONFIG_ENV}: {name!r} is not a .bazelrc config name "
+                            "(letters, digits, `_`, `.`, `-`)")
+        flags.append(f"--config={name}")
+    return flags
+
+def execution_log_flags(help_text: str, path: str) -> list[str]:
+    """The flags that make this Bazel write its execution log to `path`, as `read_spawns` reads it,
+    from the output of `bazel help test` (`help_text`).
+
+    Bazel 7 writes the binary log (varint-delimited SpawnExec messages) with
+    `--execution_log_binary_file` and, with `--noexecution_log_sort`, straight to `path`; it has no
+    `--experimental_execution_log_file`. Bazel 4.2 writes the same messages with
+    `--experimental_execution_log_file` (its `--execution_log_binary_file` leaves a copy in /tmp).
+    A Bazel whose help lists `--[no]execution_log_sort` is taken for the first kind.
+    """
+    if "--[no]execution_log_sort" in help_text:
+        return [f"--execution_log_binary_file={path}", "--noexecution_log_sort"]
+    return [f"--experimental_execution_log_file={path}"]
+
+def lockfile_flags(help_text: str) -> list[str]:
+    """`--lockfile_mode=off` for a Bazel with bzlmod's lockfile (its `bazel help test` output,
+    `help_text`, lists the option), else nothing.
+
+    A committed `MODULE.bazel.lock` records module-extension results (for example which wheels a
+    pip extension installs, with what options), which Bazel would reuse instead of evaluating the
+    extension; and by default Bazel rewrites the file in the work tree. Off, Bazel neither reads
+    nor writes it, so a run resolves from MODULE.bazel and leaves the work tree as it was.
+    """
+    return ["--lockfile_mode=off"] if "--lockfile_mode" in help_text else []
