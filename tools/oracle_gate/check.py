@@ -180,7 +180,7 @@ class Inputs:
             and the tip's manifests and pins, `manifest.vouch_for_base`); the trees below read
             blobs with it, nothing else holds it.
         base_tree, head_tree: the merge base's and HEAD's trees, each built once.
-        claims_tree: `claims`' tree; None when that is the merge base (`in_force_tree`).
+        claims_tree: `claims`' tree; None when that is the merge base (then `base_tree`).
         merged_tree: `merged`'s tree; None when that is HEAD (`judged_tree`).
     """
 
@@ -214,6 +214,13 @@ class Inputs:
     merged_links: Mapping[str, str] = field(default_factory=dict)
     claims_tree: GitTree | None = None
     merged_tree: GitTree | None = None
+
+    def close_trees(self) -> None:
+        """Ends the trees' git processes before Bazel runs the change's code (a later read starts
+        a new one), so no reader of this repository's objects outlives the gate's own steps."""
+        for tree in (self.base_tree, self.head_tree, self.claims_tree, self.merged_tree):
+            if tree is not None:
+                tree.close()
 
     @property
     def judged_tree(self) -> GitTree:
@@ -314,8 +321,7 @@ def run_check(
             differs from HEAD (without `results` or `clean`, when HEAD is judged), Bazel missing.
     """
     env = os.environ if environ is None else environ
-    # This run's trust: made here, filled by gather_inputs, held by its Inputs, gone with them.
-    inputs = gather_inputs(repo, base, labels, Trust(), verify_all=verify_all, head_only=head_only)
+    inputs = gather_inputs(repo, base, labels, verify_all=verify_all, head_only=head_only)
     return _judge_change(inputs, env, results=results, clean=clean, remote=remote, salt=salt,
                          workspace_runner=workspace_runner, clean_runner=clean_runner)
 
@@ -392,8 +398,8 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
 
 # Inputs.
 
-def gather_inputs(repo: str, base: str, labels: Collection[str], trust: Trust | None = None, *,
-                  verify_all: bool = False, head_only: bool = False) -> Inputs:
+def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: bool = False,
+                  head_only: bool = False) -> Inputs:
     """Reads from git everything the checks judge.
 
     What is judged is the merge result of HEAD into the base tip (docs/design.md section 11): HEAD
@@ -407,7 +413,6 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], trust: Trust | 
         repo: the work tree's root.
         base: a revision (branch, tag, commit id).
         labels: the pull request's labels that count.
-        trust: where to vouch for the base's blob objects (filled here; a new `Trust` when None).
         verify_all: hash and parse every judged blob, vouching for nothing of the base.
         head_only: judge HEAD against the merge base (the claims are the merge base's).
 
@@ -417,7 +422,8 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], trust: Trust | 
         GateError: (exit 1) when the base tip's policy is invalid: nothing then says what is
             protected.
     """
-    trust = Trust() if trust is None else trust
+    # This run's trust: made here, filled from the base side, held by the Inputs and gone with them.
+    trust = Trust()
     approval = approve_change(repo, base, labels, trust, head_only=head_only)
     judged, head = approval.judged, approval.head
     mb, merged, claims = judged.merge_base, judged.commit, judged.claims
@@ -638,6 +644,7 @@ def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str,
             judged), when the merge result's checkout cannot be written, or when Bazel cannot run.
     """
     if inputs.is_merge:
+        inputs.close_trees()
         with merged_tree(inputs.repo, inputs.merged, inputs.oracles_commit, environ) as tree:
             notes = [f"workspace run: in the gate's checkout of the merge result ({tree}), not in the work tree"]
             wrapper = wrapper_note(tree)
@@ -657,6 +664,7 @@ def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str,
     wrapper = wrapper_note(inputs.repo)
     if wrapper:
         notes.append(wrapper)
+    inputs.close_trees()
     return _workspace_outcomes(runner(inputs.repo, environ), notes)
 
 
@@ -671,7 +679,7 @@ def _workspace_outcomes(run: BazelRun, notes: list[str]) -> Outcomes:
 def default_workspace_runner(salt: str, repo: str) -> WorkspaceRunner:
     """The workspace run: `bazel test` of the oracle test and the harness in a tree (the work tree
     of `repo`, or the gate's checkout of the merge result), with the tree's `oracles/` and the
-    repository's `oracles/` and git directories blocked from sandboxed actions (bazel_run.py)."""
+    repository's `oracles/` and git directories blocked from sandboxed actions (`blocks.repository_blocks`)."""
 
     def run(tree: str, environ: Mapping[str, str]) -> BazelRun:
         block = [*repository_blocks(repo), os.path.realpath(os.path.join(tree, "oracles"))]
@@ -760,7 +768,7 @@ def harness_violations(run: BazelRun, where: str) -> list[Violation]:
 def escape_violations(run: BazelRun, where: str) -> list[Violation]:
     """One exit-4 violation per spawn that ran where the gate does not allow it (execlog.py,
     bazel_run.run_bazel), and per target outside the oracles package that depends on it
-    (bazel_run.oracle_dependents): no result of such a run counts."""
+    (`bazel_run.Launcher.oracle_dependents`): no result of such a run counts."""
     return [
         Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: the change's code runs "
                   "sandboxed and only the gate's own actions run in its invocations, so no result of this run counts")
@@ -809,6 +817,7 @@ def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *
     block = workspace.blocked if workspace is not None else repository_blocks(inputs.repo)
     if inputs.is_merge:  # the workspace run's checkout of the merge result holds its oracles
         block = [*block, merged_folder(inputs.repo, environ)]
+    inputs.close_trees()
     return runner(inputs.repo, inputs.judged_commit, inputs.oracles_commit, environ, remote, block)
 
 

@@ -1,5 +1,5 @@
 """Git blob objects, read through one `git cat-file --batch` process per repository and hashed as a
-stream, and the sha256 of each object, known once per run (docs/design.md section 4).
+stream, and the sha256 of each object, computed once per process (docs/design.md section 4).
 
 A git object id names its bytes (content-addressed), so a digest computed for an object id holds
 for every tree that has that object, in every run: those are remembered for the process. What a
@@ -61,9 +61,6 @@ class Trust:
     def vouches(self, oid: str, claim: str) -> bool:
         """True when `claim` about blob `oid` was vouched for (`vouch`)."""
         return (oid, claim) in self._claims
-
-    def __bool__(self) -> bool:
-        return bool(self._digests or self._claims)
 
 
 class CatFile:

@@ -92,6 +92,10 @@ class GitTree:
         """True when `trust` vouches for `claim` about the entry's object."""
         return self.trust is not None and self.trust.vouches(entry.ref, claim)
 
+    def close(self) -> None:
+        """Ends the tree's git process (`CatFile.close`); a later read starts a new one."""
+        self._cat.close()
+
     def symlinks(self, listing: dict[str, Entry]) -> dict[str, str]:
         """Maps every symlink of `listing` to its target (decoded with surrogateescape)."""
         return {

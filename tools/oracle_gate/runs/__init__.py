@@ -1,3 +1,4 @@
-"""Running Bazel and reading what it ran: the Bazel binary and server, the invocations of the
-workspace run, what each run hides from the change's actions, the execution log, the results, the
-sealed root and the clean run (docs/design.md sections 1, 7 and 9)."""
+"""Running Bazel and reading what it ran: the Bazel binary and control files, the invocations of
+either run (workspace or clean), what each run hides from the change's actions, flags, event
+files, the execution log, the results, the sealed root, the clean run and the checkout of the
+merge result (docs/design.md sections 1, 10 and 11)."""

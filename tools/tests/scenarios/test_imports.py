@@ -35,6 +35,8 @@ def _is_module(name: str, repo: pathlib.Path) -> bool:
 def _imports(source: str, repo: pathlib.Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module == "tools":
+            found.update(f"tools.{a.name}" for a in node.names if f"tools.{a.name}".startswith(PACKAGE))
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith(PACKAGE))
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(PACKAGE):
@@ -99,6 +101,9 @@ RULES = {
     "spec": {"spec", "errors", "text"},
     "git": {"git", "errors"},
     "actions": {"actions", "spec", "errors", "text"},
+    "errors": {"text"},
+    "text": set(),
+    "": set(),  # the package's own __init__.py
 }
 # The two actions that check an oracle tree's files read it with the suite's own loader (one
 # validation path, docs/design.md section 4): they may also import `suite/` and what a loaded
@@ -236,3 +241,42 @@ def test_no_function_of_the_gate_is_over_the_limit():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
     assert long == []
+
+
+# The only module that imports by name at run time: the caller imports the production entries.
+DYNAMIC_IMPORT_ALLOWED = {f"{PACKAGE}.actions.caller"}
+_DYNAMIC = {"__import__", "import_module", "run_module", "run_path", "spec_from_file_location", "exec", "eval"}
+
+
+def _import_tricks(source: str) -> list[str]:
+    """Relative imports and calls that import by name (`importlib.import_module`, `__import__`,
+    `runpy`, `exec`, ...): imports the graph above could not see."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            found.append(f"line {node.lineno}: relative import")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in _DYNAMIC:
+                found.append(f"line {node.lineno}: {name}()")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                a.name.split(".")[0] in ("importlib", "runpy") for a in getattr(node, "names", [])) or (
+                isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("importlib", "runpy")):
+            found.append(f"line {node.lineno}: imports importlib or runpy")
+    return found
+
+
+def test_every_import_of_the_gate_is_one_the_graph_sees():
+    tricks = {name: found for path in sorted(ROOT.rglob("*.py"))
+              if (name := _module_name(path, REPO)) not in DYNAMIC_IMPORT_ALLOWED
+              and (found := _import_tricks(path.read_text()))}
+    assert tricks == {}
+
+
+def test_the_trick_finder_sees_what_the_graph_would_miss():
+    assert _import_tricks("from ..git import gitio\n") == ["line 1: relative import"]
+    assert _import_tricks("import importlib\nimportlib.import_module('tools.oracle_gate.git.gitio')\n") == [
+        "line 1: imports importlib or runpy", "line 2: import_module()"]
+    assert _import_tricks("m = __import__('tools.oracle_gate.git.gitio')\n") == ["line 1: __import__()"]
+    assert _imports("from tools import oracle_gate\n", REPO) == {PACKAGE}

@@ -1,4 +1,4 @@
-"""formats.py and `check --format github|markdown --junit`: CI reports, with every value from the
+"""report.py and `check --format github|markdown --junit`: CI reports, with every value from the
 change escaped for the format it lands in."""
 
 from __future__ import annotations

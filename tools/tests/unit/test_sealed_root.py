@@ -1,4 +1,4 @@
-"""seal.py: which host paths the clean run's sealed root shows, and the bwrap command line.
+"""sealed_root.py: which host paths the clean run's sealed root shows, and the bwrap command line.
 
 Making a real root needs a mount namespace of the host's (tools/tests/e2e/test_clean_run.py does);
 here the choices and the command line are checked as data, and the failures as exit-1 errors.
