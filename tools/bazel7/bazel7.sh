@@ -2,10 +2,14 @@
 # Runs a `bazel` command of this workspace with Debian sid's Bazel 7.7.1 and its packaged rule sets
 # (rules_python, rules_cc, rules_java, platforms, skylib), in a Debian sid root made once.
 #
-#   tools/bazel7/bazel7.sh [--root DIR] BAZEL_ARGS...   # e.g. test --config=bazel7-bzlmod //harness/...
-#   tools/bazel7/bazel7.sh [--root DIR] --run CMD ARGS... # any command there, e.g. the gate:
+#   tools/bazel7/bazel7.sh [--root DIR] [--bind DIR]... BAZEL_ARGS...   # e.g. test --config=bazel7-bzlmod //harness/...
+#   tools/bazel7/bazel7.sh [--root DIR] [--bind DIR]... --run CMD ARGS... # any command there, e.g. the gate:
 #       ORACLE_GATE_BAZEL_CONFIG=bazel7-bzlmod tools/bazel7/bazel7.sh --run python3 -m tools.oracle_gate check
 #   tools/bazel7/bazel7.sh --clean                      # remove the root
+#
+# Inside the root, at their own paths: the git repository of the current folder (else the folder),
+# this oracle-gate checkout, and each --bind DIR (a repository the first one depends on by path, say).
+# From a repository that uses the gate: cd /path/to/shop && /path/to/oracle-gate/tools/bazel7/bazel7.sh test //...
 #
 # Debian 12 cannot run sid's packages (they need sid's libc), so the first call builds a minimal sid
 # root with debootstrap from the machine's own Debian mirror (read from /etc/apt, never written
@@ -49,6 +53,16 @@ if [ "${1:-}" = "--root" ]; then
   root="$2"
   shift 2
 fi
+# Further folders shown in the root (newline-separated real paths): this checkout, and --bind DIRs.
+binds="$(cd "$here/../.." && pwd -P)"
+while [ "${1:-}" = "--bind" ]; do
+  if [ ! -d "${2:-}" ]; then
+    echo "bazel7: --bind ${2:-}: not a folder" >&2
+    exit 1
+  fi
+  binds+=$'\n'"$(cd "$2" && pwd -P)"
+  shift 2
+done
 
 if [ "$(id -u)" != 0 ]; then
   echo "bazel7: needs root (debootstrap, mount namespaces); run it with sudo" >&2
@@ -74,7 +88,7 @@ mirror() {
 # a clean environment (the command may start with `env NAME=VALUE...` to add to it).
 in_root() {
   unshare --mount --propagation private -- /bin/bash -euo pipefail -c '
-    root=$1; work=$2; shift 2
+    root=$1; work=$2; binds=$3; shift 3
     mount --bind "$root" "$root"
     mount -t proc proc "$root/proc"
     mount --rbind /sys "$root/sys"; mount --make-rslave "$root/sys"
@@ -85,6 +99,11 @@ in_root() {
     if [ -n "$work" ]; then
       mkdir -p "$root$work"
       mount --rbind "$work" "$root$work"
+      while IFS= read -r dir; do
+        case "$dir" in ""|"$work"|"$work"/*) continue ;; esac
+        mkdir -p "$root$dir"
+        mount --rbind "$dir" "$root$dir"
+      done <<<"$binds"
     fi
     cd "$root"
     mkdir -p .old-root
@@ -93,7 +112,7 @@ in_root() {
     rmdir /.old-root
     cd "${work:-/}"
     exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
-  ' bash "$root" "$work_dir" "$@"
+  ' bash "$root" "$work_dir" "${binds:-}" "$@"
 }
 
 build_root() {
@@ -240,9 +259,18 @@ if ! wheels_present; then
   exit 1
 fi
 echo "bazel7: sid root $root, $(du -sh --one-file-system "$root" 2>/dev/null | cut -f1)" >&2
-# The Bazel server would outlive the command, and with it the mount namespace it was started in:
-# stop it when the command ends, however it ends.
-trap 'in_root bazel shutdown >/dev/null 2>&1 || true' EXIT
+# The Bazel servers would outlive the command, and with them the mount namespace they were started
+# in: when the command ends, however it ends, stop the server of every shown folder that is a Bazel
+# workspace (the command may have run Bazel in any of them, e.g. the gate with --repo).
+shutdown_all() {
+  local dir
+  while IFS= read -r dir; do
+    if [ -n "$dir" ] && { [ -e "$dir/WORKSPACE" ] || [ -e "$dir/WORKSPACE.bazel" ] || [ -e "$dir/MODULE.bazel" ]; }; then
+      in_root /bin/sh -c 'cd "$1" && bazel shutdown' sh "$dir" >/dev/null 2>&1 || true
+    fi
+  done <<<"$work_dir"$'\n'"$binds"
+}
+trap shutdown_all EXIT
 if [ "${1:-}" = "--run" ]; then
   shift
   in_root env "${passed[@]}" "$@"

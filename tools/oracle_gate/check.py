@@ -391,7 +391,15 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
 
     # 6: the clean run, which reads the workspace run: what it blocked, its outcomes and targets.
     if clean:
-        run = run_clean(inputs, clean_runner or default_clean_runner(salt), env, remote=remote, workspace=outcomes.run)
+        try:
+            run = run_clean(inputs, clean_runner or default_clean_runner(salt), env, remote=remote, workspace=outcomes.run)
+        except GateError as exc:
+            # The workspace run's findings stay in the report; the clean run's reason is its one line.
+            if exc.code != errors.UNDECIDED:
+                raise
+            report.record(Findings("clean run", (Violation(errors.UNDECIDED, "bazel", "", f"the clean run could not run: {exc}"),),
+                                   ""))
+            return
         report.show_clean(run)
         report.record(check_clean_run(outcomes, run, labelled=inputs.labelled, remote=remote, salt=salt))
 
@@ -719,10 +727,11 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
     from_files = outcomes.run is None
     found: list[Violation] = []
     if outcomes.run is not None and outcomes.run.build_failed:
-        found.append(Violation(errors.NO_OUTCOME, "oracles/", "",
-                               "the oracle test or the harness did not build (bazel exit 1; an action or test "
-                               "that cannot run sandboxed, e.g. tagged local or no-sandbox, fails there too); "
-                               "see Bazel's output above"))
+        failed = build_violation(outcomes.run, "workspace run")
+        if failed.code == errors.UNDECIDED:
+            # Nothing of the change was judged: no id is the change's failure.
+            return Findings("invariant outcomes", (failed,), f"0 of {len(ids)} invariant(s) judged: the run was not set up")
+        found.append(failed)
     for ident in ids:
         result = observed.get(ident)
         if result is None:
@@ -740,6 +749,23 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
     passed = sum(1 for i in ids if i in observed and observed[i].outcome == PASSED)
     return Findings("invariant outcomes", tuple(found), f"{passed} of {len(ids)} invariant(s) passed ({outcomes.source})",
                     (f"results name ids no oracle declares: {', '.join(unknown)}",) if unknown else ())
+
+
+def build_violation(run: BazelRun, where: str) -> Violation:
+    """The violation of a run that did not build (`run.build_failed`): exit 1 when the cause is not
+    the change's (`BazelRun.failure.setup`: an external repository that cannot be fetched, Bazel
+    ending early, the gate's own targets), naming the root cause and Bazel's first real error line;
+    else exit 4, the change's targets did not build."""
+    failure = run.failure
+    cause = failure.line() if failure is not None else "see Bazel's output"
+    if failure is not None and failure.setup:
+        return Violation(errors.UNDECIDED, "bazel", "", f"the {where} could not be set up, not the change's doing: {cause}; "
+                         "fix the environment (network, toolchains, the base's WORKSPACE or MODULE.bazel) and run again")
+    package = failure.label[2:].split(":", 1)[0] if failure is not None and failure.label.startswith("//") else ""
+    hint = "" if failure is not None and failure.message else \
+        " (an action or test that cannot run sandboxed, e.g. tagged local or no-sandbox, fails too)"
+    return Violation(errors.NO_OUTCOME, f"{package}/" if package else "oracles/", "",
+                     f"the change's targets did not build in the {where}: {cause}{hint}")
 
 
 def _origin(found: Observed, from_files: bool) -> str:
@@ -849,7 +875,11 @@ def check_clean_run(workspace: Outcomes, clean: BazelRun, *, labelled: bool, rem
         for d in differences(dict(workspace.observed), clean_observed)
     ]
     if clean.build_failed:
-        found.insert(0, Violation(errors.RUNS_DISAGREE, "oracles/", "", "the clean run did not build (bazel exit 1)"))
+        failed = build_violation(clean, f"clean {where} run")
+        if failed.code != errors.UNDECIDED:  # the change's targets: the runs disagree on what builds
+            failed = Violation(errors.RUNS_DISAGREE, "oracles/", "", f"the clean run did not build: "
+                               f"{clean.failure.line() if clean.failure else 'see its output'}")
+        found.insert(0, failed)
     run = workspace.run
     if run is not None:
         for label in sorted(set(run.targets) | set(clean.targets)):

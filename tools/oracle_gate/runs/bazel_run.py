@@ -28,7 +28,8 @@ from tools.oracle_gate.runs.blocks import (
     runs_dir,
     sibling_runs,
 )
-from tools.oracle_gate.runs.events import Invocation, is_oracle_target, parse_bep, read_results
+from tools.oracle_gate.runs.events import (BuildFailure, Invocation, build_failure, is_oracle_target, parse_bep,
+                                           read_results)
 from tools.oracle_gate.runs.execlog import (
     JUDGE_MNEMONICS,
     JUDGE_OUTPUTS,
@@ -78,6 +79,9 @@ class BazelRun:
     Attributes:
         targets: label -> Bazel's overall status for that target (PASSED, FAILED, ...).
         build_failed: True when Bazel could not build something (exit 1).
+        failure: why, when `build_failed` (`events.BuildFailure`); its `setup` is True when the
+            cause is not the change's: an external repository, Bazel ending early, or the gate's own
+            targets (`gate_failure`).
         summary: Bazel's process summary lines, e.g. `INFO: 7 processes: 2 remote cache hit, 5 internal.`
         observed: id -> outcome and observation digests, from the oracle test targets only.
         ignored: label -> ids named by `[<id>]` testcases of a target outside the oracles package.
@@ -91,6 +95,7 @@ class BazelRun:
 
     targets: dict[str, str] = field(default_factory=dict)
     build_failed: bool = False
+    failure: BuildFailure | None = None
     summary: list[str] = field(default_factory=list)
     observed: dict[str, Observed] = field(default_factory=dict)
     ignored: dict[str, list[str]] = field(default_factory=dict)
@@ -227,7 +232,7 @@ class Launcher:
         sys.stderr.flush()
         if returncode not in _RESULT_EXITS:
             raise GateError(f"`bazel {command} {' '.join(targets)}` exited {returncode}; see Bazel's output above")
-        status, xml = _read_events(bep)
+        status, xml, failure = _read_events(bep, failed=returncode == 1)
         try:
             with open(execution_log, "rb") as f:
                 spawn_log = f.read()
@@ -235,7 +240,7 @@ class Launcher:
             if returncode != 1:
                 raise GateError("Bazel wrote no execution log; the gate cannot tell what ran where") from None
             spawn_log = b""
-        return Invocation(returncode, status, xml, spawn_log, summary, missing_mounts)
+        return Invocation(returncode, status, xml, spawn_log, summary, missing_mounts, failure)
 
 
 def _relay(proc: "subprocess.Popen[bytes]") -> tuple[list[str], list[str]]:
@@ -257,16 +262,24 @@ def _relay(proc: "subprocess.Popen[bytes]") -> tuple[list[str], list[str]]:
     return summary, missing_mounts
 
 
-def _read_events(bep: str) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """`parse_bep` of the event file at `bep`.
+def _read_events(bep: str, *, failed: bool) -> tuple[dict[str, str], dict[str, list[str]], BuildFailure | None]:
+    """`parse_bep` of the event file at `bep`, and `build_failure` when the invocation `failed`
+    (exit 1): a missing event file then means Bazel did not get as far as the build.
 
     Raises:
         GateError: (exit 1) when it cannot be read or parsed.
     """
     try:
         with open(bep, encoding="utf-8") as f:
-            return parse_bep(f.readlines())
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+            lines = f.readlines()
+        status, xml = parse_bep(lines)
+        return status, xml, build_failure(lines) if failed else None
+    except FileNotFoundError:
+        if not failed:
+            raise GateError("Bazel wrote no build event file; the gate cannot tell what ran") from None
+        return {}, {}, BuildFailure(True, "", "Bazel failed before the build started and wrote no build event file; "
+                                              "see its output")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise GateError(f"cannot read Bazel's build event file: {exc}") from None
 
 
@@ -388,6 +401,18 @@ def _blocks(launcher: Launcher, spec: RunSpec, info: Mapping[str, str], folder: 
     return [*block, *own], siblings
 
 
+def gate_failure(failure: BuildFailure | None) -> BuildFailure:
+    """`failure` of an invocation that builds only the gate's own targets (the views, the judge):
+    a set-up failure unless its root cause is a target outside the oracles package (a production
+    or harness target the change's BUILD files declare), since nothing else there is the change's."""
+    if failure is None:
+        return BuildFailure(True, "", "Bazel's events name no root cause; see its output")
+    if failure.setup or (failure.label.startswith(("//", "@//", "@@//")) and not is_oracle_target(failure.label)):
+        return failure
+    return BuildFailure(True, failure.label, f"the gate's own targets did not build: {failure.message}"
+                        if failure.message else "the gate's own targets did not build; see Bazel's output")
+
+
 class _Run:
     """The three invocations of one run in its work folder `work`: the event files and execution
     logs in `work/logs` (blocked while the change's code runs), and one fresh TMPDIR per
@@ -422,12 +447,13 @@ class _Run:
                            [ORACLE_PATTERN], "views", "views")
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:
-            return BazelRun(build_failed=True, summary=views.summary, blocked=self.blocked, escapes=escaped,
-                            sealed_by=sealed_by)
+            return BazelRun(build_failed=True, failure=gate_failure(views.failure), summary=views.summary,
+                            blocked=self.blocked, escapes=escaped, sealed_by=sealed_by)
         change = self.change()
         escaped += unconfined(read_spawns(change.spawn_log))
         if change.exit_code == 1:
-            return BazelRun(targets=change.status, build_failed=True, summary=views.summary + change.summary,
+            return BazelRun(targets=change.status, build_failed=True, failure=change.failure,
+                            summary=views.summary + change.summary,
                             blocked=self.blocked, escapes=escaped, sealed_by=sealed_by)
         judge = self.bazel("test", self.flags, [ORACLE_PATTERN], "judge", "judge")
         escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
@@ -436,6 +462,7 @@ class _Run:
         return BazelRun(
             targets={**change.status, **judge.status},
             build_failed=judge.exit_code == 1,
+            failure=gate_failure(judge.failure) if judge.exit_code == 1 else None,
             summary=views.summary + change.summary + judge.summary,
             observed=merge_observed(maps),
             ignored={**ignored, **harness_ignored},

@@ -24,6 +24,7 @@ from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, run_flags
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
 from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.runs.local_paths import local_paths, outside
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
 
 # Environment variables a clean run keeps: what pip needs to find the locked wheels, and which
@@ -105,7 +106,9 @@ def clean_run(
         # The remote settings' files (a TLS certificate) and the folders the user names must be
         # readable inside the root too.
         named = {k: environ[k] for k in (*REMOTE_ENV, READ_ONLY_VARIABLE) if environ.get(k)}
-        root_sealed = sealed_root(root, dict(env, **named), hidden)
+        # The local repositories of the committed WORKSPACE, MODULE.bazel and .bazelrc, by themselves.
+        local = outside(local_paths(tree, os.path.realpath(repo)), tree)
+        root_sealed = sealed_root(root, dict(env, **named), hidden, local)
         run = run_bazel(tree, env, RunSpec(flags=flags, startup_flags=startup, exact_env=True,
                                            block=[os.path.join(tree, "oracles"), *root_sealed.blockable],
                                            strategy="remote" if remote else "linux-sandbox", sealed_root=root_sealed))

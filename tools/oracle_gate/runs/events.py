@@ -27,6 +27,33 @@ class Invocation:
     spawn_log: bytes
     summary: list[str]
     missing_mounts: list[str] = field(default_factory=list)
+    failure: "BuildFailure | None" = None
+
+
+@dataclass(frozen=True)
+class BuildFailure:
+    """Why an invocation that exited 1 failed, read from its Build Event Protocol file
+    (`build_failure`).
+
+    Attributes:
+        setup: True when the failure is not the change's doing: an external repository that could not
+            be fetched or loaded, or Bazel ending without a `buildFinished` event (it crashed or was
+            killed). False for a failure of a target of the main repository.
+        label: the root cause: `@NAME` for an external repository, a target label, or "" when the
+            events name none.
+        message: Bazel's first real error line for it (the last line of an aborted event's
+            description, which for a repository rule is the error under the Starlark traceback, or a
+            failed action's failure message), or "" when the events hold none.
+    """
+
+    setup: bool
+    label: str
+    message: str
+
+    def line(self) -> str:
+        """`LABEL: MESSAGE`, one line, for a report."""
+        text = ": ".join(part for part in (self.label, self.message) if part)
+        return text or "Bazel's events name no root cause; see its output"
 
 
 ORACLE_LABEL_PREFIXES = ("//oracles:", "//oracles/", "@//oracles:", "@//oracles/")
@@ -81,6 +108,64 @@ def parse_bep(lines: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]
         elif "targetCompleted" in ident and "aborted" in event:
             status.setdefault(ident["targetCompleted"]["label"], "FAILED_TO_BUILD")
     return status, xml
+
+# The ids of build events that carry a label, and the key of the label in each.
+_LABELLED_IDS = ("unconfiguredLabel", "configuredLabel", "targetConfigured", "targetCompleted", "actionCompleted")
+
+
+def external_repository(label: str) -> str:
+    """`@NAME` when `label` is a target of an external repository, else "".
+
+    Bazel 4.2 names a repository that failed to fetch `//external:NAME` in its events; later Bazels
+    and bzlmod name its targets `@NAME//...` or `@@NAME//...` (a canonical name such as
+    `rules_python~` included). `@//x` and `@@//x` are the main repository.
+    """
+    if label.startswith("//external:"):
+        return "@" + label[len("//external:"):]
+    name = label.lstrip("@").split("//", 1)[0] if label.startswith("@") else ""
+    return f"@{name}" if name else ""
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def build_failure(lines: Sequence[str]) -> BuildFailure:
+    """Why the invocation whose JSON event file has `lines` failed (it exited 1).
+
+    The first `aborted` event of an external repository's target makes it a set-up failure; so does
+    an event file without `buildFinished`. Otherwise the root cause is the first aborted event with
+    a description, else the first failed action, of the main repository: the change's (or its
+    oracles'). Events are read as `parse_bep` reads them: a line that is not JSON raises ValueError.
+    """
+    finished = False
+    first: BuildFailure | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        ident = event.get("id", {})
+        finished = finished or "buildFinished" in ident
+        kind = next((k for k in _LABELLED_IDS if k in ident), "")
+        label = ident[kind].get("label", "") if kind else ""
+        if "pattern" in ident:
+            label = " ".join(ident["pattern"].get("pattern", []))
+        if "aborted" in event:
+            message = _last_line(event["aborted"].get("description", ""))
+            external = external_repository(label)
+            if external:
+                return BuildFailure(True, external, message)
+            if message and first is None:
+                first = BuildFailure(False, label, message)
+        elif "action" in event and first is None and event["action"].get("success") is not True:
+            detail = event["action"].get("failureDetail", {}).get("message", "")
+            first = BuildFailure(False, label, _last_line(detail) or f"exit {event['action'].get('exitCode', '?')}")
+    if not finished:
+        return BuildFailure(True, "", "Bazel ended without finishing the build (it crashed, was killed, or "
+                                      "could not start the build); see its output")
+    return first or BuildFailure(False, "", "")
+
 
 def read_results(invocation: Invocation, testlogs: str) -> tuple[list[dict[str, Observed]], dict[str, list[str]]]:
     """The oracle targets' observations and the ids other targets named, from test.xml files that

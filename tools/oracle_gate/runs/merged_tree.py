@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from tools.oracle_gate.runs.blocks import runs_dir
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.runs.local_paths import local_paths, outside
 
 # Startup flags of the Bazel server of a merge result's checkout: it stops by itself after five idle
 # minutes (seconds), where the server of a work tree would wait Bazel's default three hours.
@@ -68,9 +69,35 @@ def merged_tree(repo: str, commit: str, oracles_commit: str, environ: Mapping[st
         # Committed dotenv files too, as a checkout of the merge would hold them: the clean run
         # leaves them out, so code that depends on one makes the runs disagree (exit 6).
         pristine_tree(repo, commit, oracles_commit, tree, dotenv=True)
+        link_local_paths(tree, repo, folder)
         yield tree
     finally:
         os.close(lock)
+
+
+def link_local_paths(tree: str, repo: str, folder: str) -> None:
+    """Makes each local path the tree's WORKSPACE, MODULE.bazel or .bazelrc names relative to its
+    root, and that points outside it (`local_paths.outside`, a sibling checkout such as
+    `../oracle-gate`), lead from `tree` where it leads from `repo`: a symlink at that place in
+    `folder` (replaced on every check). A path that would leave `folder` is left alone: the build
+    then fails to find it, exit 1 naming the repository.
+
+    Raises:
+        GateError: (exit 1) when a link cannot be made.
+    """
+    root = os.path.realpath(folder)
+    for path in outside(local_paths(tree, os.path.realpath(repo)), tree):
+        seen = path.seen_at
+        if path.host == seen or not seen.startswith(root + os.sep) or not os.path.exists(path.host):
+            continue
+        try:
+            os.makedirs(os.path.dirname(seen), exist_ok=True)
+            if os.path.islink(seen):
+                os.unlink(seen)
+            if not os.path.lexists(seen):
+                os.symlink(path.host, seen)
+        except OSError as exc:
+            raise GateError(f"cannot link {seen} to {path.host} ({path.describe()}): {exc.strerror or exc}") from None
 
 
 def empty(folder: str) -> None:

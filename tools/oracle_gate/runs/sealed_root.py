@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs.local_paths import LocalPath
 
 # Top-level host entries shown read-only at the same path: a symlink (usr-merged `/bin -> usr/bin`)
 # is recreated as a symlink, a directory is bound. `/usr` must exist.
@@ -68,6 +69,9 @@ class SealedRoot:
         blockable: the shown paths only the run's Bazel needs, never an action (pip's indexes and
             certificates, the remote TLS certificate): the run blocks them from every sandboxed
             action, so a broad setting (a whole home folder) shows nothing to the change's code.
+        mounts: (host path, path inside the root) of each local path the workspace names relative
+            to its root that points outside the tree (`local_paths.outside`): shown read-only where
+            the pristine tree looks for it.
     """
 
     bwrap: str
@@ -77,6 +81,7 @@ class SealedRoot:
     system: tuple[tuple[str, str | None], ...]
     masked: tuple[str, ...] = ()
     blockable: tuple[str, ...] = ()
+    mounts: tuple[tuple[str, str], ...] = ()
 
     def shows(self, path: str) -> bool:
         """True when `path` (absolute, host) exists inside the root as itself: it lies in `folder`."""
@@ -99,6 +104,7 @@ class SealedRoot:
         # only). The cgroup namespace stays the host's: in a new one, /proc/self/cgroup no longer
         # matches the cgroup mounts under /sys, and the JVM of Bazel 4.2 fails to start.
         wrapped += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--dir", "/proc", "--tmpfs", "/tmp", "--bind", self.folder, self.folder,
+                    *(arg for host, seen in self.mounts for arg in ("--ro-bind", host, seen)),
                     "--chdir", cwd, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                     "--die-with-parent", "--new-session", "--", "/bin/sh", "-c", _INIT, _INIT_NAME, *argv]
         return wrapped
@@ -106,6 +112,7 @@ class SealedRoot:
     def description(self) -> str:
         """One line for reports: mechanism, version, path and what the root holds."""
         shown = [f"/{name}" for name, target in self.system if target is None] + list(self.read_only) + ["/sys"]
+        shown += [f"{host} (at {seen})" for host, seen in self.mounts]
         return (f"{self.version} ({self.bwrap}): a root holding only the run's folder {self.folder} (pristine tree, "
                 f"output root, home) read-write, {', '.join(shown)} read-only, a private /tmp and /dev, "
                 "and its own pid namespace and /proc")
@@ -205,8 +212,9 @@ def refuse_inside(paths: Sequence[str], guarded: Sequence[str]) -> None:
     for path in paths:
         for guard in guarded:
             if inside(path, guard):
-                raise GateError(f"pip, remote or {READ_ONLY_VARIABLE} settings name {path}, which lies in {guard}; "
-                                "the sealed clean run will not show it: point them at a folder outside the repository")
+                raise GateError(f"pip, remote or {READ_ONLY_VARIABLE} settings, or a local repository of the workspace, "
+                                f"name {path}, which lies in {guard}; the sealed clean run will not show it: point "
+                                "them at a folder outside the repository")
 
 
 def masks(shown: Sequence[str], guarded: Sequence[str], folder: str) -> tuple[str, ...]:
@@ -233,7 +241,37 @@ def bwrap_version(bwrap: str) -> str:
     return proc.stdout.strip().splitlines()[0]
 
 
-def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str]) -> SealedRoot:
+def local_shown(local: Sequence[LocalPath], system_dirs: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """What the root must show of the workspace's local paths outside its tree (`local_paths.outside`):
+    (read-only paths at their own place, (host, inside) mounts of relative ones). Paths in a system
+    directory are shown already.
+
+    Raises:
+        GateError: (exit 1) naming the file, line and path, for a path that does not exist on the host.
+    """
+    same: list[str] = []
+    moved: list[tuple[str, str]] = []
+    for path in local:
+        if not os.path.exists(path.host):
+            raise GateError(f"{path.describe()}: {path.host} does not exist on this machine, so the clean run's sealed "
+                            f"root cannot show it; fix the path, or name the folder in {READ_ONLY_VARIABLE}")
+        if any(inside(path.host, d) for d in system_dirs) and path.host == path.seen_at:
+            continue
+        if path.host == os.path.realpath(path.seen_at):
+            same.append(path.host)
+        elif not any(_within(path.host, path.seen_at, host, seen) for host, seen in moved):
+            moved.append((path.host, path.seen_at))
+    return same, moved
+
+
+def _within(host: str, seen: str, outer_host: str, outer_seen: str) -> bool:
+    """True when (host, seen) is shown already by the mount (outer_host, outer_seen): the same
+    relative place under both."""
+    return inside(host, outer_host) and os.path.join(outer_seen, os.path.relpath(host, outer_host)) == seen
+
+
+def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str],
+                local: Sequence[LocalPath] = ()) -> SealedRoot:
     """The seal of a clean run whose files all lie in `folder`, checked by running `true` in it.
 
     Args:
@@ -243,6 +281,8 @@ def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str])
         guarded: paths the root must not show (the repository's work tree, git directories and
             the other paths the workspace run blocked): a read-only path in one is refused, one
             that a system directory or read-only path holds is masked.
+        local: the workspace's local paths outside its tree (`local_paths.outside`), shown
+            read-only where the tree looks for them (`local_shown`).
 
     Raises:
         GateError: (exit 1) when bwrap is missing, a local path of pip's, the remote settings or
@@ -255,13 +295,20 @@ def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str])
     system = system_entries()
     system_dirs = [f"/{name}" for name, target in system if target is None]
     blockable = tuple(p for p in dict.fromkeys(tools) if not any(inside(p, d) for d in system_dirs))
-    read_only = tuple(dict.fromkeys([*blockable, *(p for p in named_paths(environ)
+    same, moved = local_shown(local, system_dirs)
+    read_only = tuple(dict.fromkeys([*blockable, *(p for p in [*named_paths(environ), *same]
                                                    if not any(inside(p, d) for d in system_dirs))]))
     guarded = [os.path.realpath(g) for g in guarded]
-    refuse_inside(read_only, guarded)
+    refuse_inside([*read_only, *(host for host, _ in moved)], guarded)
     real_folder = os.path.realpath(folder)
+    for host, seen in moved:
+        holds = [g for g in [*guarded, real_folder] if inside(g, host) or inside(real_folder, seen)]
+        if holds:
+            raise GateError(f"a local repository of the workspace names {host}, which holds {holds[0]}; the sealed "
+                            "clean run will not show it: point it at a folder of its own")
     seal = SealedRoot(bwrap, bwrap_version(bwrap), real_folder, read_only, system,
-                masks([*system_dirs, *read_only], guarded, real_folder), blockable)
+                      masks([*system_dirs, *read_only, *(host for host, _ in moved)], guarded, real_folder), blockable,
+                      tuple(moved))
     probe = seal.wrap(["true"], seal.folder)
     try:
         proc = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.authoring.init import POLICY
+from tools.oracle_gate.authoring.init_text import policy
 from tools.testing.workspace_copy import gate, git, nested_env, source_root
 
 WRAPPER = """#!/bin/sh
@@ -31,7 +31,7 @@ def wrapped(tmp_path: Path) -> tuple[Path, Path]:
     repo = tmp_path / "repo"
     marker = tmp_path / "wrapper-ran"
     (repo / "oracles").mkdir(parents=True)
-    (repo / "oracles" / "policy.toml").write_text(POLICY.format(packages='"shop"'))
+    (repo / "oracles" / "policy.toml").write_text(policy(["shop"]))
     (repo / "WORKSPACE").write_text('workspace(name = "wrapped")\n')
     (repo / "BUILD.bazel").write_text("")
     (repo / "shop").mkdir()

@@ -10,14 +10,14 @@ import os
 
 import pytest
 
-from tools.oracle_gate.authoring.init import POLICY
+from tools.oracle_gate.authoring.init_text import policy
 from tools.testing.gitrepo import IDS, junit
 
 
 def init_policy(project) -> None:
     """The base (main) gets the policy `init` writes and the given Bazel control files."""
     project.git("checkout", "-q", "main")
-    project.write("oracles/policy.toml", POLICY.format(packages='"shop"'))
+    project.write("oracles/policy.toml", policy(["shop"]))
     project.write(".bazelrc", "import %workspace%/ci/extra.bazelrc\n"
                               "build --workspace_status_command=%workspace%/scripts/status.sh\n")
     project.write("ci/extra.bazelrc", "try-import %workspace%/ci/more.bazelrc\n")

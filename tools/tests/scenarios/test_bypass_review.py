@@ -137,8 +137,8 @@ def test_a_harness_that_does_not_build_fails_even_with_partial_outcomes(project)
                                                                  build_failed=True))
     assert report.exit_code == 4
     assert report.violations[0].line() == (
-        "[4] oracles/: the oracle test or the harness did not build (bazel exit 1; an action or test that cannot run "
-        "sandboxed, e.g. tagged local or no-sandbox, fails there too); see Bazel's output above")
+        "[4] oracles/: the change's targets did not build in the workspace run: see Bazel's output (an action or "
+        "test that cannot run sandboxed, e.g. tagged local or no-sandbox, fails too)")
 
 
 def test_manifest_write_without_an_oracles_directory(gate, tmp_path):

@@ -307,3 +307,66 @@ def test_a_path_inside_another_blocked_folder_is_not_blocked_again(tmp_path):
 def test_the_gate_code_root_is_the_folder_that_holds_the_tools_package():
     from tools.oracle_gate.runs.blocks import gate_code_root
     assert os.path.isfile(os.path.join(gate_code_root(), "tools", "oracle_gate", "__init__.py"))
+
+
+def _events(*events: dict, finished: bool = True) -> list[str]:
+    lines = [json.dumps(e) for e in events]
+    if finished:
+        lines.append(json.dumps({"id": {"buildFinished": {}}, "finished": {"exitCode": {"name": "BUILD_FAILURE", "code": 1}}}))
+    return lines
+
+
+# Measured on Bazel 4.2.3: an http_archive whose host is unknown, a deps label that does not exist,
+# a genrule that exits 3 (the event shapes below are those of its event files, shortened).
+FETCH_FAILED = {"id": {"unconfiguredLabel": {"label": "//external:far"}},
+                "aborted": {"reason": "LOADING_FAILURE", "description": "Traceback (most recent call last):\n\tFile "
+                            "\"http.bzl\", line 111\nError in download_and_extract: java.io.IOException: Error "
+                            "downloading [https://nowhere.invalid/far.tar.gz]: Unknown host: nowhere.invalid"}}
+MISSING_DEP = {"id": {"configuredLabel": {"label": "//billing:billing"}},
+               "aborted": {"reason": "ANALYSIS_FAILURE",
+                           "description": "in deps attribute of py_library rule //billing:billing: rule '//billing:gone' "
+                                          "does not exist"}}
+ACTION_FAILED = {"id": {"actionCompleted": {"primaryOutput": "bazel-out/k8-fastbuild/bin/e/o", "label": "//e:g"}},
+                 "action": {"exitCode": 1, "label": "//e:g", "type": "Genrule",
+                            "failureDetail": {"message": "bash failed: error executing command (Exit 3)"}}}
+
+
+@pytest.mark.parametrize("events, setup, label, message", [
+    (_events(MISSING_DEP, FETCH_FAILED), True, "@far", "Error in download_and_extract: java.io.IOException: Error "
+     "downloading [https://nowhere.invalid/far.tar.gz]: Unknown host: nowhere.invalid"),
+    (_events({"id": {"configuredLabel": {"label": "@@rules_python~//python:defs"}}, "aborted": {"description": "boom"}}),
+     True, "@rules_python~", "boom"),
+    (_events(MISSING_DEP), False, "//billing:billing", MISSING_DEP["aborted"]["description"]),
+    (_events(ACTION_FAILED), False, "//e:g", "bash failed: error executing command (Exit 3)"),
+    (_events({"id": {"pattern": {"pattern": ["//c:t"]}}, "aborted": {"reason": "LOADING_FAILURE",
+                                                                     "description": "no such target '//c:t'"}}),
+     False, "//c:t", "no such target '//c:t'"),
+    (_events(MISSING_DEP, finished=False), True, "", "Bazel ended without finishing the build"),
+])
+def test_why_a_build_failed_is_read_from_its_events(events, setup, label, message):
+    from tools.oracle_gate.runs.events import build_failure
+
+    failure = build_failure(events)
+    assert (failure.setup, failure.label) == (setup, label)
+    assert failure.message.startswith(message)
+
+
+@pytest.mark.parametrize("label, setup", [
+    ("//oracles:billing_draw", True), ("", True), ("//billing:billing", False), ("@//harness:t", False),
+])
+def test_a_failure_of_the_gates_own_invocations_is_set_up_unless_a_change_target_caused_it(label, setup):
+    from tools.oracle_gate.runs.bazel_run import gate_failure
+    from tools.oracle_gate.runs.events import BuildFailure
+
+    assert gate_failure(BuildFailure(False, label, "x")).setup is setup
+    assert gate_failure(None).setup
+
+
+@pytest.mark.parametrize("label, external", [
+    ("//external:far", "@far"), ("@far//:x", "@far"), ("@@rules_cc~//cc:x", "@rules_cc~"), ("@//x:y", ""),
+    ("@@//x:y", ""), ("//x:y", ""), ("", ""),
+])
+def test_external_repository_of_a_label(label, external):
+    from tools.oracle_gate.runs.events import external_repository
+
+    assert external_repository(label) == external

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
+from tools.oracle_gate.runs.events import BuildFailure
 from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.oracle_gate.check import (
     Outcomes, check_clean_run, check_harness, check_ids_kept, check_outcomes, check_protected_paths, gather_inputs,
@@ -45,8 +48,32 @@ def test_a_failed_build_comes_first_and_a_run_names_no_result_file(project):
     observed = {**PASSED, "add_table": Observed("failed", source="r.xml")}
     found = check_outcomes(inputs_of(project), Outcomes(observed, "the oracle test", run=run))
     first, second = [v.line() for v in found.violations]
-    assert first.startswith("[4] oracles/: the oracle test or the harness did not build (bazel exit 1;")
+    assert first.startswith("[4] oracles/: the change's targets did not build in the workspace run: see Bazel's output")
     assert second == "[4] oracles/ add_table: failed: the invariant does not hold"
+
+
+def test_a_change_whose_build_file_is_broken_is_exit_4_naming_the_target(project):
+    failure = BuildFailure(False, "//billing:billing", "in deps attribute of py_library rule //billing:billing: "
+                                                      "rule '//billing:gone' does not exist")
+    found = check_outcomes(inputs_of(project), Outcomes({}, "the oracle test", run=BazelRun(build_failed=True,
+                                                                                             failure=failure)))
+    first = found.violations[0].line()
+    assert first.startswith("[4] billing/: the change's targets did not build in the workspace run: //billing:billing: "
+                            "in deps attribute")
+
+
+@pytest.mark.parametrize("label, message", [
+    ("@far", "Error in download_and_extract: java.io.IOException: Unknown host: nowhere.invalid"),
+    ("", "Bazel ended without finishing the build"),
+])
+def test_a_run_that_could_not_be_set_up_is_exit_1_and_judges_no_id(project, label, message):
+    run = BazelRun(build_failed=True, failure=BuildFailure(True, label, message))
+    found = check_outcomes(inputs_of(project), Outcomes({}, "the oracle test", run=run))
+    assert [v.code for v in found.violations] == [1]
+    line = found.violations[0].line()
+    assert line.startswith("[1] bazel: the workspace run could not be set up, not the change's doing: ")
+    assert (label or message) in line and message in line
+    assert "0 of" in found.detail
 
 
 def test_outcomes_are_not_judged_while_the_oracles_are_invalid(project):

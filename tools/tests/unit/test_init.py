@@ -1,20 +1,24 @@
-"""init.py and the `init` command, on generated repositories: what it writes, and that a second
-run changes nothing."""
+"""init.py and the `init` command, on generated repositories: what it writes in each mode, that it
+writes no absolute path of this machine, and that a second run changes no byte."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from tools.oracle_gate.authoring.init import BEGIN, END, Setup, choose_mode, gate_path_for, init
+from tools.oracle_gate.authoring.init_text import AGENT_INSTRUCTIONS
 from tools.oracle_gate.errors import UsageError
-from tools.oracle_gate.authoring.init import BEGIN, init
+from tools.oracle_gate.approval.policy import parse_policy
 from tools.testing.gitrepo import GitRepo
 
 
-def bazel_repo(path: Path, control: str, text: str) -> GitRepo:
+def bazel_repo(path: Path, control: str | None, text: str = "") -> GitRepo:
     repo = GitRepo(path)
-    repo.write(control, text)
+    if control:
+        repo.write(control, text)
     repo.write(".bazelrc", "build --jobs=4\n")  # no trailing blank line: init keeps it and appends
     repo.write("shop/__init__.py", "")
     return repo
@@ -24,50 +28,127 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts}
 
 
+def setup(mode: str, major: int = 4, debian: bool = True) -> Setup:
+    return Setup(mode, major, "../oracle-gate", debian)
+
+
 def test_workspace_repository_gets_every_file_once(tmp_path, gate):
     repo = bazel_repo(tmp_path / "shop", "WORKSPACE", 'workspace(name = "shop")\n')
-    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--dep", "//shop")
+    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--dep", "//shop", "--bazel", "4")
     assert code == 0, err
-    for rel in ("oracles/policy.toml", "oracles/BUILD.bazel", "oracles/example.toml.sample", "WORKSPACE", ".bazelrc",
-                "oracles/MANIFEST.sha256"):
+    for rel in ("WORKSPACE", ".bazelrc", ".gitignore", ".gitattributes", "oracles/policy.toml", "oracles/BUILD.bazel",
+                "oracles/example.toml.sample", "oracles/MANIFEST.sha256"):
         assert f"init: wrote {rel}" in out
     assert 'production_packages = ["shop"]' in repo.read("oracles/policy.toml").decode()
     assert 'deps = ["//shop"]' in repo.read("oracles/BUILD.bazel").decode()
     workspace = repo.read("WORKSPACE").decode()
-    assert workspace.startswith('workspace(name = "shop")\n\n' + BEGIN) and 'local_repository(name = "oracle_gate"' in workspace
+    gate_path = os.path.relpath(Path(__file__).resolve().parents[3], repo.path.resolve())
+    assert workspace.startswith('workspace(name = "shop")\n\n' + BEGIN)
+    assert f'local_repository(name = "oracle_gate", path = "{gate_path}")' in workspace
     assert repo.read(".bazelrc").decode().startswith("build --jobs=4\n\n" + BEGIN)
     before = snapshot(repo.path)
-    code, out, _ = gate("--repo", str(repo.path), "init", "--package", "shop")
+    code, out, _ = gate("--repo", str(repo.path), "init", "--package", "shop", "--bazel", "4")
     assert code == 0 and "init: nothing to do; the gate is set up" in out and "wrote" not in out
     assert snapshot(repo.path) == before
     assert gate("--repo", str(repo.path), "manifest", "--check")[0] == 0
 
 
-def test_module_repository_gets_the_bazel_dep(tmp_path):
-    repo = bazel_repo(tmp_path / "shop", "MODULE.bazel", 'module(name = "shop")')
-    result = init(str(repo.path), "/opt/oracle-gate", [], [])
-    assert "MODULE.bazel" in result.written
+def test_a_second_run_does_not_bring_back_what_the_owner_removed(tmp_path):
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE")
+    init(str(repo.path), setup("workspace"), ["shop"], [])
+    os.remove(repo.path / "oracles" / "example.toml.sample")
+    before = snapshot(repo.path)
+    result = init(str(repo.path), setup("workspace"), ["shop"], [])
+    assert result.written == [] and snapshot(repo.path) == before
+
+
+@pytest.mark.parametrize("mode, major", [("workspace", 4), ("workspace", 7), ("bzlmod", 7)])
+def test_a_repository_with_neither_file_gets_one_and_no_absolute_path_of_this_machine(tmp_path, mode, major):
+    repo = bazel_repo(tmp_path / "My-Shop", None)
+    result = init(str(repo.path), setup(mode, major), ["shop"], ["//shop"])
+    control = "MODULE.bazel" if mode == "bzlmod" else "WORKSPACE"
+    assert control in result.written
+    head = repo.read(control).decode().splitlines()[0]
+    assert head == ('module(name = "my_shop")' if mode == "bzlmod" else 'workspace(name = "my_shop")')
+    for path in repo.path.rglob("*"):
+        if path.is_file() and ".git" not in path.parts:
+            text = path.read_text()
+            assert str(tmp_path) not in text and "/root" not in text and "/home" not in text, path
+    bazelrc = repo.read(".bazelrc").decode()
+    assert "build --nosandbox_debug" in bazelrc
+    assert ("common --enable_workspace" in bazelrc) == (mode == "workspace" and major >= 7)
+    assert ("common --noenable_workspace" in bazelrc) == (mode == "bzlmod")
+    if mode == "bzlmod":
+        assert "common --override_module=protobuf=%workspace%/../oracle-gate/third_party/bzlmod/protobuf" in bazelrc
+        assert 'local_path_override(module_name = "oracle_gate", path = "../oracle-gate")' in repo.read(control).decode()
+    else:
+        workspace = repo.read(control).decode()
+        assert 'register_toolchains("@oracle_gate//tools/bazel/toolchains:python_toolchain")' in workspace
+        for name in ("rules_cc", "remote_coverage_tools", "rules_java"):
+            assert f'local_repository(name = "{name}"' in workspace
+    assert "/bazel-*" in repo.read(".gitignore").decode()
+    assert "/oracles/** -text -eol -ident -filter -working-tree-encoding" in repo.read(".gitattributes").decode()
+
+
+def test_stand_ins_a_workspace_declares_already_are_not_declared_again(tmp_path):
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE", 'local_repository(name = "rules_cc", path = "vendor/cc")\n')
+    init(str(repo.path), setup("workspace"), [], [])
+    assert repo.read("WORKSPACE").decode().count('name = "rules_cc"') == 1
+
+
+def test_a_module_that_depends_on_rules_python_keeps_its_own(tmp_path):
+    repo = bazel_repo(tmp_path / "shop", "MODULE.bazel", 'module(name = "shop")\nbazel_dep(name = "rules_python", version = "0.31.0")\n')
+    init(str(repo.path), setup("bzlmod", 7), [], [])
     module = repo.read("MODULE.bazel").decode()
-    assert module.startswith('module(name = "shop")\n\n' + BEGIN)
-    assert 'local_path_override(module_name = "oracle_gate", path = "/opt/oracle-gate")' in module
-    assert "production_packages = []" in repo.read("oracles/policy.toml").decode()
+    assert module.count('bazel_dep(name = "rules_python"') == 1 and module.index(BEGIN) < module.index(END)
 
 
-def test_existing_oracle_files_are_kept(tmp_path):
-    repo = bazel_repo(tmp_path / "shop", "WORKSPACE", "")
-    repo.write("oracles/policy.toml", "# mine\n")
-    result = init(str(repo.path), "/g", ["shop"], [])
-    assert "oracles/policy.toml" in result.kept and repo.read("oracles/policy.toml") == b"# mine\n"
+def test_blocks_go_between_markers_after_what_the_files_hold(tmp_path):
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE")
+    repo.write(".gitignore", "*.pyc")
+    init(str(repo.path), setup("workspace"), [], [])
+    assert repo.read(".gitignore").decode().startswith("*.pyc\n\n" + BEGIN)
+
+
+def test_the_default_policy_protects_the_agent_instruction_files_and_is_valid(tmp_path):
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE")
+    init(str(repo.path), setup("workspace"), ["shop"], [])
+    policy = repo.read("oracles/policy.toml").decode()
+    for path in AGENT_INSTRUCTIONS:
+        assert f'"{path}",' in policy
+    assert set(AGENT_INSTRUCTIONS) <= set(parse_policy(policy.encode()).protected)
+
+
+@pytest.mark.parametrize("files, asked, major, mode", [
+    ({"MODULE.bazel": ""}, None, 4, "bzlmod"), ({"WORKSPACE.bazel": ""}, None, 7, "workspace"),
+    ({}, None, 7, "bzlmod"), ({}, None, 4, "workspace"), ({}, "workspace", 7, "workspace"),
+])
+def test_the_mode_follows_the_repository_then_the_flag_then_the_bazel(tmp_path, files, asked, major, mode):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert choose_mode(str(tmp_path), asked, major) == mode
+
+
+def test_a_mode_that_contradicts_the_repository_is_exit_1(tmp_path):
+    (tmp_path / "WORKSPACE").write_text("")
+    with pytest.raises(UsageError, match="already uses Bazel in workspace mode"):
+        choose_mode(str(tmp_path), "bzlmod", 7)
+
+
+def test_the_gate_path_is_relative_to_the_repository(tmp_path):
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "oracle-gate").mkdir()
+    assert gate_path_for(str(tmp_path / "shop"), str(tmp_path / "oracle-gate"), None) == "../oracle-gate"
+    assert gate_path_for(str(tmp_path / "shop"), "/x", "third_party/oracle-gate") == "third_party/oracle-gate"
+    with pytest.raises(UsageError, match="relative to the repository"):
+        gate_path_for(str(tmp_path / "shop"), "/x", "/opt/oracle-gate")
 
 
 @pytest.mark.parametrize(("packages", "deps", "message"), [
-    ([], [], "has no MODULE.bazel or WORKSPACE"),
     (["not-a-package"], [], "is not a Python package name"),
     ([], ['//shop"'], "is not a label"),
 ])
 def test_bad_input_is_exit_1(tmp_path, packages, deps, message):
     repo = GitRepo(tmp_path / "plain")
-    if packages or deps:
-        repo.write("WORKSPACE", "")
     with pytest.raises(UsageError, match=message):
-        init(str(repo.path), "/g", packages, deps)
+        init(str(repo.path), setup("workspace"), packages, deps)

@@ -1,0 +1,182 @@
+"""What `init` writes (init.py): the texts of its files and blocks, each a function of the
+repository's `Setup`. docs/ci.md, "What init writes", explains every line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class Setup:
+    """How the repository uses Bazel, as `init` writes for it.
+
+    Attributes:
+        mode: "workspace" or "bzlmod".
+        bazel_major: the major version of the Bazel that runs it (4 or 7; 8 and later as 7), which
+            decides the `.bazelrc` flags (Bazel 4.2 knows no `common --enable_workspace`).
+        gate_path: the oracle-gate checkout as the dependency names it: relative to the repository
+            (`../oracle-gate`), or what `--gate-path` gave.
+        debian_rules: Debian's packaged rule sets are installed (`DEBIAN_RULES`): the offline
+            stand-ins point at them.
+    """
+
+    mode: str
+    bazel_major: int
+    gate_path: str
+    debian_rules: bool
+
+
+MODULE_VERSION = "0.4.0"
+RULES_PYTHON_VERSION = "0.22.1"
+
+# Files coding agents read as instructions (their own documentation names them): an agent that
+# may rewrite them can tell the next agent run what to do, so a human reviews every change to them.
+AGENT_INSTRUCTIONS = ("AGENTS.md", "CLAUDE.md", ".claude/**", ".codex/**", ".cursor/**",
+                      ".github/copilot-instructions.md")
+
+POLICY = """schema = 1
+# The label a human puts on a pull request that may change the protected paths.
+label = "oracle-change"
+# Paths a change may touch only under the label. Always protected, whatever this list says:
+# oracles/**, .gitattributes, .gitmodules, and what Bazel or its launcher reads before any sandbox
+# exists: tools/bazel, .bazelversion, .bazeliskrc, .bazelrc, user.bazelrc, WORKSPACE,
+# WORKSPACE.bazel, WORKSPACE.bzlmod, MODULE.bazel, MODULE.bazel.lock, REPO.bazel, .bazelignore, and
+# the files and folders those name (rc imports, loaded .bzl files, local repositories).
+# The CI definitions run the gate; the agent instruction files ({agents}) tell the next
+# coding agent what to do, so an agent that rewrites them steers the agents after it.
+protected = [
+    "oracles/**",
+    "BUILD.bazel",
+    ".github/**",
+    ".gitlab-ci.yml",
+{agent_lines}
+]
+# Top-level Python packages an oracle row's entry may name.
+production_packages = [{packages}]
+"""
+
+BUILD = """load("@oracle_gate//tools/bazel:oracle.bzl", "oracle_suites")
+
+# One suite and one oracle test per oracle file (docs: "Many oracle files"); a file's own blobs go
+# under blobs/<file name>/. Add the production py_library targets the rows' entries live in.
+oracle_suites(
+    name = "oracle_tests",
+    srcs = glob(["*.toml"], exclude = ["policy.toml"]),
+    blobs = glob(["blobs/**"]),
+    policy = "policy.toml",
+    deps = [{deps}],
+)
+
+exports_files(["policy.toml", "MANIFEST.sha256"])
+"""
+
+EXAMPLE = """# An example oracle row. Copy it into oracles/NAME.toml (with `schema = 1` on top), write its
+# blob, run `oracle_gate pin --write` (it adds the blob_sha256 line), and commit under the label.
+#
+# schema = 1
+#
+# [[invariant]]
+# id = "total_is_never_negative"
+# entry = "shop.prices:total_cents"      # package.module:function of a production package
+# kind = "bound"                          # bound, idempotent or exact_table
+# min = 0
+# max = 100_000_000                     # cents
+# blob = "oracles/blobs/NAME/carts.json"  # a JSON array of samples: the keyword arguments
+# seed = 1
+"""
+
+GITIGNORE = """# Bazel's output links: a plain `bazel test` makes them, and `check` judges a clean work tree.
+/bazel-*
+"""
+
+GITATTRIBUTES = """# Everything under oracles/ is pinned by sha256: git writes the committed bytes in every checkout.
+/oracles/** -text -eol -ident -filter -working-tree-encoding
+"""
+
+# Offline stand-ins for the repositories Bazel 4.2's built-in WORKSPACE suffix downloads even for
+# a Python-only build: (name, path relative to the gate, or absolute).
+WORKSPACE_STAND_INS = (("rules_cc", "{gate}/third_party/rules_cc"),
+                       ("remote_coverage_tools", "{gate}/third_party/coverage_tools"),
+                       ("rules_java", "/usr/share/bazel/rules/java"))
+# Bazel 7 in WORKSPACE mode: Debian's packaged rule sets for what its WORKSPACE suffix downloads.
+BAZEL7_WORKSPACE_OVERRIDES = (("bazel_skylib", "/usr/share/bazel/tools/skylib"),
+                              ("platforms", "/usr/share/bazel/tools/platforms"),
+                              ("rules_cc", "/usr/share/bazel/rules/cc"),
+                              ("rules_python", "/usr/share/bazel/rules/python"),
+                              ("rules_license", "/usr/share/bazel/rules/license"))
+# Bazel 7 with bzlmod: the modules @bazel_tools declares that Debian does not package (Debian's
+# /etc/bazel/bazelrc overrides the ones it packages).
+BZLMOD_STAND_INS = ("protobuf", "zlib", "buildozer", "apple_support")
+
+
+def repository_name(folder: str) -> str:
+    """A module or workspace name from a folder name: lower case, `[a-z0-9_]`, starting with a
+    letter (Bazel's rule for module names, which also suits `workspace(name = ...)`)."""
+    name = re.sub(r"[^a-z0-9_]", "_", folder.lower())
+    return name if name[:1].isalpha() else f"repo_{name}"
+
+
+def policy(packages: Sequence[str]) -> str:
+    """oracles/policy.toml with `packages` as the production packages."""
+    return POLICY.format(agents=", ".join(AGENT_INSTRUCTIONS),
+                         agent_lines="\n".join(f'    "{p}",' for p in AGENT_INSTRUCTIONS),
+                         packages=", ".join(f'"{p}"' for p in packages))
+
+
+def oracles_build(deps: Sequence[str]) -> str:
+    """oracles/BUILD.bazel with `deps` as the production py_library labels."""
+    return BUILD.format(deps=", ".join(f'"{d}"' for d in deps))
+
+
+def _declares(existing: str, name: str) -> bool:
+    return re.search(rf"\bname\s*=\s*[\"']{re.escape(name)}[\"']", existing) is not None
+
+
+def workspace_lines(setup: Setup, existing: str) -> str:
+    """The WORKSPACE block: oracle-gate, the stand-ins `existing` does not declare yet, the Python
+    rules and the system Python toolchain."""
+    lines = [f'local_repository(name = "oracle_gate", path = "{setup.gate_path}")', ""]
+    stand_ins = [(n, p.format(gate=setup.gate_path)) for n, p in WORKSPACE_STAND_INS if not _declares(existing, n)]
+    if stand_ins:
+        lines.append("# Offline stand-ins for repositories Bazel's own WORKSPACE suffix would download.")
+        lines += [f'local_repository(name = "{n}", path = "{p}")' for n, p in stand_ins]
+        lines.append("")
+    lines += ['load("@oracle_gate//tools/bazel:workspace.bzl", "python_rules")', "", "python_rules()", "",
+              "# The system Python 3 for every py_binary and py_test (Bazel 4.2 has no other).",
+              'register_toolchains("@oracle_gate//tools/bazel/toolchains:python_toolchain")']
+    return "\n".join(lines) + "\n"
+
+
+def module_lines(setup: Setup, existing: str) -> str:
+    """The MODULE.bazel block: rules_python (unless `existing` depends on it) and oracle-gate, by a
+    path relative to the repository."""
+    rules_python = "" if _declares(existing, "rules_python") else \
+        f'bazel_dep(name = "rules_python", version = "{RULES_PYTHON_VERSION}")\n'
+    return (rules_python +
+            f'bazel_dep(name = "oracle_gate", version = "{MODULE_VERSION}")\n'
+            f'local_path_override(module_name = "oracle_gate", path = "{setup.gate_path}")\n')
+
+
+def bazelrc_lines(setup: Setup) -> str:
+    """The .bazelrc block: the flags every mode needs, then those of the mode on Bazel 7 and later,
+    then the offline stand-ins when Debian's packaged rule sets are installed."""
+    lines = ["# Debian's /etc/bazel/bazelrc turns sandbox debugging on: it buries the real error.",
+             "build --nosandbox_debug",
+             "# Actions see a fixed PATH and no client environment.",
+             "build --incompatible_strict_action_env",
+             "test --test_output=errors"]
+    if setup.bazel_major >= 7 and setup.mode == "bzlmod":
+        lines += ["# Bazel 8's defaults: no WORKSPACE (its suffix would download rules_cc), no lock file (it",
+                  "# records the overrides' paths and would be one more protected file to review).",
+                  "common --enable_bzlmod", "common --noenable_workspace", "common --lockfile_mode=off"]
+        if setup.debian_rules:
+            lines.append("# Offline: stand-ins for the modules @bazel_tools declares that Debian does not package.")
+            lines += [f"common --override_module={m}=%workspace%/{setup.gate_path}/third_party/bzlmod/{m}"
+                      for m in BZLMOD_STAND_INS]
+    elif setup.bazel_major >= 7:
+        lines += ["common --enable_bzlmod=false", "common --enable_workspace"]
+        if setup.debian_rules:
+            lines.append("# Offline: Debian's packaged rule sets for what Bazel's WORKSPACE suffix downloads.")
+            lines += [f"common --override_repository={n}={p}" for n, p in BAZEL7_WORKSPACE_OVERRIDES]
+    return "\n".join(lines) + "\n"
