@@ -190,6 +190,23 @@ for wheel in sorted((out / "download").glob("*.whl")):
   touch "$stamp"
 }
 
+# The modules @bazel_tools declares that Debian does not package (protobuf, zlib, buildozer,
+# apple_support): this checkout's stand-ins (third_party/bzlmod), copied into the root and named in
+# its system rc file /etc/bazel.bazelrc (which Debian's /etc/bazel/bazelrc imports), so a repository
+# that uses the gate needs no line of this machine in its own .bazelrc. Refreshed on every call.
+STAND_INS=/usr/local/share/oracle-gate/bzlmod
+prepare_stand_ins() {
+  local source="$here/../../third_party/bzlmod" name rc=""
+  rm -rf --one-file-system "$root$STAND_INS"
+  mkdir -p "$root$STAND_INS"
+  cp -R "$source"/. "$root$STAND_INS/"
+  for name in $(ls "$source"); do
+    [ -f "$source/$name/MODULE.bazel" ] && rc+="common --override_module=$name=$STAND_INS/$name"$'\n'
+  done
+  printf '# Written by oracle-gate tools/bazel7/bazel7.sh: offline stand-ins for modules Debian does not package.\n%s' \
+    "$rc" > "$root/etc/bazel.bazelrc"
+}
+
 # Whether every wheel of rules_python_wheels.txt is unpacked (its package folder has __init__.py).
 wheels_present() {
   local name
@@ -254,6 +271,7 @@ if ! why=$(verify_root); then
 fi
 work_dir=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 prepare_wheels
+prepare_stand_ins
 if ! wheels_present; then
   echo "bazel7: the rules_python wheels are missing from $root$WHEELS after unpacking" >&2
   exit 1

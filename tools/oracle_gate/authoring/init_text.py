@@ -105,9 +105,6 @@ BAZEL7_WORKSPACE_OVERRIDES = (("bazel_skylib", "/usr/share/bazel/tools/skylib"),
                               ("rules_cc", "/usr/share/bazel/rules/cc"),
                               ("rules_python", "/usr/share/bazel/rules/python"),
                               ("rules_license", "/usr/share/bazel/rules/license"))
-# Bazel 7 with bzlmod: the modules @bazel_tools declares that Debian does not package (Debian's
-# /etc/bazel/bazelrc overrides the ones it packages).
-BZLMOD_STAND_INS = ("protobuf", "zlib", "buildozer", "apple_support")
 
 
 def repository_name(folder: str) -> str:
@@ -170,10 +167,6 @@ def bazelrc_lines(setup: Setup) -> str:
         lines += ["# Bazel 8's defaults: no WORKSPACE (its suffix would download rules_cc), no lock file (it",
                   "# records the overrides' paths and would be one more protected file to review).",
                   "common --enable_bzlmod", "common --noenable_workspace", "common --lockfile_mode=off"]
-        if setup.debian_rules:
-            lines.append("# Offline: stand-ins for the modules @bazel_tools declares that Debian does not package.")
-            lines += [f"common --override_module={m}=%workspace%/{setup.gate_path}/third_party/bzlmod/{m}"
-                      for m in BZLMOD_STAND_INS]
     elif setup.bazel_major >= 7:
         lines += ["common --enable_bzlmod=false", "common --enable_workspace"]
         if setup.debian_rules:

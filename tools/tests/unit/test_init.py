@@ -79,7 +79,7 @@ def test_a_repository_with_neither_file_gets_one_and_no_absolute_path_of_this_ma
     assert ("common --enable_workspace" in bazelrc) == (mode == "workspace" and major >= 7)
     assert ("common --noenable_workspace" in bazelrc) == (mode == "bzlmod")
     if mode == "bzlmod":
-        assert "common --override_module=protobuf=%workspace%/../oracle-gate/third_party/bzlmod/protobuf" in bazelrc
+        assert "--override_module" not in bazelrc  # the machine's Bazel gives the stand-ins (bazel7.sh)
         assert 'local_path_override(module_name = "oracle_gate", path = "../oracle-gate")' in repo.read(control).decode()
     else:
         workspace = repo.read(control).decode()
