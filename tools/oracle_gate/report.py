@@ -1,6 +1,8 @@
 """`check`'s report in every format: text, JSON, GitHub workflow commands, a Markdown summary for a
-pull-request comment or `$GITHUB_STEP_SUMMARY`, and JUnit XML of the gate's own checks (docs/ci.md,
-"Reports for CI"); and `id_table`, the per-id table of `check`, `clean-run` and `compare`.
+pull-request comment or `$GITHUB_STEP_SUMMARY`, and JUnit XML of the gate's own checks and of each
+invariant id (docs/ci.md, "Reports for CI"); `id_table`, the per-id table of `check`, `clean-run`
+and `compare`; and `failing_blocks`, the failing samples of each failed id that every format shows
+(docs/oracles.md, "When a row fails").
 
 Every value that comes from the change (paths, ids, messages) is escaped for the format it lands
 in, so none can break or add a line, a workflow command, a table cell or an XML element.
@@ -15,8 +17,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 
 from tools.oracle_gate.check import NOT_RUN, Report
-from tools.oracle_gate.errors import Violation
-from tools.oracle_gate.runs.results import Observed, short_digest
+from tools.oracle_gate.errors import NO_OUTCOME, Violation
+from tools.oracle_gate.runs.results import EXECUTED, FAILED, PASSED, Observed, short_digest
+from tools.oracle_gate.spec.judgement import FailingSamples
 from tools.oracle_gate.suite.spec_changes import report_lines
 from tools.oracle_gate.text import columns, runner_safe_json, visible
 
@@ -85,6 +88,7 @@ def render_text(report: Report) -> str:
     if report.invariants:
         lines.append("per-id outcomes (observation digest):")
         lines.extend(_outcome_table(report))
+    lines.extend(failing_lines(failing_blocks(report)))
     if report.spec_changes:
         lines.append(f"spec changes (merge base -> HEAD): {len(report.spec_changes)} row(s)")
         lines.extend(report_lines(report.spec_changes))
@@ -100,6 +104,44 @@ def render_text(report: Report) -> str:
     lines.append("gate ok (exit 0)" if code == 0 else f"gate FAILED (exit {code})")
     # Each line is one line: whatever the repository, results or environment put into it is escaped.
     return "\n".join(visible(line) for line in lines)
+
+
+FAILING_HEADER = "failing samples (indexes count from 0):"
+
+
+def failing_lines(blocks: Iterable[tuple[str, FailingSamples]], indent: str = "") -> list[str]:
+    """The text lines of failing samples: FAILING_HEADER, then per (heading, samples) block
+    `<heading>: N failing sample(s)` and the samples' lines (`FailingSamples.lines`) below it;
+    [] for no block. Not escaped: pass each line through `text.visible`. Raises nothing."""
+    out: list[str] = []
+    for heading, failing in blocks:
+        out.append(f"{indent}  {heading}: {failing.count} failing sample(s)")
+        out.extend(f"{indent}    {line}" for line in failing.lines())
+    return [indent + FAILING_HEADER, *out] if out else []
+
+
+def observed_failing(observed: dict[str, Observed]) -> list[tuple[str, FailingSamples]]:
+    """(id, failing samples) for each id of an id -> Observed map that failed with failing samples
+    recorded, in id order (the blocks of `failing_lines` for `clean-run` and `compare`)."""
+    return [(ident, observed[ident].failing) for ident in sorted(observed)
+            if observed[ident].outcome == FAILED and observed[ident].failing.count]
+
+
+def failing_blocks(report: Report) -> list[tuple[str, FailingSamples]]:
+    """(heading, failing samples) for each id of `report` whose outcome failed with failing samples
+    recorded: the id for the workspace run (or the given results), `<id> (clean run)` for the clean
+    run where its failing samples differ from the workspace run's. In id order; raises nothing.
+    The headings and the samples' lines are not escaped: each format escapes them."""
+    out: list[tuple[str, FailingSamples]] = []
+    clean = report.clean_observed or {}
+    for ident in sorted(set(report.invariants) | set(report.observed) | set(clean)):
+        mine, theirs = report.observed.get(ident), clean.get(ident)
+        if mine is not None and mine.outcome == FAILED and mine.failing.count:
+            out.append((ident, mine.failing))
+        if theirs is not None and theirs.outcome == FAILED and theirs.failing.count and (
+                mine is None or theirs.failing != mine.failing):
+            out.append((f"{ident} (clean run)", theirs.failing))
+    return out
 
 
 def _outcome_table(report: Report) -> list[str]:
@@ -155,10 +197,14 @@ def render_json(report: Report) -> str:
 
 
 def _observation_json(found: Observed | None) -> dict[str, object] | None:
+    """One id's observation in `--format json`: outcome, digests, source, the failure's message,
+    and the failing samples (`failing_count` in all; `failing_samples`, the first ones, each
+    `FailingSample.to_json`: index, generated, salt, inputs, result, expected, message)."""
     if found is None:
         return None
     return {"outcome": found.outcome, "observation_sha256": found.digest, "sample_sha256": list(found.samples),
-            "source": found.source}
+            "source": found.source, "message": found.message, "failing_count": found.failing.count,
+            "failing_samples": [sample.to_json() for sample in found.failing.shown]}
 
 
 def _command_data(text: str) -> str:
@@ -205,8 +251,9 @@ def _file_of(report: Report, violation: Violation) -> str:
 def render_github(report: Report, text: str, repo: str) -> str:
     """The text report `text` (`render_text(report)`), then one `::error` workflow command per
     violation of `report` with its file and, for a row of an oracle file under the work tree's root
-    `repo`, the row's line (`id_line`); a last `::notice` or `::error` with the verdict. No
-    trailing newline; raises nothing."""
+    `repo`, the row's line (`id_line`); a failed row's annotation also holds its failing samples
+    (one escaped line each, joined by `%0A`, which the runner shows as line breaks); a last
+    `::notice` or `::error` with the verdict. No trailing newline; raises nothing."""
     lines = [text]
     for violation in report.violations:
         path = _file_of(report, violation)
@@ -216,7 +263,11 @@ def render_github(report: Report, text: str, repo: str) -> str:
             line = id_line(repo, path, violation.id)
             if line is not None:
                 props.insert(1, f"line={line}")
-        lines.append(f"::error {','.join(props)}::{_command_data(violation.line())}")
+        # A failed row's annotation also shows its failing samples, one escaped line each.
+        found = report.observed.get(violation.id) if violation.id and violation.code == NO_OUTCOME else None
+        extra = found.failing.lines() if found is not None and found.outcome == FAILED else []
+        message = "%0A".join(_command_data(item) for item in (violation.line(), *extra))
+        lines.append(f"::error {','.join(props)}::{message}")
     verdict = "gate ok (exit 0)" if report.exit_code == 0 else f"gate FAILED (exit {report.exit_code})"
     lines.append(f"::{'notice' if report.exit_code == 0 else 'error'} title=oracle-gate::{_command_data(verdict)}")
     return "\n".join(lines)
@@ -253,11 +304,12 @@ def render_markdown(report: Report) -> str:
                 row += (f" {_cell(clean.get(ident, 'missing'))} | "
                         f"{short_digest((report.clean_observed or {}).get(ident))} |")
             out.append(row)
+    out.extend(_markdown_failing(report))
     if report.clean_sealed_by is not None:
         out += ["", f"Clean run sealed by: {_cell(report.clean_sealed_by or 'nothing beyond Bazel sandboxing')}"]
     if report.spec_changes:
         out += ["", "### Spec changes (merge base -> HEAD)", "", "```"]
-        out.extend(visible(line).replace("```", "'''") for line in report_lines(report.spec_changes))
+        out.extend(_fenced(line) for line in report_lines(report.spec_changes))
         out.append("```")
     if report.violations:
         out += ["", "### Violations", ""]
@@ -268,10 +320,37 @@ def render_markdown(report: Report) -> str:
     return "\n".join(out)
 
 
+def _fenced(line: str) -> str:
+    """A line inside a fenced code block: escaped (`text.visible`), with no ``` to end the block."""
+    return visible(line).replace("```", "'''")
+
+
+def _markdown_failing(report: Report) -> list[str]:
+    """The Markdown section of the failing samples (`failing_blocks`), or [] when there are none."""
+    blocks = failing_blocks(report)
+    if not blocks:
+        return []
+    out = ["", "### Failing samples (indexes count from 0)"]
+    for heading, failing in blocks:
+        out += ["", f"{_cell(heading)}: {failing.count} failing sample(s)", "", "```"]
+        out.extend(_fenced(line) for line in failing.lines())
+        out.append("```")
+    return out
+
+
+# The classname of the per-id testcases of `junit_xml`.
+INVARIANT_CLASS = "oracle_gate.invariants"
+
+
 def junit_xml(report: Report) -> bytes:
-    """JUnit XML of the gate's own checks, UTF-8 with an XML declaration and a trailing newline: one
-    testcase per check of `report` (`oracle-gate.<check>`), failed with every violation's line
-    when the check failed. Raises nothing."""
+    """JUnit XML of `report` (a `check.Report`), UTF-8 with an XML declaration and a trailing newline.
+
+    Two testsuites: `oracle-gate`, one testcase per check of the gate (`classname="oracle-gate"`,
+    named after the check), failed with every violation's line when the check failed; and, when
+    the report names invariant ids, `oracle_gate.invariants`, one testcase per id (`invariant_case`).
+    Every text is escaped (`text.visible`), so ids, messages and inputs from the change cannot
+    break the XML or add a line. Raises nothing.
+    """
     root = ET.Element("testsuites")
     failures = sum(1 for c in report.checks if not c.ok)
     suite = ET.SubElement(root, "testsuite", name="oracle-gate", tests=str(len(report.checks)),
@@ -279,10 +358,81 @@ def junit_xml(report: Report) -> bytes:
     for check in report.checks:
         case = ET.SubElement(suite, "testcase", classname="oracle-gate", name=visible(check.name))
         if not check.ok:
-            lines = [v.line() for v in check.violations]
+            lines = [visible(v.line()) for v in check.violations]
             failure = ET.SubElement(case, "failure", message=visible(check.detail))
             failure.text = "\n".join(lines)
         else:
             ET.SubElement(case, "system-out").text = visible(check.detail)
+    ids = _junit_ids(report)
+    if ids:
+        cases = [invariant_case(report, ident) for ident in ids]
+        node = ET.SubElement(root, "testsuite", name=INVARIANT_CLASS, tests=str(len(cases)),
+                             failures=str(sum(1 for c in cases if c.find("failure") is not None)),
+                             errors=str(sum(1 for c in cases if c.find("error") is not None)))
+        node.extend(cases)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
+
+
+def _junit_ids(report: Report) -> list[str]:
+    """The ids of the per-id testcases: those that needed an outcome and those the clean run
+    reported; when the outcomes were not run, the ids of the rows the report names."""
+    ids = set(report.invariants) | set(report.clean_outcomes or {})
+    if not ids and any(c.detail == NOT_RUN for c in report.checks):
+        ids = set(report.sources)
+    return sorted(ids)
+
+
+def invariant_case(report: Report, ident: str) -> ET.Element:
+    """The JUnit testcase of one invariant id of `report`: `classname` INVARIANT_CLASS, named by the id.
+
+    Properties: `outcome` (passed, failed, error, skipped or missing), `observation_sha256`, the
+    oracle file (`oracle_file`) when known, and with a clean run `clean_outcome` and
+    `clean_observation_sha256`; `system-out` repeats the digests. It passes when the id passed (in
+    both runs, with the same digest, when there was a clean run); it has a `failure` when the
+    invariant failed (its message the first failing sample, its text the failing samples'
+    lines) or the runs disagree, and an `error` when it has no executed outcome. Raises nothing.
+    """
+    found = report.observed.get(ident)
+    clean = (report.clean_observed or {}).get(ident) if report.clean_outcomes is not None else None
+    case = ET.Element("testcase", classname=INVARIANT_CLASS, name=visible(ident))
+    props = {"outcome": found.outcome if found is not None else "missing",
+             "observation_sha256": found.digest if found is not None else ""}
+    if ident in report.sources:
+        props["oracle_file"] = report.sources[ident]
+    if report.clean_outcomes is not None:
+        props["clean_outcome"] = clean.outcome if clean is not None else "missing"
+        props["clean_observation_sha256"] = clean.digest if clean is not None else ""
+    node = ET.SubElement(case, "properties")
+    for name, value in props.items():
+        ET.SubElement(node, "property", name=name, value=visible(value))
+    problem = _case_problem(report, found, clean)
+    if problem is not None:
+        tag, message, lines = problem
+        element = ET.SubElement(case, tag, message=visible(message))
+        element.text = "\n".join(visible(line) for line in lines) or None
+    ET.SubElement(case, "system-out").text = " ".join(
+        f"{name}={visible(props[name])}" for name in ("observation_sha256", "clean_observation_sha256") if name in props)
+    return case
+
+
+def _case_problem(report: Report, found: Observed | None,
+                  clean: Observed | None) -> tuple[str, str, list[str]] | None:
+    """(element, message, text lines) of a per-id testcase that did not pass, or None when it passed."""
+    if found is None:
+        why = "not run" if any(c.detail == NOT_RUN for c in report.checks) else "the oracle test did not report it"
+        return "error", f"no outcome: {why}", []
+    if found.outcome not in EXECUTED:
+        return "error", f"{found.outcome}, not executed; that is not coverage", []
+    if found.outcome == FAILED:
+        return "failure", found.message or "failed", found.failing.lines()
+    if report.clean_outcomes is None:
+        return None
+    if clean is None or clean.outcome != PASSED:
+        outcome = clean.outcome if clean is not None else "missing"
+        lines = clean.failing.lines() if clean is not None and clean.outcome == FAILED else []
+        message = f"clean run: {outcome}" + (f": {clean.message}" if clean is not None and clean.message else "")
+        return "failure", message, lines
+    if found.digest and clean.digest and found.digest != clean.digest:
+        return "failure", "the clean run's observation digest differs from the workspace run's", []
+    return None

@@ -12,10 +12,13 @@ observations the caller action wrote, parses each reply with the strict JSON rul
 
 It writes one JUnit `testcase` per invariant, named `invariant[<id>]`, to `$XML_OUTPUT_FILE`, with
 the properties `observation_sha256` (the row's observation digest), `sample_sha256` (the digest of
-each sample's observation, space-separated, 16 hex digits each) and `salt`. The observation digest
-is the sha256 of the canonical JSON (`canonical`) of the row's `results` list as the caller returned
-it, or of `{"error": reason}` when the row has none. Exit code 0 when every invariant holds, else 1.
-The contract: docs/design.md sections 8 and 9.
+each sample's observation, space-separated, 16 hex digits each) and `salt`; a failed one also has
+`failing_samples` (`FailingSamples.to_text`: the first MAX_SHOWN failing samples with their index,
+inputs, result, expected value and message, and how many failed) and a `failure` whose message is
+the first failing sample's line and whose text shows them all. The observation digest is the sha256
+of the canonical JSON (`canonical`) of the row's `results` list as the caller returned it, or of
+`{"error": reason}` when the row has none; no message is part of it. Exit code 0 when every
+invariant holds, else 1. The contract: docs/design.md sections 5, 8 and 9.
 """
 
 import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
@@ -27,7 +30,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tools.oracle_gate.spec.judgement import MAX_REASONS, Judgement, judge_all
+from tools.oracle_gate.spec.judgement import MAX_MESSAGE_CHARS, Judgement, judge_all
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 
 MAX_LOG_ECHO_BYTES = 256 << 10
@@ -45,7 +48,18 @@ def xml_text(text: str) -> str:
 
 
 def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
-    """Renders judgements as JUnit XML: one `invariant[<id>]` testcase each, with digest properties."""
+    """Renders judgements as JUnit XML, UTF-8 with a declaration and a trailing newline.
+
+    Args:
+        judged: the judgements (`judge_all`), one `invariant[<id>]` testcase each, in that order.
+        salt: the run's salt, the `salt` property of every testcase.
+        suite: the testsuite's name.
+
+    Every testcase has the properties `observation_sha256`, `sample_sha256` and `salt`; a failed one
+    also `failing_samples` (when samples failed) and a `failure` element: its message the first
+    reason (cut at MAX_MESSAGE_CHARS), its text `Judgement.failure_lines`. Every character XML 1.0
+    does not allow is shown as an escape (`xml_text`). Raises nothing.
+    """
     root = ET.Element("testsuites")
     failures = sum(1 for j in judged if not j.ok)
     node = ET.SubElement(root, "testsuite", name=suite, tests=str(len(judged)), failures=str(failures), errors="0")
@@ -54,10 +68,13 @@ def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
         props = ET.SubElement(case, "properties")
         ET.SubElement(props, "property", name="observation_sha256", value=item.digest)
         ET.SubElement(props, "property", name="sample_sha256", value=" ".join(item.sample_digests))
-        ET.SubElement(props, "property", name="salt", value=salt)
+        ET.SubElement(props, "property", name="salt", value=xml_text(salt))
+        if item.failing.count:
+            ET.SubElement(props, "property", name="failing_samples", value=item.failing.to_text())
         if not item.ok:
-            failure = ET.SubElement(case, "failure", message=xml_text(item.reasons[0][:500]) if item.reasons else "failed")
-            failure.text = "\n".join(xml_text(r) for r in item.reasons[:MAX_REASONS])
+            message = xml_text(item.reasons[0][:MAX_MESSAGE_CHARS]) if item.reasons else "failed"
+            failure = ET.SubElement(case, "failure", message=message)
+            failure.text = "\n".join(xml_text(line) for line in item.failure_lines())
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
 
@@ -93,8 +110,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
         print(f"judge: {note}")
     for item in judged:
         print(f"{'passed' if item.ok else 'FAILED'} {item.id} observation_sha256={item.digest}")
-        for reason in item.reasons[:MAX_REASONS]:
-            print(f"    {reason}")
+        for line in item.failure_lines():
+            print(f"    {line}")
     if salt:
         print(f"salt: {salt} (replay with `check --salt {salt}`)")
     xml_path = environ.get("XML_OUTPUT_FILE")

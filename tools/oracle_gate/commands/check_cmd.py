@@ -63,7 +63,8 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="report format: text (default), json, github (the text plus workflow-command "
                              "annotations per violation), markdown (for a pull-request comment or $GITHUB_STEP_SUMMARY)")
-    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report of the gate's own checks to FILE")
+    parser.add_argument("--junit", metavar="FILE",
+                        help="also write a JUnit XML report to FILE: one testcase per gate check and one per invariant id")
     parser.add_argument("--markdown", metavar="FILE",
                         help="also append the markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)")
     parser.add_argument("--clean", action="store_true",

@@ -18,7 +18,7 @@ from tools.oracle_gate.git.gitio import default_base, refuse_grafts, resolve_com
 from tools.oracle_gate.git.objects import Trust
 from tools.oracle_gate.approval.change import approve_change
 from tools.oracle_gate.approval.labels import collect_labels
-from tools.oracle_gate.report import id_table
+from tools.oracle_gate.report import failing_lines, id_table, observed_failing
 from tools.oracle_gate.runs.results import short_digest, to_junit
 from tools.oracle_gate.text import visible
 
@@ -91,6 +91,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     for line in id_table([(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],
                          (9,), ids=run_result.observed, min_width=2, indent="  "):
         print(line)
+    for line in failing_lines(observed_failing(observed)):
+        print(visible(line))
     for label, status in run_result.harness_failures().items():
         print(visible(f"  harness target {label}: {status}"))
     print(visible(f"wrote {out} ({len(run_result.observed)} id(s))"))

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, exit_codes_help
-from tools.oracle_gate.runs.results import differences, load_observed
-from tools.oracle_gate.report import id_table
+from tools.oracle_gate.runs.results import FAILED, differences, load_observed
+from tools.oracle_gate.report import failing_lines, id_table
 from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:
@@ -63,5 +63,10 @@ def run(args: argparse.Namespace, context: Context) -> int:
     header = ("id", "A", "B", "why (result file of each side)")
     for line in id_table(rows, (8, 8), header=header, min_width=len("id")):
         print(line)
+    # The failing samples of each side that failed where the runs disagree (never compared).
+    blocks = [(f"{d.id} ({side})", found.failing) for d in diff for side, found in (("A", a.get(d.id)), ("B", b.get(d.id)))
+              if found is not None and found.outcome == FAILED and found.failing.count]
+    for line in failing_lines(blocks):
+        print(visible(line))
     print(f"[{errors.RUNS_DISAGREE}] runs disagree on {len(diff)} id(s): A={visible(args.a)} B={visible(args.b)}")
     return errors.RUNS_DISAGREE

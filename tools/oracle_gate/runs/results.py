@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.spec.judgement import MAX_MESSAGE_CHARS, FailingSamples
 from tools.oracle_gate.spec.schema import ID_PATTERN
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
@@ -73,6 +74,9 @@ class Observed:
         source: the result file it was read from.
         message: the `message` of the testcase's failure or error element (the judge puts the first
             failing sample there), or "".
+        failing: the failing samples of a failed outcome, from the judge's `failing_samples`
+            property (empty when the file has none, or one that does not parse). Never compared:
+            two runs agree or disagree on outcomes and digests alone.
     """
 
     outcome: str
@@ -80,6 +84,7 @@ class Observed:
     samples: tuple[str, ...] = ()
     source: str = ""
     message: str = ""
+    failing: FailingSamples = FailingSamples()
 
 
 def short_digest(found: Observed | None) -> str:
@@ -155,9 +160,11 @@ def read_result(data: bytes, source: str) -> FileResult:
             continue
         props = _properties(case)
         failure = next((c for c in case if _local(c.tag) in ("failure", "error")), None)
-        found = Observed(outcome_of(case), props.get("observation_sha256", ""),
+        outcome = outcome_of(case)
+        failing = FailingSamples.from_text(props.get("failing_samples", "")) if outcome == FAILED else FailingSamples()
+        found = Observed(outcome, props.get("observation_sha256", ""),
                          tuple(props.get("sample_sha256", "").split()), source,
-                         failure.get("message", "") if failure is not None else "")
+                         failure.get("message", "") if failure is not None else "", failing)
         if _worse(found, out.get(match.group(1))):
             out[match.group(1)] = found
     return FileResult(out, unnamed)
@@ -408,21 +415,37 @@ def target_folder(path: str) -> str:
     return folder
 
 
+# Characters XML 1.0 does not allow (as actions/judge.py `xml_text`); a message read from a result
+# file holds none (XML could not carry them), but one made by the gate might.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """`text` with every character XML 1.0 does not allow shown as a Python escape (`\\x1b`)."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def to_junit(observed: dict[str, Observed], suite: str) -> bytes:
-    """Renders an id -> Observed map as JUnit XML, one `invariant[<id>]` case per id with the
-    digest properties, so that `compare` and `check --results` read it like the judge's own file."""
+    """Renders an id -> Observed map as JUnit XML, UTF-8 with a declaration and a trailing newline:
+    one `invariant[<id>]` case per id with the digest properties, so that `compare` and
+    `check --results` read it like the judge's own file. A failed id keeps its message and its
+    failing samples (the `failing_samples` property, and their lines as the failure's text).
+    Raises nothing."""
     root = ET.Element("testsuites")
     node = ET.SubElement(root, "testsuite", name=suite, tests=str(len(observed)))
     for ident in sorted(observed):
         found = observed[ident]
         case = ET.SubElement(node, "testcase", classname=suite, name=f"invariant[{ident}]")
         props = ET.SubElement(case, "properties")
-        ET.SubElement(props, "property", name="observation_sha256", value=found.digest)
-        ET.SubElement(props, "property", name="sample_sha256", value=" ".join(found.samples))
+        ET.SubElement(props, "property", name="observation_sha256", value=xml_safe(found.digest))
+        ET.SubElement(props, "property", name="sample_sha256", value=xml_safe(" ".join(found.samples)))
+        if found.failing.count:
+            ET.SubElement(props, "property", name="failing_samples", value=found.failing.to_text())
         if found.outcome == FAILED:
-            ET.SubElement(case, "failure", message="failed")
+            failure = ET.SubElement(case, "failure", message=xml_safe(found.message[:MAX_MESSAGE_CHARS] or "failed"))
+            failure.text = "\n".join(xml_safe(line) for line in found.failing.lines()) or None
         elif found.outcome == ERROR:
-            ET.SubElement(case, "error", message="error")
+            ET.SubElement(case, "error", message=xml_safe(found.message[:MAX_MESSAGE_CHARS] or "error"))
         elif found.outcome == SKIPPED:
             ET.SubElement(case, "skipped", message="skipped")
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
@@ -440,10 +463,12 @@ class Difference:
 
 
 def first_differing_sample(a: Observed, b: Observed) -> str:
-    """Names the first sample whose observation digests differ, e.g. "sample 3", or a count mismatch."""
+    """Names the first sample whose observation digests differ, e.g. "sample 3 (0-based, over blob
+    then generated samples)": its index among the row's results, which hold the blob's samples and
+    then the generated ones; or a count mismatch, or "the row as a whole"."""
     for index, (x, y) in enumerate(zip(a.samples, b.samples)):
         if x != y:
-            return f"sample {index}"
+            return f"sample {index} (0-based, over blob then generated samples)"
     if len(a.samples) != len(b.samples):
         return f"{len(a.samples)} vs {len(b.samples)} sample(s)"
     return "the row as a whole"

@@ -443,7 +443,7 @@ class Drawable(Protocol):
     generate: GenerateSpec | None
 
 
-def draw(invariant: Drawable, salt: str) -> list[dict[str, Any]]:
+def draw(invariant: Drawable, salt: str, limit: int | None = None) -> list[dict[str, Any]]:
     """Draws the samples of a row's `generate` table.
 
     Deterministic: `random.Random(derive_seed(invariant.id, invariant.seed, salt))` is the only source
@@ -454,9 +454,11 @@ def draw(invariant: Drawable, salt: str) -> list[dict[str, Any]]:
     Args:
         invariant: a validated row (`schema.Invariant`).
         salt: any string; record it to replay the run.
+        limit: draw only the first `limit` samples (the same as the first `limit` of a full draw),
+            or all `count` when None.
 
     Returns:
-        `count` samples in the shape of that kind's blob samples (`bound`: `{field: value}`;
+        `count` (or at most `limit`) samples in the shape of that kind's blob samples (`bound`: `{field: value}`;
         `idempotent`: `{"state": S, arg: value, ...}`), holding only int, float, str, bool, list
         and dict values; `[]` when the row has no `generate`.
     """
@@ -464,4 +466,78 @@ def draw(invariant: Drawable, salt: str) -> list[dict[str, Any]]:
     if spec is None:
         return []
     rng = random.Random(derive_seed(invariant.id, invariant.seed, salt))
-    return [{name: _draw_one(gen, rng) for name, gen in spec.fields} for _ in range(spec.count)]
+    count = spec.count if limit is None else max(0, min(limit, spec.count))
+    return [{name: _draw_one(gen, rng) for name, gen in spec.fields} for _ in range(count)]
+
+
+def gen_to_json(gen: Gen) -> dict[str, Any]:
+    """A validated generator as a plain JSON value, for the expectations view (`gen_from_json`
+    reads it back): `{"int": [lo, hi]}`, `{"float": [lo, hi]}`, `{"choice": [JSON text, ...]}`,
+    `{"string": alphabet, "len": [a, b]}`, `{"list": <generator>, "len": [a, b]}`,
+    `{"object": [[key, <generator>], ...]}`. Raises nothing."""
+    if isinstance(gen, IntGen):
+        return {"int": [gen.lo, gen.hi]}
+    if isinstance(gen, FloatGen):
+        return {"float": [gen.lo, gen.hi]}
+    if isinstance(gen, ChoiceGen):
+        return {"choice": list(gen.values)}
+    if isinstance(gen, StringGen):
+        return {"string": gen.alphabet, "len": [gen.min_len, gen.max_len]}
+    if isinstance(gen, ListGen):
+        return {"list": gen_to_json(gen.item), "len": [gen.min_len, gen.max_len]}
+    return {"object": [[key, gen_to_json(member)] for key, member in gen.members]}
+
+
+def gen_from_json(value: Any, depth: int = 1) -> Gen:
+    """The generator `gen_to_json` wrote (the expectations view is written by gate code, so this
+    checks shapes, not the ranges `parse_generate` enforces).
+
+    Raises:
+        ValueError: for a value `gen_to_json` does not write, or nesting deeper than MAX_DEPTH.
+    """
+    if type(value) is not dict or depth > MAX_DEPTH:
+        raise ValueError("not a generator")
+    pair = value.get("len")
+    low, high = (pair if type(pair) is list and len(pair) == 2 and all(type(n) is int for n in pair) else (0, -1))
+    if set(value) == {"int"} and _pair_of(value["int"], int):
+        return IntGen(*value["int"])
+    if set(value) == {"float"} and _pair_of(value["float"], float):
+        return FloatGen(*value["float"])
+    if set(value) == {"choice"} and type(value["choice"]) is list and all(type(v) is str for v in value["choice"]):
+        return ChoiceGen(tuple(value["choice"]))
+    if set(value) == {"string", "len"} and type(value["string"]) is str and low <= high:
+        return StringGen(value["string"], low, high)
+    if set(value) == {"list", "len"} and low <= high:
+        return ListGen(gen_from_json(value["list"], depth + 1), low, high)
+    if set(value) == {"object"} and type(value["object"]) is list:
+        return ObjectGen(tuple(_member(item, depth + 1) for item in value["object"]))
+    raise ValueError("not a generator")
+
+
+def _pair_of(value: Any, kind: type) -> bool:
+    return type(value) is list and len(value) == 2 and all(type(v) is kind for v in value)
+
+
+def _member(item: Any, depth: int) -> tuple[str, Gen]:
+    if type(item) is not list or len(item) != 2 or type(item[0]) is not str:
+        raise ValueError("not an object member")
+    return item[0], gen_from_json(item[1], depth)
+
+
+def spec_to_json(spec: GenerateSpec) -> dict[str, Any]:
+    """A `GenerateSpec` as a plain JSON value: `{"count": n, "fields": [[name, <generator>], ...]}`
+    (`gen_to_json`), which `spec_from_json` reads back. Raises nothing."""
+    return {"count": spec.count, "fields": [[name, gen_to_json(gen)] for name, gen in spec.fields]}
+
+
+def spec_from_json(value: Any) -> GenerateSpec:
+    """The `GenerateSpec` that `spec_to_json` wrote; drawing from it gives the same samples.
+
+    Raises:
+        ValueError: for a value `spec_to_json` does not write.
+    """
+    if type(value) is not dict or set(value) != {"count", "fields"} or type(value["count"]) is not int:
+        raise ValueError("not a generate spec")
+    if type(value["fields"]) is not list:
+        raise ValueError("not a generate spec")
+    return GenerateSpec(value["count"], tuple(_member(item, 1) for item in value["fields"]))

@@ -1,30 +1,190 @@
 """Judging observations against sealed expectations: the verdict on each invariant from its
-expectation row and the caller's observation row, and the observation digests (docs/design.md
-sections 8 and 9). Pure: the judge action (`actions/judge.py`) runs it, and so do `vacuity` and
-the benchmarks; nothing here reads a file or starts a process.
+expectation row and the caller's observation row, the observation digests (docs/design.md
+sections 8 and 9), and the failing samples a person can act on: each one's index (counting from 0),
+inputs, result and expected value (`FailingSample`, `FailingSamples`). Pure: the judge action
+(`actions/judge.py`) runs it, and so do `vacuity` and the benchmarks; nothing here reads a file or
+starts a process.
+
+The failing samples are a report, never part of a digest: the observation digest stays the sha256
+of the caller's `results` list (or of `{"error": reason}`), whatever the messages say.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tools.oracle_gate.spec import verdicts
+from tools.oracle_gate.spec.generate import GenerateSpec, draw, spec_from_json
 from tools.oracle_gate.spec.samples import SampleError, load_samples
+from tools.oracle_gate.spec.views import caller_inputs
 
-# At most this many failing samples are listed per invariant.
-MAX_REASONS = 20
+# At most this many failing samples are shown per invariant, then "and N more failing sample(s)".
+MAX_SHOWN = 10
+# Characters of a shown sample's inputs, result or expected value (compact JSON), then "…".
+MAX_SHOWN_CHARS = 200
+# Characters of a failing sample's message (the verdict's reason).
+MAX_MESSAGE_CHARS = 500
+ELLIPSIS = "\u2026"
 # Hex digits of each sample's observation digest in the JUnit property `sample_sha256`.
 SAMPLE_DIGEST_HEX = 16
+# The salts a replay line names: those `check --salt` takes (commands/check_cmd.py SALT_PATTERN);
+# any other salt (the observations that report it are written beside production code) gets no
+# command to copy.
+REPLAYABLE_SALT = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def canonical(value: Any) -> bytes:
     """Canonical JSON of a plain value: sorted keys, no spaces, UTF-8, no NaN (the digest input)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
         "utf-8", "surrogatepass")
+
+
+def cut(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """`text` when it has at most `limit` characters (limit >= 1), else its first `limit - 1`
+    characters and `…`. Raises nothing."""
+    return text if len(text) <= limit else text[:max(0, limit - 1)] + ELLIPSIS
+
+
+def compact(value: Any) -> str:
+    """A plain value as compact JSON (sorted keys, as the views are written; non-ASCII kept), not
+    cut; a value JSON cannot write (too deep, not plain) as its `repr`. Raises nothing."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return cut(repr(value), MAX_SHOWN_CHARS + 1)
+
+
+def sample_label(index: int, generated: bool, salt: str) -> str:
+    """How every output names a sample: `sample 2 (0-based)` (the blob's array index) or
+    `generated sample 0 (salt S, 0-based)` (the index among the row's generated samples)."""
+    return f"generated sample {index} (salt {salt}, 0-based)" if generated else f"sample {index} (0-based)"
+
+
+def replay_line(salt: str) -> str:
+    """The line that says how to draw a run's generated samples again: `check --salt S`, or a plain
+    `bazel test` with `--define=oracle_salt=S` (docs/oracles.md, "Generated samples"). A salt that
+    `check --salt` refuses gets no command; the empty salt is a plain `bazel test`'s without
+    `--define=oracle_salt`. Raises nothing."""
+    if not salt:
+        return "replay: the salt is empty: a plain bazel test without --define=oracle_salt draws the same samples"
+    if not REPLAYABLE_SALT.fullmatch(salt):
+        return "replay: the run's salt is not one `check --salt` takes, so it cannot be replayed"
+    return f"replay: check --salt {salt} (a plain bazel test: --define=oracle_salt={salt})"
+
+
+@dataclass(frozen=True)
+class FailingSample:
+    """One failing sample, as every report shows it.
+
+    Attributes:
+        index: 0-based: the sample's index in the blob's JSON array, or among the row's generated
+            samples when `generated`.
+        generated: True for a sample drawn from the row's `generate` table.
+        salt: the salt a generated sample was drawn with, "" for a blob sample.
+        inputs: what the caller called the entry with (`bound` the keyword arguments, `idempotent`
+            `{"state", "kwargs"}`, `exact_table` the argument list) as compact JSON, cut at
+            MAX_SHOWN_CHARS; "" when the expectations view did not record them.
+        result: the result as compact JSON, or `raised Type: message`, or why it is not plain JSON;
+            cut at MAX_SHOWN_CHARS.
+        expected: the expected value as compact JSON (`exact_table`; `idempotent`: the state after
+            call 1), or in words (`bound`: `a number in [min, max]`); cut at MAX_SHOWN_CHARS.
+        message: the verdict (e.g. `result 0 != expected -1`), cut at MAX_MESSAGE_CHARS.
+    """
+
+    index: int
+    generated: bool = False
+    salt: str = ""
+    inputs: str = ""
+    result: str = ""
+    expected: str = ""
+    message: str = ""
+
+    def label(self) -> str:
+        """`sample_label` of this sample."""
+        return sample_label(self.index, self.generated, self.salt)
+
+    def lines(self) -> list[str]:
+        """Two lines: `<label>: <message>`, then `  inputs <inputs> -> result <result>; expected <expected>`.
+        Not escaped: a report passes each through the escaping of its format."""
+        detail = f"  inputs {self.inputs or '(not recorded)'} -> result {self.result}"
+        return [f"{self.label()}: {self.message}", detail + (f"; expected {self.expected}" if self.expected else "")]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of `--format json` and of the judge's `failing_samples` property: index,
+        generated, salt, inputs, result, expected, message."""
+        return {"index": self.index, "generated": self.generated, "salt": self.salt, "inputs": self.inputs,
+                "result": self.result, "expected": self.expected, "message": self.message}
+
+    @classmethod
+    def from_json(cls, value: Any) -> FailingSample | None:
+        """The sample `to_json` wrote, its texts cut to the limits again; None for any other value
+        (a result file is any file the operator names). Raises nothing."""
+        texts = ("salt", "inputs", "result", "expected", "message")
+        if type(value) is not dict or set(value) != {"index", "generated", *texts}:
+            return None
+        if type(value["index"]) is not int or value["index"] < 0 or type(value["generated"]) is not bool:
+            return None
+        if any(type(value[name]) is not str for name in texts):
+            return None
+        return cls(value["index"], value["generated"], cut(value["salt"], 64), cut(value["inputs"]),
+                   cut(value["result"]), cut(value["expected"]), cut(value["message"], MAX_MESSAGE_CHARS))
+
+
+@dataclass(frozen=True)
+class FailingSamples:
+    """The failing samples of one invariant: the first MAX_SHOWN, and how many failed in all.
+
+    Attributes:
+        shown: the first failing samples in sample order (blob samples, then generated), at most MAX_SHOWN.
+        count: how many samples failed in all (0 for a row that failed as a whole, or passed).
+        salt: the salt of the generated samples when any of them failed (shown or not), else "".
+    """
+
+    shown: tuple[FailingSample, ...] = ()
+    count: int = 0
+    salt: str = ""
+
+    def lines(self) -> list[str]:
+        """Each shown sample's `lines`, `and N more failing sample(s)` when more failed, and the
+        `replay_line` when a generated sample failed; [] when none failed. Not escaped."""
+        out = [line for sample in self.shown for line in sample.lines()]
+        if self.count > len(self.shown):
+            out.append(f"and {self.count - len(self.shown)} more failing sample(s)")
+        if self.salt or any(sample.generated for sample in self.shown):
+            out.append(replay_line(self.salt or next(s.salt for s in self.shown if s.generated)))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"count": N, "salt": S, "shown": [FailingSample.to_json(), ...]}`."""
+        return {"count": self.count, "salt": self.salt, "shown": [sample.to_json() for sample in self.shown]}
+
+    def to_text(self) -> str:
+        """`to_json` as ASCII-only JSON: every control, non-ASCII and surrogate character written as a
+        `\\u` escape, so the text is valid in any XML attribute or line. Raises nothing."""
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+    @classmethod
+    def from_text(cls, text: str) -> FailingSamples:
+        """What `to_text` wrote, or an empty FailingSamples for any text it does not write (strict
+        JSON, the shape above, at most MAX_SHOWN samples, count >= those shown). Raises nothing."""
+        try:
+            value = load_samples(text.encode("utf-8", "surrogatepass"))
+        except SampleError:
+            return cls()
+        if type(value) is not dict or set(value) != {"count", "salt", "shown"} or type(value["shown"]) is not list:
+            return cls()
+        shown = [FailingSample.from_json(item) for item in value["shown"]]
+        count, salt = value["count"], value["salt"]
+        if type(count) is not int or type(salt) is not str or len(shown) > MAX_SHOWN or None in shown:
+            return cls()
+        if count < len(shown):
+            return cls()
+        return cls(tuple(s for s in shown if s is not None), count, cut(salt, 64))
 
 
 @dataclass
@@ -34,9 +194,12 @@ class Judgement:
     Attributes:
         id: the invariant id.
         ok: True when every sample held.
-        reasons: one line per failing sample (or one for the row), in sample order.
+        reasons: one line per failing sample (`<sample_label>: <verdict>`), or one for the row, in
+            sample order.
         digest: the observation digest (sha256 hex).
         sample_digests: one 16-hex-digit digest per sample observation, in order.
+        failing: the failing samples with their inputs, results and expected values (empty when
+            the row failed as a whole).
     """
 
     id: str
@@ -44,12 +207,12 @@ class Judgement:
     reasons: list[str] = field(default_factory=list)
     digest: str = ""
     sample_digests: list[str] = field(default_factory=list)
+    failing: FailingSamples = field(default_factory=FailingSamples)
 
-
-def _label(index: int, blob_samples: int, salt: str) -> str:
-    if index < blob_samples:
-        return f"sample {index}"
-    return f"generated sample {index - blob_samples} (salt {salt})"
+    def failure_lines(self) -> list[str]:
+        """What the judge's log and its JUnit failure text show: the failing samples' lines, or the
+        row's one reason when it failed as a whole; [] when it passed."""
+        return self.failing.lines() if self.failing.count else self.reasons[:1]
 
 
 def judge_sample(expect: Mapping[str, Any], index: int, observed: Any) -> verdicts.Verdict:
@@ -98,12 +261,105 @@ def judge_row(expect: Mapping[str, Any], observation: Mapping[str, Any] | None, 
         return _row_failure(ident, f"malformed reply: {len(results)} result(s) for {expected_count} sample(s)", results)
     out = Judgement(ident, True, digest=hashlib.sha256(canonical(results)).hexdigest(),
                     sample_digests=[hashlib.sha256(canonical(r)).hexdigest()[:SAMPLE_DIGEST_HEX] for r in results])
+    _judge_samples(out, expect, results, salt)
+    return out
+
+
+def _judge_samples(out: Judgement, expect: Mapping[str, Any], results: Sequence[Any], salt: str) -> None:
+    """Judges every sample into `out`: its reasons, and the first MAX_SHOWN failing samples described."""
+    blob = expect["blob_samples"]
+    picked: list[tuple[int, Any, str]] = []
+    count, generated = 0, False
     for index, observed in enumerate(results):
         verdict = judge_sample(expect, index, observed)
-        if not verdict.ok:
-            out.ok = False
-            out.reasons.append(f"{_label(index, expect['blob_samples'], salt)}: {verdict.reason}")
+        if verdict.ok:
+            continue
+        out.ok = False
+        is_generated = index >= blob
+        out.reasons.append(f"{sample_label(index - blob if is_generated else index, is_generated, salt)}: {verdict.reason}")
+        count, generated = count + 1, generated or is_generated
+        if len(picked) < MAX_SHOWN:
+            picked.append((index, observed, verdict.reason))
+    if count:
+        out.failing = FailingSamples(tuple(describe(expect, picked, salt)), count, salt if generated else "")
+
+
+def describe(expect: Mapping[str, Any], picked: Sequence[tuple[int, Any, str]], salt: str) -> list[FailingSample]:
+    """The failing samples of one row as reports show them.
+
+    Args:
+        expect: the row of the expectations view (its `inputs`, `generate`, `seed` and `args` are
+            read when present; a view without them gives samples with empty `inputs`).
+        picked: (index among the row's results, the observation, the verdict's reason) per failing
+            sample: blob samples first (index < `blob_samples`), then generated ones.
+        salt: the salt the generated samples were drawn with; they are drawn again with it, up to
+            the last one picked, to show their inputs.
+
+    Returns:
+        One FailingSample per picked sample, in order. Raises nothing.
+    """
+    blob = expect["blob_samples"]
+    last = max((index for index, _, _ in picked), default=-1)
+    drawn = _drawn_inputs(expect, salt, last - blob + 1) if last >= blob else []
+    recorded = expect.get("inputs")
+    out = []
+    for index, observed, reason in picked:
+        generated = index >= blob
+        where = index - blob if generated else index
+        source = drawn if generated else recorded if type(recorded) is list else []
+        inputs = cut(compact(source[where])) if where < len(source) else ""
+        result, expected = _result_and_expected(expect, index, observed)
+        out.append(FailingSample(where, generated, salt if generated else "", inputs, cut(result), cut(expected),
+                                 cut(reason, MAX_MESSAGE_CHARS)))
     return out
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What `generate.draw` reads of a row, rebuilt from the expectations view."""
+
+    id: str
+    seed: int | None
+    generate: GenerateSpec | None
+
+
+def _drawn_inputs(expect: Mapping[str, Any], salt: str, limit: int) -> list[Any]:
+    """The caller's inputs of the row's first `limit` generated samples, drawn again for `salt`; []
+    when the expectations view holds no generator (an older view, a hand-made one)."""
+    try:
+        spec = spec_from_json(expect["generate"])
+        seed = expect.get("seed", 0)
+        samples = draw(_Row(expect["id"], seed if type(seed) is int else 0, spec), salt, limit)
+        args = expect.get("args", [])
+        return caller_inputs(expect["kind"], args if type(args) is list else [], samples)
+    except (KeyError, TypeError, ValueError):
+        return []
+
+
+def _result_and_expected(expect: Mapping[str, Any], index: int, observed: Any) -> tuple[str, str]:
+    """(result, expected) of one failing sample as FailingSample holds them, not cut yet."""
+    kind = expect["kind"]
+    if kind == "exact_table":
+        table = expect.get("expected")
+        expected = compact(table[index]) if type(table) is list and index < len(table) else ""
+    elif kind == "bound":
+        expected = f"a number in [{compact(expect.get('min'))}, {compact(expect.get('max'))}]"
+    else:
+        expected = "the state after call 1, from every call"
+    if type(observed) is not dict or len(observed) != 1:
+        return "a malformed observation", expected
+    (key, value), = observed.items()
+    if key == "raised":
+        return (f"raised {value}" if type(value) is str else "raised (malformed message)"), expected
+    if key == "unplain":
+        return (value if type(value) is str else "not plain JSON"), expected
+    if key != "value":
+        return "a malformed observation", expected
+    if kind == "idempotent" and type(value) is list and value:
+        differs = next((i for i, state in enumerate(value[1:], 1) if not verdicts.strict_equal(value[0], state)), 0)
+        if differs:
+            return compact(value[differs]), compact(value[0])
+    return compact(value), expected
 
 
 def _row_failure(ident: str, reason: str, results: Any = None) -> Judgement:

@@ -8,7 +8,10 @@
   `repeat`; exact_table samples as their `args` list. It is the only oracle file the `OracleCall`
   action (production code) gets.
 - the **expectations view** holds what the judge needs: kind, bounds, expected values, and how many
-  samples the blob and the generator give. Only the oracle test (the judge) gets it.
+  samples the blob and the generator give. Only the oracle test (the judge) gets it. For the
+  failure report alone it also holds what the judge never judges by: each blob sample's caller
+  inputs (`inputs`), and the row's seed and generator (`seed`, `generate`), so that the judge can
+  show the inputs of a failing sample, generated ones included (drawn again for the salt).
 
 Both are JSON, rows sorted by id.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tools.oracle_gate.spec.generate import draw
+from tools.oracle_gate.spec.generate import draw, spec_to_json
 from tools.oracle_gate.spec.schema import Invariant, parse_oracle
 
 VIEW_SCHEMA = 1
@@ -26,10 +29,18 @@ VIEW_SCHEMA = 1
 
 def input_samples(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> list[Any]:
     """The caller's view of a row's samples (blob or generated, already shape-checked)."""
-    if inv.kind == "bound":
+    return caller_inputs(inv.kind, inv.args, samples)
+
+
+def caller_inputs(kind: str, args: Sequence[str], samples: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """What the caller calls the entry with, per sample of a row of `kind` (one of schema.KINDS):
+    `bound` the sample as keyword arguments; `idempotent` `{"state": S, "kwargs": {name: value}}`
+    for each name of `args`; `exact_table` the sample's `args` list. The samples must have that
+    kind's shape (blob samples after `check_shape`, or drawn ones): a missing key raises KeyError."""
+    if kind == "bound":
         return [dict(sample) for sample in samples]
-    if inv.kind == "idempotent":
-        return [{"state": s["state"], "kwargs": {name: s[name] for name in inv.args}} for s in samples]
+    if kind == "idempotent":
+        return [{"state": s["state"], "kwargs": {name: s[name] for name in args}} for s in samples]
     return [list(sample["args"]) for sample in samples]
 
 
@@ -51,7 +62,9 @@ def input_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str,
 
 
 def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One row of the expectations view: the judge's side of a row."""
+    """One row of the expectations view: the judge's side of a row. `inputs` (the caller's view of
+    each blob sample), `args`, `seed` and `generate` (`generate.spec_to_json`, rows with one only)
+    serve the failure report: the judge shows a failing sample's inputs and judges by none of them."""
     row: dict[str, Any] = {
         "id": inv.id,
         "entry": inv.entry,
@@ -60,11 +73,16 @@ def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dic
         "blob": inv.blob,
         "blob_samples": len(samples),
         "generated": inv.generate.count if inv.generate is not None else 0,
+        "inputs": input_samples(inv, samples),
+        "seed": inv.seed if inv.seed is not None else 0,
     }
+    if inv.generate is not None:
+        row["generate"] = spec_to_json(inv.generate)
     if inv.kind == "bound":
         row["min"], row["max"] = inv.min, inv.max
     elif inv.kind == "idempotent":
         row["repeat"] = inv.repeat
+        row["args"] = list(inv.args)
     else:
         row["expected"] = [sample["expected"] for sample in samples]
     return row

@@ -31,7 +31,7 @@ def test_memorised_answers_pass_the_visible_samples_only(tmp_path):
     fresh = run_generated(tmp_path, MEMORISED, salt="4f1c")
     judged = fresh.judged["total_non_negative"]
     assert not judged.ok
-    assert all(r.startswith("generated sample ") and "(salt 4f1c)" in r for r in judged.reasons), judged.reasons
+    assert all(r.startswith("generated sample ") and "(salt 4f1c, 0-based)" in r for r in judged.reasons), judged.reasons
 
 
 def test_the_same_salt_replays_the_same_samples_and_digest(tmp_path):

@@ -55,7 +55,8 @@ def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sampl
     assert report.exit_code == 6
     assert [v.line() for v in report.violations] == [
         "[6] oracles/ sum_in_range: workspace run passed, clean sandboxed run passed: observation digests differ, "
-        "first at sample 1 (salt s4lt); the result depends on something outside the declared, committed inputs"
+        "first at sample 1 (0-based, over blob then generated samples) (salt s4lt); the result depends on something "
+        "outside the declared, committed inputs"
     ]
 
 
@@ -293,3 +294,20 @@ def test_clean_run_learns_the_label_without_reading_a_blob(gate, project, tmp_pa
     policy = {project.git("rev-parse", f"{rev}:oracles/policy.toml").strip() for rev in ("main", "HEAD")}
     assert code == 0, text
     assert set(read) <= policy, "clean-run read more than the two policy files"
+
+
+def test_clean_run_prints_and_writes_the_failing_samples_of_a_failed_id(gate, project, tmp_path, monkeypatch):
+    from tools.oracle_gate.commands import clean_run_cmd
+    from tools.oracle_gate.spec.judgement import FailingSample, FailingSamples
+    failing = FailingSamples((FailingSample(1, False, "", "[2,2]", "0", "4", "result 0 != expected 4"),), 1)
+    observed = {i: Observed("passed", "d" * 64) for i in IDS}
+    observed["add_table"] = Observed("failed", "e" * 64, message="sample 1 (0-based): result 0 != expected 4",
+                                     failing=failing)
+    monkeypatch.setattr(clean_run_cmd, "clean_run", lambda *a, **k: BazelRun(observed=observed))
+    out = tmp_path / "c.xml"
+    code, text, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", str(out))
+    assert code == 0, text
+    assert ("failing samples (indexes count from 0):\n  add_table: 1 failing sample(s)\n"
+            "    sample 1 (0-based): result 0 != expected 4\n      inputs [2,2] -> result 0; expected 4\n") in text
+    back = load_observed([str(out)]).observed["add_table"]
+    assert back.failing == failing and back.message == observed["add_table"].message

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from tools.oracle_gate.spec.generate import MAX_DEPTH, derive_seed, draw
+from tools.oracle_gate.spec.generate import MAX_DEPTH, derive_seed, draw, spec_from_json, spec_to_json
 from tools.oracle_gate.spec.samples import check_shape
 from tools.oracle_gate.spec.schema import Invariant, parse_oracle
 
@@ -68,6 +68,29 @@ def test_same_row_and_salt_give_identical_samples():
     assert first == draw(inv, "run-1") == draw(invariant(CART, seed=20261130), "run-1")
     assert json.dumps(first) == json.dumps(draw(inv, "run-1"))  # same key order and types too
     assert len(first) == 40
+
+
+def test_a_spec_written_to_json_and_read_back_draws_the_same_samples():
+    # The expectations view carries the generator this way, for the judge to show a failing
+    # generated sample's inputs (docs/design.md section 8).
+    inv = invariant(CART, seed=20261130)
+    assert inv.generate is not None
+    back = spec_from_json(json.loads(json.dumps(spec_to_json(inv.generate))))
+    assert back == inv.generate
+    assert draw(invariant(CART, seed=20261130), "run-1", limit=7) == draw(inv, "run-1")[:7]
+    assert draw(inv, "run-1", limit=10**9) == draw(inv, "run-1") and draw(inv, "run-1", limit=0) == []
+
+
+@pytest.mark.parametrize("value", [
+    None, [], {"count": 1}, {"count": "1", "fields": []}, {"count": 1, "fields": [["a"]]},
+    {"count": 1, "fields": [["a", {"int": [1]}]]}, {"count": 1, "fields": [["a", {"int": [1, 2], "len": [0, 1]}]]},
+    {"count": 1, "fields": [["a", {"float": [1, 2]}]]}, {"count": 1, "fields": [["a", {"choice": [1]}]]},
+    {"count": 1, "fields": [["a", {"string": "ab", "len": [2, 1]}]]}, {"count": 1, "fields": [["a", {"list": {}}]]},
+    {"count": 1, "fields": [["a", {"object": [[1, {"int": [0, 1]}]]}]]},
+])
+def test_a_spec_json_that_spec_to_json_does_not_write_is_refused(value):
+    with pytest.raises(ValueError):
+        spec_from_json(value)
 
 
 def test_another_salt_gives_other_samples():

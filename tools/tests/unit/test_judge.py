@@ -1,9 +1,17 @@
-"""Results that lie are failed samples: the judge compares plain JSON values it parsed itself."""
+"""Results that lie are failed samples: the judge compares plain JSON values it parsed itself; and a
+failed row shows its failing samples (index from 0, inputs, result, expected value) without
+changing its observation digest."""
 
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ET
+
 import pytest
 
+from tools.oracle_gate.actions.judge import to_junit
+from tools.oracle_gate.runs.results import read_result
+from tools.oracle_gate.spec.judgement import MAX_SHOWN, MAX_SHOWN_CHARS, FailingSample, FailingSamples, judge_row
 from tools.testing.rowrun import BOUND, BOUND_BLOB, IDEM, IDEM_BLOB, TABLE, TABLE_BLOB, calc, run_rows
 
 
@@ -96,7 +104,7 @@ def test_a_state_mutated_after_it_is_returned_is_judged_as_returned(tmp_path):
     result = run_rows(tmp_path, IDEM, IDEM_BLOB, calc(body))
     judged = result.judged["norm_is_idempotent"]
     assert not judged.ok
-    assert judged.reasons == ["sample 0: state after call 2 differs from the state after call 1"]
+    assert judged.reasons == ["sample 0 (0-based): state after call 2 differs from the state after call 1"]
 
 
 def test_an_input_mutated_in_place_does_not_leak_into_the_next_call(tmp_path):
@@ -112,9 +120,6 @@ def test_an_input_mutated_in_place_does_not_leak_into_the_next_call(tmp_path):
 def test_a_reason_with_characters_xml_does_not_allow_still_makes_readable_junit():
     # Production code's exception messages reach the reasons: control characters, ESC, a lone
     # surrogate. Written raw they would make test.xml unreadable (the gate would exit 1, not 4).
-    import xml.etree.ElementTree as ET
-
-    from tools.oracle_gate.actions.judge import to_junit
     from tools.oracle_gate.spec.judgement import Judgement
 
     reason = "sample 0: raised ValueError: a\x00b\x1b[0Kc\x0b\ud800 ##[add-mask]x"
@@ -123,3 +128,160 @@ def test_a_reason_with_characters_xml_does_not_allow_still_makes_readable_junit(
     assert failure is not None
     assert failure.get("message") == "sample 0: raised ValueError: a\\x00b\\x1b[0Kc\\x0b\\ud800 ##[add-mask]x"
     assert failure.text == failure.get("message")
+
+
+# Failing samples a person can act on: index (from 0), inputs, result and expected value.
+
+
+def table_row(expected, inputs=None):
+    row = {"id": "add_table", "kind": "exact_table", "blob_samples": len(expected), "generated": 0,
+           "expected": list(expected)}
+    if inputs is not None:
+        row["inputs"] = list(inputs)
+    return row
+
+
+def replied(ident, results):
+    return {"id": ident, "reply": json.dumps({"id": ident, "results": results})}
+
+
+def test_a_failing_sample_shows_its_0_based_index_inputs_result_and_expected_value():
+    expect = table_row([3, -1], inputs=[[1, 2], [1, -2]])
+    judged = judge_row(expect, replied("add_table", [{"value": 3}, {"value": 0}]), "")
+    assert judged.reasons == ["sample 1 (0-based): result 0 != expected -1"]
+    assert judged.failing == FailingSamples((FailingSample(1, False, "", "[1,-2]", "0", "-1", "result 0 != expected -1"),), 1)
+    assert judged.failure_lines() == ["sample 1 (0-based): result 0 != expected -1",
+                                      "  inputs [1,-2] -> result 0; expected -1"]
+
+
+def test_more_than_ten_failing_samples_show_ten_and_how_many_more():
+    expect = table_row(list(range(13)), inputs=[[i] for i in range(13)])
+    judged = judge_row(expect, replied("add_table", [{"value": -1}] * 13), "")
+    assert len(judged.reasons) == 13 and judged.failing.count == 13
+    assert [s.index for s in judged.failing.shown] == list(range(MAX_SHOWN)) and MAX_SHOWN == 10
+    lines = judged.failure_lines()
+    assert len(lines) == 2 * 10 + 1 and lines[-1] == "and 3 more failing sample(s)"
+    assert "sample 10 (0-based)" not in "\n".join(lines)
+
+
+def test_the_expected_value_of_a_passing_sample_never_appears():
+    # Distinctive expected values: the passing samples' must be nowhere in what the judge writes.
+    expected = [7771, 7772, 7773, 7774]
+    expect = table_row(expected, inputs=[[1], [2], [3], [4]])
+    judged = judge_row(expect, replied("add_table", [{"value": 7771}, {"value": 0}, {"value": 7773}, {"value": 0}]), "")
+    written = "\n".join([*judged.reasons, *judged.failure_lines(), judged.failing.to_text()])
+    written += to_junit([judged], "", "suite").decode()
+    assert "7772" in written and "7774" in written
+    assert "7771" not in written and "7773" not in written
+
+
+def test_a_bound_an_idempotent_row_and_a_raise_say_what_was_expected():
+    bound = {"id": "b", "kind": "bound", "blob_samples": 1, "generated": 0, "min": 0, "max": 10, "inputs": [{"a": 1}]}
+    shown = judge_row(bound, replied("b", [{"value": 11}]), "").failing.shown[0]
+    assert (shown.result, shown.expected, shown.message) == ("11", "a number in [0, 10]", "result 11 is outside [0, 10]")
+    idem = {"id": "i", "kind": "idempotent", "blob_samples": 1, "generated": 0, "repeat": 3, "args": ["k"],
+            "inputs": [{"state": {"n": 1}, "kwargs": {"k": "x"}}]}
+    shown = judge_row(idem, replied("i", [{"value": [{"n": 1}, {"n": 1}, {"n": 2}]}]), "").failing.shown[0]
+    assert (shown.inputs, shown.result, shown.expected) == ('{"kwargs":{"k":"x"},"state":{"n":1}}', '{"n":2}', '{"n":1}')
+    assert shown.message == "state after call 3 differs from the state after call 1"
+    shown = judge_row(table_row(["x"]), replied("add_table", [{"raised": "ValueError: no"}]), "").failing.shown[0]
+    assert (shown.inputs, shown.result, shown.expected) == ("", "raised ValueError: no", '"x"')
+    assert shown.lines()[1] == '  inputs (not recorded) -> result raised ValueError: no; expected "x"'
+
+
+def test_long_inputs_and_results_are_cut_with_an_ellipsis():
+    big = "y" * 1000
+    judged = judge_row(table_row(["z"], inputs=[[big]]), replied("add_table", [{"value": big}]), "")
+    shown = judged.failing.shown[0]
+    assert len(shown.inputs) == len(shown.result) == MAX_SHOWN_CHARS
+    assert shown.inputs.endswith("\u2026") and shown.inputs.startswith('["yyy') and shown.result.startswith('"yyy')
+    assert len(shown.message) <= 500
+
+
+def test_generated_failing_samples_show_the_inputs_the_caller_got_and_a_replay_line(tmp_path):
+    rows = [dict(BOUND[0], generate={"count": 25, "a": {"int": [-50, 50]}, "b": {"int": [0, 3]}})]
+    result = run_rows(tmp_path, rows, BOUND_BLOB, calc("def total(a, b):\n    return a + b\n"), salt="s4lt")
+    judged = result.judged["sum_in_range"]
+    drawn = json.loads((tmp_path / "views" / "generated.json").read_text())["rows"]["sum_in_range"]
+    assert judged.failing.count == sum(1 for s in drawn if not 0 <= s["a"] + s["b"] <= 10)
+    assert judged.failing.salt == "s4lt"
+    for shown in judged.failing.shown:
+        assert shown.generated and shown.salt == "s4lt"
+        assert shown.inputs == json.dumps(drawn[shown.index], sort_keys=True, separators=(",", ":"))
+        assert shown.result == str(drawn[shown.index]["a"] + drawn[shown.index]["b"])
+        assert shown.label() == f"generated sample {shown.index} (salt s4lt, 0-based)"
+    assert judged.failure_lines()[-1] == "replay: check --salt s4lt (a plain bazel test: --define=oracle_salt=s4lt)"
+
+
+def test_a_salt_check_would_refuse_gets_no_replay_command():
+    failing = FailingSamples((FailingSample(0, True, "x; rm -rf /", "{}", "1", "a number in [0, 0]", "m"),), 1, "x; rm -rf /")
+    assert failing.lines()[-1] == "replay: the run's salt is not one `check --salt` takes, so it cannot be replayed"
+    empty = FailingSamples((FailingSample(0, True, "", "{}", "1", "a number in [0, 0]", "m"),), 1)
+    assert empty.lines()[-1].startswith("replay: the salt is empty: a plain bazel test without --define=oracle_salt")
+
+
+def test_the_observation_digest_is_unchanged_by_the_failure_report():
+    # Pinned before failing samples were added: the digest covers the results (or the row's
+    # error), never a message, so `compare` and `check --clean` compare what they compared before.
+    expect = table_row([3, -1, "x"], inputs=[[1], [2], [3]])
+    judged = judge_row(expect, replied("add_table", [{"value": 3}, {"value": 0}, {"raised": "ValueError: no"}]), "")
+    assert judged.digest == "310e6e86e149f8cbda637b7d9e35f9a9197afba507b661ab5ba683329ea0ab45"
+    assert judged.sample_digests == ["d428e15b36ff064e", "23d7b286bd429460", "051215929fc5bc89"]
+    unshown = judge_row(dict(expect, inputs=[]), replied("add_table", [{"value": 3}, {"value": 0}, {"raised": "ValueError: no"}]), "")
+    assert unshown.digest == judged.digest and unshown.failing != judged.failing
+    error = judge_row(expect, {"id": "add_table", "error": "timed out after 1 s"}, "")
+    assert error.digest == "4a72f219596f6107b4c31bf5108be39b4abb9d17962aec6e3b42abba65925296"
+
+
+ODD = "a\x00b\x1b[0K\ud800 ]]> <&\"' \u202e ##[add-mask] \n::error::x"
+
+
+def test_failing_samples_travel_through_test_xml_with_odd_characters_escaped():
+    expect = table_row([ODD, 1], inputs=[[ODD], [2]])
+    judged = judge_row(expect, replied("add_table", [{"raised": "ValueError: " + ODD}, {"value": ODD}]), "s1")
+    data = to_junit([judged], "s1", "suite")
+    root = ET.fromstring(data)  # well-formed whatever production code raised or returned
+    case = root.find("./testsuite/testcase")
+    assert case is not None and case.find("failure") is not None
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["failing_samples"] == judged.failing.to_text() and props["failing_samples"].isascii()
+    back = read_result(data, "test.xml").observed["add_table"]
+    assert back.failing == judged.failing and back.message.startswith("sample 0 (0-based): raised ValueError: a")
+    assert back.failing.shown[0].inputs == json.dumps([ODD], ensure_ascii=False, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("text", [
+    "", "not json", "[]", '{"count": 1, "salt": "", "shown": [1]}', '{"count": 0, "salt": "", "shown": [], "x": 1}',
+    '{"count": -1, "salt": "", "shown": []}',
+    '{"count": 1, "salt": "", "shown": [{"index": -1, "generated": false, "salt": "", "inputs": "", "result": "", '
+    '"expected": "", "message": ""}]}',
+    json.dumps({"count": 11, "salt": "", "shown": [FailingSample(i).to_json() for i in range(11)]}),
+    json.dumps({"count": 0, "salt": "", "shown": [FailingSample(0).to_json()]}),
+])
+def test_failing_samples_that_the_judge_does_not_write_are_ignored(text):
+    assert FailingSamples.from_text(text) == FailingSamples()
+
+
+def test_failing_samples_read_from_a_file_are_cut_to_the_limits():
+    long = FailingSample(0, False, "", "i" * 5000, "r" * 5000, "e" * 5000, "m" * 5000).to_json()
+    back = FailingSamples.from_text(json.dumps({"count": 1, "salt": "", "shown": [long]}))
+    assert [len(t) for t in (back.shown[0].inputs, back.shown[0].result, back.shown[0].message)] == [200, 200, 500]
+
+
+def test_the_judges_log_and_test_xml_show_the_failing_samples(tmp_path, capsys):
+    from tools.oracle_gate.actions.judge import main
+
+    expect = dict(table_row([3, 4], inputs=[[1, 2], [2, 2]]), entry="shop.calc:add", source="oracles/shop.toml",
+                  blob="oracles/blobs/t.json", seed=0)
+    (tmp_path / "e.json").write_text(json.dumps({"schema": 1, "rows": [expect]}))
+    (tmp_path / "o.json").write_text(json.dumps({"schema": 1, "salt": "", "rows": [
+        replied("add_table", [{"value": 3}, {"value": 0}])]}))
+    xml_out = tmp_path / "test.xml"
+    code = main(["--expectations", str(tmp_path / "e.json"), "--observations", str(tmp_path / "o.json"),
+                 "--log", str(tmp_path / "missing.log")], {"XML_OUTPUT_FILE": str(xml_out)})
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "    sample 1 (0-based): result 0 != expected 4\n      inputs [2,2] -> result 0; expected 4\n" in out
+    assert "expected 3" not in out
+    found = read_result(xml_out.read_bytes(), "test.xml").observed["add_table"]
+    assert found.outcome == "failed" and found.failing.count == 1 and found.failing.shown[0].inputs == "[2,2]"

@@ -47,7 +47,8 @@ def test_raising_and_exiting_are_failed_samples(tmp_path):
             sys.exit(0)
     """
     result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
-    assert result.judged["add_table"].reasons == ["sample 0: raised ValueError: no", "sample 1: raised SystemExit: 0"]
+    assert result.judged["add_table"].reasons == ["sample 0 (0-based): raised ValueError: no",
+                                                 "sample 1 (0-based): raised SystemExit: 0"]
 
 
 def test_an_entry_that_cannot_be_imported_fails_its_row(tmp_path):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.runs.results import load_observed, logged_results, read_result
+from tools.oracle_gate.runs.results import Observed, load_observed, logged_results, read_result, to_junit
+from tools.oracle_gate.spec.judgement import FailingSample, FailingSamples
 from tools.testing.gitrepo import IDS, junit
 
 
@@ -267,3 +269,52 @@ def test_a_target_folder_given_directly_counts(tmp_path):
     logs = passing(tmp_path)
     observed = load_observed([str(logs / "oracles/oracle_test")]).observed
     assert sorted(observed) == sorted(IDS)
+
+
+# Failing samples travel with a failed id: the judge's `failing_samples` property, read back and
+# written again by `to_junit` (clean-run's --out), shown by `compare`; never compared.
+
+FAILING = FailingSamples((FailingSample(2, False, "", "[1,-1]", "0", "-1", "result 0 != expected -1"),
+                          FailingSample(0, True, "s4lt", '{"a":-5}', "-5", "a number in [0, 10]", "result -5 is outside [0, 10]")),
+                         14, "s4lt")
+
+
+def failed_case(ident: str, failing: FailingSamples = FAILING, digest: str = "d" * 64) -> str:
+    value = failing.to_text().replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    return (f'<testcase name="invariant[{ident}]"><properties><property name="observation_sha256" value="{digest}"/>'
+            f'<property name="failing_samples" value="{value}"/></properties>'
+            f'<failure message="sample 2 (0-based): result 0 != expected -1"/></testcase>')
+
+
+def test_the_failing_samples_of_a_failed_id_are_read_and_written_again():
+    found = read_result(xml(failed_case("add_table")), "r.xml").observed["add_table"]
+    assert found.failing == FAILING and found.message == "sample 2 (0-based): result 0 != expected -1"
+    again = read_result(to_junit({"add_table": found, "kept": Observed("passed", "e" * 64)}, "clean-run"), "o.xml")
+    assert again.observed["add_table"].failing == FAILING
+    assert again.observed["add_table"].message == found.message and again.observed["kept"].failing == FailingSamples()
+    text = ET.fromstring(to_junit({"add_table": found}, "clean-run")).find("./testsuite/testcase/failure").text
+    assert text.splitlines() == FAILING.lines() and text.splitlines()[-2] == "and 12 more failing sample(s)"
+
+
+def test_failing_samples_of_a_passed_id_or_that_do_not_parse_are_ignored():
+    passed = failed_case("add_table").replace('<failure message="sample 2 (0-based): result 0 != expected -1"/>', "")
+    assert read_result(xml(passed), "r.xml").observed["add_table"].failing == FailingSamples()
+    broken = failed_case("add_table", FailingSamples()).replace("&quot;count&quot;:0", "&quot;count&quot;:&quot;x&quot;")
+    found = read_result(xml(broken), "r.xml").observed["add_table"]
+    assert found.outcome == "failed" and found.failing == FailingSamples()
+
+
+def test_failing_samples_never_decide_whether_runs_agree(gate, tmp_path):
+    other = FailingSamples((FailingSample(3, False, "", "[9]", "1", "2", "result 1 != expected 2"),), 1)
+    a, b = tmp_path / "a.xml", tmp_path / "b.xml"
+    a.write_bytes(xml(failed_case("add_table")))
+    b.write_bytes(xml(failed_case("add_table", other)))
+    code, out, _ = gate("compare", str(a), str(b))
+    assert code == 0, out
+    b.write_bytes(xml(failed_case("add_table", other, digest="f" * 64)))
+    code, out, _ = gate("compare", str(a), str(b))
+    assert code == 6, out
+    lines = out.splitlines()
+    at = lines.index("failing samples (indexes count from 0):")
+    assert lines[at + 1:at + 3] == ["  add_table (A): 14 failing sample(s)", "    sample 2 (0-based): result 0 != expected -1"]
+    assert "  add_table (B): 1 failing sample(s)" in lines and "      inputs [9] -> result 1; expected 2" in lines

@@ -40,11 +40,13 @@ def test_split_gives_both_views_sorted_by_id():
     common = {"entry": "shop.calc:f", "source": "oracles/shop.toml"}
     assert expectations == {"schema": VIEW_SCHEMA, "rows": [
         {"id": "add_table", "kind": "exact_table", "blob": "oracles/blobs/add_table.json", "blob_samples": 2,
-         "generated": 0, "expected": [ANSWER, [ANSWER]], **common},
+         "generated": 0, "expected": [ANSWER, [ANSWER]], "inputs": [[1, 2], []], "seed": 0, **common},
         {"id": "norm_is_idempotent", "kind": "idempotent", "blob": "oracles/blobs/norm_is_idempotent.json",
-         "blob_samples": 1, "generated": 0, "repeat": 3, **common},
+         "blob_samples": 1, "generated": 0, "repeat": 3, "args": ["k"],
+         "inputs": [{"state": {"n": 1}, "kwargs": {"k": "x"}}], "seed": 0, **common},
         {"id": "sum_in_range", "kind": "bound", "blob": "oracles/blobs/sum_in_range.json", "blob_samples": 1,
-         "generated": 3, "min": LOW, "max": HIGH, **common},
+         "generated": 3, "min": LOW, "max": HIGH, "inputs": [{"a": 1, "b": 2}], "seed": 7,
+         "generate": {"count": 3, "fields": [["a", {"int": [0, 1]}]]}, **common},
     ]}
     assert VIEW_SCHEMA == 1
 
@@ -61,11 +63,26 @@ def test_the_inputs_view_never_holds_a_bound_or_an_expected_value():
     assert "expected" not in text and "not an argument" not in text
 
 
-def test_the_expectations_view_never_holds_the_inputs():
-    _, expectations = split(PAIRS)
-    for row in expectations["rows"]:
-        assert "samples" not in row and "args" not in row
-    assert '"x"' not in json.dumps(expectations)
+def test_the_expectations_view_holds_the_callers_inputs_for_the_failure_report_only():
+    # The judge shows a failing sample's inputs; it judges by none of them. They are exactly the
+    # inputs view's samples, so nothing a sample holds besides its arguments reaches the judge either.
+    inputs, expectations = split(PAIRS)
+    for given, sealed in zip(inputs["rows"], expectations["rows"], strict=True):
+        assert sealed["inputs"] == given["samples"] and "samples" not in sealed
+    assert "not an argument" not in json.dumps(expectations)
+
+
+def test_the_generator_in_the_expectations_view_draws_the_same_samples():
+    from tools.oracle_gate.spec.generate import ChoiceGen, FloatGen, ListGen, ObjectGen, StringGen, draw, spec_from_json
+
+    spec = GenerateSpec(5, (("a", IntGen(-3, 3)), ("b", FloatGen(-1.5, 2.0)),
+                            ("c", ListGen(ObjectGen((("q", ChoiceGen(('"x"', "1", "1.0", "true"))),
+                                                     ("s", StringGen("ab\u00e9", 0, 3)))), 0, 2))))
+    row = inv("gen", "bound", min=0, max=1, generate=spec, seed=3)
+    sealed = json.loads(json.dumps(expectation_row(row, [])))
+    assert spec_from_json(sealed["generate"]) == spec
+    again = inv("gen", "bound", min=0, max=1, generate=spec_from_json(sealed["generate"]), seed=sealed["seed"])
+    assert draw(again, "s4lt") == draw(row, "s4lt") and draw(row, "s4lt", 2) == draw(row, "s4lt")[:2]
 
 
 def test_input_samples_per_kind():
