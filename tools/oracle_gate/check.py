@@ -20,6 +20,7 @@ from tools.oracle_gate.runs.blocks import repository_blocks
 from tools.oracle_gate.runs.flags import run_flags
 from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
+from tools.oracle_gate.progress import Phases
 from tools.oracle_gate.git.gitio import (
     Change, changed_paths, on_first_parent_chain,
 )
@@ -103,6 +104,8 @@ class Report:
     clean_sealed_by: str | None = None
     spec_changes: list[RowChange] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    phases: Phases = field(default_factory=Phases)
+    bazel_log: str = ""
 
     @property
     def exit_code(self) -> int:
@@ -321,13 +324,18 @@ def run_check(
             differs from HEAD (without `results` or `clean`, when HEAD is judged), Bazel missing.
     """
     env = os.environ if environ is None else environ
-    inputs = gather_inputs(repo, base, labels, verify_all=verify_all, head_only=head_only)
-    return _judge_change(inputs, env, results=results, clean=clean, remote=remote, salt=salt,
-                         workspace_runner=workspace_runner, clean_runner=clean_runner)
+    phases = Phases()
+    with phases.phase("reading the commits"):
+        inputs = gather_inputs(repo, base, labels, verify_all=verify_all, head_only=head_only)
+    report = _judge_change(inputs, env, results=results, clean=clean, remote=remote, salt=salt,
+                           workspace_runner=workspace_runner, clean_runner=clean_runner, phases=phases)
+    report.phases = phases
+    return report
 
 
 def _judge_change(inputs: Inputs, env: Mapping[str, str], *, results: Sequence[str], clean: bool, remote: bool,
-                  salt: str, workspace_runner: WorkspaceRunner | None, clean_runner: CleanRunner | None) -> Report:
+                  salt: str, workspace_runner: WorkspaceRunner | None, clean_runner: CleanRunner | None,
+                  phases: Phases) -> Report:
     """`run_check` once its inputs are read: checks 1-4 on the commits, 5 and 6 on what ran (unless
     protected paths changed unapproved), then the spec-change report and the changelog rule."""
     report = Report(inputs.base, inputs.base_commit, inputs.merge_base, inputs.head, sorted(inputs.labels),
@@ -340,12 +348,14 @@ def _judge_change(inputs: Inputs, env: Mapping[str, str], *, results: Sequence[s
                         "Bazel itself (no --results), or pass --head-only")
     if inputs.bootstrap:
         report.notes.append(BOOTSTRAP_NOTE)
+    report.phases = phases
     # 1-4: the commits alone.
-    protected = check_protected_paths(inputs)
-    report.record(protected)
-    report.record(check_oracle_files(inputs))
-    report.record(check_manifest(inputs))
-    report.record(check_ids_kept(inputs))
+    with phases.phase("commit checks"):
+        protected = check_protected_paths(inputs)
+        report.record(protected)
+        report.record(check_oracle_files(inputs))
+        report.record(check_manifest(inputs))
+        report.record(check_ids_kept(inputs))
 
     if protected.violations and not results:
         # Bazel runs a change's WORKSPACE, MODULE.bazel, .bazelrc and repository rules outside any
@@ -379,7 +389,9 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     if results:
         outcomes = read_outcomes(results)
     else:
-        outcomes = run_workspace(inputs, workspace_runner or default_workspace_runner(salt, inputs.repo), env, clean=clean)
+        with report.phases.phase("workspace run", announce=True):
+            outcomes = run_workspace(inputs, workspace_runner or default_workspace_runner(salt, inputs.repo), env,
+                                     clean=clean)
     report.show_outcomes(expected_ids(inputs.judged), outcomes)
     judged = check_outcomes(inputs, outcomes, salt=salt)
     harness = check_harness(outcomes.run) if outcomes.run is not None else None
@@ -392,7 +404,9 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     # 6: the clean run, which reads the workspace run: what it blocked, its outcomes and targets.
     if clean:
         try:
-            run = run_clean(inputs, clean_runner or default_clean_runner(salt), env, remote=remote, workspace=outcomes.run)
+            with report.phases.phase("clean run", announce=True):
+                run = run_clean(inputs, clean_runner or default_clean_runner(salt), env, remote=remote,
+                                workspace=outcomes.run)
         except GateError as exc:
             # The workspace run's findings stay in the report; the clean run's reason is its one line.
             if exc.code != errors.UNDECIDED:
@@ -727,7 +741,7 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
     from_files = outcomes.run is None
     found: list[Violation] = []
     if outcomes.run is not None and outcomes.run.build_failed:
-        failed = build_violation(outcomes.run, "workspace run")
+        failed = build_violation(outcomes.run, "workspace run", [c.path for c in inputs.changes])
         if failed.code == errors.UNDECIDED:
             # Nothing of the change was judged: no id is the change's failure.
             return Findings("invariant outcomes", (failed,), f"0 of {len(ids)} invariant(s) judged: the run was not set up")
@@ -751,13 +765,21 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
                     (f"results name ids no oracle declares: {', '.join(unknown)}",) if unknown else ())
 
 
-def build_violation(run: BazelRun, where: str) -> Violation:
+def build_violation(run: BazelRun, where: str, changed: Sequence[str] = ()) -> Violation:
     """The violation of a run that did not build (`run.build_failed`): exit 1 when the cause is not
     the change's (`BazelRun.failure.setup`: an external repository that cannot be fetched, Bazel
     ending early, the gate's own targets), naming the root cause and Bazel's first real error line;
-    else exit 4, the change's targets did not build."""
+    else exit 4, the change's targets did not build. An external repository whose error names a
+    file the change modified (`changed`, repository-relative paths; by path or as a label, such as
+    a lock file its repository rule refused) is the change's too: Bazel's events do not say which
+    files a repository rule read, its error message does."""
     failure = run.failure
     cause = failure.line() if failure is not None else "see Bazel's output"
+    named = [path for path in changed if failure is not None and failure.label.startswith("@")
+             and _names_path(failure.message, path)]
+    if failure is not None and failure.setup and named:
+        return Violation(errors.NO_OUTCOME, named[0], "", f"the change's {named[0]} breaks external repository "
+                         f"{failure.label} in the {where}: {failure.message}")
     if failure is not None and failure.setup:
         return Violation(errors.UNDECIDED, "bazel", "", f"the {where} could not be set up, not the change's doing: {cause}; "
                          "fix the environment (network, toolchains, the base's WORKSPACE or MODULE.bazel) and run again")
@@ -766,6 +788,12 @@ def build_violation(run: BazelRun, where: str) -> Violation:
         " (an action or test that cannot run sandboxed, e.g. tagged local or no-sandbox, fails too)"
     return Violation(errors.NO_OUTCOME, f"{package}/" if package else "oracles/", "",
                      f"the change's targets did not build in the {where}: {cause}{hint}")
+
+
+def _names_path(message: str, path: str) -> bool:
+    """True when `message` names the repository file `path` by path or as a label (`//dir:name`)."""
+    folder, _, name = path.rpartition("/")
+    return path in message or f"//{folder}:{name}" in message
 
 
 def _origin(found: Observed, from_files: bool) -> str:
@@ -889,9 +917,11 @@ def check_clean_run(workspace: Outcomes, clean: BazelRun, *, labelled: bool, rem
                                        f"{label}: workspace run {left}, clean {where} run {right}"))
     found.extend(escape_violations(clean, f"clean {where}"))
     source_note = "the judged commit's oracles (labelled change)" if labelled else "the base's oracles"
+    failed = sum(1 for found in clean_observed.values() if found.outcome != PASSED)
+    # On a failing change the check still passes when the runs agree: the detail says what held.
     return Findings("clean run", tuple(found),
-                    f"{len(clean_observed)} id(s), same outcomes and observation digests as the workspace run "
-                    f"({where}, {source_note})")
+                    f"agrees with the workspace run: {len(clean_observed)} id(s), same outcomes and observation "
+                    f"digests ({where}, {source_note})" + (f"; {failed} failed in both runs" if failed else ""))
 
 
 # Shared rules.

@@ -27,6 +27,7 @@ from tools.oracle_gate.commands import (
     vacuity_cmd,
 )
 from tools.oracle_gate.errors import GateError, error_line
+from tools.oracle_gate.progress import configure_default
 from tools.oracle_gate.text import RunnerSafe
 
 # The subcommands, in the order `--help` lists them; each module has the shape commands/__init__.py describes.
@@ -79,9 +80,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     # No `##[` reaches a CI runner's log from anything the gate writes (text.RunnerSafe).
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = RunnerSafe(sys.stdout), RunnerSafe(sys.stderr)  # type: ignore[assignment]
+    configure_default()
     try:
         return _main(argv, env, environ is None)
     finally:
+        configure_default()  # a command's log file is closed; output is as at the start
         for safe in (sys.stdout, sys.stderr):
             if isinstance(safe, RunnerSafe):
                 safe.close_line()

@@ -93,7 +93,8 @@ def render_text(report: Report) -> str:
         lines.append(f"spec changes (merge base -> HEAD): {len(report.spec_changes)} row(s)")
         lines.extend(report_lines(report.spec_changes))
     for run_name, summary in report.summaries.items():
-        lines.extend(f"{run_name} run: {line}" for line in summary)
+        # Bazel's "INFO: 9 processes: ..." without its log level: the report is not Bazel's log.
+        lines.extend(f"{run_name} run: Bazel {line.removeprefix('INFO: ')}" for line in summary)
     if report.clean_sealed_by is not None:
         lines.append(f"clean run sealed by: {report.clean_sealed_by or 'nothing beyond Bazel sandboxing'}")
     lines.extend(report.notes)
@@ -101,6 +102,10 @@ def render_text(report: Report) -> str:
     code = report.exit_code
     if code and report.salt and not any(c.detail == NOT_RUN for c in report.checks):
         lines.append(f"salt {report.salt}: replay with `check --salt {report.salt}`")
+    if report.bazel_log:
+        lines.append(f"Bazel's output: {report.bazel_log}")
+    if report.phases.line():  # the time per phase, then the verdict: always the last line
+        lines.append(report.phases.line())
     lines.append("gate ok (exit 0)" if code == 0 else f"gate FAILED (exit {code})")
     # Each line is one line: whatever the repository, results or environment put into it is escaped.
     return "\n".join(visible(line) for line in lines)

@@ -18,7 +18,9 @@ from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
 from tools.oracle_gate.git.gitio import default_base
 from tools.oracle_gate.approval.labels import collect_labels
+from tools.oracle_gate.progress import configure_check
 from tools.oracle_gate.report import FORMATS, junit_xml, render, render_markdown
+from tools.oracle_gate.runs.blocks import runs_dir
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers
@@ -75,6 +77,10 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--head-only", action="store_true",
                         help="judge HEAD against the merge base, without merging the base tip: for local use "
                              "on a branch that is behind; the report says so, and CI must not pass it")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print only the report: no phase lines on stderr")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also relay Bazel's output to stderr (it always goes to the log file the report names)")
     parser.add_argument("--verify-all", action="store_true",
                         help="hash and parse every blob, also those the merge base pinned the same way "
                              "(default: those are vouched for by the base; docs/design.md section 4)")
@@ -84,7 +90,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     """Runs `check` and prints its report to stdout; returns the exit code.
 
     Raises:
-        UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, a bad
+        UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, `--quiet`
+            with `--verbose`, a bad
             `--salt`, or a `--junit` or `--markdown` path that is empty, in a missing directory, a
             symbolic link or not writable (`write_report`).
         GateError: (exit 1) when the gate cannot decide (check.run_check), or when HEAD moved while
@@ -103,12 +110,17 @@ def run(args: argparse.Namespace, context: Context) -> int:
         raise UsageError("--remote applies to the clean run; pass --clean --remote")
     if args.clean and args.results:
         raise UsageError("--clean runs the harness itself; it cannot be combined with --results")
+    if args.quiet and args.verbose:
+        raise UsageError("--quiet and --verbose contradict each other; pass one")
     salt = "" if args.results else choose_salt(args.salt)
+    bazel_log = configure_check(os.path.join(runs_dir(environ), "logs"), quiet=args.quiet, verbose=args.verbose)
     report = run_check(repo, base, results=args.results, labels=labels.names, environ=environ, clean=args.clean,
                        remote=args.remote, salt=salt, verify_all=args.verify_all, head_only=args.head_only)
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     report.notes[:0] = labels.notes  # why a CI label does not count, first
+    if report.summaries:  # Bazel ran
+        report.bazel_log = bazel_log
     out = render(report, args.format, repo)
     # The report files first: a file that cannot be written is exit 1 before any verdict is printed.
     if args.junit:

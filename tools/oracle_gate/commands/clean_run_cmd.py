@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     with open(out, "wb") as f:
         f.write(to_junit(run_result.observed, "clean-run"))
     for line in run_result.summary:
-        print(visible(f"clean run: {line}"))
+        print(visible(f"clean run: Bazel {line.removeprefix('INFO: ')}"))
     print(visible(f"clean run sealed by: {run_result.sealed_by}"))
     observed = run_result.observed
     for line in id_table([(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],

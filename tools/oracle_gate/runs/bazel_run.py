@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from tools.oracle_gate.runs.blocks import (
     runs_dir,
     sibling_runs,
 )
+from tools.oracle_gate.progress import BAZEL_OUTPUT
 from tools.oracle_gate.runs.events import (BuildFailure, Invocation, build_failure, is_oracle_target, parse_bep,
                                            read_results)
 from tools.oracle_gate.runs.execlog import (
@@ -217,7 +217,7 @@ class Launcher:
         bep, execution_log = files
         cmd = self.command(command, "--symlink_prefix=/", f"--build_event_json_file={bep}", *log_flags(execution_log),
                            *flags, "--", *targets)
-        print(visible(f"{PREFIX} running " + " ".join(cmd)), file=sys.stderr, flush=True)
+        BAZEL_OUTPUT.info(visible(f"{PREFIX} running " + " ".join(cmd)))
         env = dict(self.env, TMPDIR=tmpdir) if tmpdir else dict(self.env)
         try:
             proc = subprocess.Popen(self.wrap(cmd), cwd=self.repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -229,7 +229,6 @@ class Launcher:
             returncode = proc.wait()
         finally:
             stop(proc)
-        sys.stderr.flush()
         if returncode not in _RESULT_EXITS:
             raise GateError(f"`bazel {command} {' '.join(targets)}` exited {returncode}; see Bazel's output above")
         status, xml, failure = _read_events(bep, failed=returncode == 1)
@@ -251,7 +250,7 @@ def _relay(proc: "subprocess.Popen[bytes]") -> tuple[list[str], list[str]]:
     missing_mounts: list[str] = []
     for raw in proc.stdout:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        sys.stderr.write(RELAY_PREFIX + visible(line) + "\n")
+        BAZEL_OUTPUT.info(RELAY_PREFIX + visible(line))
         if _SUMMARY.search(line):
             # Bazel prints its process summary once, at the end; a test's output printed
             # earlier that looks like one is replaced by the real one.

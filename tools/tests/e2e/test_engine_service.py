@@ -156,7 +156,7 @@ def test_start_status_check_and_stop_on_this_machine(repo, tmp_path):
         assert status.returncode == 0 and f"engine: running at {endpoint} " in status.stdout, status.stdout
         checked = gate(repo, "check", "--base", "main", "--clean", "--remote", env=dict(env, ORACLE_GATE_REMOTE_EXECUTOR=endpoint))
         assert checked.returncode == 0, checked.stdout + checked.stderr[-3000:]
-        assert re.search(r"clean run: INFO: \d+ processes: .*\d+ remote", checked.stdout), checked.stdout
+        assert re.search(r"clean run: Bazel \d+ processes: .*\d+ remote", checked.stdout), checked.stdout
         assert "every action ran by remote execution, sealed by the engine's worker" in checked.stdout
     finally:
         stopped = gate(repo, "engine", "stop", env=env)

@@ -61,7 +61,7 @@ def test_remote_execution_matches_local_outcomes_and_catches_undeclared_reads(re
         remote = gate(repo, "clean-run", "--base", "main", "--remote", "--out", str(tmp_path / "remote.xml"), env=env)
         assert remote.returncode == 0, remote.stdout + remote.stderr[-3000:]
         # One summary per invocation: the views, the change's code, the judge.
-        lines = [x for x in remote.stdout.splitlines() if x.startswith("clean run: INFO:")]
+        lines = [x for x in remote.stdout.splitlines() if x.startswith("clean run: Bazel ")]
         print(f"remote clean run: {lines}")
         assert len(lines) == 3 and sum(count(line, "remote") for line in lines) >= 6, lines
         assert not any(count(line, "linux-sandbox") or count(line, "local") for line in lines), lines
@@ -85,7 +85,7 @@ def test_remote_execution_matches_local_outcomes_and_catches_undeclared_reads(re
         assert checked.returncode == 6, checked.stdout + checked.stderr[-3000:]
         assert ("[6] oracles/ tax_round_half_even: workspace run passed, clean remote run failed: outcomes differ"
                 in checked.stdout)
-        print([x for x in checked.stdout.splitlines() if " run: INFO:" in x])
+        print([x for x in checked.stdout.splitlines() if " run: Bazel " in x])
 
         # Production code that searches every readable file for recorded answers.
         git(repo, "checkout", "-q", "-b", "search")

@@ -43,7 +43,7 @@ def attack(ws: Path, branch: str, files: dict[str, str], append: dict[str, str] 
                 f.write(text)
         git(ws, "add", "-A")
         git(ws, "commit", "-q", "--no-gpg-sign", "-m", branch)
-        return gate(ws, "check", "--base", "main")
+        return gate(ws, "check", "--base", "main", "--verbose")
     finally:
         git(ws, "checkout", "-q", "-f", "main")
 
@@ -336,7 +336,7 @@ def test_a_harness_test_that_would_run_unsandboxed_cannot_run(repo):
     proc = attack(repo, "escape", {"harness/unsandboxed_test.py": "print('I could rewrite the output base')\n"},
                   {"harness/BUILD.bazel": ESCAPE_BUILD}, bug=False)
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
-    assert "[4] oracles/: the oracle test or the harness did not build" in proc.stdout
+    assert "the change's targets did not build in the workspace run" in proc.stdout, proc.stdout
     assert "Testing //harness:unsandboxed_test failed: No usable spawn strategy found" in proc.stderr
 
 

@@ -9,7 +9,7 @@ import pytest
 from tools.oracle_gate.runs.events import BuildFailure
 from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.oracle_gate.check import (
-    Outcomes, check_clean_run, check_harness, check_ids_kept, check_outcomes, check_protected_paths, gather_inputs,
+    Outcomes, build_violation, check_clean_run, check_harness, check_ids_kept, check_outcomes, check_protected_paths, gather_inputs,
     withhold_while_invalid,
 )
 from tools.oracle_gate.errors import OracleError
@@ -95,7 +95,7 @@ def test_the_clean_run_must_agree_with_the_workspace_run():
     same = BazelRun(observed=dict(PASSED), targets={"//harness:t": "PASSED"})
     found = check_clean_run(workspace, same, labelled=False, remote=False)
     assert found.violations == ()
-    assert found.detail == ("3 id(s), same outcomes and observation digests as the workspace run "
+    assert found.detail == ("agrees with the workspace run: 3 id(s), same outcomes and observation digests "
                             "(sandboxed, the base's oracles)")
     other = BazelRun(observed={**PASSED, "add_table": Observed("failed")}, targets={})
     found = check_clean_run(workspace, other, labelled=True, remote=True, salt="s2")
@@ -152,3 +152,16 @@ def test_a_row_the_tip_added_or_tightened_is_never_lost_in_the_merge_result(proj
     kept = replace(inputs, merged_oracles=tip)
     assert check_ids_kept(kept).violations == ()
     assert check_ids_kept(kept).detail == "3 at base, 3 at HEAD, 4 at the base tip, 4 in the merge result, none missing"
+
+
+def test_an_external_repository_that_fails_on_a_file_the_change_modified_is_the_changes(project):
+    message = "pip_lock_repository: @//:requirements_lock.txt line 3: a pip option; regenerate it"
+    run = BazelRun(build_failed=True, failure=BuildFailure(True, "@pypi", message))
+    found = build_violation(run, "workspace run", ["requirements_lock.txt", "billing/tax.py"])
+    assert found.code == 4 and found.path == "requirements_lock.txt"
+    assert "breaks external repository @pypi in the workspace run" in found.message
+    nested = build_violation(BazelRun(build_failed=True, failure=BuildFailure(True, "@x", "//third_party:x.lock bad")),
+                             "workspace run", ["third_party/x.lock"])
+    assert nested.code == 4
+    unrelated = build_violation(run, "workspace run", ["billing/tax.py"])
+    assert unrelated.code == 1

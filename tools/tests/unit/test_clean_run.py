@@ -188,7 +188,7 @@ def test_check_text_prints_both_tables(gate, project, monkeypatch):
     assert salts == ["replay-1", "replay-1"]
     assert "  id                  workspace                clean" in out
     assert "  add_table           passed     -             failed     -" in out
-    assert "workspace run: INFO: 5 processes: 2 remote, 3 internal." in out
+    assert "workspace run: Bazel 5 processes: 2 remote, 3 internal." in out
     assert "salt replay-1: replay with `check --salt replay-1`" in out
 
 

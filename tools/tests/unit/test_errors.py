@@ -106,8 +106,9 @@ def test_exit_codes_help_lists_every_code_in_order_within_79_columns():
     lines = text.split("\n")
     assert lines[0] == "exit codes (the lowest that applies; docs/design.md section 6):"
     assert lines[1] == "  0  gate ok"
-    assert lines[2:4] == ["  1  the gate could not decide: bad usage, not a git repository, unknown base,",
-                          "     unreadable results, Bazel error"]
+    assert lines[2:5] == ["  1  the gate could not decide: bad usage, not a git repository, unknown base,",
+                          "     unreadable results, Bazel error, a run that could not be set up (an",
+                          "     external repository, a toolchain, Bazel itself)"]
     assert all(len(line) <= 79 for line in lines)
     starts = [line[:5] for line in lines[1:] if not line.startswith("     ")]
     assert starts == [f"  {code}  " for code in range(7)]
