@@ -2,10 +2,16 @@
 printed as TOML comments for a human to review (docs/oracles.md, "Proposing rows").
 
 It reads the production diff only: files of the policy's `production_packages`, never `harness/`,
-`oracles/` or the gate. A function counts when it is public (a module-level `def` whose name does
-not start with `_`) and is new at HEAD or its code differs from the merge base's (compared as
-`ast.dump`, so comments and formatting do not count). Nothing is written: the rows need a blob, a
-pin (`pin --write`) and a human's label.
+`oracles/` or the gate (a changed `.py` file outside them is named, not read). Every function and
+method of those files whose code is new at HEAD, differs from the merge base's (compared as
+`ast.dump`, so comments and formatting do not count) or is gone is listed, and each gets a
+candidate row or the reason it gets none (`skip_reason`): a method or nested function (an entry
+names a module-level function), a `def` inside a module-level `if`/`try`/... block, a private
+name, an entry the schema would refuse, a function removed at HEAD, or one that already has a row
+in HEAD's oracle files. A candidate goes in the oracle file that already holds rows of its module
+(else of its package, else `oracles/<package>.toml`) and its blob in that file's own folder,
+`oracles/blobs/<file name>/` (docs/oracles.md, "Many oracle files"). Nothing is written: the rows
+need a blob, a pin (`pin --write`) and a human's label.
 
 With `--model-command`, an external command gets a fixed instruction and the diff on stdin and
 answers with TOML rows; only rows that pass the oracle schema (closed kinds, an entry in a
@@ -15,15 +21,19 @@ production package) and carry no `blob_sha256` (a proposal never invents a pin) 
 from __future__ import annotations
 
 import ast
+import posixpath
 import shlex
 import subprocess
 import tomllib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from tools.oracle_gate.approval.policy import POLICY_PATH
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.gitio import git
-from tools.oracle_gate.spec.schema import KINDS, parse_oracle
+from tools.oracle_gate.git.tree import Tree
+from tools.oracle_gate.spec.schema import BLOB_DIR, ENTRY_PATTERN, KINDS, is_oracle_path, parse_oracle
 from tools.oracle_gate.text import visible
 
 # Seconds the model command may take.
@@ -32,15 +42,21 @@ MODEL_TIMEOUT_S = 300.0
 INSTRUCTION = """\
 You propose oracle rows for a merge gate. Below is a diff of production code.
 Answer with TOML only: one [[invariant]] table per proposed row, with the keys
-id, entry ("package.module:function"), kind (bound, idempotent or exact_table),
-blob ("oracles/blobs/NAME.json") and, for bound rows, min and max; for
-idempotent rows, args and repeat. Never write blob_sha256: a human pins blobs.
+id, entry ("package.module:function", a module-level function), kind (bound,
+idempotent or exact_table), blob ("oracles/blobs/FILE/NAME.json", FILE being
+the oracle file the row goes in without .toml) and, for bound rows, min and
+max; for idempotent rows, args and repeat. Never write blob_sha256: a human
+pins blobs.
 """
 # Parameter names that suggest a function that maps a state to a new state of the same kind.
 _STATE_NAMES = ("state", "ledger", "cart", "doc", "document", "record", "items", "lines")
 _IDEMPOTENT_WORDS = ("normalize", "normalise", "canonical", "dedupe", "clean", "refund", "apply_refund", "sort")
 _NUMERIC_WORDS = ("total", "sum", "count", "amount", "cents", "price", "balance", "size", "len")
+# The statement a module-level `def` sits in, when it is not a top-level statement itself.
+_BLOCKS = {ast.If: "if", ast.Try: "try", ast.TryStar: "try", ast.With: "with", ast.AsyncWith: "with",
+           ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.Match: "match"}
 
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 # The fields a kind requires besides the common ones, as placeholders to fill in (docs/oracles.md).
 KIND_FIELDS = {
@@ -49,6 +65,53 @@ KIND_FIELDS = {
                    "# repeat = 2"],
     "exact_table": [],
 }
+
+
+@dataclass(frozen=True)
+class Row:
+    """An `[[invariant]]` table of an oracle file as written, valid or not (a row not yet pinned
+    still names its entry).
+
+    Attributes:
+        id: the row's `id`, or "" when it has no string id.
+        entry: the row's `entry`, or "" when it has no string entry.
+        source: the oracle file, repository-relative (`oracles/NAME.toml`).
+    """
+
+    id: str
+    entry: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Found:
+    """A function or method of a changed production file whose code a change added, changed or
+    removed.
+
+    Attributes:
+        path: the file, repository-relative.
+        module: the file's module (`module_name`).
+        name: the qualified name, as `__qualname__` spells it: `add`, `Version.bump_major`,
+            `outer.<locals>.inner`.
+        line: the `def`'s 1-based line at HEAD (at the merge base for a removed one).
+        status: "added", "changed" or "removed".
+        scope: "" for a top-level `def` of the module; else where it is defined: "a method of class
+            Version", "nested in function outer", "inside a module-level `if` block".
+        node: the `def` at HEAD, or None for a removed one.
+    """
+
+    path: str
+    module: str
+    name: str
+    line: int
+    status: str
+    scope: str
+    node: FunctionNode | None
+
+    @property
+    def entry(self) -> str:
+        """`module:name`: a row's entry when the function is module-level, a display name otherwise."""
+        return f"{self.module}:{self.name}"
 
 
 @dataclass(frozen=True)
@@ -63,6 +126,9 @@ class Candidate:
         signature: the parameter list as written, e.g. "amount_cents, rate".
         kind: the suggested kind (one of KINDS).
         reason: why that kind.
+        id: the suggested id, unique among HEAD's rows and the other candidates.
+        oracle_file: the oracle file suggested for the row (`oracles/NAME.toml`).
+        placement: why that file, e.g. "it holds the rows of shop.calc".
     """
 
     entry: str
@@ -72,15 +138,65 @@ class Candidate:
     signature: str
     kind: str
     reason: str
+    id: str
+    oracle_file: str
+    placement: str
 
-    def suggested_id(self) -> str:
-        """An id suggestion: the function's name plus a word for the kind of claim."""
-        name = self.entry.rsplit(":", 1)[1].lower()
-        suffix = {"bound": "in_range", "idempotent": "is_idempotent", "exact_table": "table"}[self.kind]
-        return f"{name}_{suffix}"[:64]
+    @property
+    def blob(self) -> str:
+        """The suggested blob: `oracles/blobs/<oracle file name without .toml>/<id>.json`."""
+        return blob_path(self.oracle_file, self.id)
 
 
-def suggest_kind(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Outcome:
+    """What `propose` decided for one found function: a candidate, or why there is none.
+
+    Attributes:
+        found: the function.
+        candidate: the suggested row, or None.
+        reason: why there is no candidate ("" when there is one).
+    """
+
+    found: Found
+    candidate: Candidate | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Survey:
+    """Everything `propose` found in the production diff.
+
+    Attributes:
+        outcomes: one per found function, in file then line order.
+        notes: one line per changed production file that yielded no function (it does not parse
+            at HEAD, or no function's code changed).
+        paths: the changed production files read.
+    """
+
+    outcomes: tuple[Outcome, ...]
+    notes: tuple[str, ...]
+    paths: tuple[str, ...]
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """The candidates, in file then line order."""
+        return [o.candidate for o in self.outcomes if o.candidate is not None]
+
+
+def blob_path(oracle_file: str, name: str) -> str:
+    """`oracles/blobs/<oracle file name without .toml>/<name>.json`: a blob in the oracle file's own
+    folder, the layout `init` sets up (an input of that file's suite alone under `oracle_suites`).
+
+    Args:
+        oracle_file: `oracles/NAME.toml`.
+        name: the blob's file name without `.json`.
+    """
+    stem = posixpath.basename(oracle_file).removesuffix(".toml")
+    return f"{BLOB_DIR}{stem}/{name}.json"
+
+
+def suggest_kind(node: FunctionNode) -> tuple[str, str]:
     """(kind, reason) for a function, from its name, parameters and return annotation."""
     name = node.name.lower()
     params = [a.arg for a in node.args.args]
@@ -94,14 +210,40 @@ def suggest_kind(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, str
     return "exact_table", "no range or idempotence suggests itself; a table pins known inputs to known outputs"
 
 
-def public_functions(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """name -> node of each public module-level function; {} when the source does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return {}
-    return {n.name: n for n in tree.body
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")}
+def functions(source: str) -> list[tuple[str, str, FunctionNode]]:
+    """(qualified name, scope, node) of every function and method of a module, in source order.
+
+    The scope is "" for a top-level `def`, else where it is defined (see `Found.scope`).
+
+    Raises:
+        SyntaxError, ValueError: when the source does not parse.
+    """
+    return list(_defs(ast.parse(source).body, "", ""))
+
+
+def _defs(nodes: Iterable[ast.AST], prefix: str, scope: str) -> Iterator[tuple[str, str, FunctionNode]]:
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = prefix + node.name
+            yield name, scope, node
+            yield from _defs(node.body, f"{name}.<locals>.", f"nested in function {name}")
+        elif isinstance(node, ast.ClassDef):
+            name = prefix + node.name
+            yield from _defs(node.body, f"{name}.", f"a method of class {name}")
+        else:
+            block = _BLOCKS.get(type(node))
+            inner = scope or (f"inside a module-level `{block}` block" if block else scope)
+            yield from _defs(ast.iter_child_nodes(node), prefix, inner)
+
+
+def _keyed(defs: Iterable[tuple[str, str, FunctionNode]]) -> dict[tuple[str, int], tuple[str, FunctionNode]]:
+    """(name, n-th definition of that name) -> (scope, node): a property's getter and setter apart."""
+    seen: Counter[str] = Counter()
+    keyed = {}
+    for name, scope, node in defs:
+        keyed[(name, seen[name])] = (scope, node)
+        seen[name] += 1
+    return keyed
 
 
 def module_name(path: str) -> str:
@@ -119,38 +261,252 @@ def _show(repo: str, commit: str, path: str) -> str | None:
         return None
 
 
-def candidates(repo: str, base: str, head: str, paths: Sequence[str]) -> list[Candidate]:
-    """The public functions of `paths` (production `.py` files) added or changed between `base`
-    and `head`, in file and line order."""
-    found = []
-    for path in sorted(paths):
-        new_source = _show(repo, head, path)
-        if new_source is None:
+def changed_functions(repo: str, base: str, head: str, path: str) -> tuple[list[Found], str]:
+    """The functions and methods of one file whose code differs between `base` and `head`.
+
+    Args:
+        repo: the repository.
+        base, head: commit ids.
+        path: a repository-relative `.py` file (it may be missing at either commit).
+
+    Returns:
+        (found, note): the added, changed and removed functions in line order (removed ones after),
+        and a line saying why the file yielded none ("" when it yielded some).
+
+    Never raises: a file git cannot show at a commit (it is missing there) counts as empty there.
+    """
+    new_source, old_source = _show(repo, head, path), _show(repo, base, path)
+    try:
+        new = _keyed(functions(new_source or ""))
+    except (SyntaxError, ValueError) as exc:
+        where = f" (line {exc.lineno}: {exc.msg})" if isinstance(exc, SyntaxError) else ""
+        return [], f"{path}: does not parse at HEAD{where}; no function read"
+    try:
+        old = _keyed(functions(old_source or ""))
+    except (SyntaxError, ValueError):
+        old = {}  # the merge base's file does not parse: everything at HEAD counts as added
+    module, found = module_name(path), []
+    for key, (scope, node) in sorted(new.items(), key=lambda item: item[1][1].lineno):
+        before = old.get(key)
+        if before is None or ast.dump(before[1]) != ast.dump(node):
+            status = "added" if before is None else "changed"
+            found.append(Found(path, module, key[0], node.lineno, status, scope, node))
+    for key, (scope, node) in sorted(old.items(), key=lambda item: item[1][1].lineno):
+        if key not in new:
+            found.append(Found(path, module, key[0], node.lineno, "removed", scope, None))
+    if found:
+        return found, ""
+    if new_source is None:
+        return [], f"{path}: deleted at HEAD; it held no function"
+    return [], f"{path}: no function's or method's code changed (only module-level code, comments or formatting)"
+
+
+@dataclass(frozen=True)
+class HeadRows:
+    """The rows of HEAD's oracle files, as `head_rows` reads them.
+
+    Attributes:
+        rows: every `[[invariant]]` table, in file then row order.
+        files: every oracle file (`oracles/NAME.toml`), rows or not.
+        notes: one line per oracle file whose rows could not be read.
+    """
+
+    rows: tuple[Row, ...] = ()
+    files: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def head_rows(tree: Tree) -> HeadRows:
+    """The `[[invariant]]` tables of a tree's oracle files (`schema.is_oracle_path`), read as TOML
+    without validation: a row written from a proposal but not yet pinned already names its entry.
+
+    Args:
+        tree: the tree to read `oracles/` from (HEAD's, for `propose`).
+
+    Returns:
+        HeadRows; a file that is not a regular file or not UTF-8 TOML adds a note, never an error.
+
+    Raises:
+        GateError: (exit 1) only when the tree cannot be read.
+    """
+    rows: list[Row] = []
+    files: list[str] = []
+    notes: list[str] = []
+    for path, entry in sorted(tree.files("oracles").items()):
+        if not is_oracle_path(path):
             continue
-        old = public_functions(_show(repo, base, path) or "")
-        for name, node in sorted(public_functions(new_source).items(), key=lambda item: item[1].lineno):
-            before = old.get(name)
-            if before is not None and ast.dump(before) == ast.dump(node):
-                continue
-            kind, reason = suggest_kind(node)
-            found.append(Candidate(f"{module_name(path)}:{name}", path, node.lineno,
-                                   "added" if before is None else "changed", ast.unparse(node.args), kind, reason))
-    return found
+        files.append(path)
+        if not entry.is_regular:
+            notes.append(f"{path} is not a regular file; its rows are not known")
+            continue
+        try:
+            table = tomllib.loads(tree.read(entry).decode("utf-8")).get("invariant", [])
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            notes.append(f"{path} is not readable TOML ({exc}); its rows are not known")
+            continue
+        for row in table if isinstance(table, list) else []:
+            if isinstance(row, dict):
+                ident, entry_name = row.get("id"), row.get("entry")
+                rows.append(Row(ident if isinstance(ident, str) else "",
+                                entry_name if isinstance(entry_name, str) else "", path))
+    return HeadRows(tuple(rows), tuple(files), tuple(notes))
+
+
+def _rows_naming(entry: str, rows: Sequence[Row]) -> str:
+    """`a, b in oracles/x.toml; c in oracles/y.toml` for the rows whose entry is `entry`, or ""."""
+    by_file: dict[str, list[str]] = {}
+    for row in rows:
+        if row.entry == entry:
+            by_file.setdefault(row.source, []).append(row.id or "a row without an id")
+    return "; ".join(f"{', '.join(ids)} in {path}" for path, ids in by_file.items())
+
+
+def skip_reason(found: Found, rows: Sequence[Row]) -> str:
+    """Why a found function gets no candidate row, or "" when it gets one.
+
+    The reasons, first match wins: removed at HEAD; a method or a nested function (an entry's
+    function part is one name: `package.module:function`); a `def` inside a module-level block
+    (propose proposes top-level `def` statements only); a private name (leading underscore); an
+    entry the schema's `ENTRY_PATTERN` refuses (a function of a top-level package's `__init__.py`);
+    an entry some row of `rows` already names.
+
+    Args:
+        found: the function.
+        rows: HEAD's oracle rows (`head_rows`).
+    """
+    named = _rows_naming(found.entry, rows)
+    if found.status == "removed":
+        return "removed at HEAD: nothing to propose" + (f"; rows still name it: {named}" if named else "")
+    if found.scope.startswith("inside"):
+        return (f"defined {found.scope}, not as a top-level statement: propose proposes top-level defs only "
+                "(write its row by hand if the module always defines it)")
+    if found.scope:
+        return f"{found.scope}: rows can name module-level functions only"
+    if found.name.startswith("_"):
+        return "private (leading underscore)"
+    if not ENTRY_PATTERN.fullmatch(found.entry):
+        why = " (a top-level package's __init__.py has no module part)" if "." not in found.module else ""
+        return f"`{found.entry}` is not of the form package.module:function, as a row's entry must be{why}"
+    if named:
+        return f"already has a row: {named}"
+    return ""
+
+
+def oracle_file_for(module: str, oracles: HeadRows) -> tuple[str, str]:
+    """(oracle file, why) for a new row whose entry is in `module`: the file holding the most rows
+    of that module, else of its top-level package, else `oracles/<package>.toml`.
+
+    Args:
+        module: a dotted module name, e.g. `shop.calc`.
+        oracles: HEAD's oracle rows (`head_rows`).
+    """
+    top = module.split(".", 1)[0]
+    for label, matches in ((f"the rows of {module}", lambda m: m == module),
+                           (f"rows of package {top}", lambda m: m.split(".", 1)[0] == top)):
+        counts = Counter(r.source for r in oracles.rows if matches(r.entry.split(":", 1)[0]))
+        if counts:
+            return min(counts, key=lambda path: (-counts[path], path)), f"it holds {label}"
+    path = f"oracles/{top}.toml"
+    if not is_oracle_path(path):  # a package named `policy`
+        path = f"oracles/{top}_rows.toml"
+    if path in oracles.files:
+        return path, f"package {top}'s own oracle file"
+    return path, f"a new oracle file for package {top}: start it with `schema = 1`"
+
+
+_ID_SUFFIX = {"bound": "in_range", "idempotent": "is_idempotent", "exact_table": "table"}
+
+
+def _unique_id(wanted: str, taken: set[str]) -> str:
+    """`wanted` (cut to 64 characters), or with `_2`, `_3`, ... when an id in `taken` has it; adds it."""
+    ident, n = wanted[:64], 2
+    while ident in taken:
+        suffix = f"_{n}"
+        ident, n = wanted[:64 - len(suffix)] + suffix, n + 1
+    taken.add(ident)
+    return ident
+
+
+def _candidate(found: Found, oracles: HeadRows, taken: set[str]) -> Candidate:
+    node = found.node
+    assert node is not None  # only removed functions have none, and they get no candidate
+    kind, reason = suggest_kind(node)
+    ident = _unique_id(f"{found.name.lower()}_{_ID_SUFFIX[kind]}", taken)
+    oracle_file, placement = oracle_file_for(found.module, oracles)
+    return Candidate(found.entry, found.path, found.line, found.status, ast.unparse(node.args), kind, reason,
+                     ident, oracle_file, placement)
+
+
+def survey(repo: str, base: str, head: str, paths: Sequence[str], oracles: HeadRows = HeadRows()) -> Survey:
+    """Every function and method of `paths` added, changed or removed between `base` and `head`,
+    each with its candidate row or the reason it has none (`skip_reason`).
+
+    Args:
+        repo: the repository.
+        base, head: commit ids (the merge base and HEAD).
+        paths: repository-relative `.py` files of the production packages that differ.
+        oracles: HEAD's oracle rows (`head_rows`): they decide which functions already have a
+            row, which ids are taken and which oracle file a candidate goes in.
+
+    Never raises (`changed_functions`).
+    """
+    taken = {r.id for r in oracles.rows}
+    outcomes: list[Outcome] = []
+    notes: list[str] = []
+    for path in sorted(paths):
+        found, note = changed_functions(repo, base, head, path)
+        if note:
+            notes.append(note)
+        for item in found:
+            reason = skip_reason(item, oracles.rows)
+            outcomes.append(Outcome(item, None if reason else _candidate(item, oracles, taken), reason))
+    return Survey(tuple(outcomes), tuple(notes), tuple(sorted(paths)))
+
+
+def explain(result: Survey, packages: Sequence[str], others: Sequence[str] = (),
+            oracle_notes: Sequence[str] = ()) -> list[str]:
+    """What `propose` found, as TOML comment lines: one per function or method (its candidate's
+    id, or why it has none), one per changed production file that yielded none, one per changed
+    `.py` file outside the production packages (`others`, never read) and `oracle_notes`.
+
+    Args:
+        result: the survey.
+        packages: the policy's production packages.
+        others: changed `.py` files outside them.
+        oracle_notes: `HeadRows.notes`.
+    """
+    listed = ", ".join(packages)
+    lines = [f"# {len(result.outcomes)} function(s) or method(s) added, changed or removed in the production diff; "
+             f"{len(result.candidates)} with a candidate row:"] if result.outcomes else []
+    for outcome in result.outcomes:
+        f = outcome.found
+        where = f"removed from {f.path}, line {f.line} at the merge base" if f.status == "removed" else \
+            f"{f.status} at {f.path}:{f.line}"
+        what = f"candidate {outcome.candidate.id} below" if outcome.candidate else f"no candidate: {outcome.reason}"
+        lines.append(f"#   {f.entry} ({where}): {what}")
+    lines.extend(f"# {note}" for note in result.notes)
+    if not result.paths:
+        lines.append(f"# no .py file of the production packages of {POLICY_PATH} ({listed}) changed")
+    lines.extend(f"# {path}: not in a production package of {POLICY_PATH} ({listed}); not read" for path in others)
+    lines.extend(f"# note: {note}; a function with a row there may be proposed again" for note in oracle_notes)
+    return lines
 
 
 def render(candidate: Candidate) -> list[str]:
     """A candidate as TOML comment lines."""
     c = candidate
+    name = c.entry.rsplit(":", 1)[1]
     return [
         f"# {c.entry} ({c.status} at {c.path}:{c.line})",
+        f"# goes in {c.oracle_file}: {c.placement}",
         "# [[invariant]]",
-        f'# id = "{c.suggested_id()}"',
+        f'# id = "{c.id}"',
         f'# entry = "{c.entry}"',
         f'# kind = "{c.kind}"  # {c.reason}',
         *KIND_FIELDS[c.kind],
-        f'# blob = "oracles/blobs/{c.suggested_id()}.json"  # samples for {c.entry.rsplit(":", 1)[1]}({c.signature})',
+        f'# blob = "{c.blob}"  # samples for {name}({c.signature})',
         "# # needs `pin --write` once the blob exists (it adds blob_sha256)",
-        f"# rationale: {c.entry.rsplit(':', 1)[1]}({c.signature}) was {c.status} in {c.path}",
+        f"# rationale: {name}({c.signature}) was {c.status} in {c.path}",
         "",
     ]
 

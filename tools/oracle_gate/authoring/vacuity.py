@@ -7,7 +7,10 @@ arithmetic operator swapped (`+` and `-`, `*` and `//`, ...), a comparison swapp
 `==` and `!=`, ...), an integer constant moved by one, a boolean constant flipped. A well-kept
 mutation tool (mutmut, cosmic-ray) mutates whole files and runs a test command per mutant; here
 the "test" is one oracle row judged by the gate, and only the row's entry function is mutated,
-which those tools do not offer as a unit. Never run by `check`.
+which those tools do not offer as a unit. An entry whose body holds none of those (it only
+delegates to another function, or returns what it is given) has no mutants of its own: its rows
+are reported as such (`RowResult.no_mutants`), neither ok nor checking nothing, since nothing of
+the entry was changed to see whether the row notices. Never run by `check`.
 """
 
 from __future__ import annotations
@@ -54,7 +57,17 @@ class Mutant:
 
 @dataclass(frozen=True)
 class RowResult:
-    """A row against the mutants of its entry: which it killed (failed on) and which survived."""
+    """A row against the mutants of its entry: which it killed (failed on) and which survived.
+
+    Attributes:
+        id, entry: the row's.
+        mutants: how many mutants the entry has.
+        survived: the mutants the row passed on.
+        problem: why the row was not judged against mutants ("" when it was): it fails on the
+            code as it is.
+        killed: the mutants the row failed on.
+        no_mutants: why the entry has no mutants of its own (`why_no_mutants`); "" when it has some.
+    """
 
     id: str
     entry: str
@@ -62,11 +75,22 @@ class RowResult:
     survived: tuple[Mutant, ...]
     problem: str = ""
     killed: tuple[Mutant, ...] = ()
+    no_mutants: str = ""
 
     @property
     def vacuous(self) -> bool:
         """True when the row passed on every mutant (and there was at least one)."""
         return not self.problem and self.mutants > 0 and len(self.survived) == self.mutants
+
+    @property
+    def verdict(self) -> str:
+        """"fails" (a problem), "no_mutants" (nothing of the entry to change), "checks_nothing"
+        (`vacuous`) or "ok" (it killed at least one mutant)."""
+        if self.problem:
+            return "fails"
+        if self.mutants == 0:
+            return "no_mutants"
+        return "checks_nothing" if self.vacuous else "ok"
 
 
 def _sites(function: ast.AST) -> Iterator[tuple[ast.AST, Callable[[], str]]]:
@@ -114,6 +138,43 @@ def mutants(source: str, function: str) -> list[Mutant]:
     return found
 
 
+def why_no_mutants(source: str, function: str) -> str:
+    """Why the module-level function `function` of `source` has no mutants (`mutants` finds none):
+    the functions its body calls, when it calls any ("the entry only delegates to ..."), else that
+    its body holds nothing the mutation operators change.
+
+    Raises:
+        GateError: (exit 1) when the source does not parse or has no such function.
+    """
+    try:
+        node = _function(ast.parse(source), function)
+    except SyntaxError as exc:
+        raise GateError(f"cannot parse the entry's module: {exc}") from None
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    funcs = sorted((child.func for statement in node.body for child in ast.walk(statement)
+                    if isinstance(child, ast.Call)), key=lambda f: (f.end_lineno or 0, f.end_col_offset or 0))
+    calls: list[str] = []
+    for func in funcs:
+        name = _callee(func)
+        if name not in calls:
+            calls.append(name)
+    if not calls:
+        return "its body has nothing the mutation operators change (no arithmetic or comparison, no int or bool constant)"
+    shown = ", ".join(calls[:3]) + (f" and {len(calls) - 3} more" if len(calls) > 3 else "")
+    return f"the entry only delegates to {shown}: its body has nothing the mutation operators change"
+
+
+def _callee(func: ast.expr) -> str:
+    """A called expression as a name: `add`, `self.helper`, `Version.parse`; the method's name
+    alone when it is called on a result (`parse(v).bump` -> `bump`)."""
+    dotted = func
+    while isinstance(dotted, ast.Attribute):
+        dotted = dotted.value
+    if isinstance(dotted, ast.Name) or not isinstance(func, ast.Attribute):
+        return ast.unparse(func)
+    return func.attr
+
+
 def _function(tree: ast.Module, name: str) -> ast.AST:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
@@ -140,7 +201,18 @@ def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
 
     The production packages are copied into `work`, the mutant written over its module, and the
     row run by the gate's caller (`actions/observe.py`, a separate process whose Python path holds
-    only that copy) and judged by the judge's own functions.
+    only that copy) and judged by the judge's own functions. A caller that writes no readable
+    observations (it crashed, timed out) is a failing row.
+
+    Args:
+        repo: the work tree.
+        inv: the row; oracle_bytes: its oracle file's bytes; blob: its blob's bytes.
+        packages: the policy's production packages (top-level folders of `repo`).
+        mutant: the mutant, or None for the code as it is.
+        work: an empty folder this call may fill and reuse.
+
+    Raises:
+        GateError: (exit 1) when the entry's module file is missing (`module_file`).
     """
     prod = work / "prod"
     shutil.rmtree(prod, ignore_errors=True)
@@ -170,14 +242,34 @@ def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
 
 def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
               progress: Callable[[int, int], None] = lambda done, total: None) -> RowResult:
-    """Runs one row against every mutant of its entry; the row must pass on the code as it is."""
+    """Runs one row against every mutant of its entry; the row must pass on the code as it is.
+
+    Args:
+        repo: the work tree.
+        inv: the row.
+        oracle_bytes: its oracle file's bytes (for the generated samples).
+        blob: its blob's bytes.
+        packages: the policy's production packages (copied for each run).
+        progress: called with (mutants done, mutants in all).
+
+    Returns:
+        The RowResult: `problem` set when the row fails on the code as it is, `no_mutants` when
+        the entry has no mutants of its own (the row is still run once on the code as it is).
+
+    Raises:
+        GateError: (exit 1) when the entry's module is missing, does not parse or has no such function.
+    """
     path = module_file(repo, inv.entry)
     with open(os.path.join(repo, path), encoding="utf-8") as f:
-        found = mutants(f.read(), inv.entry.split(":", 1)[1])
+        source = f.read()
+    function = inv.entry.split(":", 1)[1]
+    found = mutants(source, function)
+    none = "" if found else why_no_mutants(source, function)
     with tempfile.TemporaryDirectory(prefix="vacuity-") as tmp:
         work = Path(tmp)
         if not judge_row(repo, inv, oracle_bytes, blob, packages, None, work):
-            return RowResult(inv.id, inv.entry, len(found), (), "the row fails on the code as it is; fix that first")
+            return RowResult(inv.id, inv.entry, len(found), (), "the row fails on the code as it is; fix that first",
+                             no_mutants=none)
         survived: list[Mutant] = []
         killed: list[Mutant] = []
         for index, mutant in enumerate(found):
@@ -185,4 +277,4 @@ def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
             passed = judge_row(repo, inv, oracle_bytes, blob, packages, mutant, work)
             (survived if passed else killed).append(mutant)
         progress(len(found), len(found))
-    return RowResult(inv.id, inv.entry, len(found), tuple(survived), killed=tuple(killed))
+    return RowResult(inv.id, inv.entry, len(found), tuple(survived), killed=tuple(killed), no_mutants=none)

@@ -26,9 +26,14 @@ entry function: one small change each (an operator, a comparison, a constant)
 inside that function, run by the gate's own caller and judge. A row that
 passes on every mutant checks nothing about that function; the report lists
 it with the mutants it missed, so the oracle owner can tighten the bound or
-add samples. Shows a progress bar on a terminal. Never run by `check`. Exits
-0 (the report is information), 5 when the oracle files are invalid, 1 when an
-entry cannot be mutated."""
+add samples. An entry whose body has nothing those changes apply to (it only
+delegates to another function) has no mutants of its own: its rows are
+reported as such, neither ok nor checking nothing, since vacuity cannot tell.
+Shows a progress bar on a terminal. Never run by `check`. Exits 0 whatever
+the report says (it is information for the oracle owner: rows that check
+nothing, rows with no mutants of their own and rows that fail on the code as
+it is included), 5 when the oracle files are invalid, 1 for an unknown ID or
+an entry that cannot be read or parsed."""
 
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
@@ -56,7 +61,8 @@ def _bar(ident: str) -> Callable[[int, int], None]:
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    """Checks the rows and prints the report; returns 0, or 5 for invalid oracle files.
+    """Checks the rows and prints the report; returns 0 (whatever the rows' verdicts), or 5 for
+    invalid oracle files.
 
     Raises:
         UsageError: (exit 1) for an ID no oracle file declares.
@@ -81,21 +87,40 @@ def run(args: argparse.Namespace, context: Context) -> int:
         oracle_bytes = tree.read(listing[inv.source])
         blob = tree.read(listing[inv.blob])
         results.append(check_row(repo, inv, oracle_bytes, blob, packages, _bar(ident)))
-    if args.format == "json":
-        print(runner_safe_json(json.dumps([{"id": r.id, "entry": r.entry, "mutants": r.mutants, "survived": len(r.survived),
-                           "vacuous": r.vacuous, "problem": r.problem,
-                           "missed": [{"line": m.line, "change": m.description} for m in r.survived],
-                           "killed": [{"line": m.line, "change": m.description} for m in r.killed]}
-                          for r in results], indent=2)))
-        return errors.OK
+    lines = [runner_safe_json(json.dumps([_json(r) for r in results], indent=2))] if args.format == "json" \
+        else report_lines(results)
+    for line in lines:
+        print(line if args.format == "json" else visible(line))
+    return errors.OK
+
+
+def _json(result: RowResult) -> dict[str, object]:
+    """One row of the JSON report."""
+    r = result
+    return {"id": r.id, "entry": r.entry, "mutants": r.mutants, "survived": len(r.survived), "vacuous": r.vacuous,
+            "verdict": r.verdict, "problem": r.problem, "no_mutants": r.no_mutants,
+            "missed": [{"line": m.line, "change": m.description} for m in r.survived],
+            "killed": [{"line": m.line, "change": m.description} for m in r.killed]}
+
+
+def report_lines(results: Sequence[RowResult]) -> list[str]:
+    """The text report of `results` (RowResults, in the order the rows ran): one line per row with
+    its verdict (a failing row's problem; NO MUTANTS OF ITS OWN and why; killed N of M and ok or
+    CHECKS NOTHING), the survivors under it, and a summary line. Lines are not yet `visible`."""
+    lines: list[str] = []
     for r in results:
         if r.problem:
-            print(visible(f"{r.id}: {r.problem}"))
+            lines.append(f"{r.id}: {r.problem}")
+            continue
+        if r.verdict == "no_mutants":
+            lines.append(f"{r.id} ({r.entry}): NO MUTANTS OF ITS OWN: {r.no_mutants}; not judged")
             continue
         verdict = "CHECKS NOTHING: passes on every mutant" if r.vacuous else "ok"
-        print(visible(f"{r.id} ({r.entry}): killed {r.mutants - len(r.survived)} of {r.mutants} mutant(s); {verdict}"))
-        for m in r.survived:
-            print(visible(f"    survived: line {m.line}: {m.description}"))
+        lines.append(f"{r.id} ({r.entry}): killed {r.mutants - len(r.survived)} of {r.mutants} mutant(s); {verdict}")
+        lines.extend(f"    survived: line {m.line}: {m.description}" for m in r.survived)
     vacuous = [r.id for r in results if r.vacuous]
-    print(visible(f"{len(results)} row(s); {len(vacuous)} check nothing" + (f": {', '.join(vacuous)}" if vacuous else "")))
-    return errors.OK
+    unjudged = [r.id for r in results if r.verdict == "no_mutants"]
+    summary = f"{len(results)} row(s); {len(vacuous)} check nothing" + (f": {', '.join(vacuous)}" if vacuous else "")
+    if unjudged:
+        summary += f"; {len(unjudged)} with no mutants of its own: {', '.join(unjudged)}"
+    return lines + [summary]

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE
-from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, run_flags
+from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags, run_flags
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
 from tools.oracle_gate.git.pristine import pristine_tree
@@ -107,7 +107,8 @@ def clean_run(
         # readable inside the root too.
         named = {k: environ[k] for k in (*REMOTE_ENV, READ_ONLY_VARIABLE) if environ.get(k)}
         # The local repositories of the committed WORKSPACE, MODULE.bazel and .bazelrc, by themselves.
-        local = outside(local_paths(tree, os.path.realpath(repo)), tree)
+        configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
+        local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
         root_sealed = sealed_root(root, dict(env, **named), hidden, local)
         run = run_bazel(tree, env, RunSpec(flags=flags, startup_flags=startup, exact_env=True,
                                            block=[os.path.join(tree, "oracles"), *root_sealed.blockable],

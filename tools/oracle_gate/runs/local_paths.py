@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from tools.oracle_gate.errors import GateError
 
@@ -23,6 +24,8 @@ _RULE_FILES = ("WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel")
 _RULE = re.compile(r"\b(local_repository|new_local_repository|local_path_override)\s*\(([^()]*)\)", re.S)
 _PATH_ATTRIBUTE = re.compile(r"\bpath\s*=\s*(?:\"([^\"\n]*)\"|'([^'\n]*)')")
 _OVERRIDE_FLAG = re.compile(r"--(override_repository|override_module)=([^=\s]+)=(\S+)")
+# An rc line's command and config: `common:bazel7-bzlmod --flag` -> "bazel7-bzlmod".
+_RC_CONFIG = re.compile(r"^\s*\w+(?::([\w.-]+))?\s")
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class LocalPath:
         host: the real host path it names from the user's checkout (`repo`); it may not exist.
         seen_at: where a run of the tree `tree` looks for it (absolute, normalised; equal to the
             written path when that is absolute).
+        config: the `.bazelrc` config whose lines name it (`common:NAME`), "" when it always applies.
     """
 
     source: str
@@ -43,6 +47,7 @@ class LocalPath:
     written: str
     host: str
     seen_at: str
+    config: str = ""
 
     def describe(self) -> str:
         """`SOURCE RULE PATH` for a report line."""
@@ -88,9 +93,11 @@ def local_paths(tree: str, repo: str) -> list[LocalPath]:
                                       tree, repo))
     text = _strip_comments(_read(tree, ".bazelrc"))
     for number, line_text in enumerate(text.split("\n"), start=1):
+        config = _RC_CONFIG.match(line_text)
         for match in _OVERRIDE_FLAG.finditer(line_text):
             written = match.group(3).strip("\"'")
-            found.append(_resolve(f".bazelrc:{number}", f"--{match.group(1)}", written, tree, repo))
+            path = _resolve(f".bazelrc:{number}", f"--{match.group(1)}", written, tree, repo)
+            found.append(replace(path, config=(config.group(1) or "") if config else ""))
     return found
 
 
@@ -107,12 +114,16 @@ def _resolve(source: str, rule: str, written: str, tree: str, repo: str) -> Loca
                      os.path.normpath(os.path.join(tree, written)))
 
 
-def outside(paths: list[LocalPath], tree: str) -> list[LocalPath]:
-    """The paths of `paths` that a run of `tree` does not find in the tree itself, once each."""
+def outside(paths: list[LocalPath], tree: str, configs: Sequence[str] | None = ()) -> list[LocalPath]:
+    """The paths of `paths` that a run of `tree` does not find in the tree itself, once each; of
+    the `.bazelrc` lines of a config, only those of `configs` (the run's `--config` names; None for
+    every config)."""
     root = os.path.normpath(tree)
     seen: dict[str, LocalPath] = {}
     for path in paths:
         if path.seen_at == root or path.seen_at.startswith(root + os.sep):
+            continue
+        if path.config and configs is not None and path.config not in configs:
             continue
         seen.setdefault(path.seen_at, path)
     return list(seen.values())

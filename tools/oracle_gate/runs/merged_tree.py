@@ -86,7 +86,7 @@ def link_local_paths(tree: str, repo: str, folder: str) -> None:
         GateError: (exit 1) when a link cannot be made.
     """
     root = os.path.realpath(folder)
-    for path in outside(local_paths(tree, os.path.realpath(repo)), tree):
+    for path in outside(local_paths(tree, os.path.realpath(repo)), tree, configs=None):
         seen = path.seen_at
         if path.host == seen or not seen.startswith(root + os.sep) or not os.path.exists(path.host):
             continue

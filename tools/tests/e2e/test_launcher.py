@@ -60,7 +60,7 @@ def test_the_launcher_runs_the_wrapper_but_the_gate_never_does(wrapped, tmp_path
     unlabelled = gate(repo, "--repo", str(repo), "check", "--base", "main", cwd=source_root())
     assert unlabelled.returncode == 2, unlabelled.stdout + unlabelled.stderr[-3000:]
     assert "[2] tools/bazel: protected by 'tools/bazel'" in unlabelled.stdout
-    labelled = gate(repo, "--repo", str(repo), "check", "--base", "main", "--label", "oracle-change",
+    labelled = gate(repo, "--repo", str(repo), "check", "--base", "main", "--label", "oracle-change", "--verbose",
                     cwd=source_root())
     assert not marker.exists(), marker.read_text()
     assert "tools/bazel is in the tree and was not run: the gate runs the Bazel binary itself" in labelled.stdout, (

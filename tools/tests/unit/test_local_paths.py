@@ -51,7 +51,7 @@ def test_every_rule_and_override_flag_is_found_with_file_and_line(tmp_path):
     gate = found[0]
     assert gate.host == os.path.realpath(tmp_path / "work" / "oracle-gate")
     assert gate.seen_at == str(tmp_path / "clean" / "oracle-gate")
-    far = outside(found, tree)
+    far = outside(found, tree, ["offline"])
     assert [p.written for p in far] == ["../oracle-gate", "../oracle-gate/third_party/rules_cc", "/srv/data",
                                         "%workspace%/../oracle-gate/third_party/bzlmod/protobuf",
                                         "/usr/share/bazel/rules/java"]
@@ -85,3 +85,13 @@ def test_a_path_inside_a_folder_shown_already_gets_no_mount_of_its_own(tmp_path)
                                          'local_repository(name = "c", path = "../oracle-gate/third_party/rules_cc")\n'})
     _, moved = local_shown(outside(local_paths(tree, str(tmp_path / "work" / "shop")), tree), ["/usr"])
     assert moved == [(str(tmp_path / "work" / "oracle-gate"), str(tmp_path / "clean" / "oracle-gate"))]
+
+
+def test_a_config_lines_path_counts_only_when_the_run_uses_that_config(tmp_path):
+    tree = _tree(tmp_path, {".bazelrc": "common:bazel7-workspace --override_repository=skylib=/nowhere/skylib\n"
+                                        "build --override_module=m=/srv/m\n"})
+    found = local_paths(tree, "/srv/shop")
+    assert [p.config for p in found] == ["bazel7-workspace", ""]
+    assert [p.written for p in outside(found, tree)] == ["/srv/m"]
+    assert [p.written for p in outside(found, tree, ["bazel7-workspace"])] == ["/nowhere/skylib", "/srv/m"]
+    assert len(outside(found, tree, None)) == 2

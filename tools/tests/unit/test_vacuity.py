@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.authoring.vacuity import mutants
+from tools.oracle_gate.authoring.vacuity import mutants, why_no_mutants
 from tools.testing.gitrepo import default_rows, make_project
 
 SOURCE = "def f(a, b):\n    if a < b and True:\n        return a + 1\n    return a * b\n\n\ndef g():\n    return 0 + 0\n"
@@ -39,10 +39,11 @@ def test_a_wide_bound_checks_nothing_and_a_table_kills_its_mutant(tmp_path, gate
     report = {r["id"]: r for r in json.loads(out)}
     assert report["sum_in_range"]["vacuous"] and report["sum_in_range"]["missed"] == [{"line": 2, "change": "Add -> Sub"}]
     assert report["add_table"] == {"id": "add_table", "entry": "shop.calc:add", "mutants": 1, "survived": 0,
-                                   "vacuous": False, "problem": "", "missed": [],
+                                   "vacuous": False, "verdict": "ok", "problem": "", "no_mutants": "", "missed": [],
                                    "killed": [{"line": 2, "change": "Add -> Sub"}]}
-    assert report["sum_in_range"]["killed"] == []
+    assert report["sum_in_range"]["killed"] == [] and report["sum_in_range"]["verdict"] == "checks_nothing"
     assert report["norm_is_idempotent"]["mutants"] == 0 and not report["norm_is_idempotent"]["vacuous"]
+    assert report["norm_is_idempotent"]["verdict"] == "no_mutants"
     code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
     assert out.splitlines()[0] == ("sum_in_range (shop.calc:add): killed 0 of 1 mutant(s); "
                                    "CHECKS NOTHING: passes on every mutant")
@@ -53,6 +54,8 @@ def test_a_row_that_fails_as_the_code_is_is_reported_not_judged(tmp_path, gate):
     project = make_project(tmp_path / "repo", default_rows(min_=1000, max_=2000))
     code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
     assert code == 0 and "sum_in_range: the row fails on the code as it is; fix that first" in out
+    code, out, _ = gate("--repo", str(project.path), "vacuity", "--format", "json", "sum_in_range")
+    assert code == 0 and json.loads(out)[0]["verdict"] == "fails"
 
 
 def test_unknown_ids_and_invalid_oracles(tmp_path, gate):
@@ -61,3 +64,38 @@ def test_unknown_ids_and_invalid_oracles(tmp_path, gate):
     assert code == 1 and "no oracle row has the id 'no_such_row'" in err
     project.write("oracles/shop.toml", "not toml = = \n")
     assert gate("--repo", str(project.path), "vacuity")[0] == 5
+
+
+@pytest.mark.parametrize(("source", "reason"), [
+    ("def total(a, b):\n    return add(a, b)\n",
+     "the entry only delegates to add: its body has nothing the mutation operators change"),
+    ("def total(v):\n    \"\"\"Doc.\"\"\"\n    return Version.parse(v).bump().text\n",
+     "the entry only delegates to Version.parse, bump: its body has nothing the mutation operators change"),
+    ("def total(a, b):\n    return f(g(h(k(a))))\n",
+     "the entry only delegates to f, g, h and 1 more: its body has nothing the mutation operators change"),
+    ("def total(state):\n    return state\n",
+     "its body has nothing the mutation operators change (no arithmetic or comparison, no int or bool constant)"),
+])
+def test_why_an_entry_has_no_mutants(source, reason):
+    assert mutants(source, "total") == []
+    assert why_no_mutants(source, "total") == reason
+
+
+def test_a_row_whose_entry_only_delegates_has_no_mutants_of_its_own_not_ok(tmp_path, gate):
+    rows = default_rows()
+    rows[0]["entry"] = "shop.calc:total"
+    project = make_project(tmp_path / "repo", rows)
+    project.write("shop/calc.py", "def add(a, b):\n    return a + b\n\n\ndef total(a, b):\n    return add(a, b)\n"
+                  "\n\ndef norm(state, k):\n    return state\n")
+    code, out, err = gate("--repo", str(project.path), "vacuity", "sum_in_range", "add_table")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "sum_in_range (shop.calc:total): NO MUTANTS OF ITS OWN: the entry only delegates to add: its body has "
+        "nothing the mutation operators change; not judged",
+        "add_table (shop.calc:add): killed 1 of 1 mutant(s); ok",
+        "2 row(s); 0 check nothing; 1 with no mutants of its own: sum_in_range"]
+    code, out, _ = gate("--repo", str(project.path), "vacuity", "--format", "json", "sum_in_range")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert row["verdict"] == "no_mutants" and not row["vacuous"] and row["mutants"] == 0
+    assert row["no_mutants"] == "the entry only delegates to add: its body has nothing the mutation operators change"
