@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
@@ -21,6 +22,10 @@ from tools.oracle_gate.runs.flags import run_flags
 from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.progress import Phases
+from tools.oracle_gate.runs.events import BuildFailure
+from tools.oracle_gate.coverage import (
+    NOT_MEASURED_INVALID, NOT_MEASURED_NOT_RUN, NOT_MEASURED_RESULTS, changed_functions, measure, uncovered_setting,
+)
 from tools.oracle_gate.git.gitio import (
     Change, changed_paths, on_first_parent_chain,
 )
@@ -106,6 +111,7 @@ class Report:
     sources: dict[str, str] = field(default_factory=dict)
     phases: Phases = field(default_factory=Phases)
     bazel_log: str = ""
+    coverage: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -363,6 +369,7 @@ def _judge_change(inputs: Inputs, env: Mapping[str, str], *, results: Sequence[s
         # approved. Exit 2 is already lower than any code checks 5 and 6 could add.
         report.checks.append(CheckLine("invariant outcomes", False, NOT_RUN))
         report.notes.append(f"not run: {NOT_RUN_WHY}")
+        record_coverage(report, inputs, None)
     else:
         _run_and_judge(report, inputs, env, results=results, clean=clean, remote=remote, salt=salt,
                        workspace_runner=workspace_runner, clean_runner=clean_runner)
@@ -400,9 +407,13 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     report.record(judged)
     if harness is not None:
         report.record(harness)
+    record_coverage(report, inputs, outcomes)
 
     # 6: the clean run, which reads the workspace run: what it blocked, its outcomes and targets.
-    if clean:
+    not_set_up = outcomes.run is not None and outcomes.run.failure is not None and outcomes.run.failure.setup
+    if clean and not_set_up:
+        report.notes.append("clean run: not run, the workspace run could not be set up")
+    elif clean:
         try:
             with report.phases.phase("clean run", announce=True):
                 run = run_clean(inputs, clean_runner or default_clean_runner(salt), env, remote=remote,
@@ -672,7 +683,7 @@ def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str,
             wrapper = wrapper_note(tree)
             if wrapper:
                 notes.append(wrapper)
-            run = runner(tree, environ)
+            run = _run_or_not_set_up(runner, tree, environ)
         return _workspace_outcomes(run, notes)
     notes = []
     head_tree = inputs.head_tree
@@ -687,7 +698,19 @@ def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str,
     if wrapper:
         notes.append(wrapper)
     inputs.close_trees()
-    return _workspace_outcomes(runner(inputs.repo, environ), notes)
+    return _workspace_outcomes(_run_or_not_set_up(runner, inputs.repo, environ), notes)
+
+
+def _run_or_not_set_up(runner: WorkspaceRunner, tree: str, environ: Mapping[str, str]) -> BazelRun:
+    """`runner(tree, environ)`, or, when it cannot run (GateError, exit 1: Bazel missing, crashing
+    or refusing its command line, a path it cannot block), a run that was not set up with that
+    error as its root cause, so the report of the commit checks is still printed."""
+    try:
+        return runner(tree, environ)
+    except GateError as exc:
+        if exc.code != errors.UNDECIDED:
+            raise
+        return BazelRun(build_failed=True, failure=BuildFailure(True, "", str(exc)))
 
 
 def _workspace_outcomes(run: BazelRun, notes: list[str]) -> Outcomes:
@@ -850,6 +873,39 @@ def withhold_while_invalid(
     notes = outcomes.notes + tuple(f"not judged while the oracles are invalid: {v.line()}" for v in held)
     return (replace(outcomes, violations=(), notes=notes),
             replace(harness, violations=()) if harness is not None else None)
+
+
+def record_coverage(report: Report, inputs: Inputs, outcomes: Outcomes | None) -> None:
+    """The coverage signal (docs/design.md section 12) into `report`: the production functions the
+    change added or changed (`coverage.changed_functions`: what landing it changes, the base tip ->
+    the merge result, or the merge base -> HEAD when HEAD is judged) held against the coverage
+    records of the workspace run's rows. A check line `changed functions` and `report.coverage`
+    when the change modified any; nothing otherwise.
+
+    Args:
+        report: the report being written.
+        inputs: what is judged; the production packages are those of the policies in force and
+            judged, the setting the stricter of their `uncovered_changes` (`uncovered_setting`).
+        outcomes: the oracle test's outcomes; None when Bazel did not run. Outcomes from result
+            files (`outcomes.run` None), invalid oracles or results without any record are "not
+            measured": a note, never a violation. Measured, each function no row entered is a note,
+            or with `uncovered_changes = "fail"` an exit-4 violation.
+
+    Raises nothing: a file git cannot show at a commit counts as empty there.
+    """
+    policies = [o.policy for o in (inputs.in_force, inputs.judged) if o.policy is not None]
+    packages = sorted({name for policy in policies for name in policy.production_packages})
+    before = (inputs.claims or inputs.merge_base) if inputs.is_merge else inputs.merge_base
+    changes = inputs.merge_changes if inputs.is_merge else inputs.changes
+    changed = changed_functions(inputs.repo, before, inputs.judged_commit, [c.path for c in changes], packages)
+    why = (NOT_MEASURED_NOT_RUN if outcomes is None else NOT_MEASURED_RESULTS if outcomes.run is None
+           else NOT_MEASURED_INVALID if inputs.judged.problems else "")
+    found = measure(changed, outcomes.observed if outcomes is not None else {}, setting=uncovered_setting(policies),
+                    why=why)
+    if not found.modified:
+        return
+    report.record(Findings("changed functions", tuple(found.violations()), found.detail(), tuple(found.notes())))
+    report.coverage = found.to_json()
 
 
 # 6: the clean run (--clean).

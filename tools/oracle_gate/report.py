@@ -194,6 +194,7 @@ def render_json(report: Report) -> str:
                  "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields]}
                 for c in report.spec_changes],
             "bazel_summaries": report.summaries,
+            "coverage": report.coverage,
             "notes": report.notes,
         },
         indent=2,

@@ -67,7 +67,8 @@ def run_tree(tree: Path, tmp: Path, package: str, salt: str = "") -> dict[str, j
 
 
 def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]], modules: dict[str, str],
-             salt: str = "", env: dict[str, str] | None = None, wrap: list[str] | None = None) -> RowRun:
+             salt: str = "", env: dict[str, str] | None = None, wrap: list[str] | None = None,
+             packages: list[str] | None = None) -> RowRun:
     """Runs `rows` (oracle row dicts, without blob_sha256) on the package `modules`.
 
     Args:
@@ -79,16 +80,19 @@ def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]],
         env: extra environment variables of the caller (e.g. TZ).
         wrap: a command the supervisor runs under (e.g. `unshare --user --map-root-user`, where
             the process limit holds as in a sandboxed action).
+        packages: the policy's production packages, for the inputs view (as the pin check gives
+            them); None writes a view without them, as a pin check without a policy does.
     """
     prod = tmp / "prod"
     write_package(prod, modules)
     toml = oracle_toml([dict(row, blob_sha256="0" * 64) for row in rows]).encode()
     return _observe_and_judge(tmp, prod, {"oracles/shop.toml": toml},
-                              lambda inv: json.dumps(blobs[inv.blob]).encode(), salt, env, wrap)
+                              lambda inv: json.dumps(blobs[inv.blob]).encode(), salt, env, wrap, packages)
 
 
 def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Callable[[Any], bytes], salt: str,
-                       env: dict[str, str] | None = None, wrap: list[str] | None = None) -> RowRun:
+                       env: dict[str, str] | None = None, wrap: list[str] | None = None,
+                       packages: list[str] | None = None) -> RowRun:
     """Builds the views of the oracle files `tomls` (path -> bytes; `blob(row)` gives a row's blob
     bytes) in `tmp/views`, runs `actions/observe.py` with only `prod` on its Python path, and judges."""
     pairs = []
@@ -96,7 +100,7 @@ def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Cal
         oracle = parse_oracle(data, path)
         assert not oracle.problems, [str(p) for p in oracle.problems]
         pairs += [(inv, load_samples(blob(inv))) for inv in oracle.invariants]
-    inputs, expectations = split(pairs)
+    inputs, expectations = split(pairs, packages)
     generated, problems = generated_view(tomls, salt)
     assert not problems
     views = tmp / "views"

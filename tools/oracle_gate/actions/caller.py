@@ -7,12 +7,16 @@ go to the caller log, so nothing production code prints can reach the channel by
 A request holds a row's inputs only (docs/design.md section 8):
 
     {"id": ID, "entry": "pkg.mod:fn", "kind": KIND, "seed": INT, "args": [NAME...], "repeat": N,
-     "samples": [...]}
+     "packages": [NAME...], "samples": [...]}
 
 with samples `{kw: value}` (bound), `{"state": S, "kwargs": {...}}` (idempotent) or `[arg, ...]`
-(exact_table). The reply is `{"id": ID, "results": [R, ...]}`, one R per sample, or
+(exact_table), and `"packages": [NAME, ...]`, the production packages. The reply is
+`{"id": ID, "results": [R, ...], "ran": [NAME, ...]}`, one R per sample, or
 `{"id": ID, "error": "..."}` when the entry cannot be loaded. R is `{"value": V}` (for idempotent,
 V is the list of states after each call), `{"raised": "Type: message"}` or `{"unplain": "why"}`.
+`ran` is the coverage record (docs/design.md section 12): the `module:qualname` of every function
+of the production packages entered while the entry was called on the samples; the judge keeps it
+beside the verdict and judges nothing by it.
 
 Nothing the caller writes is trusted: production code shares this process and may rewrite it.
 The judge parses every reply strictly and decides; this module only has to be correct for honest
@@ -61,9 +65,18 @@ _import_module = importlib.import_module
 _getattr = getattr
 _callable = callable
 _seed = random.seed
+_set = set
+_settrace = sys.settrace
+_gettrace = sys.gettrace
+_monitoring = getattr(sys, "monitoring", None)  # Python 3.12 and later
+_modules = sys.modules
 
 MAX_DEPTH = 100
 MAX_REPLY_BYTES = 64 << 20  # the supervisor refuses longer replies
+# At most this many names in a row's coverage record (spec/ran_record.py MAX_RAN_FUNCTIONS; this
+# side imports nothing of the gate), and the name sys.monitoring knows the recorder by.
+MAX_RAN_FUNCTIONS = 10000
+_TOOL_NAME = "oracle-gate"
 
 
 class NotPlain(Exception):
@@ -135,7 +148,17 @@ def _copy(value: object) -> object:
 
 
 def call_row(request: dict[str, object]) -> str:
-    """Runs one row and returns its reply as one line of JSON text (without the newline)."""
+    """Runs one row and returns its reply as one line of JSON text (without the newline).
+
+    When the request names `packages` (a list of top-level package names), the reply also holds
+    `"ran"`: the functions of those packages entered while the entry was called on the samples
+    (`start_recording`, `ran_names`); it has none when recording could not start or the names
+    could not be read. The row's import of its entry is not recorded.
+
+    Raises:
+        KeyError: for a request without `kind` or `samples` (the supervisor always sends both);
+            whatever production code raises is a sample's result, never raised here.
+    """
     ident = request.get("id")
     try:
         module_name, _, function_name = _str(request["entry"]).partition(":")
@@ -147,6 +170,25 @@ def call_row(request: dict[str, object]) -> str:
         return _dumps({"id": ident, "error": f"cannot load entry {request.get('entry')}: {_raised(exc)['raised']}"})
     seed = request.get("seed")
     _seed(seed if _type(seed) is _int else 0)
+    packages = request.get("packages")
+    record = _type(packages) is _list and all(_type(p) is _str for p in packages)  # type: ignore[union-attr]
+    seen: set[object] = _set()
+    recording = start_recording(seen) if record else None
+    try:
+        results, limit = _call_samples(recording[0](fn) if recording is not None else fn, request)
+    finally:
+        if recording is not None:
+            recording[1]()
+    if limit is not None:  # the row fails, naming the limit
+        return _dumps({"id": ident, "error": limit})
+    ran = ran_names(seen, packages) if recording is not None else None  # type: ignore[arg-type]
+    return ('{"id":' + _dumps(ident) + ',"results":[' + _join(",", results) + "]"
+            + (',"ran":' + _dumps(ran, separators=(",", ":")) if ran is not None else "") + "}")
+
+
+def _call_samples(fn: Any, request: dict[str, object]) -> tuple[list[str], str | None]:
+    """Calls `fn` on each sample of the row; returns (one result text per sample, None), or
+    ([], the limit) when a call reached one (`_limit_hit`)."""
     kind = request["kind"]
     results: list[str] = []
     for sample in request["samples"]:  # type: ignore[attr-defined]
@@ -170,10 +212,92 @@ def call_row(request: dict[str, object]) -> str:
             results.append(_dumps({"unplain": _str(exc)}))
         except _BaseException as exc:  # noqa: BLE001 - production raising is a failed sample
             limit = _limit_hit(exc)
-            if limit is not None:  # the row fails, naming the limit
-                return _dumps({"id": ident, "error": limit})
+            if limit is not None:
+                return [], limit
             results.append(_dumps(_raised(exc)))
-    return '{"id":' + _dumps(ident) + ',"results":[' + _join(",", results) + "]}"
+    return results, None
+
+
+def start_recording(seen: set[object]) -> tuple[Any, Any] | None:
+    """Starts adding to `seen` the code object of every Python function entered while the entry
+    runs; returns (wrap, stop): `wrap(fn)` is the entry to call instead of `fn`, `stop()` ends the
+    recording. None when recording cannot start (another tool holds sys.monitoring's coverage id).
+
+    On Python 3.12 and later: sys.monitoring's PY_START event from now until `stop`, which reports
+    each code object once and is then disabled for it until the next row (`restart_events`), so a
+    function called a million times costs one callback; it sees every thread. Before 3.12: a global
+    trace function (sys.settrace) that asks for no line events, set only while the wrapped entry
+    runs (so the caller's own encoding costs nothing), in the calling thread only; it runs once per
+    Python call and puts back the trace function there was before. Either way production code may
+    switch it off or feed it: the record is untrusted (docs/threat-model.md). Raises nothing."""
+    monitoring = _monitoring
+    add = seen.add
+    if monitoring is None:
+        def trace(frame: Any, event: str, arg: Any) -> None:  # only "call" events reach it
+            add(frame.f_code)
+
+        return (lambda fn: _traced(fn, trace)), (lambda: None)
+    tool = monitoring.COVERAGE_ID
+    disable = monitoring.DISABLE
+    try:
+        if monitoring.get_tool(tool) != _TOOL_NAME:
+            monitoring.use_tool_id(tool, _TOOL_NAME)
+        monitoring.register_callback(tool, monitoring.events.PY_START, lambda code, offset: (add(code), disable)[1])
+        monitoring.restart_events()
+        monitoring.set_events(tool, monitoring.events.PY_START)
+    except ValueError:
+        return None
+    return (lambda fn: fn), (lambda: monitoring.set_events(tool, 0))
+
+
+def _traced(fn: Any, trace: Any) -> Any:
+    """`fn`, run with `trace` as the global trace function of this thread while it runs."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        previous = _gettrace()
+        _settrace(trace)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _settrace(previous)
+
+    return call
+
+
+def _plain_name(module: str, qualname: str) -> bool:
+    """True for a module `__name__` and a function's `co_qualname` that spec/ran_record.py accepts
+    (identifiers, and `<locals>` inside a qualified name)."""
+    parts = qualname.split(".")
+    return (all(part.isidentifier() for part in module.split("."))
+            and all(part.isidentifier() or 0 < i < _len(parts) - 1 and part == "<locals>" for i, part in enumerate(parts)))
+
+
+def ran_names(seen: set[object], packages: list[str]) -> list[str] | None:
+    """`module:qualname` of each code object in `seen` whose file is that of a loaded module of
+    `packages` (`sys.modules`, a module's own name or a dotted name below it; a package's
+    `__init__.py` named by the package), lambdas,
+    comprehensions and module bodies left out; sorted, at most MAX_RAN_FUNCTIONS; None when the
+    modules cannot be read (production code may have replaced them). `seen` holds code objects
+    (`start_recording`), `packages` top-level package names. Raises nothing."""
+    wanted = _set(packages)
+    try:
+        files: dict[str, str] = {}
+        for name, module in _list(_modules.items()):
+            if _type(name) is _str and name.partition(".")[0] in wanted:
+                file = _getattr(module, "__file__", None)
+                if _type(file) is _str and file not in files:
+                    # A package's `__init__.py` imported as `pkg.__init__` is still `pkg`'s file.
+                    files[file] = name[:-len(".__init__")] if name.endswith(".__init__") else name
+        names = _set()
+        for code in seen:
+            module_name = files.get(code.co_filename)  # type: ignore[attr-defined]
+            qualname = _getattr(code, "co_qualname", None)
+            if module_name is None or _type(qualname) is not _str or code.co_name.startswith("<"):  # type: ignore[attr-defined]
+                continue
+            if _plain_name(module_name, qualname):
+                names.add(module_name + ":" + qualname)
+        return _sorted(names)[:MAX_RAN_FUNCTIONS]
+    except _BaseException:  # noqa: BLE001 - no record rather than no reply
+        return None
 
 
 def _read_lines(fd: int):  # type: ignore[no-untyped-def]

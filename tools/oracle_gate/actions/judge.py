@@ -12,7 +12,9 @@ observations the caller action wrote, parses each reply with the strict JSON rul
 
 It writes one JUnit `testcase` per invariant, named `invariant[<id>]`, to `$XML_OUTPUT_FILE`, with
 the properties `observation_sha256` (the row's observation digest), `sample_sha256` (the digest of
-each sample's observation, space-separated, 16 hex digits each) and `salt`; a failed one also has
+each sample's observation, space-separated, 16 hex digits each) and `salt`; one whose reply carried
+a coverage record also `ran_functions` (the production functions the caller says the row's calls
+entered, space-separated: untrusted, never judged, docs/design.md section 12); a failed one also has
 `failing_samples` (`FailingSamples.to_text`: the first MAX_SHOWN failing samples with their index,
 inputs, result, expected value and message, and how many failed) and a `failure` whose message is
 the first failing sample's line and whose text shows them all. The observation digest is the sha256
@@ -31,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tools.oracle_gate.spec.judgement import MAX_MESSAGE_CHARS, Judgement, judge_all
+from tools.oracle_gate.spec.ran_record import RAN_PROPERTY, ran_text
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 
 MAX_LOG_ECHO_BYTES = 256 << 10
@@ -55,10 +58,11 @@ def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
         salt: the run's salt, the `salt` property of every testcase.
         suite: the testsuite's name.
 
-    Every testcase has the properties `observation_sha256`, `sample_sha256` and `salt`; a failed one
-    also `failing_samples` (when samples failed) and a `failure` element: its message the first
-    reason (cut at MAX_MESSAGE_CHARS), its text `Judgement.failure_lines`. Every character XML 1.0
-    does not allow is shown as an escape (`xml_text`). Raises nothing.
+    Every testcase has the properties `observation_sha256`, `sample_sha256` and `salt`; one whose
+    reply carried a coverage record also `ran_functions` (`ran_record.ran_text`, never judged); a
+    failed one also `failing_samples` (when samples failed) and a `failure` element: its message
+    the first reason (cut at MAX_MESSAGE_CHARS), its text `Judgement.failure_lines`. Every character
+    XML 1.0 does not allow is shown as an escape (`xml_text`). Raises nothing.
     """
     root = ET.Element("testsuites")
     failures = sum(1 for j in judged if not j.ok)
@@ -69,6 +73,8 @@ def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
         ET.SubElement(props, "property", name="observation_sha256", value=item.digest)
         ET.SubElement(props, "property", name="sample_sha256", value=" ".join(item.sample_digests))
         ET.SubElement(props, "property", name="salt", value=xml_text(salt))
+        if item.ran is not None:
+            ET.SubElement(props, "property", name=RAN_PROPERTY, value=xml_text(ran_text(item.ran)))
         if item.failing.count:
             ET.SubElement(props, "property", name="failing_samples", value=item.failing.to_text())
         if not item.ok:

@@ -214,13 +214,30 @@ class Caller:
         self.proc.wait()
 
 
+def record_packages(inputs: dict[str, object]) -> list[str]:
+    """The packages whose functions the caller records as run (docs/design.md section 12): the
+    inputs view's `production_packages` (the policy's), else the top-level package of each row's
+    entry; sorted, without duplicates. `inputs` is the parsed inputs view.
+
+    Raises:
+        KeyError: when the view has no `rows` (`main` gets a view the pin check wrote).
+    """
+    given = inputs.get("production_packages")
+    if isinstance(given, list) and all(isinstance(name, str) for name in given):
+        return sorted(set(given))
+    entries = {str(row.get("entry", "")) for row in inputs["rows"]}  # type: ignore[attr-defined]
+    return sorted({entry.partition(":")[0].partition(".")[0] for entry in entries} - {""})
+
+
 def requests(inputs: dict[str, object], generated: dict[str, object]) -> list[tuple[str, float, int, bytes]]:
     """Builds (id, timeout in seconds, memory limit in MiB, request line) per row, blob samples
-    before generated ones."""
+    before generated ones; each request names the packages the caller records (`record_packages`)."""
     drawn = generated.get("rows", {})
+    packages = record_packages(inputs)
     out = []
     for row in inputs["rows"]:  # type: ignore[attr-defined]
         request = {key: row[key] for key in ("id", "entry", "kind", "seed", "args", "repeat") if key in row}
+        request["packages"] = packages
         request["samples"] = list(row["samples"]) + list(drawn.get(row["id"], []))  # type: ignore[attr-defined]
         line = json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode() + b"\n"
         out.append((row["id"], float(row["timeout_s"]), int(row.get("memory_mib", DEFAULT_MEMORY_MIB)), line))

@@ -6,8 +6,9 @@ Usage:
 
 PATH is the repository-relative path, FILE where the action finds the bytes. Every oracle file is
 validated (schema 1) and every row's blob is hashed; the sha256 must equal the row's `blob_sha256`.
-On success the JSON index of oracle files and blobs is written to INDEX, the inputs view to INPUTS and
-the sealed expectations view to EXPECTATIONS (`spec/views.py`), and the exit code is 0; on any
+On success the JSON index of oracle files and blobs is written to INDEX, the inputs view to INPUTS
+(with the policy's production packages, whose functions the caller records as run) and the sealed
+expectations view to EXPECTATIONS (`spec/views.py`), and the exit code is 0; on any
 problem one line per problem goes to stderr (`oracle-gate: [5] ...`, errors.error_line) and the exit
 code is 5, which fails the build; a file that cannot be read is exit 1. The validation is the
 loader's own (loader.py), so the build and `check` judge oracle files alike.
@@ -168,10 +169,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return errors.INVALID_ORACLE
     _write_json(args.out, index)
     if args.inputs or args.expectations:
-        inputs, expectations = split(rows)
+        inputs, expectations = split(rows, policy_packages(policy))
         _write_json(args.inputs, inputs)
         _write_json(args.expectations, expectations)
     return errors.OK
+
+
+def policy_packages(policy: tuple[str, str] | None) -> tuple[str, ...] | None:
+    """The production packages of the policy the action was given ((repository path, file)), for
+    the inputs view (`views.split`); None without a policy or when it does not parse (then `verify`
+    has already reported it and nothing is written). Raises nothing."""
+    if policy is None:
+        return None
+    tree = ActionFiles({policy[0]: policy[1]})
+    try:
+        parsed = load_policy(tree, Entry(REGULAR, policy[1]), policy[0])
+    except (OracleError, OSError):
+        return None
+    return parsed.production_packages if parsed is not None else None
 
 
 def _write_json(path: str | None, document: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""`oracles/policy.toml` (docs/design.md section 3): label, protected path globs, production packages."""
+"""`oracles/policy.toml` (docs/design.md section 3): label, protected path globs, production packages,
+and what a modified production function that no row ran does (`uncovered_changes`, section 12)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
 from tools.oracle_gate.errors import OracleError
 
 POLICY_PATH = "oracles/policy.toml"
-_KEYS = {"schema", "label", "protected", "production_packages"}
+_KEYS = {"schema", "label", "protected", "production_packages", "uncovered_changes"}
+# `uncovered_changes`: a production function the change modified that no row's run entered is a
+# note in the report (the default), or an exit-4 violation (docs/design.md section 12).
+UNCOVERED_NOTE, UNCOVERED_FAIL = "note", "fail"
+UNCOVERED_SETTINGS = (UNCOVERED_NOTE, UNCOVERED_FAIL)
+# What a message calls a TOML value of each Python type tomllib gives.
+_TOML_TYPES = {"bool": "a boolean", "int": "an integer", "float": "a float", "list": "an array", "dict": "a table",
+               "datetime": "a date-time", "date": "a date", "time": "a time"}
 _PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Packages an entry may never name: the gate, the harness, the oracles and the test runners.
 _NOT_PRODUCTION = frozenset({"tools", "harness", "oracles", "third_party", "pytest", "_pytest", "runfiles"})
@@ -48,11 +56,14 @@ class Policy:
             `oracle-change`).
         protected: repository-relative globs (see globs.py); `oracles/**` is always included.
         production_packages: top-level Python packages an oracle `entry` may name.
+        uncovered_changes: UNCOVERED_NOTE (default) or UNCOVERED_FAIL: whether a production
+            function the change modified that no row ran is a note or an exit-4 violation.
     """
 
     label: str
     protected: tuple[str, ...]
     production_packages: tuple[str, ...]
+    uncovered_changes: str = UNCOVERED_NOTE
 
 
 def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
@@ -65,7 +76,8 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
     Raises:
         OracleError: (exit 5) on bytes that are not clean UTF-8 text (a byte order mark, UTF-16,
             Latin-1, NUL or another control character, named in words by
-            `encoding.text_problem`), bad TOML, unknown keys, wrong types or empty lists.
+            `encoding.text_problem`), bad TOML, unknown keys, wrong types or empty lists, or an
+            `uncovered_changes` other than "note" or "fail" (`_uncovered_changes`).
     """
     unreadable = text_problem(data, "TOML")
     if unreadable is not None:
@@ -98,7 +110,22 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
         if glob.startswith("/") or "\\" in glob:
             raise OracleError(f"{glob!r} must be a repository-relative glob", path=path, field="protected")
     protected = tuple(dict.fromkeys(ALWAYS_PROTECTED + lists["protected"]))
-    return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"])
+    return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"],
+                  uncovered_changes=_uncovered_changes(doc, path))
+
+
+def _uncovered_changes(doc: dict[str, object], path: str) -> str:
+    """The policy's `uncovered_changes`, UNCOVERED_NOTE when absent.
+
+    Raises:
+        OracleError: (exit 5) naming the file and the field, for any value but the strings
+            "note" and "fail".
+    """
+    value = doc.get("uncovered_changes", UNCOVERED_NOTE)
+    if type(value) is not str or value not in UNCOVERED_SETTINGS:
+        shown = repr(value) if type(value) is str else _TOML_TYPES.get(type(value).__name__, "another TOML value")
+        raise OracleError(f'must be "note" or "fail", not {shown}', path=path, field="uncovered_changes")
+    return value
 
 
 def label_name(base: Policy | None, head: Policy | None) -> str:

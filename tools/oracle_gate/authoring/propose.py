@@ -247,9 +247,10 @@ def _keyed(defs: Iterable[tuple[str, str, FunctionNode]]) -> dict[tuple[str, int
 
 
 def module_name(path: str) -> str:
-    """`billing/tax.py` -> `billing.tax`; a package's `__init__.py` -> the package."""
+    """`billing/tax.py` -> `billing.tax`; a package's `__init__.py` -> the package, but a top-level
+    package's is `shop.__init__`: an entry needs a module part (docs/oracles.md, "Oracle rows")."""
     parts = path[:-len(".py")].split("/")
-    if parts[-1] == "__init__":
+    if parts[-1] == "__init__" and len(parts) > 2:
         parts = parts[:-1]
     return ".".join(parts)
 

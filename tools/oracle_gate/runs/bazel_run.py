@@ -63,6 +63,8 @@ _RESULT_EXITS = (0, 1, 3, 4)
 _SUMMARY = re.compile(r"^INFO: \d+ process(es)?: ")
 # What Bazel 4.2's linux-sandbox prints when a --sandbox_block_path target is gone when an action starts.
 _MISSING_MOUNT = re.compile(r"Mount target '([^']+)' does not exist")
+# What each invocation of a run runs, as the report names it.
+STAGE_NAMES = {"views": "pin check and draw", "change": "the change's code", "judge": "the judge"}
 # How often the change's invocation is run again when other runs' folders vanished meanwhile.
 VANISHED_RETRIES = 3
 # Bazel's output (which includes the output of failed tests, i.e. text the change wrote) is relayed
@@ -123,6 +125,16 @@ def stop(proc: "subprocess.Popen[bytes]") -> None:
         proc.wait()
 
 
+def bzlmod_hint(repo: str) -> str:
+    """A hint for a Bazel that cannot read the workspace: a repository with `MODULE.bazel` and no
+    `WORKSPACE` needs Bazel 6 or later (Debian 12's 4.2.3 reads no MODULE.bazel), else ""."""
+    if os.path.exists(os.path.join(repo, "MODULE.bazel")) and not any(
+            os.path.exists(os.path.join(repo, n)) for n in ("WORKSPACE", "WORKSPACE.bazel")):
+        return ("; this repository has MODULE.bazel and no WORKSPACE, which Bazel 4.2 does not read: run the gate "
+                "with Bazel 7 (docs/adopting.md, \"Bazel versions\")")
+    return ""
+
+
 @dataclass(frozen=True)
 class Launcher:
     """How one run starts Bazel: in `repo`, with `env` as the whole environment, `startup_flags`
@@ -180,7 +192,9 @@ class Launcher:
         if len(keys) == 1 and proc.stdout.strip() and not values:
             values[keys[0]] = proc.stdout.strip()
         if proc.returncode != 0 or set(values) != set(keys):
-            raise GateError(f"`bazel info {' '.join(keys)}` failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
+            error_lines = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
+            shown = visible((error_lines or proc.stderr.strip().splitlines()[-1:] or [str(proc.returncode)])[0])
+            raise GateError(f"`bazel info {' '.join(keys)}` failed: {shown}{bzlmod_hint(self.repo)}")
         return values
 
     def oracle_dependents(self, flags: Sequence[str], patterns: Sequence[str]) -> list[str]:
@@ -438,7 +452,10 @@ class _Run:
     def bazel(self, command: str, flags: Sequence[str], targets: Sequence[str], stage: str, name: str) -> Invocation:
         """One invocation of this run (`Launcher.invoke`), its files named `name`, TMPDIR `stage`'s."""
         files = (os.path.join(self.logs, f"{name}.events.json"), os.path.join(self.logs, f"{name}.spawns.bin"))
-        return self.launcher.invoke(command, flags, targets, files, self.log_flags, self.tmp[stage])
+        invocation = self.launcher.invoke(command, flags, targets, files, self.log_flags, self.tmp[stage])
+        # Which invocation each process summary is of, for the report.
+        invocation.summary = [f"{line.rstrip('.')} ({STAGE_NAMES[stage]})." for line in invocation.summary]
+        return invocation
 
     def invocations(self, sealed_by: str) -> BazelRun:
         """Runs the three invocations (`run_bazel`) and reads what they ran."""

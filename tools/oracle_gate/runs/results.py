@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.spec.judgement import MAX_MESSAGE_CHARS, FailingSamples
+from tools.oracle_gate.spec.ran_record import RAN_PROPERTY, parse_ran_text, ran_text
 from tools.oracle_gate.spec.schema import ID_PATTERN
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
@@ -77,6 +78,10 @@ class Observed:
         failing: the failing samples of a failed outcome, from the judge's `failing_samples`
             property (empty when the file has none, or one that does not parse). Never compared:
             two runs agree or disagree on outcomes and digests alone.
+        ran: the production functions the caller says the row's calls entered, from the judge's
+            `ran_functions` property (`ran_record.parse_ran_text`); None when the testcase has
+            none, or one that does not parse. Untrusted (the change's process wrote it) and never
+            compared: `check` uses it only to add a note or a failure (docs/design.md section 12).
     """
 
     outcome: str
@@ -85,6 +90,7 @@ class Observed:
     source: str = ""
     message: str = ""
     failing: FailingSamples = FailingSamples()
+    ran: tuple[str, ...] | None = None
 
 
 def short_digest(found: Observed | None) -> str:
@@ -164,7 +170,8 @@ def read_result(data: bytes, source: str) -> FileResult:
         failing = FailingSamples.from_text(props.get("failing_samples", "")) if outcome == FAILED else FailingSamples()
         found = Observed(outcome, props.get("observation_sha256", ""),
                          tuple(props.get("sample_sha256", "").split()), source,
-                         failure.get("message", "") if failure is not None else "", failing)
+                         failure.get("message", "") if failure is not None else "", failing,
+                         parse_ran_text(props.get(RAN_PROPERTY)))
         if _worse(found, out.get(match.group(1))):
             out[match.group(1)] = found
     return FileResult(out, unnamed)
@@ -429,7 +436,8 @@ def to_junit(observed: dict[str, Observed], suite: str) -> bytes:
     """Renders an id -> Observed map as JUnit XML, UTF-8 with a declaration and a trailing newline:
     one `invariant[<id>]` case per id with the digest properties, so that `compare` and
     `check --results` read it like the judge's own file. A failed id keeps its message and its
-    failing samples (the `failing_samples` property, and their lines as the failure's text).
+    failing samples (the `failing_samples` property, and their lines as the failure's text); an
+    id with a coverage record keeps it (`ran_functions`).
     Raises nothing."""
     root = ET.Element("testsuites")
     node = ET.SubElement(root, "testsuite", name=suite, tests=str(len(observed)))
@@ -439,6 +447,8 @@ def to_junit(observed: dict[str, Observed], suite: str) -> bytes:
         props = ET.SubElement(case, "properties")
         ET.SubElement(props, "property", name="observation_sha256", value=xml_safe(found.digest))
         ET.SubElement(props, "property", name="sample_sha256", value=xml_safe(" ".join(found.samples)))
+        if found.ran is not None:
+            ET.SubElement(props, "property", name=RAN_PROPERTY, value=xml_safe(ran_text(found.ran)))
         if found.failing.count:
             ET.SubElement(props, "property", name="failing_samples", value=found.failing.to_text())
         if found.outcome == FAILED:

@@ -6,7 +6,8 @@ inputs, result and expected value (`FailingSample`, `FailingSamples`). Pure: the
 starts a process.
 
 The failing samples are a report, never part of a digest: the observation digest stays the sha256
-of the caller's `results` list (or of `{"error": reason}`), whatever the messages say.
+of the caller's `results` list (or of `{"error": reason}`), whatever the messages say. So is the
+coverage record a reply may carry (`ran`, spec/ran_record.py): kept on the Judgement, never judged.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from tools.oracle_gate.spec import verdicts
 from tools.oracle_gate.spec.generate import GenerateSpec, draw, spec_from_json
+from tools.oracle_gate.spec.ran_record import ran_record
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 from tools.oracle_gate.spec.views import caller_inputs
 
@@ -200,6 +202,9 @@ class Judgement:
         sample_digests: one 16-hex-digit digest per sample observation, in order.
         failing: the failing samples with their inputs, results and expected values (empty when
             the row failed as a whole).
+        ran: the coverage record of the reply (`ran_record.ran_record`): the production functions
+            the caller says the row's calls entered; None when the reply has none, or one the gate
+            does not accept. Untrusted, and never part of the verdict or a digest.
     """
 
     id: str
@@ -208,6 +213,7 @@ class Judgement:
     digest: str = ""
     sample_digests: list[str] = field(default_factory=list)
     failing: FailingSamples = field(default_factory=FailingSamples)
+    ran: tuple[str, ...] | None = None
 
     def failure_lines(self) -> list[str]:
         """What the judge's log and its JUnit failure text show: the failing samples' lines, or the
@@ -255,12 +261,14 @@ def judge_row(expect: Mapping[str, Any], observation: Mapping[str, Any] | None, 
         return _row_failure(ident, reply["error"])
     results = reply.get("results")
     expected_count = expect["blob_samples"] + expect["generated"]
-    if set(reply) != {"id", "results"} or type(results) is not list:
+    # `ran`, the coverage record, is optional and never judged (ran_record.py).
+    if set(reply) - {"ran"} != {"id", "results"} or type(results) is not list:
         return _row_failure(ident, "malformed reply: expected exactly id and results")
     if len(results) != expected_count:
         return _row_failure(ident, f"malformed reply: {len(results)} result(s) for {expected_count} sample(s)", results)
     out = Judgement(ident, True, digest=hashlib.sha256(canonical(results)).hexdigest(),
-                    sample_digests=[hashlib.sha256(canonical(r)).hexdigest()[:SAMPLE_DIGEST_HEX] for r in results])
+                    sample_digests=[hashlib.sha256(canonical(r)).hexdigest()[:SAMPLE_DIGEST_HEX] for r in results],
+                    ran=ran_record(reply["ran"]) if "ran" in reply else None)
     _judge_samples(out, expect, results, salt)
     return out
 

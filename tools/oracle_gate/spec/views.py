@@ -5,8 +5,9 @@
 
 - the **inputs view** holds, per row, what the entry is called with and nothing it is judged by:
   bound samples as keyword arguments; idempotent samples as `{"state", "kwargs"}` plus the row's
-  `repeat`; exact_table samples as their `args` list. It is the only oracle file the `OracleCall`
-  action (production code) gets.
+  `repeat`; exact_table samples as their `args` list; and the policy's `production_packages`, whose
+  functions the caller records as run. It is the only oracle file the `OracleCall` action
+  (production code) gets.
 - the **expectations view** holds what the judge needs: kind, bounds, expected values, and how many
   samples the blob and the generator give. Only the oracle test (the judge) gets it. For the
   failure report alone it also holds what the judge never judges by: each blob sample's caller
@@ -88,10 +89,18 @@ def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dic
     return row
 
 
-def split(rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Returns (inputs view, expectations view) for (row, parsed blob samples) pairs."""
+def split(rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]],
+          packages: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Returns (inputs view, expectations view) for (row, parsed blob samples) pairs.
+
+    `packages`, the policy's production packages when the pin check was given the policy, goes into
+    the inputs view as `production_packages`: the packages whose functions the caller records as
+    run (docs/design.md section 12). Without it the view has no such key, and the caller takes the
+    packages of the rows' entries. Raises nothing for rows of valid invariants."""
     ordered = sorted(rows, key=lambda pair: pair[0].id)
-    inputs = {"schema": VIEW_SCHEMA, "rows": [input_row(inv, samples) for inv, samples in ordered]}
+    inputs: dict[str, Any] = {"schema": VIEW_SCHEMA, "rows": [input_row(inv, samples) for inv, samples in ordered]}
+    if packages is not None:
+        inputs["production_packages"] = sorted(set(packages))
     expectations = {"schema": VIEW_SCHEMA, "rows": [expectation_row(inv, samples) for inv, samples in ordered]}
     return inputs, expectations
 

@@ -522,7 +522,7 @@ def test_a_base_gate_kept_under_tmp_is_out_of_the_changes_reach(repo):
                 f.write(REWRITE_GATE_BUILD)
             git(repo, "add", "-A")
             git(repo, "commit", "-q", "--no-gpg-sign", "-m", "rewrite the gate")
-            proc = gate(repo, "--repo", str(repo), "check", "--base", "main", cwd=copy)
+            proc = gate(repo, "--repo", str(repo), "check", "--base", "main", "--verbose", cwd=copy)
         finally:
             git(repo, "checkout", "-q", "-f", "main")
         assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
@@ -664,7 +664,8 @@ def test_runner_commands_from_the_change_reach_no_log_unescaped(repo):
             f.write(COMMANDS_BUILD)
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "--no-gpg-sign", "-m", "print runner commands")
-        runs = {fmt: gate(repo, "check", "--base", "main", "--format", fmt) for fmt in ("text", "github", "json", "markdown")}
+        runs = {fmt: gate(repo, "check", "--base", "main", "--verbose", "--format", fmt)
+                for fmt in ("text", "github", "json", "markdown")}
     finally:
         git(repo, "checkout", "-q", "-f", "main")
     for fmt, proc in runs.items():

@@ -7,6 +7,7 @@ import collections
 import json
 import os
 import random
+import sys
 
 import pytest
 
@@ -149,3 +150,110 @@ def test_the_caller_imports_the_standard_library_only():
     names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert names == {"importlib", "json", "math", "os", "random", "sys", "typing"}
+
+
+# The coverage record (docs/design.md section 12): which production functions a row's calls entered.
+
+PROBE = {
+    "ran_probe/__init__.py": "def top(x):\n    return x\n",
+    "ran_probe/calc.py": """\
+from ran_probe import util
+
+SETUP = util.at_import()
+
+
+def add(a, b):
+    def inner(x):
+        return util.twice(x) // 2
+    return inner(a) + Cart().total(b) + sum(i for i in [0]) + (lambda: 0)()
+
+
+class Cart:
+    def total(self, b):
+        return b
+
+
+def never():
+    return 0
+""",
+    "ran_probe/util.py": """\
+def twice(x):
+    return 2 * x
+
+
+def at_import():
+    return 1
+""",
+}
+
+
+@pytest.fixture
+def probe(tmp_path, monkeypatch):
+    for rel, source in PROBE.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+    for name in [m for m in list(sys.modules) if m.split(".")[0] == "ran_probe"]:
+        del sys.modules[name]
+
+
+def row(entry, samples, **extra):
+    return {"id": "r", "entry": entry, "kind": "exact_table", "seed": 0, "samples": samples, **extra}
+
+
+def test_the_record_names_every_production_function_the_calls_entered(probe):
+    reply = json.loads(call_row(row("ran_probe.calc:add", [[1, 2], [3, 4]], packages=["ran_probe"])))
+    # Methods, nested functions and functions of other modules of the package, by their
+    # `__qualname__`; not the lambda, the generator expression, what ran at import, nor what never ran.
+    assert reply == {"id": "r", "results": [{"value": 3}, {"value": 7}],
+                     "ran": ["ran_probe.calc:Cart.total", "ran_probe.calc:add", "ran_probe.calc:add.<locals>.inner",
+                             "ran_probe.util:twice"]}
+
+
+def test_each_row_records_only_its_own_calls_and_the_recording_stops_after_it(probe):
+    call_row(row("ran_probe.calc:add", [[1, 2]], packages=["ran_probe"]))
+    reply = json.loads(call_row(row("ran_probe.util:twice", [[5]], packages=["ran_probe"])))
+    assert reply["ran"] == ["ran_probe.util:twice"]
+    assert sys.gettrace() is None
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        assert monitoring.get_events(monitoring.COVERAGE_ID) == 0
+
+
+def test_only_the_named_packages_are_recorded_and_without_packages_there_is_no_record(probe):
+    assert json.loads(call_row(row("ran_probe.calc:add", [[1, 2]], packages=["other"])))["ran"] == []
+    assert "ran" not in json.loads(call_row(row("ran_probe.calc:add", [[1, 2]])))
+    assert "ran" not in json.loads(call_row(row("ran_probe.calc:add", [[1, 2]], packages="ran_probe")))
+
+
+def test_a_row_that_raises_still_records_and_an_unloadable_entry_has_no_record(probe):
+    reply = json.loads(call_row(row("ran_probe.calc:add", [["x", 2]], packages=["ran_probe"])))
+    assert reply["results"][0] == {"raised": "TypeError: unsupported operand type(s) for //: 'str' and 'int'"}
+    assert reply["ran"] == ["ran_probe.calc:add", "ran_probe.calc:add.<locals>.inner", "ran_probe.util:twice"]
+    assert json.loads(call_row(row("ran_probe.calc:gone", [[1]], packages=["ran_probe"]))).keys() == {"id", "error"}
+
+
+def test_the_record_leaves_the_results_as_they_were(probe):
+    plain = call_row(row("ran_probe.calc:add", [[1, 2], [3, 4]]))
+    recorded = json.loads(call_row(row("ran_probe.calc:add", [[1, 2], [3, 4]], packages=["ran_probe"])))
+    assert json.loads(plain)["results"] == recorded["results"]
+
+
+def test_a_packages_own_module_is_named_by_the_package_however_it_was_imported(probe):
+    for entry in ("ran_probe:top", "ran_probe.__init__:top"):
+        assert json.loads(call_row(row(entry, [[1]], packages=["ran_probe"])))["ran"] == ["ran_probe:top"]
+
+
+def test_names_the_gate_would_refuse_are_left_out():
+    # A code object whose qualified name production code rewrote, or a module that is not a dotted
+    # name of identifiers, never reaches the reply (the judge would refuse the whole record).
+    assert caller._plain_name("shop.calc", "Cart.total") and caller._plain_name("shop", "f.<locals>.g")
+    assert not caller._plain_name("shop", "<locals>.g") and not caller._plain_name("shop", "f.<locals>")
+    assert not caller._plain_name("shop.my-mod", "f") and not caller._plain_name("shop", "a b")
+
+
+def test_the_callers_record_limit_is_the_judges():
+    from tools.oracle_gate.spec.ran_record import MAX_RAN_FUNCTIONS
+
+    assert caller.MAX_RAN_FUNCTIONS == MAX_RAN_FUNCTIONS

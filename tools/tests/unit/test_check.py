@@ -165,3 +165,20 @@ def test_an_external_repository_that_fails_on_a_file_the_change_modified_is_the_
     assert nested.code == 4
     unrelated = build_violation(run, "workspace run", ["billing/tax.py"])
     assert unrelated.code == 1
+
+
+def test_a_workspace_run_that_cannot_start_keeps_the_report_and_is_exit_1(project):
+    from tools.oracle_gate.check import run_check
+    from tools.oracle_gate.errors import GateError
+
+    def broken(_repo, _env):
+        raise GateError("`bazel info bazel-bin` failed: ERROR: the server crashed")
+
+    project.commit("nothing")
+    report = run_check(str(project.path), "main", environ={}, workspace_runner=broken, clean=True,
+                       clean_runner=lambda *a: pytest.fail("the clean run must not start"))
+    assert report.exit_code == 1
+    assert [c.name for c in report.checks][:4] == ["protected paths", "oracle files", "manifest", "invariant ids"]
+    assert any("the server crashed" in v.line() and v.line().startswith("[1] bazel: the workspace run could not be set up")
+               for v in report.violations)
+    assert "clean run: not run, the workspace run could not be set up" in report.notes

@@ -285,3 +285,50 @@ def test_the_judges_log_and_test_xml_show_the_failing_samples(tmp_path, capsys):
     assert "expected 3" not in out
     found = read_result(xml_out.read_bytes(), "test.xml").observed["add_table"]
     assert found.outcome == "failed" and found.failing.count == 1 and found.failing.shown[0].inputs == "[2,2]"
+
+
+# The coverage record (`ran`, docs/design.md section 12): kept beside the verdict, never judged.
+
+
+def replied_with(ident, results, ran):
+    return {"id": ident, "reply": json.dumps({"id": ident, "results": results, "ran": ran})}
+
+
+def test_a_record_is_kept_and_changes_neither_the_verdict_nor_the_digest():
+    expect = table_row([3, -1])
+    plain = judge_row(expect, replied("add_table", [{"value": 3}, {"value": 0}]), "")
+    recorded = judge_row(expect, replied_with("add_table", [{"value": 3}, {"value": 0}],
+                                              ["shop.calc:add", "shop.calc:Cart.total", "shop.calc:add"]), "")
+    assert recorded.ran == ("shop.calc:Cart.total", "shop.calc:add") and plain.ran is None
+    # A record that claims everything ran makes no failing row pass.
+    assert (recorded.ok, recorded.reasons, recorded.digest, recorded.sample_digests) == (
+        plain.ok, plain.reasons, plain.digest, plain.sample_digests) == (
+        False, ["sample 1 (0-based): result 0 != expected -1"], plain.digest, plain.sample_digests)
+
+
+@pytest.mark.parametrize("ran", [
+    "shop.calc:add", [1], ["shop.calc add"], ["shop:<lambda>"], ["shop:f.<locals>"], ["x" * 600 + ":f"],
+    ["shop.calc:f"] * 10001, [None],
+])
+def test_a_record_the_gate_does_not_accept_is_no_record_and_the_row_is_judged_as_before(ran):
+    expect = table_row([3])
+    judged = judge_row(expect, replied_with("add_table", [{"value": 3}], ran), "")
+    assert judged.ok and judged.ran is None
+    assert judged.digest == judge_row(expect, replied("add_table", [{"value": 3}]), "").digest
+
+
+def test_a_reply_with_other_extra_keys_is_still_malformed():
+    reply = {"id": "add_table", "reply": json.dumps({"id": "add_table", "results": [{"value": 3}], "verdict": "ok"})}
+    assert judge_row(table_row([3]), reply, "").reasons == ["malformed reply: expected exactly id and results"]
+
+
+def test_the_record_is_a_property_of_the_testcase_only_when_there_is_one():
+    expect = table_row([3])
+    recorded = judge_row(expect, replied_with("add_table", [{"value": 3}], ["shop.calc:add", "shop.tax:rate"]), "")
+    empty = judge_row(expect, replied_with("add_table", [{"value": 3}], []), "")
+    none = judge_row(expect, replied("add_table", [{"value": 3}]), "")
+    for judged, value in ((recorded, "shop.calc:add shop.tax:rate"), (empty, ""), (none, None)):
+        case = ET.fromstring(to_junit([judged], "", "suite")).find(".//testcase")
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert props.get("ran_functions") == value
+        assert read_result(to_junit([judged], "", "suite"), "t.xml").observed["add_table"].ran == judged.ran

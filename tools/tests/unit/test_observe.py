@@ -214,3 +214,60 @@ def test_a_sitecustomize_or_usercustomize_on_the_path_never_runs_before_producti
     for name in ("sitecustomize.py", "usercustomize.py"):
         result = run_rows(tmp_path / name, TABLE, TABLE_BLOB, {**calc(WRONG_ADD), name: SITECUSTOMIZE})
         assert not result.judged["add_table"].ok, name
+
+
+# The coverage record (docs/design.md section 12) travels with the observations, and decides nothing.
+
+COVERED = """
+def add(a, b):
+    return _plus(a, b)
+def _plus(a, b):
+    return a + b
+def untouched(a, b):
+    return 0
+"""
+
+
+def test_the_record_of_what_ran_reaches_the_judgement(tmp_path):
+    result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(COVERED), packages=["shop"])
+    judged = result.judged["add_table"]
+    assert judged.ok and judged.ran == ("shop.calc:_plus", "shop.calc:add")
+    # The request named the policy's packages, from the inputs view.
+    assert "ran" in result.observations["rows"][0]["reply"]
+
+
+def test_without_the_policys_packages_the_entries_packages_are_recorded(tmp_path):
+    assert run_rows(tmp_path, TABLE, TABLE_BLOB, calc(COVERED)).judged["add_table"].ran == (
+        "shop.calc:_plus", "shop.calc:add")
+    assert run_rows(tmp_path, TABLE, TABLE_BLOB, calc(COVERED), packages=["other"]).judged["add_table"].ran == ()
+
+
+def test_the_record_never_changes_a_verdict_or_a_digest(tmp_path):
+    recorded = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(COVERED), packages=["shop"]).judged["add_table"]
+    plain = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(COVERED), packages=[]).judged["add_table"]
+    assert (recorded.ok, recorded.digest, recorded.sample_digests) == (plain.ok, plain.digest, plain.sample_digests)
+    assert plain.ran == ()
+
+
+def test_a_forged_record_claims_coverage_but_never_a_pass(tmp_path):
+    # Production code rewrites the caller's record to claim every function ran: the record is
+    # untrusted (it may only add a note or a failure), so the wrong answer still fails, with the
+    # digest of its results alone.
+    forged = WRONG_ADD + """
+import sys
+main = sys.modules["__main__"]
+if hasattr(main, "ran_names"):
+    main.ran_names = lambda seen, packages: ["shop.calc:add", "shop.calc:everything"]
+"""
+    judged = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(forged), packages=["shop"]).judged["add_table"]
+    honest = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(WRONG_ADD), packages=["shop"]).judged["add_table"]
+    assert judged.ran == ("shop.calc:add", "shop.calc:everything")
+    assert not judged.ok and (judged.digest, judged.reasons) == (honest.digest, honest.reasons)
+
+
+def test_record_packages_prefers_the_views_packages():
+    from tools.oracle_gate.actions.observe import record_packages
+
+    rows = [{"entry": "shop.calc:add"}, {"entry": "other.x:f"}, {"entry": "shop:g"}]
+    assert record_packages({"rows": rows}) == ["other", "shop"]
+    assert record_packages({"rows": rows, "production_packages": ["shop", "more"]}) == ["more", "shop"]

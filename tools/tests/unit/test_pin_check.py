@@ -57,3 +57,19 @@ def test_blob_symlinked_to_a_harness_file_fails_the_build(tmp_path, capsys):
     table.symlink_to(harness / "table.json")
     assert main(args) == 5
     assert "oracles/blobs/table.json resolves to" in capsys.readouterr().err
+
+
+def test_the_inputs_view_names_the_policys_production_packages_for_the_caller(tmp_path):
+    from tools.testing.gitrepo import POLICY
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY.replace('["shop"]', '["shop", "more"]'))
+    views = ["--inputs", str(tmp_path / "inputs.json"), "--expectations", str(tmp_path / "expectations.json")]
+    assert main(setup(tmp_path) + views + ["--policy", f"oracles/policy.toml={policy}"]) == 0
+    inputs = json.loads((tmp_path / "inputs.json").read_text())
+    assert inputs["production_packages"] == ["more", "shop"]
+    assert "production_packages" not in json.loads((tmp_path / "expectations.json").read_text())
+    # Without a policy the view names none: the caller then records the packages of the entries.
+    (tmp_path / "without").mkdir()
+    assert main(setup(tmp_path / "without") + views) == 0
+    assert "production_packages" not in json.loads((tmp_path / "inputs.json").read_text())

@@ -81,6 +81,13 @@ LIST = "must be a non-empty array of non-empty strings"
      "production_packages", "'tools' is the standard library or the gate itself, not production code"),
     (policy_bytes("schema = 1", lists='protected = ["a"]\nproduction_packages = ["pytest"]\n'),
      "production_packages", "'pytest' is the standard library or the gate itself, not production code"),
+    (policy_bytes("schema = 1", 'uncovered_changes = "Fail"'), "uncovered_changes", 'must be "note" or "fail", not \'Fail\''),
+    (policy_bytes("schema = 1", 'uncovered_changes = "warn"'), "uncovered_changes", 'must be "note" or "fail", not \'warn\''),
+    (policy_bytes("schema = 1", 'uncovered_changes = ""'), "uncovered_changes", 'must be "note" or "fail", not \'\''),
+    (policy_bytes("schema = 1", "uncovered_changes = true"), "uncovered_changes", 'must be "note" or "fail", not a boolean'),
+    (policy_bytes("schema = 1", "uncovered_changes = 1"), "uncovered_changes", 'must be "note" or "fail", not an integer'),
+    (policy_bytes("schema = 1", 'uncovered_changes = ["fail"]'), "uncovered_changes",
+     'must be "note" or "fail", not an array'),
 ])
 def test_each_invalid_field_names_path_and_field(data, field, message):
     exc = error(data)
@@ -91,7 +98,7 @@ def test_each_invalid_field_names_path_and_field(data, field, message):
 def test_unknown_keys_are_refused_first_in_sorted_order():
     exc = error(policy_bytes("schema = 3", "zeta = 1", "alpha = 2"))
     assert (exc.code, exc.field) == (5, "alpha")
-    assert str(exc) == "p.toml: field alpha: unknown key 'alpha'; allowed: label, production_packages, protected, schema"
+    assert str(exc) == "p.toml: field alpha: unknown key 'alpha'; allowed: label, production_packages, protected, schema, uncovered_changes"
     assert error(policy_bytes("schema = 1", "[extra]")).field == "extra"
 
 
@@ -140,3 +147,15 @@ def test_label_name(base, head, expected):
 ])
 def test_has_label(label, labels, expected):
     assert has_label(label, labels) is expected
+
+
+def test_uncovered_changes_is_note_by_default_or_fail():
+    from tools.oracle_gate.approval.policy import UNCOVERED_FAIL, UNCOVERED_NOTE
+
+    assert parse_policy(policy_bytes("schema = 1")).uncovered_changes == UNCOVERED_NOTE == "note"
+    assert parse_policy(policy_bytes("schema = 1", 'uncovered_changes = "note"')).uncovered_changes == "note"
+    assert parse_policy(policy_bytes("schema = 1", 'uncovered_changes = "fail"')).uncovered_changes == UNCOVERED_FAIL
+    # One line naming the file and the field, exit 5, as `check` prints it.
+    exc = error(policy_bytes("schema = 1", 'uncovered_changes = "strict"'), POLICY_PATH)
+    assert exc.code == INVALID_ORACLE and str(exc) == (
+        "oracles/policy.toml: field uncovered_changes: must be \"note\" or \"fail\", not 'strict'")

@@ -318,3 +318,27 @@ def test_failing_samples_never_decide_whether_runs_agree(gate, tmp_path):
     at = lines.index("failing samples (indexes count from 0):")
     assert lines[at + 1:at + 3] == ["  add_table (A): 14 failing sample(s)", "    sample 2 (0-based): result 0 != expected -1"]
     assert "  add_table (B): 1 failing sample(s)" in lines and "      inputs [9] -> result 1; expected 2" in lines
+
+
+def test_the_coverage_record_is_read_from_its_property_and_never_compared():
+    from tools.oracle_gate.runs.results import differences
+
+    def with_ran(value):
+        prop = f'<property name="ran_functions" value="{value}"/>' if value is not None else ""
+        return xml(f'<testcase name="invariant[a]"><properties><property name="observation_sha256" value="d"/>'
+                   f"{prop}</properties></testcase>")
+
+    assert read_result(with_ran("shop.calc:add shop:f"), "x").observed["a"].ran == ("shop.calc:add", "shop:f")
+    assert read_result(with_ran(""), "x").observed["a"].ran == ()
+    assert read_result(with_ran(None), "x").observed["a"].ran is None
+    assert read_result(with_ran("shop.calc:add  bad"), "x").observed["a"].ran is None
+    # Two runs that agree on outcomes and digests agree, whatever their records say.
+    left, right = read_result(with_ran("shop:f"), "x").observed, read_result(with_ran(""), "y").observed
+    assert differences(left, right) == []
+
+
+def test_to_junit_keeps_a_coverage_record():
+    observed = {"a": Observed("passed", "d", ("s",), ran=("shop:f", "shop:g")), "b": Observed("passed", "e"),
+                "c": Observed("failed", "f", ran=())}
+    back = read_result(to_junit(observed, "suite"), "x").observed
+    assert {i: o.ran for i, o in back.items()} == {"a": ("shop:f", "shop:g"), "b": None, "c": ()}

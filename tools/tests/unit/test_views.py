@@ -115,3 +115,10 @@ def test_input_row_and_expectation_row_match_split():
 
 def test_split_of_no_rows():
     assert split([]) == ({"schema": 1, "rows": []}, {"schema": 1, "rows": []})
+
+
+def test_split_names_the_production_packages_in_the_inputs_view_only_when_given():
+    inputs, expectations = split(PAIRS, ("shop", "billing", "shop"))
+    assert inputs["production_packages"] == ["billing", "shop"]
+    assert "production_packages" not in expectations
+    assert "production_packages" not in split(PAIRS)[0]
