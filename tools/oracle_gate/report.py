@@ -274,9 +274,29 @@ def render_github(report: Report, text: str, repo: str) -> str:
         extra = found.failing.lines() if found is not None and found.outcome == FAILED else []
         message = "%0A".join(_command_data(item) for item in (violation.line(), *extra))
         lines.append(f"::error {','.join(props)}::{message}")
+    lines.extend(changed_code_annotations(report))
     verdict = "gate ok (exit 0)" if report.exit_code == 0 else f"gate FAILED (exit {report.exit_code})"
     lines.append(f"::{'notice' if report.exit_code == 0 else 'error'} title=oracle-gate::{_command_data(verdict)}")
     return "\n".join(lines)
+
+
+def changed_code_annotations(report: Report) -> list[str]:
+    """One `::warning` per production function the change modified (`report.coverage`'s
+    `modified`, with its file and line) that a failed row's run entered (the row's `ran` record),
+    so the pull request shows the failure on the changed code too. The record comes from the
+    change's own process: it can only add or hide these hints, never change a verdict."""
+    modified = (report.coverage or {}).get("modified") or []
+    out = []
+    for ident, found in sorted(report.observed.items()):
+        if found.outcome != FAILED or not found.ran:
+            continue
+        for function in modified:
+            if function.get("name") in found.ran and function.get("path") and function.get("line"):
+                props = (f"file={_command_property(str(function['path']))},line={int(function['line'])},"
+                         f"title={_command_property('oracle-gate: a failing row ran this changed code')}")
+                text = f"{ident} fails, and its run entered {function['name']}, which this change modified"
+                out.append(f"::warning {props}::{_command_data(text)}")
+    return out
 
 
 def _cell(text: str) -> str:

@@ -281,3 +281,15 @@ def test_the_clean_runs_failing_samples_are_listed_where_they_differ():
     assert not any(line.startswith("  sum_in_range (clean run)") for line in lines)
     doc = json.loads(render_json(r))
     assert doc["clean_observations"]["add_table"]["failing_samples"] == [other.shown[0].to_json()]
+
+
+def test_github_annotates_the_changed_code_a_failing_row_ran(tmp_path):
+    r = Report("main", "a" * 40, "b" * 40, "c" * 40, [])
+    r.observed = {"tax_table": Observed("failed", ran=("billing.tax:tax_cents", "billing.tax:_round")),
+                  "total_ok": Observed("passed", ran=("billing.totals:grand_total_cents",))}
+    r.coverage = {"modified": [{"name": "billing.tax:tax_cents", "path": "billing/tax.py", "line": 12},
+                               {"name": "billing.totals:grand_total_cents", "path": "billing/totals.py", "line": 3},
+                               {"name": "billing.tax:unused", "path": "billing/tax.py", "line": 40}]}
+    warnings = [line for line in render_github(r, "text", str(tmp_path)).splitlines() if line.startswith("::warning")]
+    assert warnings == ["::warning file=billing/tax.py,line=12,title=oracle-gate%3A a failing row ran this changed "
+                        "code::tax_table fails, and its run entered billing.tax:tax_cents, which this change modified"]
