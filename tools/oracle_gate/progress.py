@@ -18,9 +18,10 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from tools.oracle_gate.errors import PREFIX, GateError
 from tools.oracle_gate.text import visible
@@ -65,25 +66,58 @@ def configure_default() -> None:
     _reset(BAZEL_OUTPUT, _handler())
 
 
-def configure_check(log_dir: str, *, quiet: bool, verbose: bool) -> str:
-    """`check`'s output: Bazel's to a new log file in `log_dir` (and to stderr with `verbose`),
-    progress on stderr unless `quiet`. Keeps the newest KEPT_LOGS logs. Returns the log's path.
+class BazelLog(logging.Handler):
+    """`check`'s log of Bazel's output: a file made in the folder `folder()` returns when the
+    first line comes (a `check` that runs no Bazel writes none, and needs no writable cache
+    folder), keeping the newest KEPT_LOGS logs there.
 
-    Raises:
-        GateError: (exit 1) when the log folder or file cannot be made.
+    Attributes:
+        path: the log file's path once it is open, else None.
     """
-    try:
-        os.makedirs(log_dir, mode=0o700, exist_ok=True)
-        logs = sorted(n for n in os.listdir(log_dir) if n.startswith("check-") and n.endswith(".log"))
-        for old in logs[:max(0, len(logs) - KEPT_LOGS + 1)]:
-            os.unlink(os.path.join(log_dir, old))
-        path = os.path.join(log_dir, time.strftime("check-%Y%m%d-%H%M%S") + f"-{os.getpid()}.log")
-        log = _handler(path)
-    except OSError as exc:
-        raise GateError(f"cannot write Bazel's log in {log_dir}: {exc.strerror or exc}") from None
+
+    def __init__(self, folder: Callable[[], str]) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+        self.folder = folder
+        self.path: str | None = None
+        self.stream: TextIO | None = None
+
+    def _open(self) -> TextIO:
+        log_dir = self.folder()
+        try:
+            os.makedirs(log_dir, mode=0o700, exist_ok=True)
+            logs = sorted(n for n in os.listdir(log_dir) if n.startswith("check-") and n.endswith(".log"))
+            for old in logs[:max(0, len(logs) - KEPT_LOGS + 1)]:
+                os.unlink(os.path.join(log_dir, old))
+            path = os.path.join(log_dir, time.strftime("check-%Y%m%d-%H%M%S") + f"-{os.getpid()}.log")
+            stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        except OSError as exc:
+            raise GateError(f"cannot write Bazel's log in {log_dir}: {exc.strerror or exc}") from None
+        self.path, self.stream = path, stream
+        return stream
+
+    def emit(self, record: logging.LogRecord) -> None:
+        stream = self.stream or self._open()
+        stream.write(self.format(record) + "\n")
+        stream.flush()
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
+        super().close()
+
+
+def configure_check(folder: Callable[[], str], *, quiet: bool, verbose: bool) -> BazelLog:
+    """`check`'s output: Bazel's to a `BazelLog` in `folder()` (and to stderr with `verbose`),
+    progress on stderr unless `quiet`. Returns the log, whose `path` the report names.
+
+    Raises nothing; the log raises GateError (exit 1) when its first line cannot be written.
+    """
+    log = BazelLog(folder)
     _reset(BAZEL_OUTPUT, log, *([_handler()] if verbose else []))
     _reset(PROGRESS, *([] if quiet else [_handler()]))
-    return path
+    return log
 
 
 def say(message: str) -> None:

@@ -113,14 +113,13 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if args.quiet and args.verbose:
         raise UsageError("--quiet and --verbose contradict each other; pass one")
     salt = "" if args.results else choose_salt(args.salt)
-    bazel_log = configure_check(os.path.join(runs_dir(environ), "logs"), quiet=args.quiet, verbose=args.verbose)
+    bazel_log = configure_check(lambda: os.path.join(runs_dir(environ), "logs"), quiet=args.quiet, verbose=args.verbose)
     report = run_check(repo, base, results=args.results, labels=labels.names, environ=environ, clean=args.clean,
                        remote=args.remote, salt=salt, verify_all=args.verify_all, head_only=args.head_only)
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     report.notes[:0] = labels.notes  # why a CI label does not count, first
-    if report.summaries:  # Bazel ran
-        report.bazel_log = bazel_log
+    report.bazel_log = bazel_log.path or ""
     out = render(report, args.format, repo)
     # The report files first: a file that cannot be written is exit 1 before any verdict is printed.
     if args.junit:
