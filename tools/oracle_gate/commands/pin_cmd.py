@@ -66,7 +66,9 @@ def state(pin: Pin) -> str:
         return "CANNOT PIN: " + pin.problem
     if pin.ok:
         return "ok"
-    return f"WRONG: pinned {pin.pinned[:12] or '(none)'}, blob is {pin.actual}"
+    if not pin.pinned:  # a new row: nothing is wrong yet, `--write` adds its pin
+        return f"NOT PINNED YET: blob is {pin.actual}"
+    return f"WRONG: pinned {pin.pinned[:12]}, blob is {pin.actual}"
 
 
 def run(args: argparse.Namespace, context: Context) -> int:

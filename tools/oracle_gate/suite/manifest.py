@@ -38,7 +38,9 @@ HASH_LINE = re.compile(r"([0-9a-f]{64})  (oracles/.+)")
 def manifest_fix(label: str | None) -> str:
     """How to make the manifest current: regenerate it under the label (`policy.in_labelled_change`;
     None when the policy in force is not known)."""
-    return f"run `bazel run //tools:oracle_gate -- manifest --write` {in_labelled_change(label)}"
+    return ("run the gate's manifest command (`python3 -m tools.oracle_gate manifest --write` in its checkout; in a "
+            "repository that depends on it, `bazel run @oracle_gate//tools:oracle_gate -- manifest --write`) "
+            f"{in_labelled_change(label)}")
 
 
 def render(tree: Tree) -> str:

@@ -172,7 +172,7 @@ def test_stale_manifest_exits_5(gate, project, tmp_path, all_passed):
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 5
     assert "[5] oracles/MANIFEST.sha256: is stale (" in out
-    assert "manifest --write` in a change labelled oracle-change" in out
+    assert "manifest --write`) in a change labelled oracle-change" in out
 
 
 def test_workspace_green_clean_red_exits_6(gate, tmp_path, all_passed):

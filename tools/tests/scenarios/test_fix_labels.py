@@ -21,7 +21,7 @@ def test_check_names_the_base_policys_label_in_pin_and_manifest_fixes(gate, proj
                         "--results", junit(tmp_path, {i: "passed" for i in IDS}))
     assert code == 5, out
     assert "update blob_sha256 (`pin --write`) in a change labelled needs-human; if you did not and HEAD has the file" in out
-    assert "manifest --write` in a change labelled needs-human" in out
+    assert "manifest --write`) in a change labelled needs-human" in out
     assert "oracle-change" not in out
 
 

@@ -34,7 +34,8 @@ def test_stale_manifest_message(project):
     [problem] = manifest_problems(WorkTree(str(project.path)))
     assert problem.code == 5
     assert str(problem).startswith("oracles/MANIFEST.sha256: is stale (1 differing lines, first: '+")
-    assert str(problem).endswith("run `bazel run //tools:oracle_gate -- manifest --write` in a change labelled oracle-change")
+    assert str(problem).endswith("`bazel run @oracle_gate//tools:oracle_gate -- manifest --write`) in a change "
+                                 "labelled oracle-change")
 
 
 def test_manifest_cli_write_then_check(gate, project):
@@ -50,4 +51,4 @@ def test_manifest_cli_write_then_check(gate, project):
 def test_missing_manifest(project):
     (project.path / MANIFEST_PATH).unlink()
     [problem] = manifest_problems(WorkTree(str(project.path)))
-    assert str(problem).startswith("oracles/MANIFEST.sha256: is missing; run `bazel run")
+    assert str(problem).startswith("oracles/MANIFEST.sha256: is missing; run the gate's manifest command")

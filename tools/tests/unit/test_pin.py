@@ -143,3 +143,13 @@ def test_a_row_without_a_pin_gets_one_after_its_blob_line(project, gate):
     code, out, err = gate("--repo", str(project.path), "pin", "--write")
     assert code == 0 and "updated 3 pin(s) in oracles/shop.toml" in out, out + err
     assert project.read("oracles/shop.toml").decode().split("\n") == rows
+
+
+def test_a_new_row_is_not_pinned_yet_rather_than_wrong():
+    from tools.oracle_gate.authoring.pin import Pin
+    from tools.oracle_gate.commands.pin_cmd import state
+
+    new = Pin("oracles/shop.toml", 7, 0, "row", "oracles/blobs/shop/x.json", "", "ab" * 32)
+    assert state(new) == f"NOT PINNED YET: blob is {'ab' * 32}"
+    wrong = Pin("oracles/shop.toml", 7, 0, "row", "oracles/blobs/shop/x.json", "cd" * 32, "ab" * 32)
+    assert state(wrong).startswith("WRONG: pinned cdcdcdcdcdcd, blob is ")
