@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import tools.oracle_gate.actions as actions_pkg
+from tools.oracle_gate.authoring.reference_local import run_references
 from tools.oracle_gate.spec import judgement
 from tools.oracle_gate.spec.views import generated_view
 from tools.oracle_gate.spec.views import split
@@ -63,12 +64,13 @@ def run_tree(tree: Path, tmp: Path, package: str, salt: str = "") -> dict[str, j
     prod = tmp / "prod"
     shutil.rmtree(prod, ignore_errors=True)
     shutil.copytree(tree / package, prod / package)
-    return _observe_and_judge(tmp, prod, tomls, lambda inv: (tree / inv.blob).read_bytes(), salt).judged
+    return _observe_and_judge(tmp, prod, tomls, lambda inv: (tree / inv.blob).read_bytes(), salt,
+                              reference_root=tree).judged
 
 
 def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]], modules: dict[str, str],
              salt: str = "", env: dict[str, str] | None = None, wrap: list[str] | None = None,
-             packages: list[str] | None = None) -> RowRun:
+             packages: list[str] | None = None, references: dict[str, str] | None = None) -> RowRun:
     """Runs `rows` (oracle row dicts, without blob_sha256) on the package `modules`.
 
     Args:
@@ -82,17 +84,30 @@ def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]],
             the process limit holds as in a sandboxed action).
         packages: the policy's production packages, for the inputs view (as the pin check gives
             them); None writes a view without them, as a pin check without a policy does.
+        references: reference sources, e.g. {"oracles/reference/ref.py": "..."}, written to a folder
+            of their own: the reference process's only Python path entry.
+
+    Raises:
+        ReferenceBroken: when a row's reference is broken.
     """
     prod = tmp / "prod"
     write_package(prod, modules)
+    reference_root = tmp / "refroot"
+    write_package(reference_root, {"oracles/reference/__init__.py": "", **(references or {})})
     toml = oracle_toml([dict(row, blob_sha256="0" * 64) for row in rows]).encode()
     return _observe_and_judge(tmp, prod, {"oracles/shop.toml": toml},
-                              lambda inv: json.dumps(blobs[inv.blob]).encode(), salt, env, wrap, packages)
+                              lambda inv: json.dumps(blobs[inv.blob]).encode(), salt, env, wrap, packages,
+                              reference_root)
+
+
+class ReferenceBroken(AssertionError):
+    """A row's reference could not give its expected values (the check exits 5); args[0] holds
+    the problems' lines."""
 
 
 def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Callable[[Any], bytes], salt: str,
                        env: dict[str, str] | None = None, wrap: list[str] | None = None,
-                       packages: list[str] | None = None) -> RowRun:
+                       packages: list[str] | None = None, reference_root: Path | None = None) -> RowRun:
     """Builds the views of the oracle files `tomls` (path -> bytes; `blob(row)` gives a row's blob
     bytes) in `tmp/views`, runs `actions/observe.py` with only `prod` on its Python path, and judges."""
     pairs = []
@@ -115,7 +130,10 @@ def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Cal
         env=caller_env, capture_output=True, text=True, check=False, timeout=300, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     observations = json.loads(out.read_text())
-    judged, salt_seen, notes = judgement.judge_all(expectations, load_samples(out.read_bytes()))
+    reference, problems = run_references(tmp / "reference", reference_root or prod, pairs, generated)
+    if problems:
+        raise ReferenceBroken([str(p) for p in problems])
+    judged, salt_seen, notes = judgement.judge_all(expectations, load_samples(out.read_bytes()), reference, generated)
     assert salt_seen == salt
     return RowRun({j.id: j for j in judged}, notes, log.read_text(errors="replace"), observations, salt_seen)
 

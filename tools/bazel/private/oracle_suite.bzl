@@ -8,10 +8,15 @@ only oracle data production code is ever given, and the sealed expectations view
 judge. A second action draws the rows' generated samples for the run salt, `--define=oracle_salt=S`
 (empty when not set).
 
-Both actions run only gate code. The gate runs them in an invocation of their own, before the one
+A suite with `references` also runs the rows' reference implementations (`OracleReference`) on
+inputs only, and checks their results into the sealed reference view, which only the judge gets.
+
+Every action runs only gate code or human-owned oracle code. The gate runs them in an invocation of their own, before the one
 that runs the change's code with the oracle sources and the sealed views blocked (docs/design.md
 section 10).
 """
+
+load("//tools/bazel:python.bzl", "py_binary")
 
 OracleSuiteInfo = provider(
     doc = "The verified views of an oracle suite.",
@@ -20,6 +25,8 @@ OracleSuiteInfo = provider(
         "inputs": "File: the inputs view (no bound, no expected value).",
         "generated": "File: the samples drawn for this build's salt, in the inputs view's shape.",
         "expectations": "File: the sealed expectations view (bounds, expected values).",
+        "reference": "File: the sealed reference view (the reference implementations' expected values; " +
+                     "empty rows for a suite without references).",
         "salt": "string: the salt the generated samples were drawn with.",
     },
 )
@@ -32,12 +39,18 @@ def _oracle_suite_impl(ctx):
     # the invocation that runs the change's code (`--sandbox_block_path`); only the judge reads it.
     expectations = ctx.actions.declare_file("_sealed/" + name + ".expectations.json")
     generated = ctx.actions.declare_file(name + ".generated.json")
+    reference = ctx.actions.declare_file("_sealed/" + name + ".reference.json")
     salt = ctx.var.get("oracle_salt", "")
+    reference_inputs = None
+    if ctx.attr.reference_caller:
+        reference_inputs = ctx.actions.declare_file("_sealed/" + name + ".reference_inputs.json")
 
     args = ctx.actions.args()
     args.add("--out", index)
     args.add("--inputs", inputs)
     args.add("--expectations", expectations)
+    if reference_inputs:
+        args.add("--reference-inputs", reference_inputs)
     if ctx.file.policy:
         args.add("--policy", "{}={}".format(ctx.file.policy.short_path, ctx.file.policy.path))
     for src in ctx.files.srcs:
@@ -48,7 +61,7 @@ def _oracle_suite_impl(ctx):
         executable = ctx.executable._pin_check,
         arguments = [args],
         inputs = ctx.files.srcs + ctx.files.blobs + ([ctx.file.policy] if ctx.file.policy else []),
-        outputs = [index, inputs, expectations],
+        outputs = [index, inputs, expectations] + ([reference_inputs] if reference_inputs else []),
         mnemonic = "OraclePinCheck",
         progress_message = "Checking oracle hash pins of %s" % ctx.label,
     )
@@ -68,20 +81,68 @@ def _oracle_suite_impl(ctx):
         progress_message = "Drawing generated samples of %s" % ctx.label,
     )
 
+    if reference_inputs:
+        _reference_actions(ctx, reference_inputs, generated, reference)
+    else:
+        ctx.actions.write(reference, '{"rows":{},"schema":1}\n')
+
     return [
-        # Every view is a default output, so building the suite alone runs both actions: the gate
+        # Every view is a default output, so building the suite alone runs every action: the gate
         # does that in an invocation of its own, before any of the change's code runs.
-        DefaultInfo(files = depset([index, inputs, generated, expectations])),
-        OracleSuiteInfo(index = index, inputs = inputs, generated = generated, expectations = expectations, salt = salt),
+        DefaultInfo(files = depset([index, inputs, generated, expectations, reference])),
+        OracleSuiteInfo(
+            index = index,
+            inputs = inputs,
+            generated = generated,
+            expectations = expectations,
+            reference = reference,
+            salt = salt,
+        ),
         OutputGroupInfo(
             index = depset([index]),
             inputs = depset([inputs]),
             generated = depset([generated]),
             expectations = depset([expectations]),
+            reference = depset([reference]),
         ),
     ]
 
-oracle_suite = rule(
+def _reference_actions(ctx, reference_inputs, generated, reference):
+    """The `OracleReference` action (the reference implementations, run by the gate's supervisor
+    and caller on inputs only, with no production code among its inputs) and the reference check
+    that turns its results into the sealed reference view, or fails the build with exit 5."""
+    name = ctx.label.name
+    observations = ctx.actions.declare_file("_sealed/" + name + ".reference_observations.json")
+    log = ctx.actions.declare_file("_sealed/" + name + ".reference.log")
+    call_args = ctx.actions.args()
+    call_args.add("--inputs", reference_inputs)
+    call_args.add("--generated", generated)
+    call_args.add("--out", observations)
+    call_args.add("--log", log)
+    ctx.actions.run(
+        executable = ctx.executable.reference_caller,
+        arguments = [call_args],
+        inputs = [reference_inputs, generated],
+        outputs = [observations, log],
+        env = {"TZ": "UTC0", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+        mnemonic = "OracleReference",
+        progress_message = "Running the reference implementations of %s" % ctx.label,
+    )
+    check_args = ctx.actions.args()
+    check_args.add("--inputs", reference_inputs)
+    check_args.add("--generated", generated)
+    check_args.add("--observations", observations)
+    check_args.add("--out", reference)
+    ctx.actions.run(
+        executable = ctx.executable._reference_check,
+        arguments = [check_args],
+        inputs = [reference_inputs, generated, observations],
+        outputs = [reference],
+        mnemonic = "OracleReferenceCheck",
+        progress_message = "Checking the reference results of %s" % ctx.label,
+    )
+
+oracle_suite_rule = rule(
     implementation = _oracle_suite_impl,
     doc = "Oracle TOML files and their JSON blobs, with every blob checked at build time against " +
           "the `blob_sha256` pin of its row. The default outputs are a JSON index of the verified " +
@@ -102,6 +163,18 @@ oracle_suite = rule(
             allow_single_file = [".toml"],
             doc = "oracles/policy.toml; when given, each row's entry must name an allowed production package.",
         ),
+        "reference_caller": attr.label(
+            executable = True,
+            cfg = "exec",
+            doc = "The gate's supervisor and caller with the reference packages (declared by the " +
+                  "`oracle_suite` macro from its `references`); None for a suite without references.",
+        ),
+        "_reference_check": attr.label(
+            default = Label("//tools/oracle_gate:reference_check"),
+            executable = True,
+            cfg = "exec",
+            doc = "Turns the reference results into the sealed reference view.",
+        ),
         "_pin_check": attr.label(
             default = Label("//tools/oracle_gate:pin_check"),
             executable = True,
@@ -116,3 +189,40 @@ oracle_suite = rule(
         ),
     },
 )
+
+def oracle_suite(name, srcs, blobs = [], policy = None, references = [], visibility = None, **kwargs):
+    """Declares the oracle suite `name`: its oracle files and blobs, pin-checked and split into views.
+
+    Args:
+      name: the suite's name.
+      srcs: the oracle files.
+      blobs: the blob files their rows pin.
+      policy: oracles/policy.toml.
+      references: the `py_library` targets of the reference implementations under
+        `oracles/reference/` that rows name in `reference`; they run in an `OracleReference` action
+        of their own, with the gate's caller and nothing of the change's code.
+      visibility: the suite's visibility.
+      **kwargs: passed to the rule (tags, testonly).
+    """
+    reference_caller = None
+    if references:
+        # Under `_sealed/`, as the views are: the gate blocks that folder from every action that
+        # runs the change's code, so neither the reference's runfiles nor its results reach it.
+        reference_caller = "_sealed/%s.reference_caller" % name
+        py_binary(
+            name = reference_caller,
+            srcs = [Label("//tools/oracle_gate:actions/observe.py"), Label("//tools/oracle_gate:actions/caller.py")],
+            main = Label("//tools/oracle_gate:actions/observe.py"),
+            deps = references,
+            tags = ["manual"],
+            visibility = ["//visibility:private"],
+        )
+    oracle_suite_rule(
+        name = name,
+        srcs = srcs,
+        blobs = blobs,
+        policy = policy,
+        reference_caller = (":" + reference_caller) if reference_caller else None,
+        visibility = visibility,
+        **kwargs
+    )

@@ -14,7 +14,7 @@ def _stem(src):
         fail("oracle_suites: %r is not an oracle file of this package (NAME.toml)" % src)
     return src[:-len(".toml")]
 
-def oracle_suites(name, srcs, blobs, deps, policy = None, blob_dir = "blobs", size = "small", tags = [], visibility = None):
+def oracle_suites(name, srcs, blobs, deps, policy = None, references = [], blob_dir = "blobs", size = "small", tags = [], visibility = None):
     """Declares `<stem>_suite` and `<stem>_test` for each oracle file `<stem>.toml`, and the test
     suite `name` of all those tests (tagged `manual`: `bazel test :NAME` runs them all).
 
@@ -24,6 +24,8 @@ def oracle_suites(name, srcs, blobs, deps, policy = None, blob_dir = "blobs", si
       blobs: every blob the rows reference (e.g. `glob(["blobs/**"])`).
       deps: the production `py_library` targets the rows' entries live in.
       policy: the policy file, checked with every suite.
+      references: the reference implementations' `py_library` targets (under `oracles/reference/`),
+        given to every suite (`oracle_suite`'s `references`).
       blob_dir: the folder whose `<stem>/` subfolders hold each file's own blobs.
       size: the size of each judge test.
       tags: tags of each judge test.
@@ -46,6 +48,7 @@ def oracle_suites(name, srcs, blobs, deps, policy = None, blob_dir = "blobs", si
             srcs = [src],
             blobs = own[stem] + shared,
             policy = policy,
+            references = references,
             visibility = visibility,
         )
         oracle_test(

@@ -8,7 +8,8 @@
   generated samples, and nothing else: production code never has a bound or an expected value among
   its declared inputs. It writes the observations and the caller's log.
 - `<name>`: a `py_test` whose main is the judge (`actions/judge.py`), with only the gate package as a
-  dependency and the expectations view, the observations and the log as data. It writes one JUnit
+  dependency and the expectations view, the reference view, the generated samples, the observations
+  and the log as data. It writes one JUnit
   testcase per invariant; these are the only testcases the gate counts as invariant outcomes.
 
 `--define=oracle_run=clean` (set by the gate's clean run) changes the caller's time zone, locale
@@ -109,13 +110,14 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
             tags = ["manual"],
             visibility = ["//visibility:private"],
         )
-    native.filegroup(
-        name = name + ".expectations",
-        srcs = [suite],
-        output_group = "expectations",
-        tags = ["manual"],
-        visibility = ["//visibility:private"],
-    )
+    for group in ("expectations", "reference", "generated"):
+        native.filegroup(
+            name = "%s.%s" % (name, group),
+            srcs = [suite],
+            output_group = group,
+            tags = ["manual"],
+            visibility = ["//visibility:private"],
+        )
     py_test(
         name = name,
         size = size,
@@ -128,9 +130,15 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
             "$(rootpath :%s.observations_file)" % name,
             "--log",
             "$(rootpath :%s.log_file)" % name,
+            "--reference",
+            "$(rootpath :%s.reference)" % name,
+            "--generated",
+            "$(rootpath :%s.generated)" % name,
         ],
         data = [
             ":%s.expectations" % name,
+            ":%s.reference" % name,
+            ":%s.generated" % name,
             ":%s.observations_file" % name,
             ":%s.log_file" % name,
         ],

@@ -43,6 +43,7 @@ _int = int
 _float = float
 _bool = bool
 _list = list
+_tuple = tuple
 _dict = dict
 _len = len
 _sorted = sorted
@@ -77,6 +78,9 @@ MAX_REPLY_BYTES = 64 << 20  # the supervisor refuses longer replies
 # side imports nothing of the gate), and the name sys.monitoring knows the recorder by.
 MAX_RAN_FUNCTIONS = 10000
 _TOOL_NAME = "oracle-gate"
+# The kinds a request may have: schema.KINDS, and `reference` for the reference action's rows.
+KINDS = ("bound", "idempotent", "exact_table", "matches", "agrees", "round_trip", "monotonic", "antisymmetric",
+         "composed", "reference")
 
 
 class NotPlain(Exception):
@@ -147,13 +151,137 @@ def _copy(value: object) -> object:
     return _loads(encode(value, "input"))
 
 
+def resolve(name: str) -> Any:
+    """The callable `package.module:name` or `package.module:Class.name` names (imported here, in
+    the caller's process).
+
+    Raises:
+        whatever the import or the attribute lookup raises; TypeError when it is not callable.
+    """
+    module_name, _, qualname = _str(name).partition(":")
+    found: Any = _import_module(module_name)
+    for part in qualname.split("."):
+        found = _getattr(found, part)
+    if not _callable(found):
+        raise TypeError(f"{name} is not callable")
+    return found
+
+
+def built(make: Any, value: Any) -> Any:
+    """What `make` builds from a plain JSON value: `make(*value)` for an array, `make(**value)` for
+    an object, `make(value)` for anything else (docs/oracles.md, "Methods and objects")."""
+    if _type(value) is _list:
+        return make(*value)
+    if _type(value) is _dict:
+        return make(**value)
+    return make(value)
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """A projected value with every tuple (and list) turned into a list, recursively; anything else
+    as it is, for `encode` to judge (so a subclass of str stays a subclass, and is refused)."""
+    if depth > MAX_DEPTH:
+        return value
+    if _type(value) is _tuple or _type(value) is _list:
+        return [_plain(item, depth + 1) for item in value]
+    if _type(value) is _dict:
+        return {key: _plain(item, depth + 1) for key, item in value.items()}
+    return value
+
+
+def project(value: Any, how: Any) -> Any:
+    """`value` turned into plain JSON by a row's `project` (None: as it is): `"str"`, `"int"`,
+    `"float"`, `"bool"` convert with that built-in; `"list"` iterates; `"len"` is `len(value)`;
+    `{"attrs": [name, ...]}` an object of those attributes; `{"call": name}` what the method
+    `name()` returns. Tuples become lists; the result is still checked strictly by `encode`."""
+    if how is None:
+        return value
+    if _type(how) is _dict:
+        if "attrs" in how:
+            return {name: _plain(_getattr(value, name)) for name in how["attrs"]}
+        return _plain(_getattr(value, how["call"])())
+    convert = {"str": _str, "int": _int, "float": _float, "bool": _bool, "len": _len}.get(how)
+    if convert is not None:
+        return convert(value)
+    return [_plain(item) for item in value]
+
+
+class Row:
+    """A request's callables, resolved once: the entry (or, for a method row, the receiver's
+    builder and the method's name), the builders of `build`, the `inverse`, the rest of `entries`."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.kind = request["kind"]
+        self.project = request.get("project")
+        self.args_names = request.get("args_names") or []
+        self.over = request.get("over")
+        self.repeat = request.get("repeat")
+        self.style = request.get("style")
+        receiver = request.get("receiver")
+        self.receiver = resolve(receiver) if receiver is not None else None
+        self.method = _str(request["entry"]).rpartition(".")[2]
+        self.fn = resolve(request["entry"]) if receiver is None else None
+        self.builds = {name: resolve(maker) for name, maker in (request.get("build") or {}).items()}
+        self.inverse = resolve(request["inverse"]) if request.get("inverse") is not None else None
+        self.then = [resolve(name) for name in (request.get("entries") or [])[1:]]
+
+    def target(self, receiver: Any) -> Any:
+        """The function to call: the entry, or the method of the receiver built from its JSON value."""
+        if self.receiver is None:
+            return self.fn
+        return _getattr(built(self.receiver, receiver), self.method)
+
+    def keywords(self, sample: dict[str, Any]) -> Any:
+        """The entry called on a keyword sample (a fresh copy: `receiver` and `build` applied)."""
+        kwargs = _copy(sample)
+        receiver = kwargs.pop("receiver", None) if self.receiver is not None else None
+        for name, maker in self.builds.items():
+            if name in kwargs:
+                kwargs[name] = built(maker, kwargs[name])
+        return self.target(receiver)(**kwargs)
+
+    def positional(self, values: list[Any], receiver: Any = None) -> Any:
+        """The entry called on positional values (a fresh copy), each named in `args_names` built."""
+        args = _copy(values)
+        for index, name in enumerate(self.args_names[:_len(args)]):
+            if name in self.builds:
+                args[index] = built(self.builds[name], args[index])
+        return self.target(receiver)(*args)
+
+    def value(self, sample: Any) -> Any:
+        """The plain value the caller reports for one sample of a row that is not idempotent."""
+        kind = self.kind
+        if kind == "reference":
+            if self.style == "keywords":
+                return self.fn(**_copy(sample))
+            if _type(sample) is _dict:
+                return self.fn(*_copy(sample["args"]), receiver=_copy(sample["receiver"]))
+            return self.fn(*_copy(sample))
+        if kind == "exact_table":
+            if _type(sample) is _dict:
+                return project(self.positional(sample["args"], sample["receiver"]), self.project)
+            return project(self.positional(sample), self.project)
+        if kind == "antisymmetric":
+            a, b = sample
+            return [project(self.positional(pair), self.project) for pair in ([a, b], [b, a], [a, a])]
+        if kind == "monotonic":
+            return [project(self.keywords(dict(sample, **{self.over: item})), self.project) for item in sample[self.over]]
+        result = self.keywords(sample)
+        if kind == "round_trip":
+            result = self.inverse(result)
+        for then in self.then:
+            result = then(result)
+        return project(result, self.project)
+
+
 def call_row(request: dict[str, object]) -> str:
     """Runs one row and returns its reply as one line of JSON text (without the newline).
 
     When the request names `packages` (a list of top-level package names), the reply also holds
-    `"ran"`: the functions of those packages entered while the entry was called on the samples
-    (`start_recording`, `ran_names`); it has none when recording could not start or the names
-    could not be read. The row's import of its entry is not recorded.
+    `"ran"`: the functions of those packages entered while the samples were served (receivers,
+    built arguments and projections included: `start_recording`, `ran_names`); it has none when
+    recording could not start or the names could not be read. The row's import of its callables is
+    not recorded.
 
     Raises:
         KeyError: for a request without `kind` or `samples` (the supervisor always sends both);
@@ -161,11 +289,7 @@ def call_row(request: dict[str, object]) -> str:
     """
     ident = request.get("id")
     try:
-        module_name, _, function_name = _str(request["entry"]).partition(":")
-        module = _import_module(module_name)
-        fn = _getattr(module, function_name)
-        if not _callable(fn):
-            raise TypeError(f"{request['entry']} is not callable")
+        row = Row(request)  # type: ignore[arg-type]
     except _BaseException as exc:  # noqa: BLE001 - any failure to load is this row's error
         return _dumps({"id": ident, "error": f"cannot load entry {request.get('entry')}: {_raised(exc)['raised']}"})
     seed = request.get("seed")
@@ -174,8 +298,9 @@ def call_row(request: dict[str, object]) -> str:
     record = _type(packages) is _list and all(_type(p) is _str for p in packages)  # type: ignore[union-attr]
     seen: set[object] = _set()
     recording = start_recording(seen) if record else None
+    serve = (lambda sample: _serve(row, sample))
     try:
-        results, limit = _call_samples(recording[0](fn) if recording is not None else fn, request)
+        results, limit = _call_samples(recording[0](serve) if recording is not None else serve, request)
     finally:
         if recording is not None:
             recording[1]()
@@ -186,28 +311,33 @@ def call_row(request: dict[str, object]) -> str:
             + (',"ran":' + _dumps(ran, separators=(",", ":")) if ran is not None else "") + "}")
 
 
-def _call_samples(fn: Any, request: dict[str, object]) -> tuple[list[str], str | None]:
-    """Calls `fn` on each sample of the row; returns (one result text per sample, None), or
-    ([], the limit) when a call reached one (`_limit_hit`)."""
-    kind = request["kind"]
+def _serve(row: Row, sample: Any) -> str:
+    """The result text of one sample: `{"value": V}` (for idempotent, V is the states after each
+    call, each encoded as soon as it is returned).
+
+    Raises:
+        NotPlain: when a result is not plain JSON; whatever production code raises."""
+    if row.kind not in KINDS:
+        return _dumps({"raised": f"unknown kind {row.kind!r}"})
+    if row.kind == "idempotent":
+        state_text = encode(sample["state"], "state")
+        kwargs = sample["kwargs"]
+        states = []
+        for number in range(row.repeat):
+            returned = row.fn(_loads(state_text), **_copy(kwargs))
+            state_text = encode(returned, f"state after call {number + 1}")
+            states.append(state_text)
+        return '{"value":[' + _join(",", states) + "]}"
+    return '{"value":' + encode(row.value(sample)) + "}"
+
+
+def _call_samples(serve: Any, request: dict[str, object]) -> tuple[list[str], str | None]:
+    """Serves each sample of the row (`serve(sample)` gives its result text); returns (one result
+    text per sample, None), or ([], the limit) when a call reached one (`_limit_hit`)."""
     results: list[str] = []
     for sample in request["samples"]:  # type: ignore[attr-defined]
         try:
-            if kind == "bound":
-                results.append('{"value":' + encode(fn(**_copy(sample))) + "}")  # type: ignore[arg-type]
-            elif kind == "exact_table":
-                results.append('{"value":' + encode(fn(*_copy(sample))) + "}")  # type: ignore[misc]
-            elif kind == "idempotent":
-                state_text = encode(sample["state"], "state")
-                kwargs = sample["kwargs"]
-                states = []
-                for number in range(request["repeat"]):  # type: ignore[call-overload]
-                    returned = fn(_loads(state_text), **_copy(kwargs))  # type: ignore[arg-type]
-                    state_text = encode(returned, f"state after call {number + 1}")
-                    states.append(state_text)
-                results.append('{"value":[' + _join(",", states) + "]}")
-            else:
-                results.append(_dumps({"raised": f"unknown kind {kind!r}"}))
+            results.append(serve(sample))
         except NotPlain as exc:
             results.append(_dumps({"unplain": _str(exc)}))
         except _BaseException as exc:  # noqa: BLE001 - production raising is a failed sample

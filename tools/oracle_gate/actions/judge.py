@@ -3,11 +3,14 @@
 Usage (the `oracle_test` rule passes these):
 
     judge.py --expectations EXPECTATIONS.json --observations OBSERVATIONS.json --log CALLER.log
+             [--reference REFERENCE.json] [--generated GENERATED.json]
 
 The judge runs in its own test action and imports only the standard library and the gate package;
 no production, harness or third-party module is ever loaded into this process. It reads the
-expectations view (bounds and expected values, never given to production code) and the
-observations the caller action wrote, parses each reply with the strict JSON rules of blobs
+expectations view (bounds and expected values, never given to production code), the reference view
+(the expected values the reference implementations gave, `actions/reference_check.py`), the
+generated samples the draw action wrote (the run's salt, and the inputs `round_trip` and `monotonic`
+rows are judged by) and the observations the caller action wrote, parses each reply with the strict JSON rules of blobs
 (`tools.oracle_gate.spec.samples.load_samples`), and judges each sample with `tools.oracle_gate.spec.verdicts`.
 
 It writes one JUnit `testcase` per invariant, named `invariant[<id>]`, to `$XML_OUTPUT_FILE`, with
@@ -99,6 +102,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     parser.add_argument("--expectations", required=True)
     parser.add_argument("--observations", required=True)
     parser.add_argument("--log", required=True)
+    parser.add_argument("--reference")
+    parser.add_argument("--generated")
     parser.add_argument("--suite", default=environ.get("TEST_TARGET", "oracle_test"))
     args = parser.parse_args(argv)
     try:
@@ -111,7 +116,13 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     except (OSError, SampleError) as exc:
         observations = None
         print(f"judge: the observations file is unusable: {exc}")
-    judged, salt, notes = judge_all(expectations, observations)
+    try:
+        reference = _read_json(args.reference, strict=False) if args.reference else None
+        generated = _read_json(args.generated, strict=False) if args.generated else None
+    except (OSError, ValueError) as exc:
+        print(f"judge: cannot read the reference view or the generated samples: {exc}")
+        return 1
+    judged, salt, notes = judge_all(expectations, observations, reference, generated)
     for note in notes:
         print(f"judge: {note}")
     for item in judged:

@@ -229,6 +229,11 @@ def record_packages(inputs: dict[str, object]) -> list[str]:
     return sorted({entry.partition(":")[0].partition(".")[0] for entry in entries} - {""})
 
 
+# The fields of an inputs-view row the caller gets (spec/views.py `input_row`, `reference_row`).
+REQUEST_KEYS = ("id", "entry", "kind", "seed", "args", "repeat", "receiver", "build", "args_names", "project",
+                "inverse", "over", "entries", "style")
+
+
 def requests(inputs: dict[str, object], generated: dict[str, object]) -> list[tuple[str, float, int, bytes]]:
     """Builds (id, timeout in seconds, memory limit in MiB, request line) per row, blob samples
     before generated ones; each request names the packages the caller records (`record_packages`)."""
@@ -236,7 +241,7 @@ def requests(inputs: dict[str, object], generated: dict[str, object]) -> list[tu
     packages = record_packages(inputs)
     out = []
     for row in inputs["rows"]:  # type: ignore[attr-defined]
-        request = {key: row[key] for key in ("id", "entry", "kind", "seed", "args", "repeat") if key in row}
+        request = {key: row[key] for key in REQUEST_KEYS if key in row}
         request["packages"] = packages
         request["samples"] = list(row["samples"]) + list(drawn.get(row["id"], []))  # type: ignore[attr-defined]
         line = json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode() + b"\n"

@@ -1,18 +1,20 @@
 """Build-time pin check, run by the `oracle_suite` Starlark rule as a Bazel action.
 
 Usage:
-    pin_check --out INDEX [--inputs INPUTS --expectations EXPECTATIONS] --policy PATH=FILE
-              --oracle PATH=FILE... --blob PATH=FILE...
+    pin_check --out INDEX [--inputs INPUTS --expectations EXPECTATIONS] [--reference-inputs REFERENCE]
+              --policy PATH=FILE --oracle PATH=FILE... --blob PATH=FILE...
 
 PATH is the repository-relative path, FILE where the action finds the bytes. Every oracle file is
 validated (schema 1) and every row's blob is hashed; the sha256 must equal the row's `blob_sha256`.
 On success the JSON index of oracle files and blobs is written to INDEX, the inputs view to INPUTS
 (with the policy's production packages, whose functions the caller records as run) and the sealed
-expectations view to EXPECTATIONS (`spec/views.py`), and the exit code is 0; on any
+expectations view to EXPECTATIONS (`spec/views.py`), the reference inputs view to REFERENCE (given
+by a suite with `references`; without it, a row that names a `reference` is a problem), and the exit
+code is 0; on any
 problem one line per problem goes to stderr (`oracle-gate: [5] ...`, errors.error_line) and the exit
 code is 5, which fails the build; a file that cannot be read is exit 1. The validation is the
 loader's own (loader.py), so the build and `check` judge oracle files alike.
-The contract: docs/design.md sections 2, 4 (checkout rewrites of blobs) and 8 (the two views).
+The contract: docs/design.md sections 2, 4 (checkout rewrites of blobs) and 8 (the views).
 """
 
 import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
@@ -29,7 +31,7 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.errors import OracleError, error_line
 from tools.oracle_gate.suite.loader import check_blob, load_policy, read_oracle_files
 from tools.oracle_gate.approval.policy import Policy
-from tools.oracle_gate.spec.views import split
+from tools.oracle_gate.spec.views import reference_view, split
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant
 from tools.oracle_gate.git.tree import REGULAR, Entry
@@ -150,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--inputs")
     parser.add_argument("--expectations")
+    parser.add_argument("--reference-inputs")
     parser.add_argument("--policy")
     parser.add_argument("--oracle", action="append", default=[])
     parser.add_argument("--blob", action="append", default=[])
@@ -163,6 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(error_line(errors.UNDECIDED, f"cannot read {exc.filename}: {exc.strerror}"), file=sys.stderr)
         return errors.UNDECIDED
+    if not args.reference_inputs:
+        problems += [OracleError(f"names the reference {inv.reference}, but this oracle_suite target has no "
+                                 "references: add the reference package's py_library to its `references`",
+                                 path=inv.source, row=inv.id, field="reference")
+                     for inv, _ in rows if inv.reference is not None]
     for problem in problems:
         print(error_line(problem.code, str(problem)), file=sys.stderr)
     if problems:
@@ -172,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         inputs, expectations = split(rows, policy_packages(policy))
         _write_json(args.inputs, inputs)
         _write_json(args.expectations, expectations)
+    if args.reference_inputs:
+        _write_json(args.reference_inputs, reference_view(rows))
     return errors.OK
 
 

@@ -7,6 +7,7 @@ rewrite it; and the run folder itself, which must lie where sandboxed actions ca
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import subprocess
@@ -100,13 +101,18 @@ _OUTPUT_BASE_NAME = re.compile(r"[0-9a-f]{32}")
 
 def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[str]:
     """The paths of output bases that hold expected values: this one's sealed views of the oracles
-    package (`bazel-bin/oracles/_sealed`, see oracle_suite.bzl) and its oracle test logs, whose
+    package (`bazel-bin/oracles/_sealed`, see oracle_suite.bzl, in every configuration's `bin`) and
+    its oracle test logs, whose
     failure messages name expected values, and every other output base under the same output
     user root (other workspaces and copies of this one, with their own views and pristine trees),
     and this output base's `server` folder, whose request cookie lets a client command the server."""
     paths = [os.path.join(bazel_bin, "oracles", "_sealed"), os.path.join(testlogs, "oracles"),
              # The Bazel server's request cookie: with it, an action could drive the server.
              os.path.join(output_base, "server")]
+    # The same folder of every other configuration (the exec configuration builds the reference
+    # action's binary, whose runfiles hold oracles/reference/).
+    bazel_out = os.path.dirname(os.path.dirname(bazel_bin))
+    paths += sorted(glob.glob(os.path.join(glob.escape(bazel_out), "*", "bin", "oracles", "_sealed")))
     root = os.path.dirname(os.path.realpath(output_base))
     try:
         siblings = sorted(os.listdir(root))

@@ -1,6 +1,6 @@
 """Generated samples: the `[invariant.generate]` vocabulary, its validation and deterministic drawing.
 
-A row of kind `bound` or `idempotent` may carry a `generate` table: `count`, the number of samples,
+A row of any kind (`exact_table` only with a `reference`) may carry a `generate` table: `count`, the number of samples,
 and one generator per sample field. Example (TOML):
 
     [invariant.generate]
@@ -24,9 +24,11 @@ with `0 <= a <= b <= MAX_LEN`. A sample field's generator is at depth 1; the ite
 each member generator of an object and each element of an array or table inside a choice value is one
 level deeper; nothing may be deeper than MAX_DEPTH. TOML dates and times are never allowed.
 
-For `bound` the fields are the keyword arguments of the entry (identifiers, at least one); for
-`idempotent` they are exactly `state` and every name in the row's `args`. `count` is the sample count,
-so no sample field can be called `count`.
+For the keyword kinds (`bound`, `matches`, `agrees`, `round_trip`, `monotonic`, `composed`) the fields
+are the keyword arguments of the entry (identifiers, at least one; `receiver` for a row with one); for
+`idempotent` they are exactly `state` and every name in the row's `args`; for `exact_table` and
+`antisymmetric` exactly the row's `args_names` (and `receiver`). `count` is the sample count, so no
+sample field can be called `count`.
 
 Drawing is deterministic: see `derive_seed` and `draw`. This module uses the standard library only and
 shares its number and name rules with `schema` through `values`. The contract is "Generated samples"
@@ -159,12 +161,17 @@ class GenerateSpec:
     Attributes:
         count: samples drawn, 1 to MAX_COUNT.
         fields: (sample field, generator) pairs in drawing order, which is also the key order of every
-            drawn sample: as written for `bound`; `state` then the names of `args` in `args` order
-            for `idempotent`.
+            drawn sample: as written for the keyword kinds; `state` then the names of `args` in
+            `args` order for `idempotent`; `args_names` (then `receiver`) for `exact_table` and
+            `antisymmetric`.
+        packed: for `exact_table`, the `args_names`: each drawn sample is then
+            `{"args": [value, ...]}` in that order (plus `receiver`), the shape of a stored sample
+            without `expected`; () for every other kind.
     """
 
     count: int
     fields: tuple[tuple[str, Gen], ...]
+    packed: tuple[str, ...] = ()
 
 
 def _what(value: object) -> str:
@@ -338,26 +345,30 @@ class _Checker:
 
 
 def parse_generate(
-    value: object, kind: str, args: Sequence[str] | None, *, path: str, row: str
+    value: object, kind: str, args: Sequence[str] | None, *, path: str, row: str,
+    positional: Sequence[str] | None = None, receiver: bool = False, over: object = None,
 ) -> tuple[GenerateSpec | None, list[OracleError]]:
     """Validates the `generate` value of one row.
 
     Args:
         value: the parsed TOML value of the row's `generate` key.
-        kind: the row's kind, one of schema.KINDS; only `bound` and `idempotent` allow `generate`.
+        kind: the row's kind, one of schema.KINDS (the schema refuses `generate` on an
+            `exact_table` row without a reference before calling this).
         args: the row's validated `args` (`idempotent`), or None when they are invalid (then the
             field-name rule of `idempotent` is not checked; the `args` error is reported already).
         path: repository-relative path of the oracle file, for messages.
         row: the row's label (its id, or `#N`), for messages.
+        positional: the row's validated `args_names` (`exact_table`, `antisymmetric`): the fields
+            must be exactly those (and `receiver` when the row has one); None when they are invalid.
+        receiver: True when the row has a `receiver` (a `receiver` field is then required).
+        over: the `monotonic` row's `over` name: that field's generator must be a `list` of at least
+            two items.
 
     Returns:
         (spec, errors): the spec and no errors, or None and one OracleError (exit 5) per problem, each
         naming `path`, `row` and the field as a dotted path such as `generate.lines.list.object.quantity.int`.
     """
     check = _Checker(path, row)
-    if kind not in ("bound", "idempotent"):
-        check.bad("generate", f"is not allowed for kind {kind!r}")
-        return None, check.errors
     if type(value) is not dict:
         check.bad("generate", f"must be a table ([invariant.generate]), got {_what(value)}")
         return None, check.errors
@@ -369,30 +380,69 @@ def parse_generate(
         check.bad("generate.count", f"must be an integer from 1 to {MAX_COUNT}, got {_what(count)}")
     names = [name for name in table if name != "count"]
     order = names
-    if kind == "bound":
+    if kind == "idempotent":
+        order = _idempotent_fields(check, table, names, args)
+    elif kind in ("exact_table", "antisymmetric"):
+        order = _exact_fields(check, names, positional, receiver)
+    else:
         if not names:
             check.bad("generate", "needs a generator for at least one keyword argument besides count")
         for name in names:
             if not ARG_PATTERN.fullmatch(name):
                 check.bad(_join("generate", name), f"{name!r} is not a usable keyword argument name")
-    elif args is not None:
-        wanted = ["state", *args]
-        if "count" in args:
-            check.bad("generate", "cannot generate the argument 'count': count is the number of samples")
-        missing = [name for name in wanted if name not in table]
-        if missing:
-            check.bad("generate", f"has no generator for {', '.join(missing)}; "
-                                  "an idempotent row generates state and every name in args")
-        for name in names:
-            if name not in wanted:
-                check.bad(_join("generate", name), "is neither state nor a name in args; "
-                                                   "an idempotent row generates exactly those")
-        order = [name for name in wanted if name in names]
+        if receiver and "receiver" not in names:
+            check.bad("generate", "has no generator for receiver; a row with a receiver generates its arguments")
     fields = [(name, check.generator(table[name], _join("generate", name), 1)) for name in order]
+    if type(over) is str:
+        _check_over(check, dict(fields), over)
     if check.errors:
         return None, check.errors
     assert type(count) is int
-    return GenerateSpec(count, tuple((name, gen) for name, gen in fields if gen is not None)), []
+    packed = tuple(positional) if kind == "exact_table" and positional else ()
+    return GenerateSpec(count, tuple((name, gen) for name, gen in fields if gen is not None), packed), []
+
+
+def _check_over(check: _Checker, fields: dict[str, Gen | None], over: str) -> None:
+    """A `monotonic` row's `over` field must be generated as a list of at least two items."""
+    if over not in fields:
+        check.bad("generate", f"has no generator for {over!r}, the row's over")
+    elif fields[over] is not None and not (isinstance(fields[over], ListGen) and fields[over].min_len >= 2):  # type: ignore[union-attr]
+        check.bad(_join("generate", over), "must be a list generator of at least two items (len = [2, ...]): "
+                                           "the values the entry is called with, in order")
+
+
+def _idempotent_fields(check: _Checker, table: dict[str, object], names: list[str],
+                       args: Sequence[str] | None) -> list[str]:
+    """The field order of an idempotent row (`state`, then `args`), reporting missing and extra fields."""
+    if args is None:
+        return names
+    wanted = ["state", *args]
+    if "count" in args:
+        check.bad("generate", "cannot generate the argument 'count': count is the number of samples")
+    missing = [name for name in wanted if name not in table]
+    if missing:
+        check.bad("generate", f"has no generator for {', '.join(missing)}; "
+                              "an idempotent row generates state and every name in args")
+    for name in names:
+        if name not in wanted:
+            check.bad(_join("generate", name), "is neither state nor a name in args; "
+                                               "an idempotent row generates exactly those")
+    return [name for name in wanted if name in names]
+
+
+def _exact_fields(check: _Checker, names: list[str], positional: Sequence[str] | None, receiver: bool) -> list[str]:
+    """The field order of a positional row (`args_names`, then `receiver`), reporting missing and extra fields."""
+    if positional is None:
+        return names
+    wanted = [*positional, *(["receiver"] if receiver else [])]
+    missing = [name for name in wanted if name not in names]
+    if missing:
+        check.bad("generate", f"has no generator for {', '.join(missing)}; the row generates exactly its "
+                              "args_names" + (" and receiver" if receiver else ""))
+    for name in names:
+        if name not in wanted:
+            check.bad(_join("generate", name), "is not a name in args_names" + (" nor receiver" if receiver else ""))
+    return [name for name in wanted if name in names]
 
 
 def derive_seed(row_id: str, seed: int | None, salt: str) -> bytes:
@@ -467,7 +517,11 @@ def draw(invariant: Drawable, salt: str, limit: int | None = None) -> list[dict[
         return []
     rng = random.Random(derive_seed(invariant.id, invariant.seed, salt))
     count = spec.count if limit is None else max(0, min(limit, spec.count))
-    return [{name: _draw_one(gen, rng) for name, gen in spec.fields} for _ in range(count)]
+    samples = [{name: _draw_one(gen, rng) for name, gen in spec.fields} for _ in range(count)]
+    if spec.packed:
+        return [{"args": [s[name] for name in spec.packed], **({"receiver": s["receiver"]} if "receiver" in s else {})}
+                for s in samples]
+    return samples
 
 
 def gen_to_json(gen: Gen) -> dict[str, Any]:
@@ -527,7 +581,10 @@ def _member(item: Any, depth: int) -> tuple[str, Gen]:
 def spec_to_json(spec: GenerateSpec) -> dict[str, Any]:
     """A `GenerateSpec` as a plain JSON value: `{"count": n, "fields": [[name, <generator>], ...]}`
     (`gen_to_json`), which `spec_from_json` reads back. Raises nothing."""
-    return {"count": spec.count, "fields": [[name, gen_to_json(gen)] for name, gen in spec.fields]}
+    out: dict[str, Any] = {"count": spec.count, "fields": [[name, gen_to_json(gen)] for name, gen in spec.fields]}
+    if spec.packed:
+        out["packed"] = list(spec.packed)
+    return out
 
 
 def spec_from_json(value: Any) -> GenerateSpec:
@@ -536,8 +593,9 @@ def spec_from_json(value: Any) -> GenerateSpec:
     Raises:
         ValueError: for a value `spec_to_json` does not write.
     """
-    if type(value) is not dict or set(value) != {"count", "fields"} or type(value["count"]) is not int:
+    if type(value) is not dict or set(value) - {"packed"} != {"count", "fields"} or type(value["count"]) is not int:
         raise ValueError("not a generate spec")
-    if type(value["fields"]) is not list:
+    packed = value.get("packed", [])
+    if type(value["fields"]) is not list or type(packed) is not list or not all(type(p) is str for p in packed):
         raise ValueError("not a generate spec")
-    return GenerateSpec(value["count"], tuple(_member(item, 1) for item in value["fields"]))
+    return GenerateSpec(value["count"], tuple(_member(item, 1) for item in value["fields"]), tuple(packed))

@@ -221,8 +221,24 @@ class Judgement:
         return self.failing.lines() if self.failing.count else self.reasons[:1]
 
 
-def judge_sample(expect: Mapping[str, Any], index: int, observed: Any) -> verdicts.Verdict:
-    """Judges one sample's observation (`{"value": V}`, `{"raised": ...}` or `{"unplain": ...}`)."""
+@dataclass(frozen=True)
+class RowData:
+    """What the judge knows of a row's samples beyond its expectations row (`judge_row` builds it).
+
+    Attributes:
+        expected: the expected value of every sample, in sample order (stored ones, then the
+            reference's), for `exact_table`, `agrees` and a `composed` row with a reference; None
+            when the row has none (then `exact_table` reads the expectations row's `expected`).
+        inputs: every sample's caller inputs, in sample order (`round_trip`, `monotonic`), or None.
+    """
+
+    expected: Sequence[Any] | None = None
+    inputs: Sequence[Any] | None = None
+
+
+def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: RowData = RowData()) -> verdicts.Verdict:
+    """Judges one sample's observation (`{"value": V}`, `{"raised": ...}` or `{"unplain": ...}`)
+    by its row's kind (docs/design.md section 2)."""
     if type(observed) is not dict or len(observed) != 1:
         return verdicts.Verdict(False, "malformed observation: expected one of value, raised, unplain")
     (key, value), = observed.items()
@@ -233,24 +249,76 @@ def judge_sample(expect: Mapping[str, Any], index: int, observed: Any) -> verdic
     if key != "value":
         return verdicts.Verdict(False, f"malformed observation: unknown key {key!r}")
     kind = expect["kind"]
-    if kind == "bound":
-        return verdicts.judge_bound(value, expect["min"], expect["max"])
-    if kind == "exact_table":
-        return verdicts.judge_exact(value, expect["expected"][index])
     if kind == "idempotent":
         if type(value) is not list or len(value) != expect["repeat"]:
             return verdicts.Verdict(False, f"malformed observation: expected {expect['repeat']} states")
         return verdicts.judge_idempotent(value)
+    if kind == "matches":
+        return verdicts.judge_matches(value, expect["pattern"])
+    if kind == "antisymmetric":
+        return verdicts.judge_antisymmetric(value)
+    if kind in ("round_trip", "monotonic"):
+        if data.inputs is None or index >= len(data.inputs):
+            return verdicts.Verdict(False, "the judge does not know this sample's inputs")
+        sample = data.inputs[index]
+        if kind == "monotonic":
+            return verdicts.judge_monotonic(value, len(sample[expect["over"]]), expect["direction"])
+        x = next(v for k, v in sample.items() if not (k == "receiver" and expect.get("receiver")))
+        return verdicts.judge_round_trip(value, x)
+    if kind == "bound" or (kind == "composed" and "min" in expect):
+        return verdicts.judge_bound(value, expect["min"], expect["max"])
+    table = data.expected if data.expected is not None else expect.get("expected")
+    if kind in ("exact_table", "agrees", "composed") and type(table) in (list, tuple) and index < len(table):
+        return verdicts.judge_exact(value, table[index])
+    if kind in ("exact_table", "agrees", "composed"):
+        return verdicts.Verdict(False, "the judge has no expected value for this sample")
     return verdicts.Verdict(False, f"unknown kind {kind!r}")
 
 
-def judge_row(expect: Mapping[str, Any], observation: Mapping[str, Any] | None, salt: str) -> Judgement:
-    """Judges one invariant from its expectations and the caller action's entry for it."""
+def row_data(expect: Mapping[str, Any], reference: Sequence[Any] | None, generated: Sequence[Any] | None,
+             salt: str) -> RowData | str:
+    """The RowData of one row, or why the judge cannot judge it (a reason for the whole row).
+
+    Args:
+        expect: the row of the expectations view.
+        reference: the reference's expected values of the row's samples that store none (every
+            generated sample of an `exact_table` row; every sample of the others), or None.
+        generated: the caller inputs of the row's generated samples (the generated view), or None
+            to draw them again for `salt`.
+    """
+    data_expected = None
+    if expect.get("reference"):
+        wanted = expect["generated"] + (0 if expect["kind"] == "exact_table" else expect["blob_samples"])
+        if type(reference) not in (list, tuple) or len(reference) != wanted:
+            return "no reference values for this row: the reference action's output is missing or short"
+        stored = expect.get("expected", []) if expect["kind"] == "exact_table" else []
+        data_expected = list(stored) + list(reference)  # type: ignore[arg-type]
+    inputs = None
+    if expect["kind"] in ("round_trip", "monotonic"):
+        recorded = expect.get("inputs")
+        drawn = list(generated) if generated is not None else _drawn_inputs(expect, salt, expect["generated"])
+        inputs = (list(recorded) if type(recorded) is list else []) + drawn
+    return RowData(data_expected, inputs)
+
+
+def judge_row(expect: Mapping[str, Any], observation: Mapping[str, Any] | None, salt: str,
+              reference: Sequence[Any] | None = None, generated: Sequence[Any] | None = None) -> Judgement:
+    """Judges one invariant from its expectations and the caller action's entry for it.
+
+    Args:
+        expect: the row of the expectations view.
+        observation: the observations document's row for it (untrusted), or None.
+        salt: the run's salt.
+        reference, generated: as for `row_data`.
+    """
     ident = expect["id"]
     if observation is None:
         return _row_failure(ident, "no observation: the caller action did not run this row")
     if "error" in observation:
         return _row_failure(ident, str(observation["error"]))
+    data = row_data(expect, reference, generated, salt)
+    if type(data) is str:
+        return _row_failure(ident, data)
     try:
         reply = load_samples(str(observation.get("reply", "")).encode("utf-8", "surrogatepass"))
     except SampleError as exc:
@@ -269,17 +337,18 @@ def judge_row(expect: Mapping[str, Any], observation: Mapping[str, Any] | None, 
     out = Judgement(ident, True, digest=hashlib.sha256(canonical(results)).hexdigest(),
                     sample_digests=[hashlib.sha256(canonical(r)).hexdigest()[:SAMPLE_DIGEST_HEX] for r in results],
                     ran=ran_record(reply["ran"]) if "ran" in reply else None)
-    _judge_samples(out, expect, results, salt)
+    _judge_samples(out, expect, results, salt, data)  # type: ignore[arg-type]
     return out
 
 
-def _judge_samples(out: Judgement, expect: Mapping[str, Any], results: Sequence[Any], salt: str) -> None:
+def _judge_samples(out: Judgement, expect: Mapping[str, Any], results: Sequence[Any], salt: str,
+                   data: RowData = RowData()) -> None:
     """Judges every sample into `out`: its reasons, and the first MAX_SHOWN failing samples described."""
     blob = expect["blob_samples"]
     picked: list[tuple[int, Any, str]] = []
     count, generated = 0, False
     for index, observed in enumerate(results):
-        verdict = judge_sample(expect, index, observed)
+        verdict = judge_sample(expect, index, observed, data)
         if verdict.ok:
             continue
         out.ok = False
@@ -289,10 +358,11 @@ def _judge_samples(out: Judgement, expect: Mapping[str, Any], results: Sequence[
         if len(picked) < MAX_SHOWN:
             picked.append((index, observed, verdict.reason))
     if count:
-        out.failing = FailingSamples(tuple(describe(expect, picked, salt)), count, salt if generated else "")
+        out.failing = FailingSamples(tuple(describe(expect, picked, salt, data)), count, salt if generated else "")
 
 
-def describe(expect: Mapping[str, Any], picked: Sequence[tuple[int, Any, str]], salt: str) -> list[FailingSample]:
+def describe(expect: Mapping[str, Any], picked: Sequence[tuple[int, Any, str]], salt: str,
+             data: RowData = RowData()) -> list[FailingSample]:
     """The failing samples of one row as reports show them.
 
     Args:
@@ -302,6 +372,7 @@ def describe(expect: Mapping[str, Any], picked: Sequence[tuple[int, Any, str]], 
             sample: blob samples first (index < `blob_samples`), then generated ones.
         salt: the salt the generated samples were drawn with; they are drawn again with it, up to
             the last one picked, to show their inputs.
+        data: the row's expected values and inputs when the judge has them (`row_data`).
 
     Returns:
         One FailingSample per picked sample, in order. Raises nothing.
@@ -316,7 +387,7 @@ def describe(expect: Mapping[str, Any], picked: Sequence[tuple[int, Any, str]], 
         where = index - blob if generated else index
         source = drawn if generated else recorded if type(recorded) is list else []
         inputs = cut(compact(source[where])) if where < len(source) else ""
-        result, expected = _result_and_expected(expect, index, observed)
+        result, expected = _result_and_expected(expect, index, observed, data)
         out.append(FailingSample(where, generated, salt if generated else "", inputs, cut(result), cut(expected),
                                  cut(reason, MAX_MESSAGE_CHARS)))
     return out
@@ -344,14 +415,23 @@ def _drawn_inputs(expect: Mapping[str, Any], salt: str, limit: int) -> list[Any]
         return []
 
 
-def _result_and_expected(expect: Mapping[str, Any], index: int, observed: Any) -> tuple[str, str]:
+def _result_and_expected(expect: Mapping[str, Any], index: int, observed: Any,
+                         data: RowData = RowData()) -> tuple[str, str]:
     """(result, expected) of one failing sample as FailingSample holds them, not cut yet."""
     kind = expect["kind"]
-    if kind == "exact_table":
-        table = expect.get("expected")
-        expected = compact(table[index]) if type(table) is list and index < len(table) else ""
-    elif kind == "bound":
+    table = data.expected if data.expected is not None else expect.get("expected")
+    if kind == "bound" or (kind == "composed" and "min" in expect):
         expected = f"a number in [{compact(expect.get('min'))}, {compact(expect.get('max'))}]"
+    elif kind in ("exact_table", "agrees", "composed"):
+        expected = compact(table[index]) if type(table) in (list, tuple) and index < len(table) else ""
+    elif kind == "matches":
+        expected = f"a str matching {compact(expect.get('pattern'))}"
+    elif kind == "round_trip":
+        expected = "x, the sample's argument"
+    elif kind == "monotonic":
+        expected = f"results {str(expect.get('direction', '')).replace('_', '-')} in the over values"
+    elif kind == "antisymmetric":
+        expected = "f(a, b) == -f(b, a) and f(a, a) == 0"
     else:
         expected = "the state after call 1, from every call"
     if type(observed) is not dict or len(observed) != 1:
@@ -375,12 +455,18 @@ def _row_failure(ident: str, reason: str, results: Any = None) -> Judgement:
     return Judgement(ident, False, [reason], hashlib.sha256(canonical(body)).hexdigest())
 
 
-def judge_all(expectations: Mapping[str, Any], observations: Any) -> tuple[list[Judgement], str, list[str]]:
+def judge_all(expectations: Mapping[str, Any], observations: Any, reference: Mapping[str, Any] | None = None,
+              generated: Mapping[str, Any] | None = None) -> tuple[list[Judgement], str, list[str]]:
     """Judges every row of the expectations view.
 
     Args:
         expectations: the parsed expectations view (trusted: written by the pin-check action).
         observations: the parsed observations document (untrusted: written next to production code).
+        reference: the parsed reference view `{"rows": {id: [expected, ...]}}` (trusted: written by
+            the reference-check action from the reference's own results), or None.
+        generated: the parsed generated view (trusted: written by the draw action), or None to
+            draw the generated samples again for the salt the observations report. When given, its
+            salt is the run's salt, and observations that report another one are noted.
 
     Returns:
         (judgements in id order, the salt the observations report, notes about the observations).
@@ -406,5 +492,13 @@ def judge_all(expectations: Mapping[str, Any], observations: Any) -> tuple[list[
     extra = sorted(set(by_id) - declared)
     if extra:
         notes.append(f"observations for ids no oracle declares were ignored: {', '.join(extra)}")
-    judged = [judge_row(row, by_id.get(row["id"]), salt) for row in expectations["rows"]]
+    drawn: Mapping[str, Any] = {}
+    if generated is not None:
+        drawn = generated.get("rows", {}) if type(generated.get("rows")) is dict else {}
+        if generated.get("salt") != salt and drawn:
+            notes.append("the observations report another salt than the generated samples; the generated view's is used")
+            salt = str(generated.get("salt", ""))
+    expected = reference.get("rows", {}) if reference is not None and type(reference.get("rows")) is dict else {}
+    judged = [judge_row(row, by_id.get(row["id"]), salt, expected.get(row["id"]),
+                        drawn.get(row["id"], []) if generated is not None else None) for row in expectations["rows"]]
     return judged, salt, notes

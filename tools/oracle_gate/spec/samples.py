@@ -64,7 +64,13 @@ def load_samples(data: bytes) -> Any:
 
 
 def check_shape(invariant: Invariant, samples: Any) -> None:
-    """Checks that parsed samples have the shape the invariant's kind needs.
+    """Checks that parsed samples have the shape the invariant's kind needs (docs/design.md
+    section 2): a non-empty array of objects; `idempotent` ones hold `state` and every name of
+    `args`; `exact_table` ones exactly `args` (an array, as long as `args_names` when the row has
+    them) and `expected`, plus `receiver` when the row has one; `antisymmetric` ones exactly the two
+    `args_names`; the keyword kinds' ones a `receiver` (an array or an object) when the row has one,
+    `round_trip` ones exactly one argument besides it, and `monotonic` ones an `over` field that is
+    an array of at least two numbers or of at least two strings.
 
     Raises:
         SampleError: naming the first sample (0-based index) that is wrong.
@@ -79,7 +85,46 @@ def check_shape(invariant: Invariant, samples: Any) -> None:
             if missing:
                 raise SampleError(f"sample {index} lacks {', '.join(missing)}")
         elif invariant.kind == "exact_table":
-            if set(sample) != {"args", "expected"}:
-                raise SampleError(f"sample {index} must have exactly the keys args and expected")
-            if type(sample["args"]) is not list:
-                raise SampleError(f"sample {index}: args must be a JSON array")
+            _check_table_sample(invariant, index, sample)
+        elif invariant.kind == "antisymmetric":
+            if set(sample) != set(invariant.args_names):
+                raise SampleError(f"sample {index} must have exactly the keys {', '.join(invariant.args_names)}")
+        else:
+            _check_keyword_sample(invariant, index, sample)
+
+
+def _check_receiver(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
+    if invariant.receiver is None:
+        return
+    if "receiver" not in sample:
+        raise SampleError(f"sample {index} lacks receiver (the arguments of {invariant.receiver})")
+    if type(sample["receiver"]) not in (list, dict):
+        raise SampleError(f"sample {index}: receiver must be a JSON array (positional arguments) or object "
+                          "(keyword arguments)")
+
+
+def _check_table_sample(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
+    keys = {"args", "expected"} | ({"receiver"} if invariant.receiver else set())
+    if set(sample) != keys:
+        raise SampleError(f"sample {index} must have exactly the keys {' and '.join(sorted(keys))}")
+    if type(sample["args"]) is not list:
+        raise SampleError(f"sample {index}: args must be a JSON array")
+    if invariant.args_names and len(sample["args"]) != len(invariant.args_names):
+        raise SampleError(f"sample {index}: args has {len(sample['args'])} value(s) for the "
+                          f"{len(invariant.args_names)} args_names")
+    _check_receiver(invariant, index, sample)
+
+
+def _check_keyword_sample(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
+    _check_receiver(invariant, index, sample)
+    arguments = [key for key in sample if not (key == "receiver" and invariant.receiver)]
+    if invariant.kind == "round_trip" and len(arguments) != 1:
+        raise SampleError(f"sample {index} must have exactly one argument (the value x of inverse(entry(x)) == x)"
+                          + (" besides receiver" if invariant.receiver else ""))
+    if invariant.kind == "monotonic":
+        values = sample.get(invariant.over)
+        if type(values) is not list or len(values) < 2:
+            raise SampleError(f"sample {index}: {invariant.over} must be a JSON array of at least two values")
+        numbers = all(type(v) in (int, float) for v in values)
+        if not numbers and not all(type(v) is str for v in values):
+            raise SampleError(f"sample {index}: {invariant.over} must hold only numbers or only strings")

@@ -11,20 +11,28 @@ import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from tools.oracle_gate.spec import call_fields
+from tools.oracle_gate.spec.call_fields import CALLABLE_PATTERN
 from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.spec.generate import GenerateSpec, parse_generate
 from tools.oracle_gate.spec.values import ARG_PATTERN, IDENT, INT64_MAX, INT64_MIN, is_number
 
 SCHEMA_VERSION = 1
-KINDS = ("bound", "idempotent", "exact_table")
+KINDS = ("bound", "idempotent", "exact_table", "matches", "agrees", "round_trip", "monotonic", "antisymmetric",
+         "composed")
+# Kinds whose samples are objects of keyword arguments (docs/design.md section 2); exact_table and
+# antisymmetric samples are positional, idempotent ones `state` plus `args`.
+KEYWORD_KINDS = ("bound", "matches", "agrees", "round_trip", "monotonic", "composed")
+# Kinds that judge a relation between calls rather than one result.
+RELATIONS = ("round_trip", "monotonic", "antisymmetric", "composed")
 BLOB_DIR = "oracles/blobs/"
 # The invariant id rule, written once: results.py (the `[<id>]` testcase suffix) and manifest.py (the
 # `# invariant <id> <file>` lines) build their patterns from ID_PATTERN.pattern.
 ID_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 SHA256_PATTERN = re.compile(r"[0-9a-f]{64}")
 _IDENT = IDENT
-ENTRY_PATTERN = re.compile(rf"({_IDENT}(?:\.{_IDENT})+):({_IDENT})")
+ENTRY_PATTERN = CALLABLE_PATTERN
 MAX_REPEAT = 1000
 DEFAULT_TIMEOUT_S = 60
 MAX_TIMEOUT_S = 3600
@@ -34,13 +42,23 @@ DEFAULT_MEMORY_MIB = 2048
 MIN_MEMORY_MIB = 256
 MAX_MEMORY_MIB = 65536
 
-_COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s", "memory_mib")
-_KIND_KEYS = {
-    "bound": ("min", "max"),
-    "idempotent": ("args", "repeat"),
-    "exact_table": (),
+_COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s", "memory_mib", "receiver", "build",
+           "project", "generate")
+# Per kind: (keys it requires, keys it also allows) among _KIND_SPECIFIC.
+_KIND_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "bound": (("min", "max"), ()),
+    "idempotent": (("args", "repeat"), ()),
+    "exact_table": ((), ("reference", "args_names")),
+    "matches": (("pattern",), ()),
+    "agrees": (("reference", "generate"), ()),
+    "round_trip": (("inverse",), ()),
+    "monotonic": (("over", "direction"), ()),
+    "antisymmetric": (("args_names",), ()),
+    "composed": (("entries",), ("min", "max", "reference")),
 }
-_ALL_KEYS = frozenset(_COMMON + ("min", "max", "args", "repeat", "generate"))
+_KIND_SPECIFIC = ("min", "max", "args", "repeat", "reference", "args_names", "pattern", "inverse", "over",
+                  "direction", "entries")
+_ALL_KEYS = frozenset(_COMMON + _KIND_SPECIFIC)
 _REQUIRED = ("id", "entry", "kind", "blob", "blob_sha256")
 
 
@@ -64,8 +82,20 @@ class Invariant:
         memory_mib: the caller's address-space limit in MiB while it serves the row, an integer
             from MIN_MEMORY_MIB (256) to MAX_MEMORY_MIB (65536); DEFAULT_MEMORY_MIB (2048) when
             the row has none.
-        generate: the row's validated `generate` table (`bound` and `idempotent` only), or None;
-            `generate.draw` turns it into samples.
+        generate: the row's validated `generate` table, or None; `generate.draw` turns it into
+            samples. Every kind allows one but `exact_table` without a `reference`.
+        receiver: `package.module:callable` that builds the object a method entry
+            (`package.module:Class.method`) is called on, from each sample's `receiver` value; or None.
+        build: (argument name, `package.module:callable`) pairs: the argument is built from its
+            JSON value before the call.
+        args_names: the names of the positional arguments (`exact_table`, `antisymmetric`).
+        project: how the result is turned into plain JSON: one of call_fields.PROJECTIONS,
+            `{"attrs": [name, ...]}` or `{"call": name}`; None for none.
+        pattern: the regular expression of a `matches` row.
+        reference: `oracles.reference.module:function`, the reference implementation whose return
+            value is the expected value of every sample that has none stored; or None.
+        inverse: the `round_trip` inverse; over, direction: the `monotonic` argument and order.
+        entries: the callables of a `composed` row, in call order (`entry` is the first).
     """
 
     id: str
@@ -82,6 +112,16 @@ class Invariant:
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mib: int = DEFAULT_MEMORY_MIB
     generate: GenerateSpec | None = None
+    receiver: str | None = None
+    build: tuple[tuple[str, str], ...] = ()
+    args_names: tuple[str, ...] = ()
+    project: str | dict[str, object] | None = None
+    pattern: str | None = None
+    reference: str | None = None
+    inverse: str | None = None
+    over: str | None = None
+    direction: str | None = None
+    entries: tuple[str, ...] = ()
 
 
 @dataclass
@@ -156,23 +196,37 @@ def _validate_row(
     _check_bounds(row, bad)
     _check_args(row, bad)
     _check_limits(row, bad)
+    args_names = _check_call_fields(row, kind, allowed_packages, bad)
     spec: GenerateSpec | None = None
     if "generate" in row and kind in KINDS:
         args = row.get("args")
         valid_args = tuple(args) if type(args) is list and not any(e.field == "args" for e in errs) else None
-        spec, generate_errs = parse_generate(row["generate"], kind, valid_args, path=path, row=label)
-        errs.extend(generate_errs)
+        if kind == "exact_table" and "reference" not in row:
+            bad("generate", "is not allowed for kind 'exact_table' without a reference: a generated sample "
+                            "has no stored expected value, so the reference must give it")
+        elif kind == "exact_table" and "args_names" not in row:
+            bad("args_names", "is required when an exact_table row generates samples: it names the generated "
+                              "fields that become the positional arguments, in order")
+        else:
+            spec, generate_errs = parse_generate(row["generate"], kind, valid_args, path=path, row=label,
+                                                 positional=args_names, receiver="receiver" in row,
+                                                 over=row.get("over") if kind == "monotonic" else None)
+            errs.extend(generate_errs)
     if errs:
         return None, errs
     return _invariant(row, path, spec), []
 
 
 def _check_keys(row: dict[str, object], bad: _Bad) -> None:
-    """Reports unknown keys, missing required keys and required keys that are not strings."""
+    """Reports unknown keys, missing required keys and required keys that are not strings. A
+    `composed` row names its callables in `entries` and has no `entry`."""
     for key in sorted(set(row) - _ALL_KEYS):
         bad(key, f"unknown key {key!r}; allowed keys are {', '.join(sorted(_ALL_KEYS))}")
+    composed = row.get("kind") == "composed"
+    if composed and "entry" in row:
+        bad("entry", "is not allowed for kind 'composed': name the callables, in call order, in entries")
     for key in _REQUIRED:
-        if key not in row:
+        if key not in row and not (composed and key == "entry"):
             bad(key, "is required")
     for key in ("id", "entry", "kind", "blob", "blob_sha256"):
         if key in row and type(row[key]) is not str:
@@ -182,18 +236,11 @@ def _check_keys(row: dict[str, object], bad: _Bad) -> None:
 def _check_common(row: dict[str, object], allowed_packages: Sequence[str] | None, bad: _Bad) -> None:
     """Checks the fields of every kind (id, entry, kind, blob, blob_sha256, seed); the first five are strings."""
     ident = str(row["id"])
-    entry = str(row["entry"])
     kind = str(row["kind"])
     if not ID_PATTERN.fullmatch(ident):
         bad("id", f"{ident!r} does not match ^{ID_PATTERN.pattern}$")
-    match = ENTRY_PATTERN.fullmatch(entry)
-    if not match:
-        bad("entry", f"{entry!r} is not of the form package.module:function")
-    elif allowed_packages is not None:
-        top = match.group(1).split(".", 1)[0]
-        if top not in allowed_packages:
-            allowed = ", ".join(allowed_packages) or "(none)"
-            bad("entry", f"module {match.group(1)!r} is outside the production packages policy allows ({allowed})")
+    if "entry" in row:
+        call_fields.check_callable(row["entry"], "entry", allowed_packages, bad)
     if kind not in KINDS:
         bad("kind", f"unknown kind {kind!r}; kinds are {', '.join(KINDS)} (a new kind is a schema change)")
     why = check_blob_path(str(row["blob"]))
@@ -209,13 +256,30 @@ def _check_common(row: dict[str, object], allowed_packages: Sequence[str] | None
 
 
 def _check_kind_keys(row: dict[str, object], kind: str, bad: _Bad) -> None:
-    """Reports the kind-specific keys (min, max, args, repeat) a known kind forbids or requires."""
-    if kind in KINDS:
-        for key in ("min", "max", "args", "repeat"):
-            if key in row and key not in _KIND_KEYS[kind]:
-                bad(key, f"is not allowed for kind {kind!r}")
-            elif key not in row and key in _KIND_KEYS[kind]:
-                bad(key, f"is required for kind {kind!r}")
+    """Reports the kind-specific keys (`_KIND_SPECIFIC`, and `generate` where a kind requires it)
+    a known kind forbids or requires."""
+    if kind not in KINDS:
+        return
+    required, optional = _KIND_KEYS[kind]
+    for key in _KIND_SPECIFIC + ("generate",):
+        if key in row and key not in required + optional and key != "generate":
+            bad(key, f"is not allowed for kind {kind!r}")
+        elif key not in row and key in required:
+            bad(key, f"is required for kind {kind!r}")
+
+
+def _check_call_fields(row: dict[str, object], kind: str, allowed_packages: Sequence[str] | None,
+                       bad: _Bad) -> tuple[str, ...] | None:
+    """Checks receiver, build, args_names, project and the kinds' own fields (`call_fields`);
+    returns the valid `args_names`, or None."""
+    args_names = call_fields.check_args_names(row, kind, bad)
+    call_fields.check_receiver(row, kind, allowed_packages, bad)
+    call_fields.check_build(row, kind, args_names, allowed_packages, bad)
+    call_fields.check_project(row, kind, bad)
+    call_fields.check_pattern(row, bad)
+    call_fields.check_reference(row, bad)
+    call_fields.check_relation(row, kind, allowed_packages, bad)
+    return args_names
 
 
 def _check_bounds(row: dict[str, object], bad: _Bad) -> None:
@@ -268,9 +332,13 @@ def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> 
     seed, lo, hi = row.get("seed"), row.get("min"), row.get("max")
     args, repeat = row.get("args"), row.get("repeat")
     timeout, memory = row.get("timeout_s"), row.get("memory_mib")
+    entries = tuple(row["entries"]) if type(row.get("entries")) is list else ()  # type: ignore[arg-type]
+    build = row.get("build")
+    text = {key: str(row[key]) if key in row else None
+            for key in ("receiver", "pattern", "reference", "inverse", "over", "direction")}
     return Invariant(
         id=str(row["id"]),
-        entry=str(row["entry"]),
+        entry=str(row["entry"]) if "entry" in row else entries[0],
         kind=str(row["kind"]),
         blob=str(row["blob"]),
         blob_sha256=str(row["blob_sha256"]),
@@ -283,6 +351,11 @@ def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> 
         timeout_s=float(timeout) if is_number(timeout) else DEFAULT_TIMEOUT_S,  # type: ignore[arg-type]
         memory_mib=memory if type(memory) is int else DEFAULT_MEMORY_MIB,
         generate=spec,
+        build=tuple(sorted(build.items())) if type(build) is dict else (),  # type: ignore[arg-type]
+        args_names=tuple(row["args_names"]) if type(row.get("args_names")) is list else (),  # type: ignore[arg-type]
+        project=row.get("project"),  # type: ignore[arg-type]
+        entries=entries,
+        **text,  # type: ignore[arg-type]
     )
 
 

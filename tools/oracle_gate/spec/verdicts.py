@@ -8,6 +8,7 @@ then structural with the type of every leaf compared too, so `1`, `1.0` and `Tru
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,4 +108,73 @@ def judge_exact(result: Any, expected: Any) -> Verdict:
         return Verdict(False, problem)
     if not strict_equal(result, expected):
         return Verdict(False, f"result {result!r} != expected {expected!r}")
+    return Verdict(True)
+
+
+def judge_matches(result: Any, pattern: str) -> Verdict:
+    """`matches`: the result is a str (exactly) and `re.fullmatch(pattern, result)` holds. The
+    pattern is compiled here, in the judge, never by the caller."""
+    if type(result) is not str:
+        return Verdict(False, f"result must be a str, got {type(result).__qualname__}")
+    try:
+        found = re.fullmatch(pattern, result)
+    except re.error as exc:
+        return Verdict(False, f"the row's pattern does not compile: {exc}")
+    if found is None:
+        return Verdict(False, f"result {result!r} does not match the pattern {pattern!r}")
+    return Verdict(True)
+
+
+def judge_round_trip(result: Any, x: Any) -> Verdict:
+    """`round_trip`: `inverse(entry(x))`, the result, equals x strictly."""
+    problem = plain_problem(result)
+    if problem:
+        return Verdict(False, problem)
+    if not strict_equal(result, x):
+        return Verdict(False, f"inverse(entry(x)) is {result!r}, not x = {x!r}")
+    return Verdict(True)
+
+
+def _orderable(values: list[Any]) -> str | None:
+    """Why `values` cannot be ordered: they must all be numbers (int or finite float, not bool) or all str."""
+    if all(type(v) in (int, float) for v in values):
+        return plain_problem(values, "results")
+    if all(type(v) is str for v in values):
+        return None
+    return "results must all be numbers (int or float) or all strings, got " + ", ".join(
+        sorted({type(v).__qualname__ for v in values}))
+
+
+def judge_monotonic(results: Any, count: int, direction: str) -> Verdict:
+    """`monotonic`: `count` results, one per value of `over` in ascending order, each no smaller
+    (`non_decreasing`) or no larger (`non_increasing`) than the one before."""
+    if type(results) is not list or len(results) != count:
+        return Verdict(False, f"malformed observation: expected {count} results, one per value of over")
+    problem = _orderable(results)
+    if problem:
+        return Verdict(False, problem)
+    for i in range(1, count):
+        before, after = results[i - 1], results[i]
+        if (after < before) if direction == "non_decreasing" else (after > before):
+            return Verdict(False, f"result {after!r} for over value {i} (0-based, ascending) comes after {before!r}: "
+                                  f"not {direction.replace('_', '-')}")
+    return Verdict(True)
+
+
+def judge_antisymmetric(results: Any) -> Verdict:
+    """`antisymmetric`: results `[f(a, b), f(b, a), f(a, a)]`, numbers (int or finite float, not
+    bool) with `f(a, b) == -f(b, a)`, both of one type, and `f(a, a) == 0`."""
+    if type(results) is not list or len(results) != 3:
+        return Verdict(False, "malformed observation: expected the results of f(a, b), f(b, a) and f(a, a)")
+    if any(type(r) not in (int, float) for r in results):
+        return Verdict(False, "results must be numbers (int or float), got "
+                              + ", ".join(type(r).__qualname__ for r in results))
+    problem = plain_problem(results, "results")
+    if problem:
+        return Verdict(False, problem)
+    ab, ba, aa = results
+    if type(ab) is not type(ba) or ab != -ba:
+        return Verdict(False, f"f(a, b) is {ab!r} and f(b, a) is {ba!r}: not opposite")
+    if aa != 0:
+        return Verdict(False, f"f(a, a) is {aa!r}, not 0")
     return Verdict(True)

@@ -1,20 +1,25 @@
-"""The two views of an oracle suite that the build writes: inputs (for the caller) and expectations.
+"""The views of an oracle suite that the build writes: inputs (for the caller), reference inputs
+(for the reference action) and expectations (for the judge).
 
 `oracle_suite`'s pin-check action splits every verified blob at build time
 (docs/design.md section 8):
 
 - the **inputs view** holds, per row, what the entry is called with and nothing it is judged by:
-  bound samples as keyword arguments; idempotent samples as `{"state", "kwargs"}` plus the row's
-  `repeat`; exact_table samples as their `args` list; and the policy's `production_packages`, whose
-  functions the caller records as run. It is the only oracle file the `OracleCall` action
-  (production code) gets.
+  the keyword kinds' samples as keyword arguments; idempotent samples as `{"state", "kwargs"}` plus
+  the row's `repeat`; exact_table samples as their `args` list; the fields that say how to reach
+  the code (`receiver`, `build`, `args_names`, `project`, `inverse`, `over`, `entries`); and the
+  policy's `production_packages`, whose functions the caller records as run. It is the only oracle
+  file the `OracleCall` action (production code) gets.
+- the **reference inputs view** holds, for each row with a `reference`, the reference's name and
+  the stored samples it gives the expected value of (`reference_row`). Only the `OracleReference`
+  action (the reference implementation, never the change's code) gets it.
 - the **expectations view** holds what the judge needs: kind, bounds, expected values, and how many
   samples the blob and the generator give. Only the oracle test (the judge) gets it. For the
   failure report alone it also holds what the judge never judges by: each blob sample's caller
   inputs (`inputs`), and the row's seed and generator (`seed`, `generate`), so that the judge can
   show the inputs of a failing sample, generated ones included (drawn again for the salt).
 
-Both are JSON, rows sorted by id.
+All are JSON, rows sorted by id.
 """
 
 from __future__ import annotations
@@ -30,23 +35,39 @@ VIEW_SCHEMA = 1
 
 def input_samples(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> list[Any]:
     """The caller's view of a row's samples (blob or generated, already shape-checked)."""
-    return caller_inputs(inv.kind, inv.args, samples)
+    return caller_inputs(inv.kind, inv.args, samples, inv.receiver is not None, inv.over)
 
 
-def caller_inputs(kind: str, args: Sequence[str], samples: Sequence[Mapping[str, Any]]) -> list[Any]:
+def caller_inputs(kind: str, args: Sequence[str], samples: Sequence[Mapping[str, Any]],
+                  receiver: bool = False, over: str | None = None) -> list[Any]:
     """What the caller calls the entry with, per sample of a row of `kind` (one of schema.KINDS):
-    `bound` the sample as keyword arguments; `idempotent` `{"state": S, "kwargs": {name: value}}`
-    for each name of `args`; `exact_table` the sample's `args` list. The samples must have that
-    kind's shape (blob samples after `check_shape`, or drawn ones): a missing key raises KeyError."""
-    if kind == "bound":
-        return [dict(sample) for sample in samples]
+    the keyword kinds the sample as keyword arguments (for `monotonic`, the `over` values sorted
+    ascending: numbers by value, strings by code point); `idempotent` `{"state": S, "kwargs":
+    {name: value}}` for each name of `args`; `exact_table` the sample's `args` list, or
+    `{"args": [...], "receiver": R}` for a row with a `receiver`; `antisymmetric` the two values,
+    in `args_names` order (the sample's key order, which the shape check and the generator keep).
+    The samples must have that kind's shape (blob samples after `check_shape`, or drawn ones): a
+    missing key raises KeyError."""
     if kind == "idempotent":
         return [{"state": s["state"], "kwargs": {name: s[name] for name in args}} for s in samples]
-    return [list(sample["args"]) for sample in samples]
+    if kind == "exact_table":
+        if receiver:
+            return [{"args": list(s["args"]), "receiver": s["receiver"]} for s in samples]
+        return [list(sample["args"]) for sample in samples]
+    if kind == "antisymmetric":
+        return [list(sample.values()) for sample in samples]
+    if kind == "monotonic" and over is not None:
+        return [dict(sample, **{over: sorted(sample[over])}) for sample in samples]
+    return [dict(sample) for sample in samples]
+
+
+# The fields of a row the caller needs to reach the code (docs/design.md section 8), when set.
+_CALL_FIELDS = ("receiver", "project", "inverse", "over")
 
 
 def input_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One row of the inputs view: everything the caller needs and no bound or expected value."""
+    """One row of the inputs view: everything the caller needs and no bound, pattern, reference or
+    expected value."""
     row: dict[str, Any] = {
         "id": inv.id,
         "entry": inv.entry,
@@ -59,13 +80,41 @@ def input_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str,
     if inv.kind == "idempotent":
         row["args"] = list(inv.args)
         row["repeat"] = inv.repeat
+    for name in _CALL_FIELDS:
+        if getattr(inv, name) is not None:
+            row[name] = getattr(inv, name)
+    if inv.build:
+        row["build"] = dict(inv.build)
+    if inv.args_names:
+        row["args_names"] = list(inv.args_names)
+    if inv.entries:
+        row["entries"] = list(inv.entries)
     return row
+
+
+def reference_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """One row of the reference inputs view (the reference action's own inputs), or None for a
+    row without a reference: the reference's name as the entry, kind `reference`, the call style
+    (`keywords`: the sample's fields, `receiver` included, as keyword arguments; `positional`: the
+    `args` list, and `receiver=R` when the row has one), and the stored samples whose expected value
+    the reference gives (every one but those of an `exact_table` row, which stores its own); the
+    generated samples join them from the generated view, as for the caller."""
+    if inv.reference is None:
+        return None
+    stored = [] if inv.kind == "exact_table" else input_samples(inv, samples)
+    return {"id": inv.id, "entry": inv.reference, "kind": "reference", "source": inv.source,
+            "style": "positional" if inv.kind == "exact_table" else "keywords",
+            "seed": inv.seed if inv.seed is not None else 0, "timeout_s": inv.timeout_s,
+            "memory_mib": inv.memory_mib, "samples": stored}
 
 
 def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One row of the expectations view: the judge's side of a row. `inputs` (the caller's view of
     each blob sample), `args`, `seed` and `generate` (`generate.spec_to_json`, rows with one only)
-    serve the failure report: the judge shows a failing sample's inputs and judges by none of them."""
+    serve the failure report, and for `round_trip` and `monotonic` the judging too (the value x of
+    each sample, how many values of `over` it has); `reference` is True for a row whose expected
+    values (the generated ones of an `exact_table` row, every one of the others) come from the
+    reference view."""
     row: dict[str, Any] = {
         "id": inv.id,
         "entry": inv.entry,
@@ -79,19 +128,27 @@ def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dic
     }
     if inv.generate is not None:
         row["generate"] = spec_to_json(inv.generate)
-    if inv.kind == "bound":
+    if inv.reference is not None:
+        row["reference"] = True
+    if inv.receiver is not None:
+        row["receiver"] = True
+    for name in ("over", "direction", "pattern"):
+        if getattr(inv, name) is not None:
+            row[name] = getattr(inv, name)
+    if inv.min is not None:
         row["min"], row["max"] = inv.min, inv.max
-    elif inv.kind == "idempotent":
+    if inv.kind == "idempotent":
         row["repeat"] = inv.repeat
         row["args"] = list(inv.args)
-    else:
+    elif inv.kind == "exact_table":
         row["expected"] = [sample["expected"] for sample in samples]
     return row
 
 
 def split(rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]],
           packages: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Returns (inputs view, expectations view) for (row, parsed blob samples) pairs.
+    """Returns (inputs view, expectations view) for (row, parsed blob samples) pairs (the
+    reference inputs view: `reference_view`).
 
     `packages`, the policy's production packages when the pin check was given the policy, goes into
     the inputs view as `production_packages`: the packages whose functions the caller records as
@@ -103,6 +160,13 @@ def split(rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]],
         inputs["production_packages"] = sorted(set(packages))
     expectations = {"schema": VIEW_SCHEMA, "rows": [expectation_row(inv, samples) for inv, samples in ordered]}
     return inputs, expectations
+
+
+def reference_view(rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]]) -> dict[str, Any]:
+    """The reference inputs view: one `reference_row` per row with a reference, sorted by id.
+    It holds inputs only, and goes to the reference action alone."""
+    found = [reference_row(inv, samples) for inv, samples in sorted(rows, key=lambda pair: pair[0].id)]
+    return {"schema": VIEW_SCHEMA, "rows": [row for row in found if row is not None]}
 
 
 def generated_view(oracles: dict[str, bytes], salt: str) -> tuple[dict[str, Any], list[str]]:

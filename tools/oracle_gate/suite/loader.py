@@ -221,10 +221,11 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
 
 # The version of the shape rules (`samples.load_samples`, `samples.check_shape`). Bump it when they
 # get stricter: blobs a base vouched for under older rules are then parsed again.
-SHAPE_RULES = 1
+SHAPE_RULES = 2
 
 
 def shape_key(invariant: Invariant) -> str:
     """What `check_shape` depends on, plus the pin and SHAPE_RULES: the key a vouched-for shape is
     recorded under (`manifest.vouch_for_base`)."""
-    return f"rules {SHAPE_RULES} {invariant.blob_sha256} {invariant.kind} {','.join(invariant.args)}"
+    return (f"rules {SHAPE_RULES} {invariant.blob_sha256} {invariant.kind} {','.join(invariant.args)} "
+            f"{','.join(invariant.args_names)} {invariant.receiver is not None} {invariant.over}")

@@ -2,7 +2,8 @@
 with the changes that weaken a claim marked, and the changelog rule for those (docs/oracles.md,
 "Reviewing an oracle change").
 
-A labelled change that widens a bound, draws fewer generated samples or removes a row must add a
+A labelled change that widens a bound, draws fewer generated samples, removes a row's reference or
+removes a row must add a
 line to `oracles/CHANGELOG.md` that names the row's id (exit 5 otherwise): a human approved the
 label, and the changelog says why the claim got weaker.
 """
@@ -21,9 +22,10 @@ from tools.oracle_gate.spec.schema import Invariant
 
 CHANGELOG_PATH = "oracles/CHANGELOG.md"
 # Marks of a change that weakens a claim; each needs a changelog line under the label.
-WEAKENING = ("bound widened", "fewer generated samples", "row removed")
+WEAKENING = ("bound widened", "fewer generated samples", "row removed", "reference removed")
 # The fields compared, in the order the report lists them.
-FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "memory_mib", "generate")
+FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "memory_mib", "generate",
+          "receiver", "build", "args_names", "project", "pattern", "reference", "inverse", "over", "direction", "entries")
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,16 @@ def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
         marks.append("bound widened" if wider else "bound narrowed" if narrower else "bound moved")
     if old.kind != new.kind:
         marks.append("kind changed")
-    if old.entry != new.entry:
+    if old.entry != new.entry or old.entries != new.entries:
         marks.append("entry renamed")
+    if (old.receiver, old.build, old.args_names, old.project) != (new.receiver, new.build, new.args_names, new.project):
+        marks.append("call changed")
+    if old.reference is not None and new.reference is None:
+        marks.append("reference removed")
+    elif old.reference != new.reference:
+        marks.append("reference changed")
+    if (old.pattern, old.inverse, old.over, old.direction) != (new.pattern, new.inverse, new.over, new.direction):
+        marks.append("relation changed")
     if old.seed != new.seed:
         marks.append("seed retargeted")
     if old.blob != new.blob:

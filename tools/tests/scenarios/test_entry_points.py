@@ -26,11 +26,13 @@ REPO_ROOT = GATE.parent.parent
 
 ENTRY_POINTS = sorted(p.name for p in (GATE / "actions").glob("*.py") if 'if __name__ == "__main__":' in p.read_text())
 # The entry points with an argparse command line (`--help` prints usage and exits 0).
-WITH_USAGE = {"draw.py", "judge.py", "observe.py", "pin_check.py"}
+WITH_USAGE = {"draw.py", "judge.py", "observe.py", "pin_check.py",
+                                "reference_check.py"}
 
 
 def test_every_action_module_with_a_main_is_an_entry_point_here():
-    assert set(ENTRY_POINTS) == {"caller.py", "draw.py", "judge.py", "manifest_test.py", "observe.py", "pin_check.py"}
+    assert set(ENTRY_POINTS) == {"caller.py", "draw.py", "judge.py", "manifest_test.py", "observe.py", "pin_check.py",
+                                "reference_check.py"}
 
 
 @pytest.mark.parametrize("script", ENTRY_POINTS)
