@@ -156,8 +156,9 @@ def unexpected(spawns: list[Spawn], mnemonics: frozenset[str], outputs: re.Patte
     return found
 
 
-# What the gate's own invocations may run: the pin check and the draw, and the judge.
-VIEW_MNEMONICS = frozenset({"OraclePinCheck", "OracleDraw"})
+# What the gate's own invocations may run: the pin check, the draw, the reference implementations
+# (human-owned code under the protected oracles/) and their check, and the judge.
+VIEW_MNEMONICS = frozenset({"OraclePinCheck", "OracleDraw", "OracleReference", "OracleReferenceCheck"})
 VIEW_OUTPUTS = re.compile(r"bazel-out/[^/]+/bin/oracles/")
 JUDGE_MNEMONICS = frozenset({"TestRunner"})
 JUDGE_OUTPUTS = re.compile(r"bazel-out/[^/]+/testlogs/oracles/")
