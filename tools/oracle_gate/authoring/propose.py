@@ -128,6 +128,7 @@ class Candidate:
         reason: why that kind.
         id: the suggested id, unique among HEAD's rows and the other candidates.
         oracle_file: the oracle file suggested for the row (`oracles/NAME.toml`).
+        receiver: the `receiver` to suggest for a method (`package.module:Class`), or "".
         placement: why that file, e.g. "it holds the rows of shop.calc".
     """
 
@@ -141,6 +142,7 @@ class Candidate:
     id: str
     oracle_file: str
     placement: str
+    receiver: str = ""
 
     @property
     def blob(self) -> str:
@@ -362,6 +364,13 @@ def _rows_naming(entry: str, rows: Sequence[Row]) -> str:
     return "; ".join(f"{', '.join(ids)} in {path}" for path, ids in by_file.items())
 
 
+def row_entry(found: Found) -> str:
+    """The entry a row names for a found function: `module:function`, `module:Class.method`, or
+    `module:Class` for a class's `__init__` (the constructor)."""
+    entry = found.entry
+    return entry[:-len(".__init__")] if entry.endswith(".__init__") and "." in entry.partition(":")[2] else entry
+
+
 def skip_reason(found: Found, rows: Sequence[Row]) -> str:
     """Why a found function gets no candidate row, or "" when it gets one.
 
@@ -375,19 +384,22 @@ def skip_reason(found: Found, rows: Sequence[Row]) -> str:
         found: the function.
         rows: HEAD's oracle rows (`head_rows`).
     """
-    named = _rows_naming(found.entry, rows)
+    named = _rows_naming(row_entry(found), rows)
     if found.status == "removed":
         return "removed at HEAD: nothing to propose" + (f"; rows still name it: {named}" if named else "")
     if found.scope.startswith("inside"):
         return (f"defined {found.scope}, not as a top-level statement: propose proposes top-level defs only "
                 "(write its row by hand if the module always defines it)")
-    if found.scope:
-        return f"{found.scope}: rows can name module-level functions only"
-    if found.name.startswith("_"):
+    method = found.scope.startswith("a method of class ") and "." not in found.scope[len("a method of class "):]
+    if found.scope and not method:
+        return f"{found.scope}: rows can name module-level functions and methods of module-level classes only"
+    last = found.name.rsplit(".", 1)[-1]
+    if last.startswith("_") and not (method and last == "__init__"):
         return "private (leading underscore)"
-    if not ENTRY_PATTERN.fullmatch(found.entry):
+    entry = row_entry(found)
+    if not ENTRY_PATTERN.fullmatch(entry):
         why = " (a top-level package's __init__.py has no module part)" if "." not in found.module else ""
-        return f"`{found.entry}` is not of the form package.module:function, as a row's entry must be{why}"
+        return f"`{entry}` is not of the form package.module:function, as a row's entry must be{why}"
     if named:
         return f"already has a row: {named}"
     return ""
@@ -428,14 +440,27 @@ def _unique_id(wanted: str, taken: set[str]) -> str:
     return ident
 
 
+def _receiver(found: Found) -> str:
+    """The `receiver` line to suggest for a method: its class (the constructor builds the object),
+    or "" for a function, a constructor, a staticmethod or a classmethod."""
+    qualname = found.name
+    node = found.node
+    if "." not in qualname or qualname.endswith(".__init__") or node is None:
+        return ""
+    decorators = {ast.unparse(d) for d in node.decorator_list}
+    if decorators & {"staticmethod", "classmethod"}:
+        return ""
+    return f"{found.module}:{qualname.rsplit('.', 1)[0]}"
+
+
 def _candidate(found: Found, oracles: HeadRows, taken: set[str]) -> Candidate:
     node = found.node
     assert node is not None  # only removed functions have none, and they get no candidate
     kind, reason = suggest_kind(node)
-    ident = _unique_id(f"{found.name.lower()}_{_ID_SUFFIX[kind]}", taken)
+    ident = _unique_id(f"{row_entry(found).partition(':')[2].replace('.', '_').lower()}_{_ID_SUFFIX[kind]}", taken)
     oracle_file, placement = oracle_file_for(found.module, oracles)
-    return Candidate(found.entry, found.path, found.line, found.status, ast.unparse(node.args), kind, reason,
-                     ident, oracle_file, placement)
+    return Candidate(row_entry(found), found.path, found.line, found.status, ast.unparse(node.args), kind, reason,
+                     ident, oracle_file, placement, receiver=_receiver(found))
 
 
 def survey(repo: str, base: str, head: str, paths: Sequence[str], oracles: HeadRows = HeadRows()) -> Survey:
@@ -504,6 +529,8 @@ def render(candidate: Candidate) -> list[str]:
         f'# id = "{c.id}"',
         f'# entry = "{c.entry}"',
         f'# kind = "{c.kind}"  # {c.reason}',
+        *([f'# receiver = "{c.receiver}"  # builds the object from each sample\'s "receiver": [args] or {{kw}}']
+          if c.receiver else []),
         *KIND_FIELDS[c.kind],
         f'# blob = "{c.blob}"  # samples for {name}({c.signature})',
         "# # needs `pin --write` once the blob exists (it adds blob_sha256)",

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import tools.oracle_gate.actions as actions_pkg
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.authoring.reference_local import run_references
 from tools.oracle_gate.spec import judgement
 from tools.oracle_gate.spec.views import generated_view
 from tools.oracle_gate.spec.views import split
@@ -120,7 +121,8 @@ def _sites(function: ast.AST) -> Iterator[tuple[ast.AST, Callable[[], str]]]:
 
 
 def mutants(source: str, function: str) -> list[Mutant]:
-    """One mutant per mutable site of the module-level function `function` in `source`.
+    """One mutant per mutable site of the function `function` of `source` (a module-level
+    function, `Class.method`, or `Class` for its `__init__`: `_function`).
 
     Raises:
         GateError: (exit 1) when the source does not parse or has no such function.
@@ -139,7 +141,7 @@ def mutants(source: str, function: str) -> list[Mutant]:
 
 
 def why_no_mutants(source: str, function: str) -> str:
-    """Why the module-level function `function` of `source` has no mutants (`mutants` finds none):
+    """Why the function `function` of `source` (as for `mutants`) has no mutants (`mutants` finds none):
     the functions its body calls, when it calls any ("the entry only delegates to ..."), else that
     its body holds nothing the mutation operators change.
 
@@ -176,10 +178,23 @@ def _callee(func: ast.expr) -> str:
 
 
 def _function(tree: ast.Module, name: str) -> ast.AST:
+    """The definition an entry's part after the colon names: a module-level function `f`, the
+    method `m` of the module-level class `C` for `C.m`, and `C.__init__` for a class `C`.
+
+    Raises:
+        GateError: (exit 1) when the module has no such definition.
+    """
+    first, _, method = name.partition(".")
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == first and not method:
             return node
-    raise GateError(f"no module-level function {name!r} in the entry's module")
+        if isinstance(node, ast.ClassDef) and node.name == first:
+            wanted = method or "__init__"
+            for child in node.body:
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.name == wanted:
+                    return child
+            raise GateError(f"class {first!r} of the entry's module defines no method {wanted!r}")
+    raise GateError(f"no module-level function or class {first!r} in the entry's module")
 
 
 def module_file(repo: str, entry: str) -> str:
@@ -211,8 +226,12 @@ def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
         mutant: the mutant, or None for the code as it is.
         work: an empty folder this call may fill and reuse.
 
+    The row's reference, when it has one, runs from the work tree's `oracles/reference/` in a
+    process of its own (`reference_local.run_references`).
+
     Raises:
-        GateError: (exit 1) when the entry's module file is missing (`module_file`).
+        GateError: (exit 1) when the entry's module file is missing (`module_file`); OracleError
+            (exit 5) when the row's reference is broken.
     """
     prod = work / "prod"
     shutil.rmtree(prod, ignore_errors=True)
@@ -236,7 +255,10 @@ def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
         observations = load_samples(out.read_bytes())
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return False  # no observations: the row fails, the mutant is killed
-    judged, _, _ = judgement.judge_all(expectations, observations)
+    reference, problems = run_references(work / "reference", Path(repo), [(inv, load_samples(blob))], generated)
+    if problems:
+        raise problems[0]
+    judged, _, _ = judgement.judge_all(expectations, observations, reference, generated)
     return all(j.ok for j in judged)
 
 

@@ -20,6 +20,7 @@ from tools.oracle_gate.errors import PREFIX, GateError
 from tools.oracle_gate.runs.bazel_binary import resolve as resolve_bazel
 from tools.oracle_gate.runs.blocks import (
     block_flags,
+    sealed_folders,
     gate_cache_entries,
     gate_code_blocks,
     gate_code_root,
@@ -446,8 +447,9 @@ class _Run:
 
     @property
     def blocked(self) -> list[str]:
-        """Every path the change's invocation blocks."""
-        return list(dict.fromkeys([*self.fixed, *self.siblings, self.logs]))
+        """Every path the change's invocation blocks: listed before the run, and the sealed folders
+        of every configuration as they are now (`blocks.sealed_folders`, after the views)."""
+        return list(dict.fromkeys([*self.fixed, *sealed_folders(self.info["bazel-bin"]), *self.siblings, self.logs]))
 
     def bazel(self, command: str, flags: Sequence[str], targets: Sequence[str], stage: str, name: str) -> Invocation:
         """One invocation of this run (`Launcher.invoke`), its files named `name`, TMPDIR `stage`'s."""

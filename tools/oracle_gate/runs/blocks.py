@@ -109,10 +109,7 @@ def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[
     paths = [os.path.join(bazel_bin, "oracles", "_sealed"), os.path.join(testlogs, "oracles"),
              # The Bazel server's request cookie: with it, an action could drive the server.
              os.path.join(output_base, "server")]
-    # The same folder of every other configuration (the exec configuration builds the reference
-    # action's binary, whose runfiles hold oracles/reference/).
-    bazel_out = os.path.dirname(os.path.dirname(bazel_bin))
-    paths += sorted(glob.glob(os.path.join(glob.escape(bazel_out), "*", "bin", "oracles", "_sealed")))
+    paths += sealed_folders(bazel_bin)
     root = os.path.dirname(os.path.realpath(output_base))
     try:
         siblings = sorted(os.listdir(root))
@@ -122,6 +119,14 @@ def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[
     paths += [os.path.join(root, name) for name in siblings
               if name != own and _OUTPUT_BASE_NAME.fullmatch(name) and os.path.isdir(os.path.join(root, name))]
     return paths
+
+def sealed_folders(bazel_bin: str) -> list[str]:
+    """The `bin/oracles/_sealed` folder of every configuration of this output base that has one
+    (the exec configuration builds the reference action's binary, whose runfiles hold
+    oracles/reference/): a name Bazel picks, so listed after the views are built (bazel_run.py)."""
+    bazel_out = os.path.dirname(os.path.dirname(bazel_bin))
+    return sorted(glob.glob(os.path.join(glob.escape(bazel_out), "*", "bin", "oracles", "_sealed")))
+
 
 def block_flags(paths: Sequence[str]) -> list[str]:
     """`--sandbox_block_path` flags for those of `paths` that exist (Bazel 4.2 refuses to block a

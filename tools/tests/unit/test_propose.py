@@ -156,10 +156,12 @@ def test_each_changed_function_without_a_candidate_says_why(project):
     result = _survey(project, METHODS)
     reasons = {o.found.entry: o.reason for o in result.outcomes}
     assert reasons == {
-        "shop.calc:Version.bump_major": "a method of class Version: rows can name module-level functions only",
-        "shop.calc:Version.Part.grow": "a method of class Version.Part: rows can name module-level functions only",
+        "shop.calc:Version.bump_major": "",
+        "shop.calc:Version.Part.grow": ("a method of class Version.Part: rows can name module-level functions and "
+                                        "methods of module-level classes only"),
         "shop.calc:outer": "",
-        "shop.calc:outer.<locals>.inner": ("nested in function outer: rows can name module-level functions only"),
+        "shop.calc:outer.<locals>.inner": ("nested in function outer: rows can name module-level functions and "
+                                           "methods of module-level classes only"),
         "shop.calc:fast": ("defined inside a module-level `if` block, not as a top-level statement: propose proposes "
                            "top-level defs only (write its row by hand if the module always defines it)"),
         "shop.calc:add": "removed at HEAD: nothing to propose; rows still name it: sum_in_range, add_table in "
@@ -168,9 +170,8 @@ def test_each_changed_function_without_a_candidate_says_why(project):
     assert [o.found.status for o in result.outcomes][-1] == "removed"
     lines = explain(result, ["shop"])
     assert lines[0] == ("# 6 function(s) or method(s) added, changed or removed in the production diff; "
-                        "1 with a candidate row:")
-    assert "#   shop.calc:Version.bump_major (added at shop/calc.py:5): no candidate: a method of class Version: " \
-           "rows can name module-level functions only" in lines
+                        "2 with a candidate row:")
+    assert "#   shop.calc:Version.bump_major (added at shop/calc.py:5): candidate version_bump_major_table below" in lines
     assert "#   shop.calc:outer (added at shop/calc.py:13): candidate outer_table below" in lines
     assert "#   shop.calc:add (removed from shop/calc.py, line 1 at the merge base): no candidate: removed at HEAD: " \
            "nothing to propose; rows still name it: sum_in_range, add_table in oracles/shop.toml" in lines
@@ -258,7 +259,7 @@ def test_head_rows_reads_rows_as_written_and_notes_unreadable_files(project):
 
 
 def test_the_command_explains_an_empty_answer(project, gate):
-    project.write("shop/version.py", "class Version:\n    def bump_major(self):\n        return Version()\n")
+    project.write("shop/version.py", "class Version:\n    def _bump(self):\n        return Version()\n")
     project.write("harness/helpers.py", "def build(x):\n    return x\n")
     project.commit("change")
     code, out, err = gate("--repo", str(project.path), "propose", "--base", "main")
@@ -267,8 +268,7 @@ def test_the_command_explains_an_empty_answer(project, gate):
     assert lines[0].startswith("# propose: 0 candidate row(s) for 1 changed production file(s) (merge base ")
     assert lines[1:4] == [
         "# 1 function(s) or method(s) added, changed or removed in the production diff; 0 with a candidate row:",
-        "#   shop.version:Version.bump_major (added at shop/version.py:2): no candidate: a method of class Version: "
-        "rows can name module-level functions only",
+        "#   shop.version:Version._bump (added at shop/version.py:2): no candidate: private (leading underscore)",
         "# harness/helpers.py: not in a production package of oracles/policy.toml (shop); not read"]
     assert lines[4:] == [""]
 
@@ -281,3 +281,17 @@ def test_the_command_says_when_no_production_file_changed(project, gate):
     assert out.splitlines()[1:3] == ["# no .py file of the production packages of oracles/policy.toml (shop) changed",
                                      "# harness/helpers.py: not in a production package of oracles/policy.toml "
                                      "(shop); not read"]
+
+
+def test_a_changed_method_gets_a_candidate_with_its_class_as_receiver(project, gate):
+    project.write("shop/version.py", "class Version:\n    def __init__(self, major):\n        self.major = major\n\n"
+                  "    def bump(self, by):\n        return self.major + by\n\n    @staticmethod\n"
+                  "    def parse(text):\n        return Version(int(text))\n")
+    project.commit("change")
+    code, out, err = gate("--repo", str(project.path), "propose", "--base", "main")
+    assert code == 0, err
+    assert '# entry = "shop.version:Version.bump"' in out
+    assert '# receiver = "shop.version:Version"  # builds the object' in out
+    assert '# entry = "shop.version:Version"' in out  # the constructor, for the changed __init__
+    assert '# entry = "shop.version:Version.parse"' in out
+    assert out.count("# receiver = ") == 1  # none for the constructor and the staticmethod

@@ -24,7 +24,7 @@ def test_one_mutant_per_operator_comparison_and_constant_of_the_function_only():
 
 @pytest.mark.parametrize(("source", "name", "message"), [
     ("def f(:\n", "f", "cannot parse"),
-    ("def f():\n    return 1\n", "h", "no module-level function 'h'"),
+    ("def f():\n    return 1\n", "h", "no module-level function or class 'h'"),
 ])
 def test_a_module_that_cannot_be_mutated_is_exit_1(source, name, message):
     with pytest.raises(GateError, match=message):
@@ -99,3 +99,16 @@ def test_a_row_whose_entry_only_delegates_has_no_mutants_of_its_own_not_ok(tmp_p
     (row,) = json.loads(out)
     assert row["verdict"] == "no_mutants" and not row["vacuous"] and row["mutants"] == 0
     assert row["no_mutants"] == "the entry only delegates to add: its body has nothing the mutation operators change"
+
+
+def test_a_method_entry_mutates_that_method_and_a_class_entry_its_init():
+    from tools.oracle_gate.authoring.vacuity import mutants
+    source = ("def f(x):\n    return x + 1\n\nclass C:\n    def __init__(self, x):\n        self.x = x * 2\n\n"
+              "    def f(self, y):\n        return y - 3\n")
+    method = mutants(source, "C.f")
+    assert [m.line for m in method] == [9, 9] and all("return x + 1" in m.source for m in method)
+    assert all("y - 3" not in m.source for m in method)
+    init = mutants(source, "C")
+    assert init and all(m.line == 6 for m in init)
+    with pytest.raises(GateError, match="defines no method 'g'"):
+        mutants(source, "C.g")
