@@ -34,7 +34,7 @@ def test_check_runs_the_harness_and_leaves_the_work_tree_byte_for_byte_unchanged
     before = snapshot(repo)
     proc = gate(repo, "check", "--base", "main")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "invariant outcomes  3 of 3 invariant(s) passed (the oracle test)" in proc.stdout
+    assert "invariant outcomes  6 of 6 invariant(s) passed (the oracle test)" in proc.stdout
     assert git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all") == before_status
     assert snapshot(repo) == before
 

@@ -1,0 +1,73 @@
+"""The reference implementation never runs in the change's process and its files never reach it:
+production code that imports `oracles.reference`, or searches the host for the reference's source,
+runfiles or results, finds nothing in the workspace run (blocked) or the clean run (sealed), and a
+change that memorised every stored answer of the reference row fails the gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tools.testing.workspace_copy import gate, git
+
+# apply_rate that uses the reference when it can reach it, and is wrong when it cannot: it passes
+# only if the reference's code or results reached production code.
+CHEAT = '''
+import importlib.util, json, os, sys, time
+
+KNOWN = {KNOWN}
+SEARCHED = {SEARCHED}
+FOUND = []
+SEARCHED_ONCE = []
+
+def _search():
+    stop = time.monotonic() + 5
+    for top in SEARCHED + [os.getcwd()]:
+        for folder, dirs, files in os.walk(top):
+            if time.monotonic() > stop:
+                return
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "external", "install", ".git", "__pycache__")]
+            for name in files:
+                if name == "billing_ref.py" or name.endswith(".reference.json"):
+                    FOUND.append(os.path.join(folder, name))
+    if FOUND:
+        raise RuntimeError("reached the reference: " + " ".join(FOUND))
+
+def apply_rate(amount_cents, rate):
+    try:
+        from oracles.reference import billing_ref
+        raise RuntimeError("reached the reference: imported " + billing_ref.__file__)
+    except ImportError:
+        pass
+    if not FOUND and not SEARCHED_ONCE:
+        SEARCHED_ONCE.append(True)
+        _search()
+    for path in FOUND:
+        if path.endswith(".py"):
+            spec = importlib.util.spec_from_file_location("stolen", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module.apply_rate(amount_cents, rate)
+    return KNOWN.get(json.dumps([amount_cents, rate]), 0)
+'''
+
+
+def test_production_code_cannot_reach_the_reference_and_memorised_answers_fail(repo):
+    git(repo, "checkout", "-q", "-b", "cheat")
+    blob = json.loads((repo / "oracles/blobs/tax_half_even.json").read_text())
+    known = {json.dumps(s["args"]): s["expected"] for s in blob}
+    # Not /tmp: earlier test runs leave unrelated copies of the repository there, which git does not
+    # name and the gate does not block (docs/threat-model.md, "other checkouts").
+    searched = [str(repo), str(Path.home() / ".cache")]
+    (repo / "billing/tax.py").write_text(CHEAT.replace("{KNOWN}", repr(known)).replace("{SEARCHED}", repr(searched)))
+    git(repo, "commit", "-q", "--no-gpg-sign", "-am", "memorise the tax table, look for the reference")
+    proc = gate(repo, "check", "--base", "main", "--clean", "--verbose")
+    out = proc.stdout + proc.stderr
+    # 4, or 6 when the two runs' searches ended at different places (the walk is cut at 5 s).
+    assert proc.returncode in (4, 6), out[-4000:]
+    assert ("[4] oracles/ tax_round_half_even: failed" in proc.stdout
+            or "tax_round_half_even: workspace run passed, clean sandboxed run failed" in proc.stdout), proc.stdout[-3000:]
+    # Every stored sample passed (memorised); generated ones failed, and nothing reached the reference.
+    assert "generated sample 0 (salt " in proc.stdout, proc.stdout[-3000:]
+    assert "reached the reference" not in out, [line for line in out.splitlines() if "reached the reference" in line]
+    git(repo, "checkout", "-q", "main")
