@@ -48,7 +48,7 @@ def change_production(ws: Path, branch: str, rel: str, old: str, new: str) -> No
 def test_both_runs_agree_on_this_repository(repo):
     proc = gate(repo, "check", "--base", "main", "--clean")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert ("clean run           agrees with the workspace run: 3 id(s), same outcomes and observation digests "
+    assert ("clean run           agrees with the workspace run: 6 id(s), same outcomes and observation digests "
             "(sandboxed") in proc.stdout
     assert "  tax_round_half_even       passed     " in proc.stdout
     assert "clean run sealed by: bubblewrap " in proc.stdout

@@ -69,7 +69,7 @@ def test_remote_execution_matches_local_outcomes_and_catches_undeclared_reads(re
         assert local.returncode == 0, local.stdout + local.stderr[-3000:]
         compared = gate(repo, "compare", str(tmp_path / "local.xml"), str(tmp_path / "remote.xml"), env=nested_env())
         assert (compared.returncode, compared.stdout.strip()) == (
-            0, "runs agree: 3 id(s), same outcomes and observation digests")
+            0, "runs agree: 6 id(s), same outcomes and observation digests")
 
         # Production code that needs a committed file it never declared.
         git(repo, "checkout", "-q", "-b", "undeclared")
