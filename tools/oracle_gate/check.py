@@ -382,7 +382,9 @@ def _judge_change(inputs: Inputs, env: Mapping[str, str], *, results: Sequence[s
         if inputs.changes and any(c.path.startswith("oracles/") for c in inputs.changes):
             report.notes.append("spec changes: not listed while HEAD's oracle files are invalid")
         return report
-    report.spec_changes = spec_changes(inputs.base_oracles, inputs.head_oracles)
+    report.spec_changes = spec_changes(inputs.base_oracles, inputs.head_oracles,
+                                       blob_reader(inputs.base_tree, inputs.base_listing),
+                                       blob_reader(inputs.head_tree, inputs.head_listing))
     if inputs.labelled and any(c.weakens for c in report.spec_changes):
         report.record(check_changelog(inputs, report.spec_changes))
     return report
@@ -596,16 +598,24 @@ def check_manifest(inputs: Inputs) -> Findings:
     return Findings("manifest", tuple(Violation.from_error(p) for p in problems), "current")
 
 
+RETIRE_HINT = (f"to retire a row on purpose, add a [[retired]] entry (id, reason, since) under the label and a line "
+               f"in {CHANGELOG_PATH} naming the id (docs/oracles.md, \"Retiring a row\")")
+
+
 def check_ids_kept(inputs: Inputs) -> Findings:
-    """Exit 3 for each id the base declares and HEAD does not; when the merge result is judged,
-    also for each id the base tip declares and the merge result does not, and for each row the tip
-    added or changed since the merge base that the merge result does not hold as the tip does.
+    """Exit 3 for each id the base declares and HEAD neither declares nor retires (a `[[retired]]`
+    entry), and for each retired id whose entry HEAD dropped (a retired id stays retired); when the
+    merge result is judged, the same for the base tip against the merge result, and exit 3 for each
+    row the tip added or changed since the merge base that the merge result does not hold as the
+    tip does. Exit 5 for a new `[[retired]]` entry whose id the base never declared.
 
     A file that cannot be read at all hides its ids: those are undecided (a note names them), and
     the file's own exit-5 problem already fails the gate.
     """
-    found, undecided = _dropped(inputs.base_oracles, inputs.head_oracles, "present at the base, missing at HEAD")
+    found, undecided = _dropped(inputs.base_oracles, inputs.head_oracles,
+                                f"present at the base, missing at HEAD; {RETIRE_HINT}")
     detail = f"{len(inputs.base_oracles.declared_ids)} at base, {len(inputs.head_oracles.declared_ids)} at HEAD"
+    known = inputs.base_oracles.declared_ids | set(inputs.base_oracles.retired)
     if inputs.is_merge:
         tip, merged = inputs.in_force, inputs.judged
         more, more_undecided = _dropped(tip, merged, "present at the base tip, missing in the merge result")
@@ -614,6 +624,12 @@ def check_ids_kept(inputs: Inputs) -> Findings:
         undecided |= more_undecided
         found += _tip_rows_lost(inputs.base_oracles, tip, merged, skip={v.id for v in found} | undecided)
         detail += f", {len(tip.declared_ids)} at the base tip, {len(merged.declared_ids)} in the merge result"
+        known |= tip.declared_ids | set(tip.retired)
+    for ident, entry in sorted(inputs.judged.retired.items()):
+        if ident not in known:
+            found.append(Violation(errors.INVALID_ORACLE, entry.source, ident,
+                                   "retires an id the base never declared; only a row the base has can be retired "
+                                   "(remove the [[retired]] entry)"))
     notes: tuple[str, ...] = ()
     if undecided:
         notes = (f"ids not judged while their oracle file is unreadable: {', '.join(sorted(undecided))}",)
@@ -621,12 +637,30 @@ def check_ids_kept(inputs: Inputs) -> Findings:
 
 
 def _dropped(before: Oracles, after: Oracles, why: str) -> tuple[list[Violation], set[str]]:
-    """The exit-3 violations for ids `before` declares and `after` does not, and the ids that are
-    undecided because their file in `after` cannot be read."""
+    """The exit-3 violations for ids `before` declares and `after` neither declares nor retires,
+    and for ids `before` retires and `after` does not; and the ids that are undecided because
+    their file in `after` cannot be read."""
     unreadable = {f.path for f in after.files if not f.parsed}
-    undecided = {i for f in before.files if f.path in unreadable for i in f.declared_ids} - after.declared_ids
-    missing = sorted(before.declared_ids - after.declared_ids - undecided)
-    return [Violation(errors.MISSING_ID, "oracles/", i, why) for i in missing], undecided
+    retired = set(after.retired)
+    undecided = ({i for f in before.files if f.path in unreadable for i in f.declared_ids}
+                 | {e.id for f in before.files if f.path in unreadable for e in f.retired})
+    undecided -= after.declared_ids | retired
+    missing = sorted(before.declared_ids - after.declared_ids - retired - undecided)
+    found = [Violation(errors.MISSING_ID, "oracles/", i, why) for i in missing]
+    for ident in sorted(set(before.retired) - retired - undecided):
+        found.append(Violation(errors.MISSING_ID, before.retired[ident].source, ident,
+                               "retired before this change, and its [[retired]] entry is gone; a retired id stays "
+                               "retired: restore the entry"))
+    return found, undecided
+
+
+def blob_reader(tree: GitTree, listing: Mapping[str, Entry]) -> Callable[[str], bytes | None]:
+    """Reads a blob of `tree` by repository path (`spec_changes.BlobReader`): its bytes, or None
+    when `listing` has no regular file there. Raises GateError (exit 1) when git cannot read it."""
+    def read(path: str) -> bytes | None:
+        entry = listing.get(path)
+        return tree.read(entry) if entry is not None and entry.is_regular else None
+    return read
 
 
 def _tip_rows_lost(base: Oracles, tip: Oracles, merged: Oracles, skip: Collection[str]) -> list[Violation]:

@@ -191,7 +191,8 @@ def render_json(report: Report) -> str:
             "clean_sealing": report.clean_sealed_by,
             "spec_changes": [
                 {"id": c.id, "status": c.status, "source": c.source, "kind": c.kind, "marks": list(c.marks),
-                 "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields]}
+                 "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields],
+                 "samples": c.samples.as_json() if c.samples is not None else None}
                 for c in report.spec_changes],
             "bazel_summaries": report.summaries,
             "coverage": report.coverage,

@@ -5,6 +5,7 @@ Only the TOML bytes are judged here; blob bytes, symlinks and hash pins are chec
 
 from __future__ import annotations
 
+import datetime
 import posixpath
 import re
 import tomllib
@@ -124,6 +125,23 @@ class Invariant:
     entries: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Retired:
+    """One `[[retired]]` entry: an id retired on purpose (docs/oracles.md, "Retiring a row").
+
+    Attributes:
+        id: the retired invariant id (ID_PATTERN); no row of any oracle file may use it again.
+        reason: why the row was retired, a non-empty line of text.
+        since: the day it was retired (a TOML local date, `since = 2026-12-03`).
+        source: repository-relative path of the oracle file holding the entry.
+    """
+
+    id: str
+    reason: str
+    since: datetime.date
+    source: str
+
+
 @dataclass
 class OracleFile:
     """An oracle file after validation.
@@ -133,6 +151,7 @@ class OracleFile:
         invariants: the rows that passed validation, in file order.
         declared_ids: every readable id string in the file, valid row or not (for the missing-id check).
         problems: one OracleError per problem found; empty when the file is valid.
+        retired: the file's valid `[[retired]]` entries, in file order.
         parsed: True when the file was readable TOML with an array of rows, so `declared_ids` is
             what the file declares (False: the ids are unknown, not absent).
     """
@@ -141,6 +160,7 @@ class OracleFile:
     invariants: list[Invariant] = field(default_factory=list)
     declared_ids: list[str] = field(default_factory=list)
     problems: list[OracleError] = field(default_factory=list)
+    retired: list[Retired] = field(default_factory=list)
     parsed: bool = False
 
 
@@ -385,10 +405,11 @@ def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None 
         hint = invisible_hint(data.decode("utf-8"))
         result.problems.append(OracleError(f"is not valid TOML: {exc}" + (f"; {hint}" if hint else ""), path=path))
         return result
-    for key in sorted(set(doc) - {"schema", "invariant"}):
+    for key in sorted(set(doc) - {"schema", "invariant", "retired"}):
         result.problems.append(
-            OracleError(f"unknown top-level key {key!r}; allowed: schema, invariant", path=path, field=key)
+            OracleError(f"unknown top-level key {key!r}; allowed: schema, invariant, retired", path=path, field=key)
         )
+    _add_retired(result, doc.get("retired", []))
     if "schema" not in doc:
         result.problems.append(OracleError(f"is required (schema = {SCHEMA_VERSION})", path=path, field="schema"))
     elif type(doc["schema"]) is not int or doc["schema"] != SCHEMA_VERSION:
@@ -400,7 +421,10 @@ def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None 
         result.problems.append(OracleError("must be an array of tables ([[invariant]])", path=path, field="invariant"))
         return result
     if not rows:
-        result.problems.append(OracleError("no [[invariant]] rows", path=path, field="invariant"))
+        result.problems.append(OracleError(
+            "no [[invariant]] rows" + ("; an oracle file holds at least one: keep the [[retired]] entries of a "
+                                      "file's last row in another oracle file" if result.retired else ""),
+            path=path, field="invariant"))
         return result
     result.parsed = True
     _add_rows(result, rows, allowed_packages)
@@ -427,6 +451,62 @@ def _add_rows(result: OracleFile, rows: list[object], allowed_packages: Sequence
         result.problems.extend(errs)
         if invariant is not None:
             result.invariants.append(invariant)
+
+
+_RETIRED_KEYS = ("id", "reason", "since")
+
+
+def _add_retired(result: OracleFile, entries: object) -> None:
+    """Validates the `[[retired]]` entries into `result.retired`, one OracleError (exit 5) per
+    problem: an array of tables, each with exactly `id` (ID_PATTERN), `reason` (a non-empty
+    string) and `since` (a TOML local date)."""
+    path = result.path
+    if type(entries) is not list:
+        result.problems.append(OracleError("must be an array of tables ([[retired]])", path=path, field="retired"))
+        return
+    for index, entry in enumerate(entries):
+        label = _row_label(entry, index)
+        if type(entry) is not dict:
+            result.problems.append(OracleError("must be a table", path=path, row=label, field="retired"))
+            continue
+        found = []
+        for key in sorted(set(entry) - set(_RETIRED_KEYS)):
+            found.append((key, f"unknown key {key!r} in a [[retired]] entry; allowed keys are id, reason, since"))
+        for key in _RETIRED_KEYS:
+            if key not in entry:
+                found.append((key, "is required in a [[retired]] entry"))
+        ident, reason, since = entry.get("id"), entry.get("reason"), entry.get("since")
+        if "id" in entry and not (type(ident) is str and ID_PATTERN.fullmatch(ident)):
+            found.append(("id", f"{ident!r} does not match ^{ID_PATTERN.pattern}$"))
+        if "reason" in entry and not (type(reason) is str and reason.strip() and "\n" not in reason):
+            found.append(("reason", "must be a non-empty one-line string saying why the row was retired"))
+        if "since" in entry and type(since) is not datetime.date:
+            found.append(("since", f"must be a TOML local date such as since = 2026-12-03 (no quotes), got {since!r}"))
+        result.problems.extend(OracleError(message, path=path, row=label, field=key) for key, message in found)
+        if not found:
+            result.retired.append(Retired(str(ident), str(reason), since, path))  # type: ignore[arg-type]
+
+
+def retired_problems(files: Sequence[OracleFile]) -> list[OracleError]:
+    """One OracleError (exit 5) for each retired id retired twice, and for each row whose id some
+    `[[retired]]` entry of any file retires: a retired id can never be reused."""
+    first: dict[str, Retired] = {}
+    errs: list[OracleError] = []
+    for oracle in files:
+        for entry in oracle.retired:
+            if entry.id in first:
+                errs.append(OracleError(f"{entry.id!r} is retired twice, already in {first[entry.id].source}",
+                                        path=oracle.path, row=entry.id, field="retired"))
+            first.setdefault(entry.id, entry)
+    for oracle in files:
+        for ident in dict.fromkeys(oracle.declared_ids):
+            if ident in first:
+                was = first[ident]
+                errs.append(OracleError(
+                    f"reuses the id {ident!r}, retired in {was.source} since {was.since.isoformat()} "
+                    f"({was.reason}); a retired id can never be reused: give the row a new id",
+                    path=oracle.path, row=ident, field="id"))
+    return errs
 
 
 def duplicate_ids(files: Iterable[OracleFile]) -> list[OracleError]:

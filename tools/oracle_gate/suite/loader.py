@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, in_labelled_change, parse_policy
 from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
-from tools.oracle_gate.spec.schema import Invariant, OracleFile, duplicate_ids, is_oracle_path, parse_oracle
+from tools.oracle_gate.spec.schema import (Invariant, OracleFile, Retired, duplicate_ids, is_oracle_path, parse_oracle,
+                                           retired_problems)
 from tools.oracle_gate.git.tree import GITLINK, Entry, Tree
 from tools.oracle_gate.git.transform import explain, restore_command, rewrite_fix, rewritten
 
@@ -52,6 +53,15 @@ class Oracles:
     def declared_ids(self) -> set[str]:
         """Every id string any row declares, valid or not."""
         return {i for f in self.files for i in f.declared_ids}
+
+    @property
+    def retired(self) -> dict[str, Retired]:
+        """Every valid `[[retired]]` entry, by id (the first, when an id is retired twice)."""
+        found: dict[str, Retired] = {}
+        for f in self.files:
+            for entry in f.retired:
+                found.setdefault(entry.id, entry)
+        return found
 
 
 def check_blob(
@@ -145,7 +155,8 @@ def read_oracle_files(
     Returns:
         (files, problems): the parsed files, and one OracleError (exit 5) per problem: an entry
         that is not a regular file, each file's own problems, then every id declared in more than
-        one file. Never raises for bad content.
+        one file, and every retired id retired twice or reused by a row (`schema.retired_problems`).
+        Never raises for bad content.
     """
     allowed = policy.production_packages if policy else None
     files: list[OracleFile] = []
@@ -159,6 +170,7 @@ def read_oracle_files(
         files.append(oracle)
         problems.extend(oracle.problems)
     problems.extend(duplicate_ids(files))
+    problems.extend(retired_problems(files))
     return files, problems
 
 

@@ -2,8 +2,8 @@
 with the changes that weaken a claim marked, and the changelog rule for those (docs/oracles.md,
 "Reviewing an oracle change").
 
-A labelled change that widens a bound, draws fewer generated samples, removes a row's reference or
-removes a row must add a
+A labelled change that widens a bound, draws fewer generated samples, removes a row's reference,
+changes a stored expected value, removes a row or retires one must add a
 line to `oracles/CHANGELOG.md` that names the row's id (exit 5 otherwise): a human approved the
 label, and the changelog says why the claim got weaker.
 """
@@ -12,17 +12,23 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.errors import Violation
 from tools.oracle_gate.suite.loader import Oracles
+from tools.oracle_gate.spec.samples import SampleError, load_samples
 from tools.oracle_gate.spec.schema import Invariant
+from tools.oracle_gate.suite.sample_changes import SampleChanges, changed_lines, sample_changes
+
+# Reads a blob of one side by its repository path: its bytes, or None when it is not a regular file.
+BlobReader = Callable[[str], "bytes | None"]
 
 CHANGELOG_PATH = "oracles/CHANGELOG.md"
 # Marks of a change that weakens a claim; each needs a changelog line under the label.
-WEAKENING = ("bound widened", "fewer generated samples", "row removed", "reference removed")
+WEAKENING = ("bound widened", "fewer generated samples", "row removed", "row retired", "reference removed",
+             "expected value changed")
 # The fields compared, in the order the report lists them.
 FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "memory_mib", "generate",
           "receiver", "build", "args_names", "project", "pattern", "reference", "inverse", "over", "direction", "entries")
@@ -48,6 +54,8 @@ class RowChange:
         kind: the row's kind (at HEAD; at the base when removed).
         fields: the fields that differ, in FIELDS order (empty for added and removed rows).
         marks: what the change means for the claim, e.g. "bound widened", "entry renamed".
+        samples: what a changed blob does to the row's samples (sample_changes.py), or None when
+            the blob did not change or was not compared.
     """
 
     id: str
@@ -56,6 +64,7 @@ class RowChange:
     kind: str
     fields: tuple[FieldChange, ...] = ()
     marks: tuple[str, ...] = ()
+    samples: SampleChanges | None = None
 
     @property
     def weakens(self) -> bool:
@@ -106,9 +115,18 @@ def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
     return tuple(marks)
 
 
-def spec_changes(base: Oracles, head: Oracles) -> list[RowChange]:
+def spec_changes(base: Oracles, head: Oracles, read_base: BlobReader | None = None,
+                 read_head: BlobReader | None = None) -> list[RowChange]:
     """Every row added, removed or changed between the base's and HEAD's valid rows, by id:
-    changed rows first in HEAD's order, then added ones, then removed ones."""
+    changed rows first in HEAD's order, then added ones, then removed ones; a removed row that
+    HEAD retires (`[[retired]]`) is marked "row retired" and shows the entry as field `retired`.
+
+    Args:
+        base, head: the two sides' oracles.
+        read_base, read_head: read a blob of each side by path; when both are given, a row whose
+            blob changed gets its per-sample changes (`RowChange.samples`), and the mark
+            "expected value changed" when a sample kept its inputs and changed its expected value.
+    """
     before = {inv.id: inv for inv in base.invariants}
     after = {inv.id: inv for inv in head.invariants}
     changed, added = [], []
@@ -119,15 +137,47 @@ def spec_changes(base: Oracles, head: Oracles) -> list[RowChange]:
             continue
         fields = tuple(FieldChange(name, _shown(old, name), _shown(inv, name)) for name in FIELDS
                        if getattr(old, name) != getattr(inv, name))
-        if fields:
-            changed.append(RowChange(inv.id, "changed", inv.source, inv.kind, fields, _marks(old, inv)))
-    removed = [RowChange(inv.id, "removed", inv.source, inv.kind, marks=("row removed",))
-               for inv in base.invariants if inv.id not in after]
+        if not fields:
+            continue
+        marks = _marks(old, inv)
+        samples = None
+        if read_base is not None and read_head is not None and old.blob_sha256 != inv.blob_sha256:
+            samples = _compare_blobs(old, inv, read_base, read_head)
+            if samples.changed_count:
+                marks += ("expected value changed",)
+        changed.append(RowChange(inv.id, "changed", inv.source, inv.kind, fields, marks, samples))
+    retired = head.retired
+    removed = []
+    for inv in base.invariants:
+        if inv.id in after:
+            continue
+        entry = retired.get(inv.id)
+        if entry is None:
+            removed.append(RowChange(inv.id, "removed", inv.source, inv.kind, marks=("row removed",)))
+        else:
+            shown = f"since {entry.since.isoformat()} in {entry.source}: {entry.reason}"
+            removed.append(RowChange(inv.id, "removed", inv.source, inv.kind,
+                                     (FieldChange("retired", "-", shown),), ("row retired",)))
     return changed + added + removed
 
 
+def _compare_blobs(old: Invariant, new: Invariant, read_base: BlobReader, read_head: BlobReader) -> SampleChanges:
+    """The per-sample changes between a row's blob at the base and at HEAD."""
+    parsed = []
+    for side, read, inv in (("the base's", read_base, old), ("HEAD's", read_head, new)):
+        data = read(inv.blob)
+        if data is None:
+            return SampleChanges(problem=f"{side} blob {inv.blob} is not a regular file")
+        try:
+            parsed.append(load_samples(data))
+        except SampleError as exc:
+            return SampleChanges(problem=f"{side} blob {inv.blob} {exc}")
+    return sample_changes(new.kind, parsed[0], parsed[1])
+
+
 def report_lines(changes: Sequence[RowChange]) -> list[str]:
-    """The report as text lines: `+ id`, `- id`, `~ id`, each changed field indented below."""
+    """The report as text lines: `+ id`, `- id`, `~ id`, each changed field indented below, then
+    the row's sample changes (`sample_changes.changed_lines`)."""
     lines = []
     for change in changes:
         sign = {"added": "+", "removed": "-", "changed": "~"}[change.status]
@@ -135,6 +185,8 @@ def report_lines(changes: Sequence[RowChange]) -> list[str]:
         where = "from" if change.status == "removed" else "in"
         lines.append(f"  {sign} {change.id} ({change.kind}) {where} {change.source}{marks}")
         lines.extend(f"      {f.field}: {f.old} -> {f.new}" for f in change.fields)
+        if change.samples is not None:
+            lines.extend(changed_lines(change.samples, "      "))
     return lines
 
 

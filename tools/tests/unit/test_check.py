@@ -116,7 +116,9 @@ def test_protected_paths_and_ids_kept_read_only_the_inputs(project):
     assert labelled.violations == () and labelled.notes == ("1 protected path(s) changed under the 'oracle-change' label",)
     assert check_ids_kept(inputs).violations == ()
     assert check_ids_kept(replace(inputs, head_oracles=Oracles(inputs.head_oracles.policy))).violations[0].line() == (
-        "[3] oracles/ add_table: present at the base, missing at HEAD")
+        "[3] oracles/ add_table: present at the base, missing at HEAD; to retire a row on purpose, add a [[retired]] "
+        "entry (id, reason, since) under the label and a line in oracles/CHANGELOG.md naming the id (docs/oracles.md, "
+        '"Retiring a row")')
 
 
 def _oracles_of(tmp_path, name, rows, extra=None):

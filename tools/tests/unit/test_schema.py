@@ -47,11 +47,29 @@ CASES = [
     ("bad toml", b"schema = 1\n[[invariant]\n", f"{PATH}: is not valid TOML: "),
     ("not utf-8", b"schema = 1\n# \xff\n", f"{PATH}: is not UTF-8: byte 0xFF at line 2, column 3 (byte offset 13) is 'ÿ' in Latin-1/Windows-1252, so the file was probably saved in that encoding; save it as UTF-8"),
     ("unknown top-level key", doc(row(), head="schema = 1\nowner = 'me'\n"),
-     f"{PATH}: field owner: unknown top-level key 'owner'; allowed: schema, invariant"),
+     f"{PATH}: field owner: unknown top-level key 'owner'; allowed: schema, invariant, retired"),
+    ("retired not a table array", doc(row(), head="schema = 1\nretired = 3\n"),
+     f"{PATH}: field retired: must be an array of tables ([[retired]])"),
+    ("retired unknown key", doc(row(), "[[retired]]\nid = 'gone'\nreason = 'x'\nsince = 2026-12-03\nby = 'me'\n"),
+     f"{PATH}: row gone: field by: unknown key 'by' in a [[retired]] entry; allowed keys are id, reason, since"),
+    ("retired without reason", doc(row(), "[[retired]]\nid = 'gone'\nsince = 2026-12-03\n"),
+     f"{PATH}: row gone: field reason: is required in a [[retired]] entry"),
+    ("retired empty reason", doc(row(), "[[retired]]\nid = 'gone'\nreason = ' '\nsince = 2026-12-03\n"),
+     f"{PATH}: row gone: field reason: must be a non-empty one-line string saying why the row was retired"),
+    ("retired since a string", doc(row(), "[[retired]]\nid = 'gone'\nreason = 'x'\nsince = '2026-12-03'\n"),
+     f"{PATH}: row gone: field since: must be a TOML local date such as since = 2026-12-03 (no quotes), got '2026-12-03'"),
+    ("retired since a date-time", doc(row(), "[[retired]]\nid = 'gone'\nreason = 'x'\nsince = 2026-12-03T10:00:00\n"),
+     f"{PATH}: row gone: field since: must be a TOML local date such as since = 2026-12-03 (no quotes), "
+     "got datetime.datetime(2026, 12, 3, 10, 0)"),
+    ("retired bad id", doc(row(), "[[retired]]\nid = 'Gone'\nreason = 'x'\nsince = 2026-12-03\n"),
+     f"{PATH}: row #1: field id: 'Gone' does not match ^[a-z][a-z0-9_]{{0,63}}$"),
     ("schema missing", doc(row(), head=""), f"{PATH}: field schema: is required (schema = 1)"),
     ("schema 2", doc(row(), head="schema = 2\n"), f"{PATH}: field schema: must be the integer 1, got 2"),
     ("schema bool", doc(row(), head="schema = true\n"), f"{PATH}: field schema: must be the integer 1, got True"),
     ("no rows", b"schema = 1\n", f"{PATH}: field invariant: no [[invariant]] rows"),
+    ("only retired entries", b"schema = 1\n[[retired]]\nid = 'gone'\nreason = 'x'\nsince = 2026-12-03\n",
+     f"{PATH}: field invariant: no [[invariant]] rows; an oracle file holds at least one: keep the [[retired]] "
+     "entries of a file's last row in another oracle file"),
     ("rows not a table array", b"schema = 1\ninvariant = 3\n", f"{PATH}: field invariant: must be an array of tables ([[invariant]])"),
     ("unknown row key", doc(row(owner='"me"')),
      f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are args, args_names, blob, blob_sha256, build, direction, entries, entry, generate, id, inverse, kind, max, memory_mib, min, over, pattern, project, receiver, reference, repeat, seed, timeout_s"),
@@ -368,3 +386,22 @@ def test_idempotent_generate_fields_in_any_order():
 
 def test_rows_without_generate_have_none():
     assert parse_oracle(doc(row(**BOUND)), PATH, ("shop",)).invariants[0].generate is None
+
+
+def test_retired_entries_are_parsed_and_a_reused_or_twice_retired_id_is_exit_5():
+    import datetime
+
+    from tools.oracle_gate.spec.schema import retired_problems
+    tomb = "[[retired]]\nid = 'ok_row'\nreason = 'deprecated'\nsince = 2026-12-03\n"
+    first = parse_oracle(doc(row(id='"other"'), tomb), PATH, ("shop",))
+    assert first.problems == []
+    assert [(r.id, r.reason, r.since, r.source) for r in first.retired] == [
+        ("ok_row", "deprecated", datetime.date(2026, 12, 3), PATH)]
+    reuse = parse_oracle(doc(row()), "oracles/y.toml", ("shop",))
+    found = [str(p) for p in retired_problems([first, reuse])]
+    assert found == ["oracles/y.toml: row ok_row: field id: reuses the id 'ok_row', retired in oracles/x.toml since "
+                     "2026-12-03 (deprecated); a retired id can never be reused: give the row a new id"]
+    twice = parse_oracle(doc(row(id='"third"'), tomb), "oracles/z.toml", ("shop",))
+    assert [str(p) for p in retired_problems([first, twice])] == [
+        "oracles/z.toml: row ok_row: field retired: 'ok_row' is retired twice, already in oracles/x.toml"]
+    assert all(p.code == INVALID_ORACLE for p in retired_problems([first, reuse, twice]))

@@ -18,7 +18,7 @@ TABLE = Invariant(id="add_table", entry="shop.calc:add", kind="exact_table", blo
 
 
 def oracles(*rows: Invariant) -> SimpleNamespace:
-    return SimpleNamespace(invariants=list(rows))
+    return SimpleNamespace(invariants=list(rows), retired={})
 
 
 @pytest.mark.parametrize(("change", "marks"), [
@@ -78,3 +78,18 @@ def test_the_changelog_must_name_each_weakened_id_in_an_added_line():
     assert changelog_violations(changes, None, "* sum_in_range, add_table: see ticket 12\n") == []
     assert [v.id for v in changelog_violations(changes, None, "- xsum_in_range and add_tables\n")] == [
         "sum_in_range", "add_table"]
+
+
+def test_a_changed_blob_gets_its_samples_compared_and_a_changed_answer_weakens():
+    import json
+
+    old_row = TABLE
+    new_row = replace(TABLE, blob_sha256="c" * 64)
+    old_blob = json.dumps([{"args": [1], "expected": 1}]).encode()
+    new_blob = json.dumps([{"args": [1], "expected": 2}]).encode()
+    found = spec_changes(oracles(old_row), oracles(new_row), lambda p: old_blob, lambda p: new_blob)
+    assert found[0].marks[-1] == "expected value changed" and found[0].weakens
+    assert found[0].samples is not None and found[0].samples.changed_count == 1
+    broken = spec_changes(oracles(old_row), oracles(new_row), lambda p: None, lambda p: new_blob)
+    assert broken[0].samples.summary().startswith("not compared: the base's blob ")
+    assert not broken[0].weakens
