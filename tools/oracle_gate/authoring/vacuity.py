@@ -212,12 +212,26 @@ def module_file(repo: str, entry: str) -> str:
 
 def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
               mutant: Mutant | None, work: Path) -> bool:
-    """True when the row passes with `mutant` applied to the production packages (None: as they are).
+    """True when the row passes with `mutant` applied to the production packages (None: as they
+    are); `run_row` with vacuity's own salt. A caller that writes no readable observations (it
+    crashed, timed out) is a failing row.
+
+    Raises:
+        GateError, OracleError: as `run_row`.
+    """
+    judged = run_row(repo, inv, oracle_bytes, blob, packages, mutant, work, SALT)
+    return judged is not None and judged.ok
+
+
+def run_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
+            mutant: Mutant | None, work: Path, salt: str) -> judgement.Judgement | None:
+    """Runs one row on the work tree's code and judges it: its Judgement, or None when the caller
+    wrote no readable observations (it crashed or timed out).
 
     The production packages are copied into `work`, the mutant written over its module, and the
     row run by the gate's caller (`actions/observe.py`, a separate process whose Python path holds
-    only that copy) and judged by the judge's own functions. A caller that writes no readable
-    observations (it crashed, timed out) is a failing row.
+    only that copy) on its blob samples and the samples drawn for `salt`, and judged by the
+    judge's own functions.
 
     Args:
         repo: the work tree.
@@ -225,6 +239,7 @@ def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
         packages: the policy's production packages (top-level folders of `repo`).
         mutant: the mutant, or None for the code as it is.
         work: an empty folder this call may fill and reuse.
+        salt: the salt the generated samples are drawn with.
 
     The row's reference, when it has one, runs from the work tree's `oracles/reference/` in a
     process of its own (`reference_local.run_references`).
@@ -242,7 +257,7 @@ def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
     if mutant is not None:
         (prod / module_file(repo, inv.entry)).write_text(mutant.source, encoding="utf-8")
     inputs, expectations = split([(inv, load_samples(blob))])
-    generated, _ = generated_view({inv.source: oracle_bytes}, SALT)
+    generated, _ = generated_view({inv.source: oracle_bytes}, salt)
     for name, doc in (("inputs", inputs), ("generated", generated)):
         (work / f"{name}.json").write_text(json.dumps(doc), encoding="utf-8")
     out, log = work / "observations.json", work / "caller.log"
@@ -254,12 +269,12 @@ def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
                        capture_output=True, check=False, timeout=inv.timeout_s + CALLER_SLACK_S, cwd=work)
         observations = load_samples(out.read_bytes())
     except (OSError, ValueError, subprocess.TimeoutExpired):
-        return False  # no observations: the row fails, the mutant is killed
+        return None
     reference, problems = run_references(work / "reference", Path(repo), [(inv, load_samples(blob))], generated)
     if problems:
         raise problems[0]
     judged, _, _ = judgement.judge_all(expectations, observations, reference, generated)
-    return all(j.ok for j in judged)
+    return next((j for j in judged if j.id == inv.id), None)
 
 
 def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],

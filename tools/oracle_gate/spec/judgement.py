@@ -202,6 +202,8 @@ class Judgement:
         sample_digests: one 16-hex-digit digest per sample observation, in order.
         failing: the failing samples with their inputs, results and expected values (empty when
             the row failed as a whole).
+        failed: the index of every failing sample (blob samples first, then generated ones, as in
+            the reply's `results`); empty when the row failed as a whole.
         ran: the coverage record of the reply (`ran_record.ran_record`): the production functions
             the caller says the row's calls entered; None when the reply has none, or one the gate
             does not accept. Untrusted, and never part of the verdict or a digest.
@@ -212,6 +214,7 @@ class Judgement:
     reasons: list[str] = field(default_factory=list)
     digest: str = ""
     sample_digests: list[str] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
     failing: FailingSamples = field(default_factory=FailingSamples)
     ran: tuple[str, ...] | None = None
 
@@ -352,6 +355,7 @@ def _judge_samples(out: Judgement, expect: Mapping[str, Any], results: Sequence[
         if verdict.ok:
             continue
         out.ok = False
+        out.failed.append(index)
         is_generated = index >= blob
         out.reasons.append(f"{sample_label(index - blob if is_generated else index, is_generated, salt)}: {verdict.reason}")
         count, generated = count + 1, generated or is_generated
