@@ -209,9 +209,15 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
         path, old_pin = pins[0]
         data = blob(10**6, blob_bytes // blobs, random.Random(seed + 1))
         write(out / path, data)
+        # The new bytes hold other samples: a weakening the label's changelog must name, row by row.
+        renamed = []
         for f in range(files):
             toml = out / f"oracles/bench_{f:03d}.toml"
-            toml.write_text(toml.read_text().replace(old_pin, hashlib.sha256(data).hexdigest()))
+            text = toml.read_text()
+            renamed += [re.search(r'id = "([a-z0-9_]+)"', block).group(1)  # type: ignore[union-attr]
+                        for block in text.split("[[invariant]]")[1:] if old_pin in block]
+            toml.write_text(text.replace(old_pin, hashlib.sha256(data).hexdigest()))
+        write(out / "oracles/CHANGELOG.md", "".join(f"- {i}: samples replaced by the benchmark\n" for i in renamed))
         manifest(out)
     elif change == "drop":
         toml = out / "oracles/bench_000.toml"

@@ -39,7 +39,8 @@ from tools.oracle_gate.runs.bazel_control import control_globs
 from tools.oracle_gate.approval.paths import protected_by, special_entry_problem
 from tools.oracle_gate.approval.policy import protection
 from tools.oracle_gate.runs.results import EXECUTED, PASSED, Observed, differences, load_observed
-from tools.oracle_gate.suite.spec_changes import CHANGELOG_PATH, RowChange, changelog_violations, spec_changes
+from tools.oracle_gate.suite.spec_changes import (CHANGELOG_PATH, RowChange, changelog_violations, spec_changes,
+                                                  with_reference_code)
 from tools.oracle_gate.text import one_line
 from tools.oracle_gate.git.tree import Entry, GitTree
 from tools.oracle_gate.git.worktree import differences as work_tree_differences
@@ -385,6 +386,8 @@ def _judge_change(inputs: Inputs, env: Mapping[str, str], *, results: Sequence[s
     report.spec_changes = spec_changes(inputs.base_oracles, inputs.head_oracles,
                                        blob_reader(inputs.base_tree, inputs.base_listing),
                                        blob_reader(inputs.head_tree, inputs.head_listing))
+    report.spec_changes = with_reference_code(report.spec_changes, inputs.head_oracles,
+                                              [c.path for c in inputs.changes])
     if inputs.labelled and any(c.weakens for c in report.spec_changes):
         report.record(check_changelog(inputs, report.spec_changes))
     return report

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
+from tools.oracle_gate.files import replace_file
 from tools.oracle_gate.suite.manifest import checkout_rewrites, write_manifest
 from tools.oracle_gate.authoring.pin import Pin, read_pins, rewrite
 from tools.oracle_gate.spec.schema import is_oracle_path
@@ -103,9 +104,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     for path in sorted({p.path for p in wrong}):
         updated = rewrite(contents[path], path, {p.index: str(p.actual) for p in wrong if p.path == path})
         target = os.path.join(repo, path)
-        with open(target + ".tmp", "wb") as f:
-            f.write(updated)
-        os.replace(target + ".tmp", target)
+        replace_file(target, updated)
         print(visible(f"updated {sum(1 for p in wrong if p.path == path)} pin(s) in {path}"))
     if blocked:
         print(visible(f"{len(blocked)} pin(s) cannot be set; the manifest was not regenerated"))

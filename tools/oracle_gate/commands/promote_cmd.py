@@ -13,6 +13,7 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.authoring.promote import blob_text, failing_samples
 from tools.oracle_gate.commands import Context, Parser, pin_cmd
 from tools.oracle_gate.errors import UsageError, exit_codes_help
+from tools.oracle_gate.files import replace_file
 from tools.oracle_gate.git.tree import WorkTree
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.suite.loader import load_oracles
@@ -84,8 +85,6 @@ def run(args: argparse.Namespace, context: Context) -> int:
         print(visible(f"`promote {inv.id} --salt {args.salt} --write` appends them to {inv.blob}"))
         return errors.OK
     target = os.path.join(repo, inv.blob)
-    with open(target + ".tmp", "wb") as f:
-        f.write(blob_text([*load_samples(blob), *found.samples]))
-    os.replace(target + ".tmp", target)
+    replace_file(target, blob_text([*load_samples(blob), *found.samples]))
     print(visible(f"appended {count} sample(s) to {inv.blob}"))
     return pin_cmd.run(argparse.Namespace(files=[os.path.join(repo, inv.source)], write=True), context)

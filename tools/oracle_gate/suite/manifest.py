@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.files import replace_file
 from tools.oracle_gate.suite.loader import Oracles, load_oracles, shape_key
 from tools.oracle_gate.git.objects import Trust
 from tools.oracle_gate.approval.policy import in_labelled_change
@@ -66,14 +67,7 @@ def write_manifest(tree: WorkTree) -> int:
     """
     text = render(tree)
     target = os.path.join(tree.root, MANIFEST_PATH)
-    tmp = target + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    replace_file(target, text.encode("utf-8"))
     return text.count("\n")
 
 

@@ -4,8 +4,10 @@
 A sample is known by its inputs: the whole sample, less `expected` for an `exact_table` row. Two
 blobs are compared as multisets of inputs: an input in HEAD's blob and not in the base's is
 added, the other way removed, and an input in both whose expected value differs is changed, with
-its old and new expected value. A changed expected value weakens the claim: a reviewer must see
-it, and the changelog must name the row (spec_changes.WEAKENING, "expected value changed").
+its old and new expected value. A changed expected value and a removed sample weaken the claim: a
+reviewer must see them, and the changelog must name the row (spec_changes.WEAKENING, "expected
+value changed", "stored samples removed"). An added or removed sample shows its expected value
+too, so a sample whose inputs were retyped (`1` to `1.0`) shows both answers.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ class SampleChanges:
 
     Attributes:
         base_count, head_count: the number of samples in the base's and HEAD's blob.
-        added, removed: the inputs of the first MAX_SHOWN added (HEAD's order) and removed (the
-            base's order) samples, as canonical JSON text.
+        added, removed: the first MAX_SHOWN added (HEAD's order) and removed (the base's order)
+            samples: their inputs as canonical JSON text, then `: expected V` for a sample that
+            stores an expected value.
         changed: the first MAX_SHOWN changed samples, in HEAD's order.
         added_count, removed_count, changed_count: how many there are in all.
         problem: why the blobs could not be compared (one blob unreadable or not a list), or "".
@@ -121,12 +124,16 @@ def sample_changes(kind: str, old: object, new: object) -> SampleChanges:
         before[inputs].append(expected)
     used: dict[str, int] = defaultdict(int)
     added: list[str] = []
+
+    def shown(inputs: str, expected: str | None) -> str:
+        return inputs if expected is None else f"{inputs}: expected {expected}"
+
     changed: list[ChangedSample] = []
     for sample in new:
         inputs, expected = _split(kind, sample)
         index = used[inputs]
         if index >= len(before.get(inputs, ())):
-            added.append(inputs)
+            added.append(shown(inputs, expected))
             continue
         used[inputs] += 1
         was = before[inputs][index]
@@ -135,10 +142,10 @@ def sample_changes(kind: str, old: object, new: object) -> SampleChanges:
     removed: list[str] = []
     seen: dict[str, int] = defaultdict(int)
     for sample in old:
-        inputs, _ = _split(kind, sample)
+        inputs, expected = _split(kind, sample)
         seen[inputs] += 1
         if seen[inputs] > used[inputs]:
-            removed.append(inputs)
+            removed.append(shown(inputs, expected))
     return SampleChanges(len(old), len(new), tuple(added[:MAX_SHOWN]), tuple(removed[:MAX_SHOWN]),
                          tuple(changed[:MAX_SHOWN]), len(added), len(removed), len(changed))
 

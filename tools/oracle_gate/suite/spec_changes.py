@@ -28,7 +28,10 @@ BlobReader = Callable[[str], "bytes | None"]
 CHANGELOG_PATH = "oracles/CHANGELOG.md"
 # Marks of a change that weakens a claim; each needs a changelog line under the label.
 WEAKENING = ("bound widened", "fewer generated samples", "row removed", "row retired", "reference removed",
-             "expected value changed")
+             "expected value changed", "stored samples removed", "kind changed", "reference code changed")
+# Where the reference implementations live: a change to any file there may change the expected
+# value of every row with a reference (a reference may import any module of the package).
+REFERENCE_DIR = "oracles/reference/"
 # The fields compared, in the order the report lists them.
 FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "memory_mib", "generate",
           "receiver", "build", "args_names", "project", "pattern", "reference", "inverse", "over", "direction", "entries")
@@ -83,7 +86,7 @@ def _shown(inv: Invariant, name: str) -> str:
 
 def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
     marks = []
-    if old.kind == new.kind == "bound" and (old.min, old.max) != (new.min, new.max):
+    if None not in (old.min, old.max, new.min, new.max) and (old.min, old.max) != (new.min, new.max):
         assert old.min is not None and old.max is not None and new.min is not None and new.max is not None
         wider = new.min < old.min or new.max > old.max
         narrower = new.min > old.min or new.max < old.max
@@ -145,6 +148,8 @@ def spec_changes(base: Oracles, head: Oracles, read_base: BlobReader | None = No
             samples = _compare_blobs(old, inv, read_base, read_head)
             if samples.changed_count:
                 marks += ("expected value changed",)
+            if samples.removed_count:
+                marks += ("stored samples removed",)
         changed.append(RowChange(inv.id, "changed", inv.source, inv.kind, fields, marks, samples))
     retired = head.retired
     removed = []
@@ -159,6 +164,30 @@ def spec_changes(base: Oracles, head: Oracles, read_base: BlobReader | None = No
             removed.append(RowChange(inv.id, "removed", inv.source, inv.kind,
                                      (FieldChange("retired", "-", shown),), ("row retired",)))
     return changed + added + removed
+
+
+def with_reference_code(changes: list[RowChange], head: Oracles, paths: Sequence[str]) -> list[RowChange]:
+    """`changes` with every HEAD row that has a `reference` marked "reference code changed" when
+    `paths` (the change's changed paths) holds a file under REFERENCE_DIR; the files are shown as
+    the field `reference code`. A row already in `changes` gets the mark added; another gets a new
+    "changed" entry."""
+    touched = sorted(p for p in paths if p.startswith(REFERENCE_DIR))
+    if not touched:
+        return changes
+    shown = FieldChange("reference code", "-", ", ".join(touched[:5]) + (f" and {len(touched) - 5} more"
+                                                                          if len(touched) > 5 else ""))
+    by_id = {c.id: i for i, c in enumerate(changes)}
+    out = list(changes)
+    for inv in head.invariants:
+        if inv.reference is None:
+            continue
+        if inv.id in by_id:
+            c = out[by_id[inv.id]]
+            out[by_id[inv.id]] = RowChange(c.id, c.status, c.source, c.kind, c.fields + (shown,),
+                                           c.marks + ("reference code changed",), c.samples)
+        else:
+            out.append(RowChange(inv.id, "changed", inv.source, inv.kind, (shown,), ("reference code changed",)))
+    return out
 
 
 def _compare_blobs(old: Invariant, new: Invariant, read_base: BlobReader, read_head: BlobReader) -> SampleChanges:

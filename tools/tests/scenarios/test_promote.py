@@ -96,3 +96,20 @@ def test_a_row_that_fails_as_a_whole_or_a_shared_blob_is_exit_1(gate, project):
     setup(project, rows, production=BUGGY_ADD)
     code, _, err = gate("--repo", str(project.path), "promote", "sum_in_range", "--salt", "s", "--write")
     assert code == 1 and "oracles/blobs/bound.json is also the blob of norm_is_idempotent" in err, err
+
+
+def test_write_neither_follows_nor_clobbers_a_planted_tmp_file(gate, project, tmp_path):
+    rows = default_rows()
+    rows[0].update({"generate": {"count": 30, "a": {"int": [0, 90]}, "b": {"int": [0, 90]}}})
+    setup(project, rows, production="def add(a, b):\n    return a + b\n\n\ndef norm(state, k):\n    return state\n")
+    assert gate("--repo", str(project.path), "pin", "--write")[0] == 0
+    precious = tmp_path / "precious"
+    precious.write_text("precious")
+    (project.path / "oracles/blobs/bound.json.tmp").symlink_to(precious)
+    (project.path / "oracles/MANIFEST.sha256.tmp").symlink_to(precious)
+    code, out, err = gate("--repo", str(project.path), "promote", "sum_in_range", "--salt", "x", "--write")
+    # The blob is written and re-pinned; the manifest then refuses the planted links (exit 5).
+    assert code == 5 and "oracles/MANIFEST.sha256.tmp: is a symlink" in err, out + err
+    assert precious.read_text() == "precious"
+    assert not (project.path / "oracles/blobs/bound.json").is_symlink()
+    assert (project.path / "oracles/blobs/bound.json.tmp").is_symlink()

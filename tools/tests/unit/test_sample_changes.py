@@ -21,7 +21,8 @@ def test_a_changed_expected_value_is_shown_with_its_inputs_and_both_values():
 def test_added_and_removed_samples_are_told_apart_from_changed_ones():
     new = [{"args": [2, 2], "expected": 4}, {"args": [7, 1], "expected": 8}]
     found = sample_changes("exact_table", OLD, new)
-    assert found.added == ('{"args":[7,1]}',) and found.removed == ('{"args":[1,2]}', '{"args":[5,5]}')
+    assert found.added == ('{"args":[7,1]}: expected 8',)
+    assert found.removed == ('{"args":[1,2]}: expected 3', '{"args":[5,5]}: expected 10')
     assert found.changed_count == 0
 
 
@@ -65,3 +66,8 @@ def test_a_blob_that_is_not_a_list_is_a_problem_not_an_error():
 def test_long_and_control_character_values_stay_on_one_line():
     text = canonical({"s": "a\nb" + "x" * 400})
     assert "\n" not in text and text.endswith("...") and len(text) <= 303
+
+
+def test_retyped_inputs_show_both_answers():
+    found = sample_changes("exact_table", [{"args": [1, 2], "expected": 3}], [{"args": [1.0, 2], "expected": 4}])
+    assert found.added == ('{"args":[1.0,2]}: expected 4',) and found.removed == ('{"args":[1,2]}: expected 3',)

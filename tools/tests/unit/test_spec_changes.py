@@ -93,3 +93,22 @@ def test_a_changed_blob_gets_its_samples_compared_and_a_changed_answer_weakens()
     broken = spec_changes(oracles(old_row), oracles(new_row), lambda p: None, lambda p: new_blob)
     assert broken[0].samples.summary().startswith("not compared: the base's blob ")
     assert not broken[0].weakens
+
+
+def test_a_kind_change_and_a_composed_rows_wider_bounds_weaken_the_claim():
+    [kind] = spec_changes(oracles(TABLE), oracles(replace(TABLE, kind="agrees", reference="oracles.reference.r:f")))
+    assert "kind changed" in kind.marks and kind.weakens
+    composed = replace(ROW, kind="composed", entries=("shop.calc:add", "shop.calc:neg"))
+    [wide] = spec_changes(oracles(composed), oracles(replace(composed, max=10**9)))
+    assert wide.marks == ("bound widened",) and wide.weakens
+
+
+def test_a_change_under_oracles_reference_marks_every_row_with_a_reference():
+    from tools.oracle_gate.suite.spec_changes import with_reference_code
+
+    ref = replace(TABLE, reference="oracles.reference.r:add")
+    found = with_reference_code([], oracles(ROW, ref), ["oracles/reference/helpers.py", "billing/x.py"])
+    assert [(c.id, c.marks, c.fields[0].new) for c in found] == [
+        ("add_table", ("reference code changed",), "oracles/reference/helpers.py")]
+    assert found[0].weakens
+    assert with_reference_code([], oracles(ROW, ref), ["billing/x.py"]) == []
