@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.git.gitio import toplevel
+from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.suite.loader import Oracles, load_oracles
+from tools.oracle_gate.text import visible
 
 
 class Parser(argparse.ArgumentParser):
@@ -67,3 +71,14 @@ class Context:
             raise UsageError("--repo is empty (an unset variable?); pass the repository's directory")
         start = self.repo_option or self.environ.get("BUILD_WORKSPACE_DIRECTORY") or os.getcwd()
         return toplevel(start)
+
+
+def valid_oracles(tree: WorkTree) -> Oracles | None:
+    """The work tree's oracles (`loader.load_oracles`), or None after printing each problem to
+    stderr as `oracle-gate: [5] ...`: the caller then exits 5 (errors.INVALID_ORACLE)."""
+    oracles = load_oracles(tree)
+    if not oracles.problems:
+        return oracles
+    for problem in oracles.problems:
+        print(visible(f"oracle-gate: [5] {problem}"), file=sys.stderr)
+    return None

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.authoring.promote import blob_text, failing_samples
-from tools.oracle_gate.commands import Context, Parser, pin_cmd
+from tools.oracle_gate.commands import Context, Parser, valid_oracles, pin_cmd
 from tools.oracle_gate.errors import UsageError, exit_codes_help
 from tools.oracle_gate.files import replace_file
 from tools.oracle_gate.git.tree import WorkTree
 from tools.oracle_gate.spec.samples import load_samples
-from tools.oracle_gate.suite.loader import load_oracles
 from tools.oracle_gate.suite.sample_changes import canonical
 from tools.oracle_gate.text import visible
 
@@ -56,10 +54,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     """
     repo = context.repo()
     tree = WorkTree(repo)
-    oracles = load_oracles(tree)
-    if oracles.problems:
-        for problem in oracles.problems:
-            print(visible(f"oracle-gate: [5] {problem}"), file=sys.stderr)
+    oracles = valid_oracles(tree)
+    if oracles is None:
         return errors.INVALID_ORACLE
     rows = {inv.id: inv for inv in oracles.invariants}
     inv = rows.get(args.id)

@@ -9,9 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.commands import Context, Parser
+from tools.oracle_gate.commands import Context, Parser, valid_oracles
 from tools.oracle_gate.errors import UsageError, exit_codes_help
-from tools.oracle_gate.suite.loader import load_oracles
 from tools.oracle_gate.text import runner_safe_json, visible
 from tools.oracle_gate.git.tree import WorkTree
 from tools.oracle_gate.authoring.vacuity import RowResult, check_row
@@ -70,10 +69,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     """
     repo = context.repo()
     tree = WorkTree(repo)
-    oracles = load_oracles(tree)
-    if oracles.problems:
-        for problem in oracles.problems:
-            print(visible(f"oracle-gate: [5] {problem}"), file=sys.stderr)
+    oracles = valid_oracles(tree)
+    if oracles is None:
         return errors.INVALID_ORACLE
     rows = {inv.id: inv for inv in oracles.invariants}
     unknown = [i for i in args.ids if i not in rows]
