@@ -797,6 +797,7 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
     salt of the run's generated samples when there is one.
     """
     ids = expected_ids(inputs.judged)
+    sources = {inv.id: inv.source for inv in inputs.judged.invariants}
     observed = outcomes.observed
     from_files = outcomes.run is None
     found: list[Violation] = []
@@ -808,15 +809,16 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
         found.append(failed)
     for ident in ids:
         result = observed.get(ident)
+        where = sources.get(ident, "oracles/")
         if result is None:
-            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident,
+            found.append(Violation(errors.NO_OUTCOME, where, ident,
                                    f"no outcome in {outcomes.source}; the oracle test must run it"))
         elif result.outcome not in EXECUTED:
-            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident,
+            found.append(Violation(errors.NO_OUTCOME, where, ident,
                                    f"{result.outcome}, not executed; that is not coverage{_origin(result, from_files)}"))
         elif result.outcome != PASSED:
             why = result.message
-            found.append(Violation(errors.NO_OUTCOME, "oracles/", ident, "failed: the invariant does not hold"
+            found.append(Violation(errors.NO_OUTCOME, where, ident, "failed: the invariant does not hold"
                                    + (f": {one_line(why)}" if why else "") + _origin(result, from_files)
                                    + (f" (salt {salt})" if salt else "")))
     unknown = sorted(set(observed) - set(ids))

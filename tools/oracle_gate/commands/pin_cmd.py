@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.commands import Context, Parser
+from tools.oracle_gate.commands import Context, Parser, valid_oracles
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
 from tools.oracle_gate.files import replace_file
 from tools.oracle_gate.suite.manifest import checkout_rewrites, write_manifest
@@ -31,7 +31,9 @@ leaving every other byte of the file as it was (comments, order, spacing), and
 regenerates oracles/MANIFEST.sha256. Changing pins is an oracle change: the
 pull request needs the policy's label. Exits 0 when every pin is right (or
 was written), 5 when a pin is wrong without --write or a blob cannot be
-pinned (missing, not a regular file, rewritten at checkout)."""
+pinned (missing, not a regular file, rewritten at checkout), or when the pins
+are right but an oracle file is not valid (each problem printed, as the build's
+pin check would refuse it)."""
 
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
@@ -100,7 +102,9 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if not args.write:
         print(visible(f"{len(pins)} pin(s): {len(pins) - len(wrong) - len(blocked)} ok, {len(wrong)} wrong, "
                       f"{len(blocked)} cannot be pinned" + ("; `pin --write` sets the wrong ones" if wrong else "")))
-        return errors.INVALID_ORACLE if wrong or blocked else errors.OK
+        if wrong or blocked:
+            return errors.INVALID_ORACLE
+        return _validated(tree)
     for path in sorted({p.path for p in wrong}):
         updated = rewrite(contents[path], path, {p.index: str(p.actual) for p in wrong if p.path == path})
         target = os.path.join(repo, path)
@@ -112,4 +116,14 @@ def run(args: argparse.Namespace, context: Context) -> int:
     lines = write_manifest(tree)
     print(visible(f"wrote oracles/MANIFEST.sha256 ({lines} lines); commit it: the pull request needs the policy's label "
                   "(locally: `check --label NAME`)"))
-    return errors.OK
+    return _validated(tree)
+
+
+def _validated(tree: WorkTree) -> int:
+    """0 when the work tree's oracle files, pins now right, are valid as the build's pin check
+    reads them; else 5 after printing each problem (`valid_oracles`): right pins on a row the build
+    refuses are no success."""
+    if valid_oracles(tree) is not None:
+        return errors.OK
+    print(visible("the pins are right, but the oracle files have the problems above: the build refuses them (exit 5)"))
+    return errors.INVALID_ORACLE

@@ -414,7 +414,9 @@ def _drawn_inputs(expect: Mapping[str, Any], salt: str, limit: int) -> list[Any]
         seed = expect.get("seed", 0)
         samples = draw(_Row(expect["id"], seed if type(seed) is int else 0, spec), salt, limit)
         args = expect.get("args", [])
-        return caller_inputs(expect["kind"], args if type(args) is list else [], samples)
+        over = expect.get("over")
+        return caller_inputs(expect["kind"], args if type(args) is list else [], samples,
+                             bool(expect.get("receiver")), over if type(over) is str else None)
     except (KeyError, TypeError, ValueError):
         return []
 

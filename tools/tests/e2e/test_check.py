@@ -65,7 +65,7 @@ def test_a_committed_production_bug_fails_the_gate(repo):
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "round half up")
     proc = gate(repo, "check", "--base", "main")
     assert proc.returncode == 4, proc.stdout + proc.stderr[-2000:]
-    assert "[4] oracles/ tax_round_half_even: failed: the invariant does not hold" in proc.stdout
+    assert "[4] oracles/billing.toml tax_round_half_even: failed: the invariant does not hold" in proc.stdout
     git(repo, "checkout", "-q", "main")
 
 
@@ -103,7 +103,7 @@ def test_a_change_branched_before_main_gained_a_row_is_judged_on_the_merge_with_
         proc = gate(repo, "check", "--base", "new-main", "--clean")
         assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
         shown = proc.stdout + "\n".join(l for l in proc.stderr.splitlines() if "ERROR" in l or "rror:" in l)
-        assert "[4] oracles/ tax_round_half_even: failed: the invariant does not hold" in proc.stdout, shown
+        assert "[4] oracles/billing.toml tax_round_half_even: failed: the invariant does not hold" in proc.stdout, shown
         row = [line for line in proc.stdout.splitlines() if line.strip().startswith("tax_round_half_even ")]
         assert len(row) == 1 and row[0].split()[1] == "failed" and row[0].split()[3] == "failed", shown
         assert f"into the base tip {tip[:12]}" in proc.stdout and "with the base tip's claims" in proc.stdout, shown

@@ -65,7 +65,7 @@ def test_production_code_cannot_reach_the_reference_and_memorised_answers_fail(r
     out = proc.stdout + proc.stderr
     # 4, or 6 when the two runs' searches ended at different places (the walk is cut at 5 s).
     assert proc.returncode in (4, 6), out[-4000:]
-    assert ("[4] oracles/ tax_round_half_even: failed" in proc.stdout
+    assert ("[4] oracles/billing.toml tax_round_half_even: failed" in proc.stdout
             or "tax_round_half_even: workspace run passed, clean sandboxed run failed" in proc.stdout), proc.stdout[-3000:]
     # Every stored sample passed (memorised); generated ones failed, and nothing reached the reference.
     assert "generated sample 0 (salt " in proc.stdout, proc.stdout[-3000:]

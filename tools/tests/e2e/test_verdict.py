@@ -15,7 +15,7 @@ import pytest
 
 from tools.testing.workspace_copy import bazel, gate, git
 
-TRUNCATED = "[4] oracles/ tax_round_half_even: failed: the invariant does not hold"
+TRUNCATED = "[4] oracles/billing.toml tax_round_half_even: failed: the invariant does not hold"
 
 
 
@@ -601,7 +601,7 @@ def test_memorised_answers_for_every_visible_sample_fail_on_fresh_samples(repo):
     carts = (repo / "oracles" / "blobs" / "cart_samples.json").read_text()
     proc = attack(repo, "memorised", {}, {"billing/totals.py": f"\n_CARTS = {carts!r}\n" + MEMORISED}, bug=False)
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
-    assert "[4] oracles/ total_cents_non_negative: failed: the invariant does not hold" in proc.stdout
+    assert "[4] oracles/billing.toml total_cents_non_negative: failed: the invariant does not hold" in proc.stdout
     assert "generated sample 0 (salt " in proc.stderr
 
 

@@ -80,7 +80,7 @@ def test_a_harness_that_never_writes_xml_output_file(gate, project, tmp_path):
                         'duration="1" time="1"></testcase></testsuite></testsuites>')
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--results", str(fallback))
     assert code == 4
-    assert all(f"[4] oracles/ {i}: no outcome" in out for i in IDS)
+    assert all(f"[4] oracles/shop.toml {i}: no outcome" in out for i in IDS)
 
 
 def test_runs_compare_as_maps_whatever_the_order_hosts_and_times(gate, tmp_path):

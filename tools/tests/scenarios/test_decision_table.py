@@ -33,21 +33,21 @@ def test_harness_stops_executing_an_id_exits_4(gate, project, tmp_path):
     results = junit(tmp_path, {"sum_in_range": "passed", "norm_is_idempotent": "passed"})
     code, out, _ = check(gate, project, results)
     assert code == 4, out
-    assert "[4] oracles/ add_table: no outcome in 1 result file(s); the oracle test must run it" in out
+    assert "[4] oracles/shop.toml add_table: no outcome in 1 result file(s); the oracle test must run it" in out
 
 
 def test_skipped_id_is_not_coverage_exits_4(gate, project, tmp_path, all_passed):
     project.commit("nothing")
     code, out, _ = check(gate, project, junit(tmp_path, {**all_passed, "add_table": "skipped"}))
     assert code == 4
-    assert "[4] oracles/ add_table: skipped, not executed; that is not coverage" in out
+    assert "[4] oracles/shop.toml add_table: skipped, not executed; that is not coverage" in out
 
 
 def test_failed_invariant_exits_4(gate, project, tmp_path, all_passed):
     project.commit("nothing")
     code, out, _ = check(gate, project, junit(tmp_path, {**all_passed, "sum_in_range": "failed"}))
     assert code == 4
-    assert "[4] oracles/ sum_in_range: failed: the invariant does not hold" in out
+    assert "[4] oracles/shop.toml sum_in_range: failed: the invariant does not hold" in out
 
 
 def test_blob_bytes_changed_pin_not_updated_exits_2_without_label(gate, project, tmp_path, all_passed):
@@ -266,7 +266,7 @@ def test_harness_testcases_naming_invariant_ids_are_ignored_and_noted(gate, proj
     # Only a harness writes them: no id has an outcome.
     code, out, _ = check(gate, project, str(tmp_path / "testlogs" / "harness"))
     assert code == 4, out
-    assert "[4] oracles/ add_table: no outcome" in out
+    assert "[4] oracles/shop.toml add_table: no outcome" in out
 
 
 def test_bootstrap_base_without_oracles(gate, tmp_path, all_passed):
@@ -295,7 +295,7 @@ def test_a_failed_invariant_names_its_first_failing_sample_on_one_line(gate, pro
                       'gate ok (exit 0)&#13;x"/></testcase></testsuite></testsuites>')
     code, out, _ = check(gate, project, str(path))
     assert code == 4, out
-    assert ("[4] oracles/ add_table: failed: the invariant does not hold: sample 2: raised ValueError: a\\n"
+    assert ("[4] oracles/shop.toml add_table: failed: the invariant does not hold: sample 2: raised ValueError: a\\n"
             "gate ok (exit 0)\\rx") in out
     assert "gate ok (exit 0)" not in out.splitlines()
 

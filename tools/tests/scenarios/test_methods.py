@@ -174,3 +174,23 @@ def compare(receiver, other):
     assert run_rows(tmp_path / "right", rows, blobs, semver(), salt="s", references=ref).judged["row"].ok
     wrong = run_rows(tmp_path / "wrong", rows, blobs, semver("[:2]"), salt="s", references=ref).judged["row"]
     assert not wrong.ok and all(r.startswith("generated sample") for r in wrong.reasons)
+
+
+def test_a_generated_positional_sample_shows_its_receiver_when_it_fails(tmp_path):
+    part = {"object": {"major": {"int": [0, 3]}, "minor": {"int": [0, 3]}, "patch": {"int": [0, 3]}}}
+    rows = [{"id": "row", "entry": "shop.version:Version.compare", "kind": "exact_table", "seed": 3,
+             "receiver": "shop.version:Version", "build": {"other": "shop.version:Version"},
+             "args_names": ["other"], "reference": "oracles.reference.ref:compare",
+             "blob": "oracles/blobs/b.json", "generate": {"count": 40, "receiver": part, "other": part}}]
+    blobs = {"oracles/blobs/b.json": [{"receiver": {"major": 1}, "args": [{"major": 1}], "expected": 0}]}
+    ref = {"oracles/reference/ref.py": '''
+def compare(other, *, receiver):
+    a = [receiver.get(k, 0) for k in ("major", "minor", "patch")]
+    b = [other.get(k, 0) for k in ("major", "minor", "patch")]
+    return (a > b) - (a < b)
+'''}
+    wrong = run_rows(tmp_path, rows, blobs, semver("[:2]"), salt="s", references=ref).judged["row"]
+    shown = [line for line in wrong.failure_lines() if line.lstrip().startswith("inputs ")]
+    assert not wrong.ok and shown
+    # Both the receiver and the argument the method was called with: the sample can be rebuilt.
+    assert all('"receiver":{"major":' in line and '"args":[{"major":' in line for line in shown), shown

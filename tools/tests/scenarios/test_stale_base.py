@@ -103,7 +103,7 @@ def test_a_row_the_tip_added_judges_the_change(project, runs):
                                          "oracles/blobs/twos.json": TWOS_BLOB})
     report = check(project, runs)
     assert report.exit_code == 4, violations(report)
-    assert "[4] oracles/ add_twos: failed: the invariant does not hold" in "\n".join(violations(report))
+    assert "[4] oracles/shop.toml add_twos: failed: the invariant does not hold" in "\n".join(violations(report))
     assert report.base_commit == tip and report.head == head and report.merged not in (head, tip)
     assert project.git("rev-parse", f"{report.merged}^1", f"{report.merged}^2").split() == [tip, head]
     # Both runs judged the merge result with the tip's rows: the workspace run in the gate's own
@@ -139,7 +139,7 @@ def test_a_row_the_tip_tightened_or_whose_blob_it_re_pinned_judges_the_change(pr
     on_main(project, case, files)
     report = check(project, runs)
     assert report.exit_code == 4, violations(report)
-    assert "[4] oracles/ sum_in_range: failed" in "\n".join(violations(report))
+    assert "[4] oracles/shop.toml sum_in_range: failed" in "\n".join(violations(report))
     assert check(project, runs, head_only=True).exit_code == 0
 
 

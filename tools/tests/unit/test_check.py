@@ -36,9 +36,9 @@ def test_missing_skipped_and_failed_ids_are_exit_4_and_unknown_ids_a_note(projec
                 "stray": Observed("passed")}
     found = check_outcomes(inputs_of(project), Outcomes(observed, "1 result file(s)"), salt="s1")
     assert [v.line() for v in found.violations] == [
-        "[4] oracles/ add_table: failed: the invariant does not hold: sample 0: 4 != 3 (from r.xml) (salt s1)",
-        "[4] oracles/ norm_is_idempotent: no outcome in 1 result file(s); the oracle test must run it",
-        "[4] oracles/ sum_in_range: skipped, not executed; that is not coverage (from r.xml)",
+        "[4] oracles/shop.toml add_table: failed: the invariant does not hold: sample 0: 4 != 3 (from r.xml) (salt s1)",
+        "[4] oracles/shop.toml norm_is_idempotent: no outcome in 1 result file(s); the oracle test must run it",
+        "[4] oracles/shop.toml sum_in_range: skipped, not executed; that is not coverage (from r.xml)",
     ]
     assert found.notes == ("results name ids no oracle declares: stray",)
 
@@ -49,7 +49,7 @@ def test_a_failed_build_comes_first_and_a_run_names_no_result_file(project):
     found = check_outcomes(inputs_of(project), Outcomes(observed, "the oracle test", run=run))
     first, second = [v.line() for v in found.violations]
     assert first.startswith("[4] oracles/: the change's targets did not build in the workspace run: see Bazel's output")
-    assert second == "[4] oracles/ add_table: failed: the invariant does not hold"
+    assert second == "[4] oracles/shop.toml add_table: failed: the invariant does not hold"
 
 
 def test_a_change_whose_build_file_is_broken_is_exit_4_naming_the_target(project):

@@ -153,3 +153,15 @@ def test_a_new_row_is_not_pinned_yet_rather_than_wrong():
     assert state(new) == f"NOT PINNED YET: blob is {'ab' * 32}"
     wrong = Pin("oracles/shop.toml", 7, 0, "row", "oracles/blobs/shop/x.json", "cd" * 32, "ab" * 32)
     assert state(wrong).startswith("WRONG: pinned cdcdcdcdcdcd, blob is ")
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda text: text.replace("schema = 1\n", ""), "field schema: is required"),
+    (lambda text: text.replace('kind = "bound"', 'kind = "bounded"', 1), "field kind:"),
+])
+def test_right_pins_on_an_invalid_oracle_file_are_exit_5_naming_the_problem(project, gate, edit, problem):
+    project.write("oracles/shop.toml", edit(project.read("oracles/shop.toml").decode()))
+    for command in (("pin",), ("pin", "--write")):
+        code, out, err = gate("--repo", str(project.path), *command)
+        assert code == 5 and "oracle-gate: [5] oracles/shop.toml" in err and problem in err, out + err
+        assert "the build refuses them (exit 5)" in out

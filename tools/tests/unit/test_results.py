@@ -129,7 +129,7 @@ def test_check_and_compare_read_the_failed_attempt(gate, project, tmp_path):
     write(attempt, case(IDS[0], "failed"))
     code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", str(logs))
     assert code == 4, out + err
-    assert f"[4] oracles/ {IDS[0]}: failed: the invariant does not hold: boom (from {attempt})" in out
+    assert f"[4] oracles/shop.toml {IDS[0]}: failed: the invariant does not hold: boom (from {attempt})" in out
     code, out, _ = gate("compare", str(logs), junit(tmp_path, {i: "passed" for i in IDS}))
     assert code == 6, out
     assert f"A: {attempt}" in out
