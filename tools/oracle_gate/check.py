@@ -18,6 +18,9 @@ from typing import Any
 from tools.oracle_gate import errors
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.blocks import repository_blocks
+from tools.oracle_gate import hidden
+from tools.oracle_gate.approval.policy import HIDDEN_OPTIONAL, HIDDEN_REQUIRED
+from tools.oracle_gate.suite.hidden_store import STORE_VARIABLE
 from tools.oracle_gate.runs.flags import run_flags
 from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
@@ -398,6 +401,10 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
                    clean_runner: CleanRunner | None) -> None:
     """Checks 5 and 6 into `report`: the oracle test's outcomes (result files, or the workspace
     run) and the harness, judged; with `clean`, the clean run compared with the workspace run."""
+    # The stricter `hidden` of the policies in force and judged, as for `uncovered_changes`.
+    settings = [o.policy.hidden for o in (inputs.in_force, inputs.judged) if o.policy is not None]
+    hidden_plan = hidden.plan(inputs.judged.invariants, HIDDEN_REQUIRED if HIDDEN_REQUIRED in settings else HIDDEN_OPTIONAL,
+                              env, inputs.repo, clean=clean and not results, remote=remote)
     if results:
         outcomes = read_outcomes(results)
     else:
@@ -421,8 +428,9 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     elif clean:
         try:
             with report.phases.phase("clean run", announce=True):
-                run = run_clean(inputs, clean_runner or default_clean_runner(salt), env, remote=remote,
-                                workspace=outcomes.run)
+                runner = clean_runner or (default_clean_runner(salt, hidden_plan.blobs) if hidden_plan.blobs
+                                          else default_clean_runner(salt))
+                run = run_clean(inputs, runner, env, remote=remote, workspace=outcomes.run)
         except GateError as exc:
             # The workspace run's findings stay in the report; the clean run's reason is its one line.
             if exc.code != errors.UNDECIDED:
@@ -432,6 +440,22 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
             return
         report.show_clean(run)
         report.record(check_clean_run(outcomes, run, labelled=inputs.labelled, remote=remote, salt=salt))
+        record_hidden(report, hidden_plan, run.observed, outcomes.observed)
+    else:
+        record_hidden(report, hidden_plan, None, outcomes.observed)
+
+
+def record_hidden(report: Report, plan: hidden.HiddenPlan, clean: Mapping[str, Observed] | None,
+                  workspace: Mapping[str, Observed]) -> None:
+    """The `hidden samples` check of the rows with a `hidden_sha256` (hidden.py), when any: what the
+    store could not give (exit 1 when required, else notes), and each hidden part the clean run
+    failed (exit 4, naming only the row)."""
+    if not plan.rows:
+        return
+    found, detail = hidden.judge(plan, clean, workspace)
+    if clean is None or not plan.delivered:
+        detail = f"{len(plan.rows)} row(s) with hidden samples: clean run only"
+    report.record(Findings("hidden samples", (*plan.violations, *found), detail, tuple(plan.notes)))
 
 
 # Inputs.
@@ -765,6 +789,9 @@ def default_workspace_runner(salt: str, repo: str) -> WorkspaceRunner:
 
     def run(tree: str, environ: Mapping[str, str]) -> BazelRun:
         block = [*repository_blocks(repo), os.path.realpath(os.path.join(tree, "oracles"))]
+        store = environ.get(STORE_VARIABLE, "")
+        if store and os.path.isdir(store):  # the hidden store, should production code know its path
+            block.append(os.path.realpath(store))
         startup = [] if os.path.realpath(tree) == os.path.realpath(repo) else list(MERGED_TREE_STARTUP)
         return run_bazel(tree, environ, RunSpec(flags=run_flags(salt, "workspace"), startup_flags=startup,
                                                 block=list(dict.fromkeys(block))))
@@ -970,12 +997,14 @@ def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *
     return runner(inputs.repo, inputs.judged_commit, inputs.oracles_commit, environ, remote, block)
 
 
-def default_clean_runner(salt: str) -> CleanRunner:
-    """The clean run (clean_run.py) with the same salt as the workspace run."""
+def default_clean_runner(salt: str, hidden_blobs: Mapping[str, bytes] | None = None) -> CleanRunner:
+    """The clean run (clean_run.py) with the same salt as the workspace run, and the verified
+    hidden blobs (digest -> bytes, `hidden.plan`) written into its pristine tree."""
 
     def run(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool,
             block: Sequence[str]) -> BazelRun:
-        return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block)
+        return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block,
+                         hidden_blobs=hidden_blobs)
 
     return run
 

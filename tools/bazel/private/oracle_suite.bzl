@@ -28,6 +28,10 @@ OracleSuiteInfo = provider(
         "reference": "File: the sealed reference view (the reference implementations' expected values; " +
                      "empty rows for a suite without references).",
         "salt": "string: the salt the generated samples were drawn with.",
+        "hidden_inputs": "File: the hidden inputs view (the inputs of the rows' hidden samples; empty rows " +
+                         "unless the clean run's tree holds hidden blobs).",
+        "hidden_generated": "File: an empty generated-samples document for the hidden caller.",
+        "hidden_expectations": "File: the sealed hidden expectations view.",
     },
 )
 
@@ -40,6 +44,12 @@ def _oracle_suite_impl(ctx):
     expectations = ctx.actions.declare_file("_sealed/" + name + ".expectations.json")
     generated = ctx.actions.declare_file(name + ".generated.json")
     reference = ctx.actions.declare_file("_sealed/" + name + ".reference.json")
+    # Under `_hidden/`, blocked from the invocation of the visible callers and the harness; only
+    # the hidden caller, in an invocation of its own after them, reads it (docs/design.md section 10).
+    hidden_inputs = ctx.actions.declare_file("_hidden/" + name + ".inputs.json")
+    hidden_generated = ctx.actions.declare_file("_hidden/" + name + ".generated.json")
+    hidden_expectations = ctx.actions.declare_file("_sealed/" + name + ".hidden_expectations.json")
+    ctx.actions.write(hidden_generated, '{"rows":{},"salt":"","schema":1}\n')
     salt = ctx.var.get("oracle_salt", "")
     reference_inputs = None
     if ctx.attr.reference_caller:
@@ -49,6 +59,8 @@ def _oracle_suite_impl(ctx):
     args.add("--out", index)
     args.add("--inputs", inputs)
     args.add("--expectations", expectations)
+    args.add("--hidden-inputs", hidden_inputs)
+    args.add("--hidden-expectations", hidden_expectations)
     if reference_inputs:
         args.add("--reference-inputs", reference_inputs)
     if ctx.file.policy:
@@ -61,7 +73,7 @@ def _oracle_suite_impl(ctx):
         executable = ctx.executable._pin_check,
         arguments = [args],
         inputs = ctx.files.srcs + ctx.files.blobs + ([ctx.file.policy] if ctx.file.policy else []),
-        outputs = [index, inputs, expectations] + ([reference_inputs] if reference_inputs else []),
+        outputs = [index, inputs, expectations, hidden_inputs, hidden_expectations] + ([reference_inputs] if reference_inputs else []),
         mnemonic = "OraclePinCheck",
         progress_message = "Checking oracle hash pins of %s" % ctx.label,
     )
@@ -89,7 +101,8 @@ def _oracle_suite_impl(ctx):
     return [
         # Every view is a default output, so building the suite alone runs every action: the gate
         # does that in an invocation of its own, before any of the change's code runs.
-        DefaultInfo(files = depset([index, inputs, generated, expectations, reference])),
+        DefaultInfo(files = depset([index, inputs, generated, expectations, reference, hidden_inputs,
+                                    hidden_generated, hidden_expectations])),
         OracleSuiteInfo(
             index = index,
             inputs = inputs,
@@ -97,6 +110,9 @@ def _oracle_suite_impl(ctx):
             expectations = expectations,
             reference = reference,
             salt = salt,
+            hidden_inputs = hidden_inputs,
+            hidden_generated = hidden_generated,
+            hidden_expectations = hidden_expectations,
         ),
         OutputGroupInfo(
             index = depset([index]),
@@ -104,6 +120,7 @@ def _oracle_suite_impl(ctx):
             generated = depset([generated]),
             expectations = depset([expectations]),
             reference = depset([reference]),
+            hidden_expectations = depset([hidden_expectations]),
         ),
     ]
 

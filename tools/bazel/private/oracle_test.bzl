@@ -33,15 +33,20 @@ def _oracle_observations_impl(ctx):
         fail("--define=oracle_run must be one of %s, got %r" % (", ".join(_RUN_ENV.keys()), run))
     observations = ctx.actions.declare_file(ctx.label.name + ".json")
     log = ctx.actions.declare_file(ctx.label.name + ".log")
+    # The hidden caller: the hidden samples' inputs only, its output and log go to the judge alone,
+    # and production code's stdout and stderr go nowhere (`observe.py --quiet`).
+    views = [suite.hidden_inputs, suite.hidden_generated] if ctx.attr.hidden else [suite.inputs, suite.generated]
     args = ctx.actions.args()
-    args.add("--inputs", suite.inputs)
-    args.add("--generated", suite.generated)
+    args.add("--inputs", views[0])
+    args.add("--generated", views[1])
     args.add("--out", observations)
     args.add("--log", log)
+    if ctx.attr.hidden:
+        args.add("--quiet")
     ctx.actions.run(
         executable = ctx.executable.caller,
         arguments = [args],
-        inputs = [suite.inputs, suite.generated],
+        inputs = views,
         outputs = [observations, log],
         env = _RUN_ENV[run],
         mnemonic = "OracleCall",
@@ -66,6 +71,10 @@ oracle_observations = rule(
             executable = True,
             cfg = "exec",
             doc = "The caller binary: the gate's supervisor and caller with the production library.",
+        ),
+        "hidden": attr.bool(
+            default = False,
+            doc = "Run the suite's hidden samples (the hidden inputs view) instead of its visible ones.",
         ),
     },
 )
@@ -102,6 +111,15 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
         tags = ["oracle_observations"],
         visibility = ["//visibility:private"],
     )
+    oracle_observations(
+        name = name + ".hidden_observations",
+        suite = suite,
+        caller = ":" + name + ".caller",
+        hidden = True,
+        # Built in an invocation of its own, after every other action of the change's code.
+        tags = ["oracle_hidden_observations"],
+        visibility = ["//visibility:private"],
+    )
     for group in ("observations", "log"):
         native.filegroup(
             name = "%s.%s_file" % (name, group),
@@ -110,7 +128,14 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
             tags = ["manual"],
             visibility = ["//visibility:private"],
         )
-    for group in ("expectations", "reference", "generated"):
+    native.filegroup(
+        name = "%s.hidden_observations_file" % name,
+        srcs = [":" + name + ".hidden_observations"],
+        output_group = "observations",
+        tags = ["manual"],
+        visibility = ["//visibility:private"],
+    )
+    for group in ("expectations", "reference", "generated", "hidden_expectations"):
         native.filegroup(
             name = "%s.%s" % (name, group),
             srcs = [suite],
@@ -134,11 +159,17 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
             "$(rootpath :%s.reference)" % name,
             "--generated",
             "$(rootpath :%s.generated)" % name,
+            "--hidden-expectations",
+            "$(rootpath :%s.hidden_expectations)" % name,
+            "--hidden-observations",
+            "$(rootpath :%s.hidden_observations_file)" % name,
         ],
         data = [
             ":%s.expectations" % name,
             ":%s.reference" % name,
             ":%s.generated" % name,
+            ":%s.hidden_expectations" % name,
+            ":%s.hidden_observations_file" % name,
             ":%s.observations_file" % name,
             ":%s.log_file" % name,
         ],

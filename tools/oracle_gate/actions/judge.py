@@ -4,6 +4,7 @@ Usage (the `oracle_test` rule passes these):
 
     judge.py --expectations EXPECTATIONS.json --observations OBSERVATIONS.json --log CALLER.log
              [--reference REFERENCE.json] [--generated GENERATED.json]
+             [--hidden-expectations HIDDEN_EXPECTATIONS.json --hidden-observations HIDDEN_OBSERVATIONS.json]
 
 The judge runs in its own test action and imports only the standard library and the gate package;
 no production, harness or third-party module is ever loaded into this process. It reads the
@@ -22,8 +23,13 @@ entered, space-separated: untrusted, never judged, docs/design.md section 12); a
 inputs, result, expected value and message, and how many failed) and a `failure` whose message is
 the first failing sample's line and whose text shows them all. The observation digest is the sha256
 of the canonical JSON (`canonical`) of the row's `results` list as the caller returned it, or of
-`{"error": reason}` when the row has none; no message is part of it. Exit code 0 when every
-invariant holds, else 1. The contract: docs/design.md sections 5, 8 and 9.
+`{"error": reason}` when the row has none; no message is part of it. A row with a
+`hidden_sha256` also has the property `hidden`: `passed` or `failed` when the run held its hidden
+samples (`--hidden-expectations`, `--hidden-observations`: the hidden caller's), `clean run only`
+when it did not; nothing else of the hidden samples is written anywhere, and the hidden caller's
+log is never read. The testcase's outcome and digest are the visible samples' alone: the gate, not
+this exit code, turns a failed hidden part into exit 4. Exit code 0 when every invariant holds,
+else 1. The contract: docs/design.md sections 5, 8 and 9.
 """
 
 import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
@@ -53,13 +59,14 @@ def xml_text(text: str) -> str:
     return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
-def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
+def to_junit(judged: Sequence[Judgement], salt: str, suite: str, hidden: Mapping[str, str] | None = None) -> bytes:
     """Renders judgements as JUnit XML, UTF-8 with a declaration and a trailing newline.
 
     Args:
         judged: the judgements (`judge_all`), one `invariant[<id>]` testcase each, in that order.
         salt: the run's salt, the `salt` property of every testcase.
         suite: the testsuite's name.
+        hidden: id -> the word `hidden_outcomes` gives, the `hidden` property of that row's testcase.
 
     Every testcase has the properties `observation_sha256`, `sample_sha256` and `salt`; one whose
     reply carried a coverage record also `ran_functions` (`ran_record.ran_text`, never judged); a
@@ -76,6 +83,8 @@ def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
         ET.SubElement(props, "property", name="observation_sha256", value=item.digest)
         ET.SubElement(props, "property", name="sample_sha256", value=" ".join(item.sample_digests))
         ET.SubElement(props, "property", name="salt", value=xml_text(salt))
+        if hidden and item.id in hidden:
+            ET.SubElement(props, "property", name="hidden", value=hidden[item.id])
         if item.ran is not None:
             ET.SubElement(props, "property", name=RAN_PROPERTY, value=xml_text(ran_text(item.ran)))
         if item.failing.count:
@@ -86,6 +95,34 @@ def to_junit(judged: Sequence[Judgement], salt: str, suite: str) -> bytes:
             failure.text = "\n".join(xml_text(line) for line in item.failure_lines())
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
+
+
+# The `hidden` property of a row with a `hidden_sha256`: the only word the judge says of its hidden samples.
+HIDDEN_PASSED = "passed"
+HIDDEN_FAILED = "failed"
+HIDDEN_ABSENT = "clean run only"
+
+
+def hidden_outcomes(expectations: Any, observations: Any) -> dict[str, str]:
+    """id -> HIDDEN_PASSED, HIDDEN_FAILED or HIDDEN_ABSENT for every row with hidden samples.
+
+    Args:
+        expectations: the parsed hidden expectations view (`pin_check.hidden_views`): its rows, and
+            the `absent` ids whose hidden blob this run was not given; None when the judge was
+            given none.
+        observations: the parsed observations of the hidden caller, or None when unusable (then
+            every row with hidden samples fails).
+
+    Feedback on hidden samples is rationed to one word per row (docs/threat-model.md, "Hidden
+    samples"): no index, input, result or expected value leaves this function. Raises nothing.
+    """
+    if type(expectations) is not dict or type(expectations.get("rows")) is not list:
+        return {}
+    out = {ident: HIDDEN_ABSENT for ident in expectations.get("absent", []) if type(ident) is str}
+    if expectations["rows"]:
+        judged, _, _ = judge_all(expectations, observations)
+        out.update({item.id: HIDDEN_PASSED if item.ok else HIDDEN_FAILED for item in judged})
+    return out
 
 
 def _read_json(path: str, strict: bool) -> Any:
@@ -104,6 +141,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     parser.add_argument("--log", required=True)
     parser.add_argument("--reference")
     parser.add_argument("--generated")
+    parser.add_argument("--hidden-expectations")
+    parser.add_argument("--hidden-observations")
     parser.add_argument("--suite", default=environ.get("TEST_TARGET", "oracle_test"))
     args = parser.parse_args(argv)
     try:
@@ -123,10 +162,12 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
         print(f"judge: cannot read the reference view or the generated samples: {exc}")
         return 1
     judged, salt, notes = judge_all(expectations, observations, reference, generated)
+    hidden = _hidden(args.hidden_expectations, args.hidden_observations)
     for note in notes:
         print(f"judge: {note}")
     for item in judged:
-        print(f"{'passed' if item.ok else 'FAILED'} {item.id} observation_sha256={item.digest}")
+        print(f"{'passed' if item.ok else 'FAILED'} {item.id} observation_sha256={item.digest}"
+              + (f" hidden: {hidden[item.id]}" if item.id in hidden else ""))
         for line in item.failure_lines():
             print(f"    {line}")
     if salt:
@@ -134,9 +175,26 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     xml_path = environ.get("XML_OUTPUT_FILE")
     if xml_path:
         with open(xml_path, "wb") as f:
-            f.write(to_junit(judged, salt, args.suite))
+            f.write(to_junit(judged, salt, args.suite, hidden))
     _echo_log(args.log)
     return 0 if all(item.ok for item in judged) else 1
+
+
+def _hidden(expectations_path: str | None, observations_path: str | None) -> dict[str, str]:
+    """`hidden_outcomes` of the files given; {} without the hidden expectations view. An unusable
+    hidden observations file fails every row with hidden samples, and is not described."""
+    if not expectations_path:
+        return {}
+    try:
+        expectations = _read_json(expectations_path, strict=False)
+    except (OSError, ValueError):
+        print("judge: cannot read the hidden expectations view")
+        return {}
+    try:
+        observations = _read_json(observations_path, strict=True) if observations_path else None
+    except (OSError, SampleError):
+        observations = None
+    return hidden_outcomes(expectations, observations)
 
 
 def _echo_log(path: str) -> None:

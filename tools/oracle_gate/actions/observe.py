@@ -2,7 +2,7 @@
 
 Usage (from the action `oracle_test` declares):
 
-    observe.py --inputs INPUTS.json --generated GENERATED.json --out OBSERVATIONS.json --log CALLER.log
+    observe.py --inputs INPUTS.json --generated GENERATED.json --out OBSERVATIONS.json --log CALLER.log [--quiet]
 
 INPUTS.json is the suite's inputs view (no bound, no expected value), GENERATED.json the samples
 drawn for this run's salt. For each row, in id order, the supervisor sends the caller one request
@@ -22,7 +22,9 @@ maps the action's user to when the gate runs as root). Each limit that ends a ro
 error.
 
 The action exits 0 whatever production code does; it exits 1 only when its own inputs are unusable
-(docs/design.md section 8). The judge copies CALLER.log into the test log.
+(docs/design.md section 8). The judge copies CALLER.log into the test log. With `--quiet` (the
+hidden caller, run on the hidden inputs view) this process's stdout and stderr and the caller's
+output all go to /dev/null and CALLER.log stays empty: nothing of a hidden sample reaches a log.
 
 Standard library only; this file must not import the gate package (the action's runfiles hold the
 production library, not the gate).
@@ -285,7 +287,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generated", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--log", required=True)
+    parser.add_argument("--quiet", action="store_true",
+                        help="the hidden caller: production code's stdout and stderr, and this process's, go to /dev/null")
     args = parser.parse_args(argv)
+    if args.quiet:
+        # Nothing of the hidden samples may reach Bazel's output or a log: the caller's own error
+        # lines included. The log file stays empty.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.close(devnull)
     try:
         with open(args.inputs, encoding="utf-8") as f:
             inputs = json.load(f)
@@ -295,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The gate's error-line form (errors.error_line), written out: this side imports nothing of the gate.
         print(f"oracle-gate: [1] cannot read the inputs view: {exc}", file=sys.stderr)
         return 1
-    log_fd = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.close(os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+    log_fd = os.open(os.devnull if args.quiet else args.log, os.O_WRONLY)
     try:
         rows = observe(inputs, generated, log_fd)
     finally:

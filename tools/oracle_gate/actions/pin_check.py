@@ -2,6 +2,7 @@
 
 Usage:
     pin_check --out INDEX [--inputs INPUTS --expectations EXPECTATIONS] [--reference-inputs REFERENCE]
+              [--hidden-inputs HIDDEN_INPUTS --hidden-expectations HIDDEN_EXPECTATIONS]
               --policy PATH=FILE --oracle PATH=FILE... --blob PATH=FILE...
 
 PATH is the repository-relative path, FILE where the action finds the bytes. Every oracle file is
@@ -9,8 +10,9 @@ validated (schema 1) and every row's blob is hashed; the sha256 must equal the r
 On success the JSON index of oracle files and blobs is written to INDEX, the inputs view to INPUTS
 (with the policy's production packages, whose functions the caller records as run) and the sealed
 expectations view to EXPECTATIONS (`spec/views.py`), the reference inputs view to REFERENCE (given
-by a suite with `references`; without it, a row that names a `reference` is a problem), and the exit
-code is 0; on any
+by a suite with `references`; without it, a row that names a `reference` is a problem), the hidden
+views of the rows whose hidden blob the action was given (only the clean run's tree holds one, at
+`hidden_store.hidden_path`) to HIDDEN_INPUTS and HIDDEN_EXPECTATIONS, and the exit code is 0; on any
 problem one line per problem goes to stderr (`oracle-gate: [5] ...`, errors.error_line) and the exit
 code is 5, which fails the build; a file that cannot be read is exit 1. The validation is the
 loader's own (loader.py), so the build and `check` judge oracle files alike.
@@ -25,6 +27,7 @@ import argparse
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tools.oracle_gate import errors
@@ -33,7 +36,7 @@ from tools.oracle_gate.suite.loader import check_blob, load_policy, read_oracle_
 from tools.oracle_gate.approval.policy import Policy
 from tools.oracle_gate.spec.views import reference_view, split
 from tools.oracle_gate.spec.samples import load_samples
-from tools.oracle_gate.spec.schema import Invariant
+from tools.oracle_gate.spec.schema import Invariant, hidden_path
 from tools.oracle_gate.git.tree import REGULAR, Entry
 
 
@@ -78,6 +81,57 @@ class ActionFiles:
     def vouched(self, entry: Entry, claim: str) -> bool:
         """False: the action checks every file it is given."""
         return False
+
+
+@dataclass
+class Hidden:
+    """The rows' hidden samples this action was given (only the clean run's tree holds them).
+
+    Attributes:
+        rows: (the row as its hidden blob's row: that blob, its digest, no generator and no
+            reference; the hidden blob's parsed samples) per row whose hidden blob is here.
+        absent: the ids of rows with a `hidden_sha256` whose blob is not among the action's blobs.
+    """
+
+    rows: list[tuple[Invariant, Any]] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+
+
+def hidden_rows(rows: Sequence[tuple[Invariant, Any]], blobs: dict[str, str],
+                label: str | None) -> tuple[list[OracleError], Hidden]:
+    """The hidden samples of the verified `rows`: each row's `hidden_sha256` blob, when among
+    `blobs` at `hidden_store.hidden_path(digest)`, checked like the row's blob (pin and shape).
+
+    Raises:
+        OSError: when a file cannot be read.
+    """
+    problems: list[OracleError] = []
+    out = Hidden()
+    for inv, _ in rows:
+        if inv.hidden_sha256 is None:
+            continue
+        path = hidden_path(inv.hidden_sha256)
+        if path not in blobs:
+            out.absent.append(inv.id)
+            continue
+        row = replace(inv, blob=path, blob_sha256=inv.hidden_sha256, generate=None, reference=None)
+        found, data = _check_pin(row, blobs, label)
+        if found:
+            # The store's file was verified before it was copied: a mismatch here is not the oracle
+            # author's, and the message must not quote the hidden samples.
+            problems.append(OracleError("its hidden blob does not match hidden_sha256 or the row's sample shape",
+                                        path=inv.source, row=inv.id, field="hidden_sha256"))
+            continue
+        out.rows.append((row, load_samples(data)))
+    return problems, out
+
+
+def hidden_views(hidden: Hidden, packages: Sequence[str] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(hidden inputs view, hidden expectations view): `views.split` of the hidden rows; the
+    expectations view also lists the `absent` ids. Raises nothing."""
+    inputs, expectations = split(hidden.rows, packages)
+    expectations["absent"] = sorted(hidden.absent)
+    return inputs, expectations
 
 
 def verify(
@@ -153,6 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--inputs")
     parser.add_argument("--expectations")
     parser.add_argument("--reference-inputs")
+    parser.add_argument("--hidden-inputs")
+    parser.add_argument("--hidden-expectations")
     parser.add_argument("--policy")
     parser.add_argument("--oracle", action="append", default=[])
     parser.add_argument("--blob", action="append", default=[])
@@ -163,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy = (path, file)
     try:
         problems, index, rows = verify(policy, _pairs(args.oracle), _pairs(args.blob))
+        found, hidden = hidden_rows(rows, _pairs(args.blob), None)
+        problems += found
     except OSError as exc:
         print(error_line(errors.UNDECIDED, f"cannot read {exc.filename}: {exc.strerror}"), file=sys.stderr)
         return errors.UNDECIDED
@@ -182,6 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _write_json(args.expectations, expectations)
     if args.reference_inputs:
         _write_json(args.reference_inputs, reference_view(rows))
+    if args.hidden_inputs or args.hidden_expectations:
+        hidden_inputs, hidden_expectations = hidden_views(hidden, policy_packages(policy))
+        _write_json(args.hidden_inputs, hidden_inputs)
+        _write_json(args.hidden_expectations, hidden_expectations)
     return errors.OK
 
 

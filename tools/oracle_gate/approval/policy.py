@@ -12,7 +12,10 @@ from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
 from tools.oracle_gate.errors import OracleError
 
 POLICY_PATH = "oracles/policy.toml"
-_KEYS = {"schema", "label", "protected", "production_packages", "uncovered_changes"}
+_KEYS = {"schema", "label", "protected", "production_packages", "uncovered_changes", "hidden"}
+# `hidden`: whether `check --clean` must run every row's hidden samples (docs/oracles.md, "Hidden samples").
+HIDDEN_OPTIONAL = "optional"
+HIDDEN_REQUIRED = "required"
 # `uncovered_changes`: a production function the change modified that no row's run entered is a
 # note in the report (the default), or an exit-4 violation (docs/design.md section 12).
 UNCOVERED_NOTE, UNCOVERED_FAIL = "note", "fail"
@@ -58,12 +61,15 @@ class Policy:
         production_packages: top-level Python packages an oracle `entry` may name.
         uncovered_changes: UNCOVERED_NOTE (default) or UNCOVERED_FAIL: whether a production
             function the change modified that no row ran is a note or an exit-4 violation.
+        hidden: HIDDEN_OPTIONAL (default) or HIDDEN_REQUIRED: whether a clean run that cannot run a
+            row's hidden samples (no store, a file missing or wrong) is a note or exit 1.
     """
 
     label: str
     protected: tuple[str, ...]
     production_packages: tuple[str, ...]
     uncovered_changes: str = UNCOVERED_NOTE
+    hidden: str = HIDDEN_OPTIONAL
 
 
 def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
@@ -77,7 +83,8 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
         OracleError: (exit 5) on bytes that are not clean UTF-8 text (a byte order mark, UTF-16,
             Latin-1, NUL or another control character, named in words by
             `encoding.text_problem`), bad TOML, unknown keys, wrong types or empty lists, or an
-            `uncovered_changes` other than "note" or "fail" (`_uncovered_changes`).
+            `uncovered_changes` other than "note" or "fail" (`_uncovered_changes`), or a `hidden`
+            other than "optional" or "required" (`_hidden`).
     """
     unreadable = text_problem(data, "TOML")
     if unreadable is not None:
@@ -111,7 +118,19 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
             raise OracleError(f"{glob!r} must be a repository-relative glob", path=path, field="protected")
     protected = tuple(dict.fromkeys(ALWAYS_PROTECTED + lists["protected"]))
     return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"],
-                  uncovered_changes=_uncovered_changes(doc, path))
+                  uncovered_changes=_uncovered_changes(doc, path), hidden=_hidden(doc, path))
+
+
+def _hidden(doc: dict[str, object], path: str) -> str:
+    """The policy's `hidden`, HIDDEN_OPTIONAL when absent.
+
+    Raises:
+        OracleError: (exit 5) for any other value than "optional" or "required".
+    """
+    value = doc.get("hidden", HIDDEN_OPTIONAL)
+    if value not in (HIDDEN_OPTIONAL, HIDDEN_REQUIRED):
+        raise OracleError(f"must be {HIDDEN_OPTIONAL!r} or {HIDDEN_REQUIRED!r}, got {value!r}", path=path, field="hidden")
+    return str(value)
 
 
 def _uncovered_changes(doc: dict[str, object], path: str) -> str:

@@ -20,6 +20,7 @@ from tools.oracle_gate.errors import PREFIX, GateError
 from tools.oracle_gate.runs.bazel_binary import resolve as resolve_bazel
 from tools.oracle_gate.runs.blocks import (
     block_flags,
+    hidden_folders,
     sealed_folders,
     gate_cache_entries,
     gate_code_blocks,
@@ -57,6 +58,7 @@ from tools.oracle_gate.text import visible
 # Tags `oracle_test` (tools/bazel/private/oracle_test.bzl) puts on its observations and judge
 # targets, so each of the gate's three invocations selects its own part of the oracles package.
 OBSERVATIONS_TAG = "oracle_observations"
+HIDDEN_TAG = "oracle_hidden_observations"
 JUDGE_TAG = "oracle_judge"
 # Bazel exit codes: 0 ok, 3 some tests failed, 4 no tests found, 1 build failed.
 _RESULT_EXITS = (0, 1, 3, 4)
@@ -65,7 +67,8 @@ _SUMMARY = re.compile(r"^INFO: \d+ process(es)?: ")
 # What Bazel 4.2's linux-sandbox prints when a --sandbox_block_path target is gone when an action starts.
 _MISSING_MOUNT = re.compile(r"Mount target '([^']+)' does not exist")
 # What each invocation of a run runs, as the report names it.
-STAGE_NAMES = {"views": "pin check and draw", "change": "the change's code", "judge": "the judge"}
+STAGE_NAMES = {"views": "pin check and draw", "change": "the change's code", "hidden": "the hidden samples' caller",
+               "judge": "the judge"}
 # How often the change's invocation is run again when other runs' folders vanished meanwhile.
 VANISHED_RETRIES = 3
 # Bazel's output (which includes the output of failed tests, i.e. text the change wrote) is relayed
@@ -221,9 +224,11 @@ class Launcher:
         return sorted(line.strip() for line in proc.stdout.splitlines() if line.strip())
 
     def invoke(self, command: str, flags: Sequence[str], targets: Sequence[str], files: tuple[str, str],
-               log_flags: Callable[[str], list[str]], tmpdir: str | None = None) -> Invocation:
+               log_flags: Callable[[str], list[str]], tmpdir: str | None = None, quiet: bool = False) -> Invocation:
         """Runs one `bazel COMMAND`, relaying its output, with its event file and execution log at
-        `files` (two paths), TMPDIR set to `tmpdir` when given.
+        `files` (two paths), TMPDIR set to `tmpdir` when given. `quiet`: Bazel's output is read for
+        its process summary only, never relayed or logged, and a failure names no message (the
+        hidden callers' invocation: a failed action's output could quote a hidden sample).
 
         Raises:
             GateError: (exit 1) when Bazel is missing, exits for a reason other than a build or test
@@ -240,13 +245,16 @@ class Launcher:
         except FileNotFoundError:
             raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
         try:
-            summary, missing_mounts = _relay(proc)
+            summary, missing_mounts = _relay(proc, quiet)
             returncode = proc.wait()
         finally:
             stop(proc)
         if returncode not in _RESULT_EXITS:
-            raise GateError(f"`bazel {command} {' '.join(targets)}` exited {returncode}; see Bazel's output above")
+            raise GateError(f"`bazel {command} {' '.join(targets)}` exited {returncode}"
+                            + ("; its output is not shown (it ran the hidden samples)" if quiet else "; see Bazel's output above"))
         status, xml, failure = _read_events(bep, failed=returncode == 1)
+        if quiet and failure is not None:
+            failure = BuildFailure(failure.setup, "", "")
         try:
             with open(execution_log, "rb") as f:
                 spawn_log = f.read()
@@ -257,15 +265,18 @@ class Launcher:
         return Invocation(returncode, status, xml, spawn_log, summary, missing_mounts, failure)
 
 
-def _relay(proc: "subprocess.Popen[bytes]") -> tuple[list[str], list[str]]:
-    """Relays Bazel's output to stderr, each line escaped and prefixed (RELAY_PREFIX); returns its
-    process summary and the block paths its sandbox found missing."""
+def _relay(proc: "subprocess.Popen[bytes]", quiet: bool = False) -> tuple[list[str], list[str]]:
+    """Relays Bazel's output to stderr, each line escaped and prefixed (RELAY_PREFIX), unless
+    `quiet`; returns its process summary and the block paths its sandbox found missing."""
     assert proc.stdout is not None
     summary: list[str] = []
     missing_mounts: list[str] = []
+    if quiet:
+        BAZEL_OUTPUT.info(RELAY_PREFIX + "(the output of the hidden samples' invocation is not shown)")
     for raw in proc.stdout:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        BAZEL_OUTPUT.info(RELAY_PREFIX + visible(line))
+        if not quiet:
+            BAZEL_OUTPUT.info(RELAY_PREFIX + visible(line))
         if _SUMMARY.search(line):
             # Bazel prints its process summary once, at the end; a test's output printed
             # earlier that looks like one is replaced by the real one.
@@ -313,6 +324,8 @@ class RunSpec:
             there), and other runs' folders are out of sight.
         exact_env: pass the environment to Bazel as it is; else the variables `bazel run` set are
             dropped (`flags.clean_env`).
+        hidden: the tree holds hidden blobs (the clean run with a hidden store): the hidden callers
+            then run in an invocation of their own after the change's, with their output discarded.
     """
 
     flags: Sequence[str] = ()
@@ -321,6 +334,7 @@ class RunSpec:
     strategy: str = "linux-sandbox"
     sealed_root: SealedRoot | None = None
     exact_env: bool = False
+    hidden: bool = False
 
 
 def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) -> BazelRun:
@@ -372,7 +386,7 @@ def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) 
     try:
         run = _Run(launcher, _run_flags(extra, spec.strategy), lambda path: execution_log_flags(help_text, path),
                    work, harness, info)
-        run.fixed, run.siblings = fixed, siblings
+        run.fixed, run.siblings, run.hidden = fixed, siblings, spec.hidden
         return run.invocations(sealed_by)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -437,31 +451,41 @@ class _Run:
                  harness: list[str], info: Mapping[str, str]) -> None:
         self.launcher, self.flags, self.log_flags, self.harness, self.info = launcher, flags, log_flags, harness, info
         self.logs = os.path.join(work, "logs")
-        self.tmp = {stage: os.path.join(work, f"tmp-{stage}") for stage in ("views", "change", "judge")}
+        self.tmp = {stage: os.path.join(work, f"tmp-{stage}") for stage in ("views", "change", "hidden", "judge")}
         for path in (self.logs, *self.tmp.values()):
             os.makedirs(path)
         # What the change's invocation blocks (`_blocks`): fixed paths, and other runs' folders,
         # which may vanish while it runs.
         self.fixed: list[str] = []
         self.siblings: list[str] = []
+        self.hidden = False
 
     @property
     def blocked(self) -> list[str]:
-        """Every path the change's invocation blocks: listed before the run, and the sealed folders
-        of every configuration as they are now (`blocks.sealed_folders`, after the views)."""
+        """Every path the change's invocation blocks: listed before the run, the sealed folders of
+        every configuration as they are now (`blocks.sealed_folders`, after the views), and with
+        hidden samples in the tree their inputs (`blocks.hidden_folders`)."""
+        hidden = hidden_folders(self.info["bazel-bin"]) if self.hidden else []
+        return list(dict.fromkeys([*self.blocked_but_hidden, *hidden]))
+
+    @property
+    def blocked_but_hidden(self) -> list[str]:
+        """What the hidden callers' invocation blocks: `blocked` without the hidden inputs they read."""
         return list(dict.fromkeys([*self.fixed, *sealed_folders(self.info["bazel-bin"]), *self.siblings, self.logs]))
 
     def bazel(self, command: str, flags: Sequence[str], targets: Sequence[str], stage: str, name: str) -> Invocation:
-        """One invocation of this run (`Launcher.invoke`), its files named `name`, TMPDIR `stage`'s."""
+        """One invocation of this run (`Launcher.invoke`), its files named `name`, TMPDIR `stage`'s;
+        the hidden stage's quiet."""
         files = (os.path.join(self.logs, f"{name}.events.json"), os.path.join(self.logs, f"{name}.spawns.bin"))
-        invocation = self.launcher.invoke(command, flags, targets, files, self.log_flags, self.tmp[stage])
+        invocation = self.launcher.invoke(command, flags, targets, files, self.log_flags, self.tmp[stage],
+                                          quiet=stage == "hidden")
         # Which invocation each process summary is of, for the report.
         invocation.summary = [f"{line.rstrip('.')} ({STAGE_NAMES[stage]})." for line in invocation.summary]
         return invocation
 
     def invocations(self, sealed_by: str) -> BazelRun:
         """Runs the three invocations (`run_bazel`) and reads what they ran."""
-        views = self.bazel("build", [*self.flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG}"],
+        views = self.bazel("build", [*self.flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
                            [ORACLE_PATTERN], "views", "views")
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:
@@ -473,6 +497,19 @@ class _Run:
             return BazelRun(targets=change.status, build_failed=True, failure=change.failure,
                             summary=views.summary + change.summary,
                             blocked=self.blocked, escapes=escaped, sealed_by=sealed_by)
+        if self.hidden:
+            # After every other action of the change's code: nothing that runs later can read what
+            # the hidden callers wrote (TMPDIR, /tmp), and their own output is discarded.
+            hidden = self.bazel("build", [*self.flags, f"--build_tag_filters={HIDDEN_TAG}",
+                                          *block_flags(self.blocked_but_hidden)], [ORACLE_PATTERN], "hidden", "hidden")
+            escaped += unconfined(read_spawns(hidden.spawn_log))
+            change.summary.extend(hidden.summary)
+            if hidden.exit_code == 1:
+                return BazelRun(targets=change.status, build_failed=True,
+                                failure=BuildFailure(False, "", "the hidden samples' caller did not run to its end; "
+                                                     "its output is not shown (docs/oracles.md, \"Hidden samples\")"),
+                                summary=views.summary + change.summary,
+                                blocked=self.blocked, escapes=escaped, sealed_by=sealed_by)
         judge = self.bazel("test", self.flags, [ORACLE_PATTERN], "judge", "judge")
         escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
         maps, ignored = read_results(judge, self.info["bazel-testlogs"])
@@ -497,7 +534,8 @@ class _Run:
             GateError: (exit 1) when another blocked path went missing, or folders keep vanishing.
         """
         for attempt in range(VANISHED_RETRIES + 1):
-            change = self.bazel("test", [*self.flags, f"--build_tag_filters=-{JUDGE_TAG}",
+            skip = f"-{JUDGE_TAG},-{HIDDEN_TAG}" if self.hidden else f"-{JUDGE_TAG}"
+            change = self.bazel("test", [*self.flags, f"--build_tag_filters={skip}",
                                          f"--test_tag_filters=-{JUDGE_TAG}", *block_flags(self.blocked)],
                                 [*self.harness, ORACLE_PATTERN], "change", f"change-{attempt}")
             # Another gate run on this machine may finish, and remove its folder, between the listing

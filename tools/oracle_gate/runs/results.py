@@ -82,6 +82,8 @@ class Observed:
             `ran_functions` property (`ran_record.parse_ran_text`); None when the testcase has
             none, or one that does not parse. Untrusted (the change's process wrote it) and never
             compared: `check` uses it only to add a note or a failure (docs/design.md section 12).
+        hidden: the judge's word on the row's hidden samples (`hidden` property): "passed",
+            "failed", "clean run only", or "" for a row without them. Never part of the digest.
     """
 
     outcome: str
@@ -91,6 +93,7 @@ class Observed:
     message: str = ""
     failing: FailingSamples = FailingSamples()
     ran: tuple[str, ...] | None = None
+    hidden: str = ""
 
 
 def short_digest(found: Observed | None) -> str:
@@ -171,10 +174,19 @@ def read_result(data: bytes, source: str) -> FileResult:
         found = Observed(outcome, props.get("observation_sha256", ""),
                          tuple(props.get("sample_sha256", "").split()), source,
                          failure.get("message", "") if failure is not None else "", failing,
-                         parse_ran_text(props.get(RAN_PROPERTY)))
+                         parse_ran_text(props.get(RAN_PROPERTY)), _hidden_word(props.get("hidden", "")))
         if _worse(found, out.get(match.group(1))):
             out[match.group(1)] = found
     return FileResult(out, unnamed)
+
+
+# The words the judge writes in a testcase's `hidden` property (actions/judge.py); any other value
+# is read as a failed hidden part.
+HIDDEN_WORDS = ("passed", "failed", "clean run only")
+
+
+def _hidden_word(value: str) -> str:
+    return value if value in HIDDEN_WORDS or not value else "failed"
 
 
 def judge_target(files: Iterable[FileResult]) -> dict[str, Observed]:
@@ -449,6 +461,8 @@ def to_junit(observed: dict[str, Observed], suite: str) -> bytes:
         ET.SubElement(props, "property", name="sample_sha256", value=xml_safe(" ".join(found.samples)))
         if found.ran is not None:
             ET.SubElement(props, "property", name=RAN_PROPERTY, value=xml_safe(ran_text(found.ran)))
+        if found.hidden:
+            ET.SubElement(props, "property", name="hidden", value=found.hidden)
         if found.failing.count:
             ET.SubElement(props, "property", name="failing_samples", value=found.failing.to_text())
         if found.outcome == FAILED:

@@ -28,6 +28,9 @@ KEYWORD_KINDS = ("bound", "matches", "agrees", "round_trip", "monotonic", "compo
 # Kinds that judge a relation between calls rather than one result.
 RELATIONS = ("round_trip", "monotonic", "antisymmetric", "composed")
 BLOB_DIR = "oracles/blobs/"
+# Where only the clean run's pristine tree holds the verified hidden blobs (suite/hidden_store.py):
+# no commit may hold a file there, and no row's `blob` may point there.
+HIDDEN_DIR = BLOB_DIR + "_hidden"
 # The invariant id rule, written once: results.py (the `[<id>]` testcase suffix) and manifest.py (the
 # `# invariant <id> <file>` lines) build their patterns from ID_PATTERN.pattern.
 ID_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -44,7 +47,7 @@ MIN_MEMORY_MIB = 256
 MAX_MEMORY_MIB = 65536
 
 _COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s", "memory_mib", "receiver", "build",
-           "project", "generate")
+           "project", "generate", "hidden_sha256")
 # Per kind: (keys it requires, keys it also allows) among _KIND_SPECIFIC.
 _KIND_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "bound": (("min", "max"), ()),
@@ -97,6 +100,8 @@ class Invariant:
             value is the expected value of every sample that has none stored; or None.
         inverse: the `round_trip` inverse; over, direction: the `monotonic` argument and order.
         entries: the callables of a `composed` row, in call order (`entry` is the first).
+        hidden_sha256: the sha256 (64 lowercase hex digits) of the row's hidden blob, whose bytes
+            only the hidden store holds (docs/oracles.md, "Hidden samples"); or None.
     """
 
     id: str
@@ -123,6 +128,7 @@ class Invariant:
     over: str | None = None
     direction: str | None = None
     entries: tuple[str, ...] = ()
+    hidden_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,12 @@ class OracleFile:
     parsed: bool = False
 
 
+def hidden_path(digest: str) -> str:
+    """The repository-relative path of the hidden blob `digest` (64 hex digits) in the clean run's
+    pristine tree: `<HIDDEN_DIR>/<digest>.json` (suite/hidden_store.py)."""
+    return f"{HIDDEN_DIR}/{digest}.json"
+
+
 def check_blob_path(blob: str) -> str | None:
     """Returns why `blob` is not an acceptable blob path, or None when it is.
 
@@ -183,6 +195,8 @@ def check_blob_path(blob: str) -> str | None:
         return f"{blob!r} is not a normalized path (no '..', '.', or empty segments)"
     if not blob.startswith(BLOB_DIR) or len(parts) < 3:
         return f"{blob!r} is outside {BLOB_DIR}"
+    if blob.startswith(HIDDEN_DIR + "/"):
+        return f"{blob!r} is in {HIDDEN_DIR}/, which only the clean run fills from the hidden store; name the hidden blob by hidden_sha256"
     return None
 
 
@@ -268,11 +282,27 @@ def _check_common(row: dict[str, object], allowed_packages: Sequence[str] | None
         bad("blob", why)
     if not SHA256_PATTERN.fullmatch(str(row["blob_sha256"])):
         bad("blob_sha256", "must be 64 lowercase hex digits (the sha256 of the blob's bytes)")
+    if "hidden_sha256" in row:
+        _check_hidden(row, kind, bad)
     seed = row.get("seed")
     if "seed" in row and type(seed) is not int:
         bad("seed", f"must be an integer, got {type(seed).__name__}")
     elif type(seed) is int and not INT64_MIN <= seed <= INT64_MAX:
         bad("seed", "must fit in a signed 64-bit integer")
+
+
+def _check_hidden(row: dict[str, object], kind: str, bad: _Bad) -> None:
+    """`hidden_sha256` is 64 lowercase hex digits and names a blob other than the row's own; hidden
+    samples are judged as stored ones are, so a kind whose stored samples the reference judges
+    (`agrees`, a `composed` row with a reference) cannot have them."""
+    hidden = row["hidden_sha256"]
+    if type(hidden) is not str or not SHA256_PATTERN.fullmatch(hidden):
+        bad("hidden_sha256", "must be 64 lowercase hex digits (the sha256 of the hidden blob's bytes)")
+    elif hidden == row.get("blob_sha256"):
+        bad("hidden_sha256", "is the visible blob's own digest: a hidden blob holds samples the repository does not")
+    if kind == "agrees" or (kind == "composed" and "reference" in row):
+        bad("hidden_sha256", f"is not allowed for kind {kind!r} judged by its reference: hidden samples are judged "
+                             "by their stored expected values, bounds or relation, never by a reference")
 
 
 def _check_kind_keys(row: dict[str, object], kind: str, bad: _Bad) -> None:
@@ -375,6 +405,7 @@ def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> 
         args_names=tuple(row["args_names"]) if type(row.get("args_names")) is list else (),  # type: ignore[arg-type]
         project=row.get("project"),  # type: ignore[arg-type]
         entries=entries,
+        hidden_sha256=str(row["hidden_sha256"]) if "hidden_sha256" in row else None,
         **text,  # type: ignore[arg-type]
     )
 

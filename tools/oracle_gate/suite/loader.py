@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, in_labelled_change, parse_policy
 from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
-from tools.oracle_gate.spec.schema import (Invariant, OracleFile, Retired, duplicate_ids, is_oracle_path, parse_oracle,
+from tools.oracle_gate.spec.schema import (HIDDEN_DIR, Invariant, OracleFile, Retired, duplicate_ids, is_oracle_path, parse_oracle,
                                            retired_problems)
 from tools.oracle_gate.git.tree import GITLINK, Entry, Tree
 from tools.oracle_gate.git.transform import explain, restore_command, rewrite_fix, rewritten
@@ -204,6 +204,9 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
     if result.policy is None and POLICY_PATH not in listing:
         result.problems.append(OracleError("is missing; the gate needs it to know what is protected", path=POLICY_PATH))
     files, problems = read_oracle_files(tree, {p: e for p, e in listing.items() if is_oracle_path(p)}, result.policy)
+    result.problems.extend(OracleError(f"is in {HIDDEN_DIR}/, which only the clean run fills from the hidden store; "
+                                       "a hidden blob's bytes must be in no commit (`hidden add` puts them in the store)",
+                                       path=p) for p in sorted(listing) if p.startswith(HIDDEN_DIR + "/"))
     result.files.extend(files)
     result.problems.extend(problems)
     if not verify_blobs:

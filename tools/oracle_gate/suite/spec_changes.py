@@ -28,13 +28,15 @@ BlobReader = Callable[[str], "bytes | None"]
 CHANGELOG_PATH = "oracles/CHANGELOG.md"
 # Marks of a change that weakens a claim; each needs a changelog line under the label.
 WEAKENING = ("bound widened", "fewer generated samples", "row removed", "row retired", "reference removed",
-             "expected value changed", "stored samples removed", "kind changed", "reference code changed")
+             "expected value changed", "stored samples removed", "kind changed", "reference code changed",
+             "hidden samples removed", "hidden samples changed")
 # Where the reference implementations live: a change to any file there may change the expected
 # value of every row with a reference (a reference may import any module of the package).
 REFERENCE_DIR = "oracles/reference/"
 # The fields compared, in the order the report lists them.
 FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "memory_mib", "generate",
-          "receiver", "build", "args_names", "project", "pattern", "reference", "inverse", "over", "direction", "entries")
+          "receiver", "build", "args_names", "project", "pattern", "reference", "inverse", "over", "direction", "entries",
+          "hidden_sha256")
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,14 @@ def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
         marks.append("blob retargeted")
     elif old.blob_sha256 != new.blob_sha256:
         marks.append("blob content changed")
+    # A hidden blob's bytes are in no commit: a reviewer cannot see what a new digest holds, so any
+    # change of it, like its removal, needs a changelog line.
+    if old.hidden_sha256 is not None and new.hidden_sha256 is None:
+        marks.append("hidden samples removed")
+    elif old.hidden_sha256 is not None and old.hidden_sha256 != new.hidden_sha256:
+        marks.append("hidden samples changed")
+    elif old.hidden_sha256 is None and new.hidden_sha256 is not None:
+        marks.append("hidden samples added")
     before = old.generate.count if old.generate is not None else 0
     after = new.generate.count if new.generate is not None else 0
     if after < before:

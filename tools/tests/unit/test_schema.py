@@ -72,7 +72,7 @@ CASES = [
      "entries of a file's last row in another oracle file"),
     ("rows not a table array", b"schema = 1\ninvariant = 3\n", f"{PATH}: field invariant: must be an array of tables ([[invariant]])"),
     ("unknown row key", doc(row(owner='"me"')),
-     f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are args, args_names, blob, blob_sha256, build, direction, entries, entry, generate, id, inverse, kind, max, memory_mib, min, over, pattern, project, receiver, reference, repeat, seed, timeout_s"),
+     f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are args, args_names, blob, blob_sha256, build, direction, entries, entry, generate, hidden_sha256, id, inverse, kind, max, memory_mib, min, over, pattern, project, receiver, reference, repeat, seed, timeout_s"),
     ("missing entry", doc(row(entry=None)), f"{PATH}: row ok_row: field entry: is required"),
     ("missing id", doc(row(id=None)), f"{PATH}: row #1: field id: is required"),
     ("id wrong type", doc(row(id="3")), f"{PATH}: row #1: field id: must be a string, got int"),
