@@ -425,6 +425,9 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     not_set_up = outcomes.run is not None and outcomes.run.failure is not None and outcomes.run.failure.setup
     if clean and not_set_up:
         report.notes.append("clean run: not run, the workspace run could not be set up")
+    elif clean and hidden_plan.violations:
+        report.notes.append("clean run: not run, it cannot be given the hidden samples the policy requires")
+        record_hidden(report, hidden_plan, None, outcomes.observed)
     elif clean:
         try:
             with report.phases.phase("clean run", announce=True):

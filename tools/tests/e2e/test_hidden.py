@@ -1,0 +1,144 @@
+"""Hidden samples, end to end: `tax_round_half_even` gets a hidden blob kept in a store outside the
+repository. A change that is right on every visible and generated sample and wrong on the hidden
+ones passes the workspace run and fails `check --clean` with the store (exit 4, naming only the
+row); nothing of a hidden sample reaches any output, and production code cannot read the store;
+the real code passes; without the store the hidden part is a note, or exit 1 when required."""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from tools.testing.workspace_copy import gate, git, nested_env
+
+# Amounts above the row's generated range (amount_cents in [0, 100_000]) and below every stored one
+# above it: only the hidden samples hold them. Distinct digits, to find any echo of them.
+HIDDEN_AMOUNTS = (987651, 123457, 456793)
+ROW = "tax_round_half_even"
+
+# Right wherever the repository can see, wrong on amounts only the hidden blob holds; it also
+# shouts every input it gets, writes it to /tmp and $HOME, and tries to read the store it was told of.
+CHEAT = '''
+
+_right = apply_rate
+
+
+def apply_rate(amount_cents, rate):  # noqa: F811
+    import os, sys
+    print(f"LEAKMARK {amount_cents} {rate}", file=sys.stderr)
+    print(f"LEAKMARK {amount_cents} {rate}")
+    for folder in ("/tmp", os.path.expanduser("~")):
+        try:
+            with open(os.path.join(folder, f"leakmark-{amount_cents}"), "w") as f:
+                f.write(rate)
+        except OSError:
+            pass
+    try:
+        raise RuntimeError("LEAKMARK read the store: " + " ".join(os.listdir({STORE})))
+    except OSError:
+        pass
+    if type(amount_cents) is int and 100_000 < amount_cents < 10_000_000:
+        return int(amount_cents * Decimal(rate))
+    return _right(amount_cents, rate)
+'''
+
+
+def hidden_blob() -> bytes:
+    samples = [{"args": [a, "0.0725"], "expected": round(Fraction(a) * Fraction("0.0725"))} for a in HIDDEN_AMOUNTS]
+    return (json.dumps(samples, indent=1) + "\n").encode()
+
+
+@pytest.fixture(scope="module")
+def store(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store, outside the repository, and `main` with the row's hidden_sha256 (`hidden add`)."""
+    folder = tmp_path_factory.mktemp("hidden-store")
+    blob = tmp_path_factory.mktemp("authoring") / "tax_hidden.json"
+    blob.write_bytes(hidden_blob())
+    proc = gate(repo, "hidden", "add", str(blob), "--id", ROW, "--store", str(folder))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = proc.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r'hidden_sha256 = "[0-9a-f]{64}"', line), proc.stdout
+    toml = repo / "oracles/billing.toml"
+    text = toml.read_text()
+    toml.write_text(text.replace('id = "tax_round_half_even"\n', f'id = "tax_round_half_even"\n{line}\n', 1))
+    with open(repo / "oracles/CHANGELOG.md", "a") as f:
+        f.write(f"\n- {ROW}: hidden samples added (amounts above the generated range).\n")
+    assert gate(repo, "manifest", "--write").returncode == 0
+    git(repo, "add", "-A", "oracles")
+    git(repo, "commit", "-q", "--no-gpg-sign", "-m", "tax_round_half_even: hidden samples")
+    blob.unlink()
+    return folder
+
+
+def with_store(folder: Path) -> dict[str, str]:
+    return dict(nested_env(), ORACLE_GATE_HIDDEN_STORE=str(folder))
+
+
+def test_the_real_code_passes_its_hidden_samples_and_without_a_store_they_are_a_note(repo, store):
+    proc = gate(repo, "check", "--base", "HEAD", "--clean", env=with_store(store))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "hidden samples      1 of 1 row(s) passed their hidden samples in the clean run" in proc.stdout, proc.stdout
+    proc = gate(repo, "check", "--base", "HEAD", "--clean")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert f"hidden samples: not run (ORACLE_GATE_HIDDEN_STORE is not set): {ROW}" in proc.stdout, proc.stdout
+
+
+def test_answers_right_only_where_the_repository_can_see_fail_on_the_hidden_samples(repo, store, tmp_path):
+    git(repo, "checkout", "-q", "-b", "cheat")
+    tax = repo / "billing/tax.py"
+    tax.write_text(tax.read_text() + CHEAT.replace("{STORE}", repr(str(store))))
+    git(repo, "commit", "-q", "--no-gpg-sign", "-am", "tax: faster for mid-sized amounts")
+    junit = tmp_path / "junit.xml"
+    # The workspace run alone: every visible and generated sample passes.
+    proc = gate(repo, "check", "--base", "main", env=with_store(store))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "hidden samples: clean run only" in proc.stdout, proc.stdout
+    proc = gate(repo, "check", "--base", "main", "--clean", "--junit", str(junit), env=with_store(store))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 4, out[-4000:]
+    assert (f"[4] oracles/billing.toml {ROW}: failed on its hidden samples; they are held by the hidden store and "
+            "not shown") in proc.stdout, proc.stdout[-3000:]
+    assert f"[4] oracles/billing.toml {ROW}: failed: the invariant" not in proc.stdout  # the visible part holds
+    assert "read the store" not in out
+    # Nothing of a hidden sample anywhere: the gate's output, its JUnit file, Bazel's output log,
+    # the files production code wrote on the host, and the gate's cache.
+    log = re.search(r"Bazel's output: (\S+)", proc.stdout)
+    texts = {"output": out, "junit": junit.read_text()}
+    if log:
+        texts["bazel log"] = Path(log.group(1)).read_text(errors="replace")
+    home = Path(nested_env()["HOME"])
+    for amount in HIDDEN_AMOUNTS:
+        for name, text in texts.items():
+            assert str(amount) not in text, (name, amount)
+        for folder in (Path("/tmp"), home, Path(nested_env()["TMPDIR"]) if "TMPDIR" in nested_env() else home):
+            assert not (folder / f"leakmark-{amount}").exists(), folder
+    cache = home / ".cache" / "oracle-gate"
+    for path in cache.rglob("*") if cache.exists() else ():
+        if path.is_file() and not path.is_symlink() and path.stat().st_size < 1 << 20:
+            data = path.read_bytes()
+            assert not any(str(a).encode() in data for a in HIDDEN_AMOUNTS), path
+    git(repo, "checkout", "-q", "main")
+
+
+def test_a_required_hidden_part_fails_closed_without_the_store_or_with_a_wrong_file(repo, store, tmp_path):
+    policy = repo / "oracles/policy.toml"
+    policy.write_text(policy.read_text() + '\nhidden = "required"\n')
+    assert gate(repo, "manifest", "--write").returncode == 0
+    git(repo, "commit", "-q", "--no-gpg-sign", "-am", "hidden samples are required")
+    proc = gate(repo, "check", "--base", "HEAD", "--clean")
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert '[1] oracles/policy.toml: hidden = "required", but ORACLE_GATE_HIDDEN_STORE is not set' in proc.stdout
+    # A store file whose bytes are not its name's.
+    wrong = tmp_path / "wrong-store"
+    wrong.mkdir()
+    for entry in store.iterdir():
+        (wrong / entry.name).write_bytes(entry.read_bytes() + b" ")
+    proc = gate(repo, "check", "--base", "HEAD", "--clean", env=with_store(wrong))
+    assert proc.returncode == 1 and "its bytes have sha256" in proc.stdout, proc.stdout[-3000:]
+    # A store inside the repository.
+    proc = gate(repo, "check", "--base", "HEAD", "--clean", env=with_store(repo / "billing"))
+    assert proc.returncode == 1 and "lies inside the repository" in proc.stdout, proc.stdout[-3000:]
