@@ -72,18 +72,26 @@ exports_files(["policy.toml", "MANIFEST.sha256"])
 """
 
 EXAMPLE = """# An example oracle row. Copy it into oracles/NAME.toml (with `schema = 1` on top), write its
-# blob, run `oracle_gate pin --write` (it adds the blob_sha256 line), and commit under the label.
+# blob, run the gate's `pin --write` (it adds the blob_sha256 line: `python3 -m tools.oracle_gate
+# --repo PATH pin --write` in the oracle-gate checkout, or `bazel run @oracle_gate//tools:oracle_gate
+# -- pin --write` here) and commit. The change that adds the gate needs no label; every later
+# change to oracles/ needs the policy's label. Every field and kind: docs/oracles.md.
 #
 # schema = 1
 #
 # [[invariant]]
 # id = "total_is_never_negative"
-# entry = "shop.prices:total_cents"      # package.module:function of a production package
-# kind = "bound"                          # bound, idempotent or exact_table
+# entry = "shop.prices:total_cents"      # package.module:function, :Class.method or :Class
+# kind = "bound"                          # bound, idempotent, exact_table, matches, agrees,
+#                                         # round_trip, monotonic, antisymmetric or composed
 # min = 0
 # max = 100_000_000                     # cents
 # blob = "oracles/blobs/NAME/carts.json"  # a JSON array of samples: the keyword arguments
 # seed = 1
+#
+# [invariant.generate]                    # optional: fresh samples on every check
+# count = 100
+# lines = { list = { int = [0, 10_000] }, len = [0, 5] }
 """
 
 GITIGNORE = """# Bazel's output links: a plain `bazel test` makes them, and `check` judges a clean work tree.

@@ -5,8 +5,9 @@ It reads the production diff only: files of the policy's `production_packages`, 
 `oracles/` or the gate (a changed `.py` file outside them is named, not read). Every function and
 method of those files whose code is new at HEAD, differs from the merge base's (compared as
 `ast.dump`, so comments and formatting do not count) or is gone is listed, and each gets a
-candidate row or the reason it gets none (`skip_reason`): a method or nested function (an entry
-names a module-level function), a `def` inside a module-level `if`/`try`/... block, a private
+candidate row or the reason it gets none (`skip_reason`): a nested function or a method of a nested
+class (an entry names a module-level function, or a method or constructor of a module-level
+class), a `def` inside a module-level `if`/`try`/... block, a private
 name, an entry the schema would refuse, a function removed at HEAD, or one that already has a row
 in HEAD's oracle files. A candidate goes in the oracle file that already holds rows of its module
 (else of its package, else `oracles/<package>.toml`) and its blob in that file's own folder,
@@ -130,6 +131,8 @@ class Candidate:
         oracle_file: the oracle file suggested for the row (`oracles/NAME.toml`).
         receiver: the `receiver` to suggest for a method (`package.module:Class`), or "".
         placement: why that file, e.g. "it holds the rows of shop.calc".
+        project: the `project` to suggest for a constructor, whose object is not plain JSON (TOML
+            text such as `{ attrs = ["table"] }`), or "".
     """
 
     entry: str
@@ -143,6 +146,7 @@ class Candidate:
     oracle_file: str
     placement: str
     receiver: str = ""
+    project: str = ""
 
     @property
     def blob(self) -> str:
@@ -374,8 +378,9 @@ def row_entry(found: Found) -> str:
 def skip_reason(found: Found, rows: Sequence[Row]) -> str:
     """Why a found function gets no candidate row, or "" when it gets one.
 
-    The reasons, first match wins: removed at HEAD; a method or a nested function (an entry's
-    function part is one name: `package.module:function`); a `def` inside a module-level block
+    The reasons, first match wins: removed at HEAD; a nested function or a method of a nested class
+    (an entry names `package.module:function`, `package.module:Class.method` or the constructor
+    `package.module:Class`); a `def` inside a module-level block
     (propose proposes top-level `def` statements only); a private name (leading underscore); an
     entry the schema's `ENTRY_PATTERN` refuses (a function of a top-level package's `__init__.py`);
     an entry some row of `rows` already names.
@@ -453,6 +458,23 @@ def _receiver(found: Found) -> str:
     return f"{found.module}:{qualname.rsplit('.', 1)[0]}"
 
 
+def _project(found: Found) -> str:
+    """The `project` to suggest for a constructor: the public attributes its `__init__` assigns on
+    `self` (`{ attrs = [...] }`), else `"str"`; "" for any other function."""
+    node = found.node
+    if not found.name.endswith(".__init__") or node is None:
+        return ""
+    names = set()
+    for sub in ast.walk(node):
+        targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(sub, ast.AnnAssign) else []
+        for target in targets:
+            for part in ast.walk(target):
+                if (isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self"
+                        and not part.attr.startswith("_")):
+                    names.add(part.attr)
+    return "{ attrs = [" + ", ".join(f'"{n}"' for n in sorted(names)) + "] }" if names else '"str"'
+
+
 def _candidate(found: Found, oracles: HeadRows, taken: set[str]) -> Candidate:
     node = found.node
     assert node is not None  # only removed functions have none, and they get no candidate
@@ -460,7 +482,7 @@ def _candidate(found: Found, oracles: HeadRows, taken: set[str]) -> Candidate:
     ident = _unique_id(f"{row_entry(found).partition(':')[2].replace('.', '_').lower()}_{_ID_SUFFIX[kind]}", taken)
     oracle_file, placement = oracle_file_for(found.module, oracles)
     return Candidate(row_entry(found), found.path, found.line, found.status, ast.unparse(node.args), kind, reason,
-                     ident, oracle_file, placement, receiver=_receiver(found))
+                     ident, oracle_file, placement, receiver=_receiver(found), project=_project(found))
 
 
 def survey(repo: str, base: str, head: str, paths: Sequence[str], oracles: HeadRows = HeadRows()) -> Survey:
@@ -531,6 +553,8 @@ def render(candidate: Candidate) -> list[str]:
         f'# kind = "{c.kind}"  # {c.reason}',
         *([f'# receiver = "{c.receiver}"  # builds the object from each sample\'s "receiver": [args] or {{kw}}']
           if c.receiver else []),
+        *([f"# project = {c.project}  # the object is not plain JSON: the row compares this (docs/oracles.md, "
+           "\"Projections\")"] if c.project else []),
         *KIND_FIELDS[c.kind],
         f'# blob = "{c.blob}"  # samples for {name}({c.signature})',
         "# # needs `pin --write` once the blob exists (it adds blob_sha256)",

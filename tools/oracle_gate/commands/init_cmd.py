@@ -98,7 +98,10 @@ def run(args: argparse.Namespace, context: Context) -> int:
         return errors.OK
     print(visible(f"init: {setup.mode} mode for Bazel {setup.bazel_major}; oracle-gate at {setup.gate_path}"))
     print("next steps:")
-    print("  1. list your production packages in oracles/policy.toml and their py_library targets in oracles/BUILD.bazel")
+    print("  1. give each production package a py_library loaded from @oracle_gate//tools/bazel:python.bzl in its "
+          "BUILD.bazel (init writes none; docs/adopting.md, step 2)" + ("" if args.dep else
+          ", and name it in oracles/BUILD.bazel's deps and oracles/policy.toml's production_packages"))
     print("  2. write an oracle file from oracles/example.toml.sample and its blob, then run `pin --write`")
-    print("  3. commit, and run `check --clean --base main` on each change (docs/ci.md)")
+    print("  3. commit (the change that adds the gate needs no label), and run `check --clean --base main` on each "
+          "change (docs/ci.md)")
     return errors.OK

@@ -27,8 +27,9 @@ Reads the production diff between the merge base of REV and HEAD (files of
 the policy's production_packages only; never harness/, oracles/ or the gate:
 a changed .py file outside them is named, not read) and lists, as TOML
 comments, every function and method whose code was added, changed or
-removed, each with its candidate row or why it has none: a method or nested
-function (a row names a module-level function), a def inside a module-level
+removed, each with its candidate row or why it has none: a nested function
+or a method of a nested class (a row names a module-level function, or a
+method or constructor of a module-level class), a def inside a module-level
 block, a private name, an entry the schema refuses, a removed function, or
 one that already has a row in HEAD's oracle files. A candidate has an id
 suggestion (unique among HEAD's rows), the entry, a suggested kind with the

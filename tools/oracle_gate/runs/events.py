@@ -126,9 +126,33 @@ def external_repository(label: str) -> str:
     return f"@{name}" if name else ""
 
 
+# Bazel's advice after a sandboxed action's failure: never the reason, and `init`'s .bazelrc turns
+# the flag off on purpose.
+_SANDBOX_HINT = "Use --sandbox_debug to see verbose messages from the sandbox"
+# The gate's own actions, whose stderr holds the gate's one-line reason (`oracle-gate: [5] ...`).
+GATE_ACTIONS = ("OraclePinCheck", "OracleDraw", "OracleReferenceCheck")
+MAX_STDERR_BYTES = 64 << 10
+
+
 def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip() for line in text.splitlines() if line.strip() and _SANDBOX_HINT not in line]
     return lines[-1] if lines else ""
+
+
+def _gate_reason(action: dict[str, object]) -> str:
+    """The first `oracle-gate: [N] ...` line of a failed gate action's stderr (`GATE_ACTIONS`), read
+    from the local file the event names; "" for another action or when there is none."""
+    if action.get("type") not in GATE_ACTIONS:
+        return ""
+    uri = action.get("stderr", {}).get("uri", "") if isinstance(action.get("stderr"), dict) else ""
+    if not isinstance(uri, str) or not uri.startswith("file://"):
+        return ""
+    try:
+        with open(uri[len("file://"):], "rb") as f:
+            text = f.read(MAX_STDERR_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return next((line.strip() for line in text.splitlines() if line.startswith("oracle-gate: [")), "")
 
 
 def build_failure(lines: Sequence[str]) -> BuildFailure:
@@ -160,7 +184,8 @@ def build_failure(lines: Sequence[str]) -> BuildFailure:
                 first = BuildFailure(False, label, message)
         elif "action" in event and first is None and event["action"].get("success") is not True:
             detail = event["action"].get("failureDetail", {}).get("message", "")
-            first = BuildFailure(False, label, _last_line(detail) or f"exit {event['action'].get('exitCode', '?')}")
+            first = BuildFailure(False, label, _gate_reason(event["action"]) or _last_line(detail)
+                                 or f"exit {event['action'].get('exitCode', '?')}")
     if not finished:
         return BuildFailure(True, "", "Bazel ended without finishing the build (it crashed, was killed, or "
                                       "could not start the build); see its output")

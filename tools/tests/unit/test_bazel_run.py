@@ -370,3 +370,19 @@ def test_external_repository_of_a_label(label, external):
     from tools.oracle_gate.runs.events import external_repository
 
     assert external_repository(label) == external
+
+
+def test_a_failed_gate_action_is_named_by_its_own_reason_never_by_the_sandbox_hint(tmp_path):
+    from tools.oracle_gate.runs.events import build_failure
+
+    hint = "Use --sandbox_debug to see verbose messages from the sandbox"
+    stderr = tmp_path / "stderr"
+    stderr.write_text(f"{hint}\noracle-gate: [1] cannot read oracles/policy.toml: Permission denied\n")
+    detail = f"Checking oracle hash pins of //oracles:s failed: (Exit 1): pin_check failed\n\n{hint}"
+    gate_action = {"id": {"actionCompleted": {"label": "//oracles:s"}},
+                   "action": {"exitCode": 1, "label": "//oracles:s", "type": "OraclePinCheck",
+                              "stderr": {"uri": f"file://{stderr}"}, "failureDetail": {"message": detail}}}
+    assert build_failure(_events(gate_action)).message == "oracle-gate: [1] cannot read oracles/policy.toml: Permission denied"
+    # Another action's stderr is the change's text: never quoted; the hint is skipped all the same.
+    other = {**gate_action, "action": {**gate_action["action"], "type": "OracleCall"}}
+    assert build_failure(_events(other)).message == "Checking oracle hash pins of //oracles:s failed: (Exit 1): pin_check failed"

@@ -10,7 +10,7 @@ import pytest
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.authoring.propose import (HeadRows, Row, blob_path, explain, head_rows, model_rows,
-                                                 oracle_file_for, suggest_kind, survey)
+                                                 oracle_file_for, render, suggest_kind, survey)
 from tools.oracle_gate.git.tree import GitTree
 from tools.testing.gitrepo import oracle_toml
 
@@ -295,3 +295,16 @@ def test_a_changed_method_gets_a_candidate_with_its_class_as_receiver(project, g
     assert '# entry = "shop.version:Version"' in out  # the constructor, for the changed __init__
     assert '# entry = "shop.version:Version.parse"' in out
     assert out.count("# receiver = ") == 1  # none for the constructor and the staticmethod
+
+
+@pytest.mark.parametrize(("init", "project_line"), [
+    ("    def __init__(self, table, region='x'):\n        self.table = dict(table)\n        self.region: str = region\n"
+     "        self._cache = {}\n", '{ attrs = ["region", "table"] }'),
+    ("    def __init__(self, n):\n        pass\n", '"str"'),
+])
+def test_a_constructor_gets_a_projection_of_what_init_sets_and_a_method_a_receiver(project, init, project_line):
+    source = CALC + "\n\nclass Rates:\n" + init + "\n    def lookup(self, region):\n        return region\n"
+    found = {c.entry: c for c in _survey(project, source).candidates}
+    assert found["shop.calc:Rates"].project == project_line and found["shop.calc:Rates"].receiver == ""
+    assert found["shop.calc:Rates.lookup"].receiver == "shop.calc:Rates" and found["shop.calc:Rates.lookup"].project == ""
+    assert f"# project = {project_line}  # the object is not plain JSON" in "\n".join(render(found["shop.calc:Rates"]))
