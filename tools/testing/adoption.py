@@ -13,7 +13,8 @@ with the exit code it must give:
    passes (0) and leaves nothing `check` refuses;
 3. a production-only change: `check` (0) and `check --clean` (0), without any setting;
 4. a broken production function: `check` (4, naming the id);
-5. a broken BUILD file of the production package: `check` (4, naming the target);
+5. a broken BUILD file of the production package: `check` (2 unlabelled: the policy `init` writes
+   protects it; 4 with the label, naming the target);
 6. an oracle edit without the label: `check` (2);
 7. a base whose production package depends on an external repository that cannot be fetched:
    `check` (1, naming the repository).
@@ -204,7 +205,10 @@ def changes(a: Adoption) -> None:
     a.expect("check (broken production function)", lambda: a.gate("check", "--base", "main"), 4, "line_total_exact")
     a.change("broken-build", {"shop/BUILD.bazel": SHOP_BUILD.replace('srcs = glob(["*.py"]),',
                                                                      'srcs = glob(["*.py"]),\n    deps = [":gone"],')})
-    a.expect("check (broken BUILD file)", lambda: a.gate("check", "--base", "main"), 4, "//shop:shop")
+    a.expect("check (unlabelled BUILD file of the production package)", lambda: a.gate("check", "--base", "main"), 2,
+             "shop/BUILD.bazel")
+    a.expect("check (broken BUILD file, labelled)",
+             lambda: a.gate("check", "--base", "main", "--label", "oracle-change"), 4, "//shop:shop")
     a.change("oracle-edit", {"oracles/shop.toml": ORACLE.replace('id = "line_total_exact"',
                                                                  'id = "line_total_exact"\n# loosened')})
     a.expect("check (unlabelled oracle edit)", lambda: a.gate("check", "--base", "main"), 2, "oracles/shop.toml")

@@ -44,13 +44,17 @@ label = "oracle-change"
 # WORKSPACE.bazel, WORKSPACE.bzlmod, MODULE.bazel, MODULE.bazel.lock, REPO.bazel, .bazelignore, and
 # the files and folders those name (rc imports, loaded .bzl files, local repositories).
 # The CI definitions run the gate; the agent instruction files ({agents}) tell the next
-# coding agent what to do, so an agent that rewrites them steers the agents after it.
+# coding agent what to do, so an agent that rewrites them steers the agents after it. The
+# production packages' BUILD and .bzl files decide which files and which Python path the gate's
+# caller runs (a vendored copy, a precompiled .pyc, a module shadowing the standard library), so a
+# human reviews those too; their .py files stay the change's to write.
 protected = [
     "oracles/**",
     "BUILD.bazel",
     ".github/**",
     ".gitlab-ci.yml",
 {agent_lines}
+{package_lines}
 ]
 # Top-level Python packages an oracle row's entry may name.
 production_packages = [{packages}]
@@ -122,10 +126,18 @@ def repository_name(folder: str) -> str:
     return name if name[:1].isalpha() else f"repo_{name}"
 
 
+def package_build_globs(packages: Sequence[str]) -> list[str]:
+    """The protected globs of each production package's BUILD and .bzl files (docs/threat-model.md:
+    they choose what the caller runs)."""
+    return [f"{p}/**/{name}" for p in packages for name in ("BUILD", "BUILD.bazel", "*.bzl")]
+
+
 def policy(packages: Sequence[str]) -> str:
-    """oracles/policy.toml with `packages` as the production packages."""
+    """oracles/policy.toml with `packages` as the production packages, whose BUILD and .bzl files
+    it protects (`package_build_globs`)."""
     return POLICY.format(agents=", ".join(AGENT_INSTRUCTIONS),
                          agent_lines="\n".join(f'    "{p}",' for p in AGENT_INSTRUCTIONS),
+                         package_lines="\n".join(f'    "{glob}",' for glob in package_build_globs(packages)),
                          packages=", ".join(f'"{p}"' for p in packages))
 
 

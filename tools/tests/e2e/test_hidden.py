@@ -21,14 +21,44 @@ HIDDEN_AMOUNTS = (987651, 123457, 456793)
 ROW = "tax_round_half_even"
 
 # Right wherever the repository can see, wrong on amounts only the hidden blob holds; it also
-# shouts every input it gets, writes it to /tmp and $HOME, and tries to read the store it was told of.
+# shouts every input it gets, writes it to /tmp and $HOME, tries to read the store it was told of,
+# and searches its home, the output base above its sandbox and the gate's run folders for a copy of
+# the hidden samples (found by a visible caller, it fails a visible sample; by the hidden caller,
+# which holds its own inputs view, the hidden part, which fails anyway).
 CHEAT = '''
 
 _right = apply_rate
+_SEARCHED = []
+
+
+def _find_hidden_copies(roots):
+    # Any hidden inputs view with rows, or a blob under a `_hidden` folder, within 5 s of walking.
+    import json, os, time
+    stop = time.monotonic() + 5
+    for top in roots:
+        for folder, dirs, files in os.walk(top):
+            if time.monotonic() > stop:
+                return
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "external", ".git", "__pycache__")]
+            if os.path.basename(folder) != "_hidden":
+                continue
+            for name in files:
+                try:
+                    with open(os.path.join(folder, name)) as f:
+                        doc = json.load(f)
+                except (OSError, ValueError):
+                    continue
+                if isinstance(doc, list) or (isinstance(doc, dict) and doc.get("rows") and "inputs" in name):
+                    raise RuntimeError("LEAKMARK found a hidden copy: " + os.path.join(folder, name))
 
 
 def apply_rate(amount_cents, rate):  # noqa: F811
     import os, sys
+    if not _SEARCHED:
+        _SEARCHED.append(True)
+        cwd = os.getcwd()
+        _find_hidden_copies([os.path.expanduser("~"), os.path.dirname(os.path.dirname(os.path.dirname(cwd))),
+                             {HOME_CACHE}])
     print(f"LEAKMARK {amount_cents} {rate}", file=sys.stderr)
     print(f"LEAKMARK {amount_cents} {rate}")
     for folder in ("/tmp", os.path.expanduser("~")):
@@ -90,7 +120,8 @@ def test_the_real_code_passes_its_hidden_samples_and_without_a_store_they_are_a_
 def test_answers_right_only_where_the_repository_can_see_fail_on_the_hidden_samples(repo, store, tmp_path):
     git(repo, "checkout", "-q", "-b", "cheat")
     tax = repo / "billing/tax.py"
-    tax.write_text(tax.read_text() + CHEAT.replace("{STORE}", repr(str(store))))
+    cache = str(Path(nested_env()["HOME"]) / ".cache" / "oracle-gate")
+    tax.write_text(tax.read_text() + CHEAT.replace("{STORE}", repr(str(store))).replace("{HOME_CACHE}", repr(cache)))
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "tax: faster for mid-sized amounts")
     junit = tmp_path / "junit.xml"
     # The workspace run alone: every visible and generated sample passes.
@@ -103,7 +134,7 @@ def test_answers_right_only_where_the_repository_can_see_fail_on_the_hidden_samp
     assert (f"[4] oracles/billing.toml {ROW}: failed on its hidden samples; they are held by the hidden store and "
             "not shown") in proc.stdout, proc.stdout[-3000:]
     assert f"[4] oracles/billing.toml {ROW}: failed: the invariant" not in proc.stdout  # the visible part holds
-    assert "read the store" not in out
+    assert "read the store" not in out and "found a hidden copy" not in out
     # Nothing of a hidden sample anywhere: the gate's output, its JUnit file, Bazel's output log,
     # the files production code wrote on the host, and the gate's cache.
     log = re.search(r"Bazel's output: (\S+)", proc.stdout)

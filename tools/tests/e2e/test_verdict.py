@@ -29,8 +29,9 @@ def truncate_tax(ws: Path) -> None:
 
 
 def attack(ws: Path, branch: str, files: dict[str, str], append: dict[str, str] | None = None,
-           bug: bool = True) -> subprocess.CompletedProcess[str]:
-    """Commits the tax bug plus `files` (written) and `append` (appended) on `branch`, runs `check`."""
+           bug: bool = True, label: bool = False) -> subprocess.CompletedProcess[str]:
+    """Commits the tax bug plus `files` (written) and `append` (appended) on `branch`, runs `check`
+    (with the policy's label when `label`: a human approved the protected paths it touches)."""
     git(ws, "checkout", "-q", "-B", branch, "main")
     try:
         if bug:
@@ -43,7 +44,7 @@ def attack(ws: Path, branch: str, files: dict[str, str], append: dict[str, str] 
                 f.write(text)
         git(ws, "add", "-A")
         git(ws, "commit", "-q", "--no-gpg-sign", "-m", branch)
-        return gate(ws, "check", "--base", "main", "--verbose")
+        return gate(ws, "check", "--base", "main", "--verbose", *(["--label", "oracle-change"] if label else []))
     finally:
         git(ws, "checkout", "-q", "-f", "main")
 
@@ -346,8 +347,12 @@ def test_a_harness_test_that_would_run_unsandboxed_cannot_run(repo):
 def test_a_production_action_that_would_run_unsandboxed_cannot_run(repo):
     build = (repo / "billing" / "BUILD.bazel").read_text().replace(
         '    imports = [".."],\n', '    imports = [".."],\n    data = [":assets"],\n', 1)
-    proc = attack(repo, "genrule", {"billing/assets.py": "import sys\nopen(sys.argv[1], 'w').write('x')\n",
-                                    "billing/BUILD.bazel": build + ESCAPE_GENRULE})
+    files = {"billing/assets.py": "import sys\nopen(sys.argv[1], 'w').write('x')\n", "billing/BUILD.bazel": build + ESCAPE_GENRULE}
+    # The production package's BUILD file is protected: unlabelled, nothing runs (exit 2); approved
+    # by a human, the unsandboxed genrule still cannot run (exit 4).
+    proc = attack(repo, "genrule", files)
+    assert proc.returncode == 2 and "billing/BUILD.bazel" in proc.stdout, proc.stdout[-3000:]
+    proc = attack(repo, "genrule", files, label=True)
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     assert "Executing genrule //billing:assets failed: No usable spawn strategy found" in proc.stderr
 

@@ -3,7 +3,8 @@
 Python puts a script's real folder first on `sys.path`; under Bazel that is the source tree's
 `tools/oracle_gate/actions/`, where a change could leave an untracked module or bytecode file. Every
 entry point in `actions/` drops that folder with the same first line (`actions.GUARD`) before
-importing anything else, `__future__` included.
+importing anything else, `__future__` included. `python3 -m tools.oracle_gate` run from a
+checkout the change wrote puts the standard library before that checkout's root-level modules.
 """
 
 from __future__ import annotations
@@ -71,3 +72,18 @@ def test_a_module_planted_next_to_an_entry_point_is_not_imported(tmp_path, scrip
     if script in WITH_USAGE:
         assert proc.returncode == 0, proc.stderr
         assert "usage:" in proc.stdout
+
+
+TOOLS_DIR = Path(__file__).resolve().parents[2]
+
+
+def test_root_level_modules_of_the_checkout_do_not_shadow_the_standard_library(tmp_path):
+    checkout = tmp_path / "checkout"
+    shutil.copytree(TOOLS_DIR, checkout / "tools", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    for name in ("textwrap", "json", "argparse", "shutil"):
+        (checkout / f"{name}.py").write_text(f'raise SystemExit("SHADOWED {name}")\n')
+    for flags in ([], ["-B", "-s", "-E"]):
+        proc = subprocess.run([sys.executable, *flags, "-m", "tools.oracle_gate", "init", "--help"], cwd=checkout,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0 and "SHADOWED" not in proc.stdout + proc.stderr, proc.stderr
+        assert proc.stdout.startswith("usage: oracle_gate init"), proc.stdout

@@ -137,7 +137,11 @@ def test_the_default_protection_is_this_repositorys_policy():
     policy = Path(__file__).resolve().parents[3] / "oracles" / "policy.toml"
     from tools.oracle_gate.approval.policy import DEFAULT_LABEL, parse_policy
 
+    from tools.oracle_gate.authoring.init_text import package_build_globs
+
     ours = parse_policy(policy.read_bytes())
-    assert set(ours.protected) == set(DEFAULT_PROTECTED)
+    # Besides them, ours protects its production package's BUILD files, as `init` writes for any.
+    assert set(ours.protected) - set(package_build_globs(ours.production_packages)) == set(DEFAULT_PROTECTED)
+    assert set(package_build_globs(ours.production_packages)) <= set(ours.protected)
     assert len(DEFAULT_PROTECTED) == len(set(DEFAULT_PROTECTED))
     assert ours.label == DEFAULT_LABEL

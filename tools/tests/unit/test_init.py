@@ -119,6 +119,18 @@ def test_the_default_policy_protects_the_agent_instruction_files_and_is_valid(tm
     assert set(AGENT_INSTRUCTIONS) <= set(parse_policy(policy.encode()).protected)
 
 
+def test_the_default_policy_protects_the_production_packages_build_files_not_their_code(tmp_path):
+    from tools.oracle_gate.approval.globs import matches
+
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE")
+    init(str(repo.path), setup("workspace"), ["shop", "store"], [])
+    protected = parse_policy(repo.read("oracles/policy.toml")).protected
+    for path in ("shop/BUILD.bazel", "shop/sub/BUILD", "store/defs.bzl"):
+        assert matches(path, protected), path
+    for path in ("shop/prices.py", "shop/sub/__init__.py", "harness/BUILD.bazel"):
+        assert not matches(path, protected), path
+
+
 @pytest.mark.parametrize("files, asked, major, mode", [
     ({"MODULE.bazel": ""}, None, 4, "bzlmod"), ({"WORKSPACE.bazel": ""}, None, 7, "workspace"),
     ({}, None, 7, "bzlmod"), ({}, None, 4, "workspace"), ({}, "workspace", 7, "workspace"),
