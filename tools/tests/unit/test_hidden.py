@@ -251,3 +251,41 @@ def test_changing_or_removing_a_hidden_blob_weakens_the_claim():
         from tools.oracle_gate.suite.loader import Oracles
         changes = spec_changes(Oracles(policy=None, files=[base]), Oracles(policy=None, files=[head]))
         assert [c.marks for c in changes] == [(mark,)] and changes[0].weakens
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "markdown"])
+def test_a_failed_hidden_part_is_exit_4_naming_only_the_row_in_every_format(gate, project, monkeypatch, tmp_path, fmt):
+    import tools.oracle_gate.check as check_module
+    from tools.oracle_gate.runs.bazel_run import BazelRun
+
+    store = tmp_path / "store"
+    store.mkdir()
+    add(str(store), HIDDEN_BYTES)
+    project.git("checkout", "-q", "main")
+    project.write("oracles/shop.toml", oracle_toml(rows(hidden_sha256=DIGEST)))
+    project.write_manifest()
+    project.commit("add_table: hidden samples")
+    project.git("checkout", "-q", "-B", "change")
+    given = []
+    passed = {i: Observed("passed", "d" * 64) for i in ("sum_in_range", "norm_is_idempotent")}
+    monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo: lambda *_a: BazelRun(
+        observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="clean run only")}))
+
+    def clean_runner(salt, blobs=None):
+        given.append(blobs)
+        return lambda *_a: BazelRun(observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="failed")})
+
+    monkeypatch.setattr(check_module, "default_clean_runner", clean_runner)
+    junit_file = tmp_path / "report.xml"
+    code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt,
+                          "--junit", str(junit_file), environ={STORE_VARIABLE: str(store)})
+    assert code == 4, out + err
+    assert given == [{DIGEST: HIDDEN_BYTES}]
+    shown = out.replace("\\_", "_")  # Markdown escapes underscores
+    assert "add_table" in shown and "failed on its hidden samples" in shown
+    for text in (out, err, junit_file.read_text()):
+        for secret in ("40001", "50002", "40003", "50005"):
+            assert secret not in text, (fmt, secret)
+    # Without the store, the same check says the hidden part did not run, and passes.
+    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt)
+    assert code == 0 and "ORACLE_GATE_HIDDEN_STORE is not set" in out.replace("\\_", "_"), out
