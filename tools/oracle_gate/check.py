@@ -431,9 +431,8 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     elif clean:
         try:
             with report.phases.phase("clean run", announce=True):
-                runner = clean_runner or (default_clean_runner(salt, hidden_plan.blobs) if hidden_plan.blobs
-                                          else default_clean_runner(salt))
-                run = run_clean(inputs, runner, env, remote=remote, workspace=outcomes.run)
+                run = run_clean(inputs, clean_runner or default_clean_runner(salt, hidden_plan.blobs), env,
+                                remote=remote, workspace=outcomes.run)
         except GateError as exc:
             # The workspace run's findings stay in the report; the clean run's reason is its one line.
             if exc.code != errors.UNDECIDED:
@@ -456,8 +455,6 @@ def record_hidden(report: Report, plan: hidden.HiddenPlan, clean: Mapping[str, O
     if not plan.rows:
         return
     found, detail = hidden.judge(plan, clean, workspace)
-    if clean is None or not plan.delivered:
-        detail = f"{len(plan.rows)} row(s) with hidden samples: clean run only"
     report.record(Findings("hidden samples", (*plan.violations, *found), detail, tuple(plan.notes)))
 
 

@@ -15,6 +15,7 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.approval.policy import HIDDEN_REQUIRED
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.runs.results import Observed
+from tools.oracle_gate.spec.judgement import HIDDEN_ABSENT, HIDDEN_FAILED, HIDDEN_PASSED
 from tools.oracle_gate.spec.schema import Invariant
 from tools.oracle_gate.suite.hidden_store import STORE_VARIABLE, fetch, store_folder
 
@@ -109,21 +110,22 @@ def judge(hidden: HiddenPlan, clean: Mapping[str, Observed] | None,
     for ident in sorted(hidden.rows):
         source = hidden.rows[ident][0]
         seen = workspace.get(ident)
-        if seen is not None and seen.hidden not in ("", "clean run only"):
+        if seen is not None and seen.hidden not in ("", HIDDEN_ABSENT):
             found.append(Violation(errors.UNDECIDED, source, ident,
                                    f"the workspace run judged hidden samples ({seen.hidden}); only the clean run may hold them"))
     passed = 0
     for ident in hidden.delivered:
         source = hidden.rows[ident][0]
         word = clean.get(ident).hidden if clean is not None and ident in clean else ""  # type: ignore[union-attr]
-        if word == "passed":
+        if word == HIDDEN_PASSED:
             passed += 1
-        elif word == "failed":
+        elif word == HIDDEN_FAILED:
             found.append(Violation(errors.NO_OUTCOME, source, ident, FAILED_WHY))
         elif clean is not None:
             found.append(Violation(errors.UNDECIDED, source, ident,
                                    "the clean run was given its hidden blob but did not judge it; the oracle suite must "
                                    "take every blob (`blobs = glob([\"blobs/**\"])` in oracles/BUILD.bazel)"))
-    detail = (f"{passed} of {len(hidden.delivered)} row(s) passed their hidden samples in the clean run; "
-              "the workspace run: clean run only")
-    return found, detail
+    if clean is None or not hidden.delivered:
+        return found, f"{len(hidden.rows)} row(s) with hidden samples: {HIDDEN_ABSENT}"
+    return found, (f"{passed} of {len(hidden.delivered)} row(s) passed their hidden samples in the clean run; "
+                   f"the workspace run: {HIDDEN_ABSENT}")

@@ -41,7 +41,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tools.oracle_gate.spec.judgement import MAX_MESSAGE_CHARS, Judgement, judge_all
+from tools.oracle_gate.spec.judgement import (HIDDEN_ABSENT, HIDDEN_FAILED, HIDDEN_PASSED, MAX_MESSAGE_CHARS, Judgement,
+                                              judge_all)
 from tools.oracle_gate.spec.ran_record import RAN_PROPERTY, ran_text
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 
@@ -95,12 +96,6 @@ def to_junit(judged: Sequence[Judgement], salt: str, suite: str, hidden: Mapping
             failure.text = "\n".join(xml_text(line) for line in item.failure_lines())
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
-
-
-# The `hidden` property of a row with a `hidden_sha256`: the only word the judge says of its hidden samples.
-HIDDEN_PASSED = "passed"
-HIDDEN_FAILED = "failed"
-HIDDEN_ABSENT = "clean run only"
 
 
 def hidden_outcomes(expectations: Any, observations: Any) -> dict[str, str]:

@@ -97,8 +97,7 @@ class Hidden:
     absent: list[str] = field(default_factory=list)
 
 
-def hidden_rows(rows: Sequence[tuple[Invariant, Any]], blobs: dict[str, str],
-                label: str | None) -> tuple[list[OracleError], Hidden]:
+def hidden_rows(rows: Sequence[tuple[Invariant, Any]], blobs: dict[str, str]) -> tuple[list[OracleError], Hidden]:
     """The hidden samples of the verified `rows`: each row's `hidden_sha256` blob, when among
     `blobs` at `hidden_store.hidden_path(digest)`, checked like the row's blob (pin and shape).
 
@@ -115,7 +114,7 @@ def hidden_rows(rows: Sequence[tuple[Invariant, Any]], blobs: dict[str, str],
             out.absent.append(inv.id)
             continue
         row = replace(inv, blob=path, blob_sha256=inv.hidden_sha256, generate=None, reference=None)
-        found, data = _check_pin(row, blobs, label)
+        found, data = _check_pin(row, blobs, None)
         if found:
             # The store's file was verified before it was copied: a mismatch here is not the oracle
             # author's, and the message must not quote the hidden samples.
@@ -218,8 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         path, _, file = args.policy.partition("=")
         policy = (path, file)
     try:
-        problems, index, rows = verify(policy, _pairs(args.oracle), _pairs(args.blob))
-        found, hidden = hidden_rows(rows, _pairs(args.blob), None)
+        blobs = _pairs(args.blob)
+        problems, index, rows = verify(policy, _pairs(args.oracle), blobs)
+        found, hidden = hidden_rows(rows, blobs)
         problems += found
     except OSError as exc:
         print(error_line(errors.UNDECIDED, f"cannot read {exc.filename}: {exc.strerror}"), file=sys.stderr)

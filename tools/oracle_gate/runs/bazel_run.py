@@ -484,7 +484,8 @@ class _Run:
         return invocation
 
     def invocations(self, sealed_by: str) -> BazelRun:
-        """Runs the three invocations (`run_bazel`) and reads what they ran."""
+        """Runs the three invocations (`run_bazel`), and with hidden samples in the tree the hidden
+        callers' between the change's and the judge's (docs/design.md section 10); reads what they ran."""
         views = self.bazel("build", [*self.flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
                            [ORACLE_PATTERN], "views", "views")
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")

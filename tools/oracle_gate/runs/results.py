@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.spec.judgement import MAX_MESSAGE_CHARS, FailingSamples
+from tools.oracle_gate.spec.judgement import HIDDEN_FAILED, HIDDEN_WORDS, MAX_MESSAGE_CHARS, FailingSamples
 from tools.oracle_gate.spec.ran_record import RAN_PROPERTY, parse_ran_text, ran_text
 from tools.oracle_gate.spec.schema import ID_PATTERN
 
@@ -180,13 +180,10 @@ def read_result(data: bytes, source: str) -> FileResult:
     return FileResult(out, unnamed)
 
 
-# The words the judge writes in a testcase's `hidden` property (actions/judge.py); any other value
-# is read as a failed hidden part.
-HIDDEN_WORDS = ("passed", "failed", "clean run only")
-
-
 def _hidden_word(value: str) -> str:
-    return value if value in HIDDEN_WORDS or not value else "failed"
+    """The judge's word of a testcase's `hidden` property (judgement.HIDDEN_WORDS), "" for none;
+    any other value is read as a failed hidden part."""
+    return value if value in HIDDEN_WORDS or not value else HIDDEN_FAILED
 
 
 def judge_target(files: Iterable[FileResult]) -> dict[str, Observed]:

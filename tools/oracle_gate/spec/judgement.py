@@ -79,6 +79,14 @@ def replay_line(salt: str) -> str:
     return f"replay: check --salt {salt} (a plain bazel test: --define=oracle_salt={salt})"
 
 
+# The one word the judge says of a row's hidden samples (its testcase's `hidden` property;
+# docs/oracles.md, "Hidden samples"): read back by results.py, judged by hidden.py.
+HIDDEN_PASSED = "passed"
+HIDDEN_FAILED = "failed"
+HIDDEN_ABSENT = "clean run only"
+HIDDEN_WORDS = (HIDDEN_PASSED, HIDDEN_FAILED, HIDDEN_ABSENT)
+
+
 @dataclass(frozen=True)
 class FailingSample:
     """One failing sample, as every report shows it.

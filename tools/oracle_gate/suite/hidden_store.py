@@ -3,7 +3,7 @@
 A row's `hidden_sha256` names one (docs/oracles.md, "Hidden samples"). The store is a folder named by
 `ORACLE_GATE_HIDDEN_STORE`: one regular file per blob, named by the 64 lowercase hex digits of its
 bytes' sha256, nothing else. Only `check --clean` reads it: each blob is verified here and written
-into the clean run's pristine tree under HIDDEN_DIR, the one place the oracle suite picks it up
+into the clean run's pristine tree under `schema.HIDDEN_DIR`, the one place the oracle suite picks it up
 (`glob(["blobs/**"])`); no commit may hold a file there (`loader`). What this guarantees and what
 leaks: docs/threat-model.md, "Hidden samples".
 """
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.spec.schema import HIDDEN_DIR, SHA256_PATTERN, hidden_path  # noqa: F401 - hidden_path is part of this module's interface
+from tools.oracle_gate.spec.schema import SHA256_PATTERN
 
 STORE_VARIABLE = "ORACLE_GATE_HIDDEN_STORE"
 # A hidden blob is read whole into memory to be verified; a store file larger than this is refused.
@@ -84,31 +84,19 @@ def fetch(folder: str, digests: Iterable[str]) -> Fetched:
     for digest in sorted(set(digests)):
         path = os.path.join(folder, digest)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW)) as f:
+                info = os.fstat(f.fileno())
+                why = ("is not a regular file" if not stat.S_ISREG(info.st_mode) else
+                       f"is {info.st_size} bytes, more than {MAX_HIDDEN_BYTES}" if info.st_size > MAX_HIDDEN_BYTES else "")
+                data = b"" if why else f.read()
         except FileNotFoundError:
             out.missing.append(digest)
             continue
         except OSError as exc:
-            why = "is a symlink; the store holds regular files only" if os.path.islink(path) else exc.strerror
+            why = "is a symlink; the store holds regular files only" if os.path.islink(path) else str(exc.strerror)
+        if why:
             out.problems.append(f"{path}: {why}")
             continue
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                out.problems.append(f"{path}: is not a regular file")
-                continue
-            if info.st_size > MAX_HIDDEN_BYTES:
-                out.problems.append(f"{path}: is {info.st_size} bytes, more than {MAX_HIDDEN_BYTES}")
-                continue
-            chunks = []
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        finally:
-            os.close(fd)
-        data = b"".join(chunks)
         actual = hashlib.sha256(data).hexdigest()
         if actual != digest:
             out.problems.append(f"{path}: its bytes have sha256 {actual}, not the name's")
