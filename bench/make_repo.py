@@ -9,7 +9,10 @@ Layout of OUT: `oracles/policy.toml`, `oracles/bench_NNN.toml` (rows `exact_tabl
 `prod.calc:add`), K blobs (default one per invariant, each a JSON array of
 `{"args": [a, b], "expected": a + b}` samples padded to B/K bytes): a blob only one file uses is
 `oracles/blobs/bench_NNN/bKKKKK.json`, a shared one `oracles/blobs/bKKKKK.json`; `prod/calc.py`,
-`harness/test_hNNNN.py`, `oracles/MANIFEST.sha256` (written by the gate's own `manifest --write`).
+`harness/test_hNNNN.py`, `oracles/MANIFEST.sha256` (written by the gate's own `manifest --write`),
+and the baselines a team would run instead of the gate: `adapter/test_oracle_rows.py`, a pytest
+adapter that runs every row as a test in one process, and `adapter/check_pins.py`, a checker that
+hashes and parses every pinned blob whole.
 `main` is the base commit; the branch `change` holds the change and is checked out.
 
 With `--bazel`, OUT is also a Bazel workspace that runs the gate's rules: the gate's own workspace
@@ -75,6 +78,61 @@ def blob(index: int, nbytes: int, rng: random.Random) -> bytes:
     body = ", " + json.dumps(block)[1:-1]
     repeat = max(0, (nbytes - len(first) - 3) // len(body))
     return ("[" + first + body * repeat + "]\n").encode()
+
+
+# The pytest adapter: each row a parametrized test, the entry called in the test process itself.
+ADAPTER = '''"""Every oracle row as a pytest test: the blob's pin checked, each sample's args passed to the entry."""
+
+import hashlib
+import importlib
+import json
+import pathlib
+import tomllib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def rows():
+    for path in sorted((ROOT / "oracles").glob("*.toml")):
+        if path.name != "policy.toml":
+            for row in tomllib.loads(path.read_text())["invariant"]:
+                yield pytest.param(row, id=row["id"])
+
+
+@pytest.mark.parametrize("row", list(rows()))
+def test_invariant(row):
+    data = (ROOT / row["blob"]).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == row["blob_sha256"]
+    module, _, name = row["entry"].partition(":")
+    entry = getattr(importlib.import_module(module), name)
+    for sample in json.loads(data):
+        assert entry(*sample["args"]) == sample["expected"]
+'''
+
+# The checker: every pinned blob read whole, hashed and parsed as JSON; exit 1 on a mismatch.
+PIN_CHECKER = '''"""Checks every oracle row's blob against its pin and parses it as JSON."""
+
+import hashlib
+import json
+import pathlib
+import sys
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+seen = {}
+for path in sorted((ROOT / "oracles").glob("*.toml")):
+    if path.name != "policy.toml":
+        for row in tomllib.loads(path.read_text())["invariant"]:
+            if row["blob"] not in seen:
+                data = (ROOT / row["blob"]).read_bytes()
+                seen[row["blob"]] = hashlib.sha256(data).hexdigest()
+                json.loads(data)
+                del data
+            if seen[row["blob"]] != row["blob_sha256"]:
+                sys.exit(f"{row['id']}: {row['blob']} does not match its pin")
+'''
 
 
 def write(path: Path, data: bytes | str) -> None:
@@ -175,6 +233,8 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
                                        'production_packages = ["prod"]\n')
     write(out / "prod/__init__.py", "")
     write(out / "prod/calc.py", "def add(a, b):\n    return a + b\n")
+    write(out / "adapter/test_oracle_rows.py", ADAPTER)
+    write(out / "adapter/check_pins.py", PIN_CHECKER)
     users: list[set[int]] = [set() for _ in range(blobs)]
     for i in range(invariants):
         users[i % blobs].add(i % files)

@@ -1,7 +1,7 @@
 """The gate's speed and memory figures, each printed as a ratio against its baseline with the
 absolute numbers beside it (docs/performance.md says what each measures and why).
 
-    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,3,4,5,6,7]
+    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,...,13]
 
 `full` is the size the targets are stated for (10,000 invariants in 100 files, 1 GiB of blobs;
 several minutes and about 3 GiB of disk); `small` divides the sizes by 16; `smoke` is a few rows,
@@ -19,7 +19,10 @@ Figures:
   6 warm            `check --results` on a production-only change / the cold check of the same repository
   7 harness path    `check` without `--results` (the gate runs Bazel) on 1,000 invariants: warm / cold
                     Bazel, printed beside `check --results` on the same repository
-Figures 5 and 7 use a generated repository that is also a Bazel workspace (make_repo.py --bazel).
+  8-13              the gate against what a team would run instead, measured in the same run:
+                    bench/speed.py lists them
+Figures 5, 7 and 8-11 use a generated repository that is also a Bazel workspace (make_repo.py
+--bazel); figure 13 two smaller ones beside it.
 """
 
 from __future__ import annotations
@@ -36,7 +39,12 @@ from pathlib import Path
 GATE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(GATE))
 
+from bench import speed  # noqa: E402 - after the path above
 from bench.make_repo import WORKSPACE_FILES, generate  # noqa: E402 - after the path above
+
+FIGURES = [str(n) for n in range(1, 14)]
+# A/B rounds of the interleaved figures (8-11), per scale.
+ROUNDS = {"full": 3, "small": 3, "smoke": 1}
 
 SCALES = {
     # invariants, oracle files, blob bytes
@@ -258,6 +266,55 @@ def harness_path_figure(repo: Path, home: Path) -> tuple[float, float]:
     return times[0], times[1]
 
 
+def compared_figures(work: Path, scale: str, wanted: set[str], repo: Path) -> None:
+    """Figures 8-11 and 13 (bench/speed.py) on the Bazel bench repository `repo`."""
+    rounds = ROUNDS[scale]
+    n, files, b, harness = BAZEL_SCALES[scale]
+    if wanted & {"8", "9"}:
+        rows, suites = speed.row_runner_figures(repo, work, rounds)
+        adapter = rows.get("adapter")
+        for number, key, target, what in (("8", "one suite", "printed beside 9", "as one suite"),
+                                          ("9", "per file", "<= 2x", f"as {suites} suites")):
+            if number in wanted:
+                print(line(number, f"rows, {'1 suite' if number == '8' else f'{suites} suites'}",
+                           rows[key] / adapter if adapter else float("nan"), target,
+                           f"row runner on {n} rows {what}: {rows[key]:.2f} s; pytest adapter "
+                           + (f"{adapter:.2f} s" if adapter else "not measured: pytest is not installed")), flush=True)
+    if "10" in wanted:
+        warm = speed.warm_figure(repo, bazel_env, work, rounds)
+        print(line("10", "warm check", warm["check"] / warm["bazel test"], "<= 3x",
+                   f"warm check {warm['check']:.2f} s, warm bazel test {warm['bazel test']:.2f} s ({n} invariants, "
+                   "no generators, nothing changed)"), flush=True)
+    if "11" in wanted:
+        clean_figures(work, repo, rounds, n)
+    if "13" in wanted:
+        counts = {n // 4: None, n // 2: None}
+        repos = {count: repo_for(work, f"bazel-{count}", invariants=count, files=max(1, files * count // n),
+                                 blob_bytes=b * count // n, blobs=count, harness=max(1, harness * count // n),
+                                 change="production", bazel=1) for count in counts}
+        seconds = speed.growth_figure({**repos, n: repo}, bazel_env, work)
+        print(line("13", "growth", seconds[n] / seconds[n // 4], "<= 4x",
+                   "cold check: " + ", ".join(f"{count} invariants {t:.1f} s" for count, t in sorted(seconds.items()))),
+              flush=True)
+
+
+def clean_figures(work: Path, repo: Path, rounds: int, n: int) -> None:
+    """Figure 11: `check --clean` against a cold plain `bazel test`, on the bench repository and on
+    this checkout (`--base HEAD`; skipped with a note when it has uncommitted changes)."""
+    clean = speed.clean_figure(repo, bazel_env, work, rounds)
+    print(line("11", "clean check", clean["check --clean"] / clean["cold bazel test"], "<= 1.2x",
+               f"check --clean {clean['check --clean']:.1f} s, cold bazel test {clean['cold bazel test']:.1f} s "
+               f"({n} invariants)"), flush=True)
+    if not speed.this_checkout_is_clean():
+        print("11b clean check     skipped: this checkout has uncommitted changes, which check refuses", flush=True)
+        return
+    patterns = ["//oracles/...", "//harness/..."]
+    ours = speed.clean_figure(GATE, bazel_env, work, rounds, base="HEAD", patterns=patterns)
+    print(line("11b", "clean, here", ours["check --clean"] / ours["cold bazel test"], "<= 1.2x",
+               f"check --clean --base HEAD on this checkout {ours['check --clean']:.1f} s, cold bazel test "
+               f"{' '.join(patterns)} {ours['cold bazel test']:.1f} s"), flush=True)
+
+
 def line(number: str, name: str, ratio: float, target: str, detail: str) -> str:
     """One printed figure."""
     return f"{number:>2}  {name:<15} {ratio:7.2f}x  (target {target})  {detail}"
@@ -270,20 +327,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--work", type=Path,
                         default=Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oracle-gate" / "bench",
                         help="where generated repositories are kept")
-    parser.add_argument("--figures", default="1,2,3,4,5,6,7", help="which figures, comma-separated (default: all)")
+    parser.add_argument("--figures", default=",".join(FIGURES), help="which figures, comma-separated (default: all)")
     args = parser.parse_args(argv)
     wanted = set(args.figures.split(","))
-    if not wanted <= {"1", "2", "3", "4", "5", "6", "7"}:
-        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 7")
+    if not wanted <= set(FIGURES):
+        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 13")
     n, files, b = SCALES[args.scale]
     work = args.work / args.scale
     work.mkdir(parents=True, exist_ok=True)
     print(f"bench: scale {args.scale}: {n} invariants in {files} files, {b >> 20} MiB of blobs; "
-          f"{os.cpu_count()} cores; repositories in {work}", flush=True)
-    if wanted & {"1", "2", "3", "4", "6"}:
+          f"{os.cpu_count()} cores; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"repositories in {work}", flush=True)
+    if wanted & {"1", "2", "3", "4", "6", "12"}:
         results_figures(work, n, files, b, wanted)
-    if wanted & {"5", "7"}:
+    if wanted & {"5", "7", "8", "9", "10", "11", "13"}:
         bazel_figures(work, args.scale, wanted)
+    print(f"bench: done; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     return 0
 
 
@@ -318,13 +377,31 @@ def results_figures(work: Path, n: int, files: int, b: int, wanted: set[str]) ->
         warm = min(check(full, n, cold=False)[0] for _ in range(2))
         print(line("6", "warm", warm / cold, "<= 0.1x", f"production-only change {warm:.2f} s, cold {cold:.2f} s"),
               flush=True)
+    if "12" in wanted:
+        memory_figure(work, n, files, b, full, cold)
+
+
+def memory_figure(work: Path, n: int, files: int, b: int, full: Path, cold: float) -> None:
+    """Figure 12: cold `check --results --verify-all` peak RSS with one blob of B bytes against
+    100 MiB, beside the pin checker's; and the cold check's time at N invariants against the pin
+    checker's on the same repository."""
+    single = repo_for(work, "single", invariants=n, files=files, blob_bytes=b, blobs=1, harness=100,
+                      change="production")
+    seconds, rss = check(single, n, cold=True)
+    _, checker_rss = speed.pin_checker(single, timed)
+    checker = min(speed.pin_checker(full, timed)[0] for _ in range(2))
+    print(line("12", "memory, speed", rss / (100 << 20), "< 1x of 100 MiB; time <= 1x the pin checker's",
+               f"cold check --results --verify-all with one {b >> 20} MiB blob: {rss >> 20} MiB ({seconds:.2f} s), "
+               f"the pin checker {checker_rss >> 20} MiB; at {n} invariants: cold check {cold:.2f} s, "
+               f"pin checker {checker:.2f} s ({cold / checker:.2f}x)"), flush=True)
 
 
 def bazel_figures(work: Path, scale: str, wanted: set[str]) -> None:
-    """Figures 5 and 7 (those of them in `wanted`), on a generated Bazel workspace."""
+    """Figures 5, 7 and 8-11, 13 (those of them in `wanted`), on generated Bazel workspaces."""
     n, files, b, harness = BAZEL_SCALES[scale]
     repo = repo_for(work, "bazel", invariants=n, files=files, blob_bytes=b, blobs=n, harness=harness,
                     change="production", bazel=1)
+    compared_figures(work, scale, wanted, repo)
     if "5" in wanted:
         first, unchanged, one_blob = incremental_figure(repo, work / "bazel-home")
         ran, total = executed(one_blob[1])

@@ -409,7 +409,7 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
         outcomes = read_outcomes(results)
     else:
         with report.phases.phase("workspace run", announce=True):
-            outcomes = run_workspace(inputs, workspace_runner or default_workspace_runner(salt, inputs.repo), env,
+            outcomes = run_workspace(inputs, workspace_runner or default_workspace_runner(salt, inputs.repo, salted_files(inputs)), env,
                                      clean=clean)
     report.show_outcomes(expected_ids(inputs.judged), outcomes)
     judged = check_outcomes(inputs, outcomes, salt=salt)
@@ -431,7 +431,7 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     elif clean:
         try:
             with report.phases.phase("clean run", announce=True):
-                run = run_clean(inputs, clean_runner or default_clean_runner(salt, hidden_plan.blobs), env,
+                run = run_clean(inputs, clean_runner or default_clean_runner(salt, hidden_plan.blobs, salted_files(inputs)), env,
                                 remote=remote, workspace=outcomes.run)
         except GateError as exc:
             # The workspace run's findings stay in the report; the clean run's reason is its one line.
@@ -782,10 +782,20 @@ def _workspace_outcomes(run: BazelRun, notes: list[str]) -> Outcomes:
     return Outcomes(run.observed, "the oracle test", tuple(notes), run)
 
 
-def default_workspace_runner(salt: str, repo: str) -> WorkspaceRunner:
+def salted_files(inputs: Inputs) -> frozenset[str]:
+    """The oracle files (repository-relative paths) with a row that draws generated samples, in any
+    `oracles/` a run of this check may build: HEAD's, the judged commit's and the claims in force.
+    Only their suites get the run salt (`flags.run_flags`); a suite left out fails its draw should
+    one of its rows draw after all (actions/draw.py `--unsalted`)."""
+    found = (inputs.head_oracles, inputs.judged, inputs.in_force)
+    return frozenset(inv.source for oracles in found for inv in oracles.invariants if inv.generate is not None)
+
+
+def default_workspace_runner(salt: str, repo: str, salted: frozenset[str] | None = None) -> WorkspaceRunner:
     """The workspace run: `bazel test` of the oracle test and the harness in a tree (the work tree
     of `repo`, or the gate's checkout of the merge result), with the tree's `oracles/` and the
-    repository's `oracles/` and git directories blocked from sandboxed actions (`blocks.repository_blocks`)."""
+    repository's `oracles/` and git directories blocked from sandboxed actions (`blocks.repository_blocks`).
+    Only the suites of the `salted` files get the salt (`salted_files`; None: every suite)."""
 
     def run(tree: str, environ: Mapping[str, str]) -> BazelRun:
         block = [*repository_blocks(repo), os.path.realpath(os.path.join(tree, "oracles"))]
@@ -793,7 +803,7 @@ def default_workspace_runner(salt: str, repo: str) -> WorkspaceRunner:
         if store and os.path.isdir(store):  # the hidden store, should production code know its path
             block.append(os.path.realpath(store))
         startup = [] if os.path.realpath(tree) == os.path.realpath(repo) else list(MERGED_TREE_STARTUP)
-        return run_bazel(tree, environ, RunSpec(flags=run_flags(salt, "workspace"), startup_flags=startup,
+        return run_bazel(tree, environ, RunSpec(flags=run_flags(salt, "workspace", salted), startup_flags=startup,
                                                 block=list(dict.fromkeys(block))))
 
     return run
@@ -997,14 +1007,16 @@ def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *
     return runner(inputs.repo, inputs.judged_commit, inputs.oracles_commit, environ, remote, block)
 
 
-def default_clean_runner(salt: str, hidden_blobs: Mapping[str, bytes] | None = None) -> CleanRunner:
-    """The clean run (clean_run.py) with the same salt as the workspace run, and the verified
-    hidden blobs (digest -> bytes, `hidden.plan`) written into its pristine tree."""
+def default_clean_runner(salt: str, hidden_blobs: Mapping[str, bytes] | None = None,
+                         salted: frozenset[str] | None = None) -> CleanRunner:
+    """The clean run (clean_run.py) with the same salt, given to the same `salted` files' suites,
+    as the workspace run, and the verified hidden blobs (digest -> bytes, `hidden.plan`) written
+    into its pristine tree."""
 
     def run(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool,
             block: Sequence[str]) -> BazelRun:
         return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block,
-                         hidden_blobs=hidden_blobs)
+                         hidden_blobs=hidden_blobs, salted=salted)
 
     return run
 

@@ -1,15 +1,23 @@
 """Implementation of `oracle_suite`: oracle TOML files and their blobs as verified build inputs.
 
 The only place a blob's hash is written is the `blob_sha256` field of its row in the TOML. The rule
-runs `//tools/oracle_gate:pin_check` as an action that reads the TOML, hashes every referenced blob and
+runs the gate's pin check (`tools/oracle_gate/actions/pin_check.py`) as an action that reads the TOML, hashes every referenced blob and
 fails the build, naming the blob and the expected hash, when the bytes do not match. The same action
 splits every verified blob into two views (docs/design.md section 8): the inputs view, the
 only oracle data production code is ever given, and the sealed expectations view, given only to the
 judge. A second action draws the rows' generated samples for the run salt, `--define=oracle_salt=S`
-(empty when not set).
+(empty when not set). When the gate also names the oracle files whose rows draw samples,
+`--define=oracle_salted=PATH,PATH...`, only a suite with one of those files gets the salt: the
+others' draw action keeps its arguments from run to run, so Bazel keeps it cached, and it fails
+(exit 1) should one of their rows draw after all.
 
 A suite with `references` also runs the rows' reference implementations (`OracleReference`) on
 inputs only, and checks their results into the sealed reference view, which only the judge gets.
+
+The pin check, the draw and the reference check run only the gate's own standard-library code, so
+they are started as `python3 -S -E -c ...` on the gate's sources (`_gate_action`): one interpreter
+without `site` or the environment's `PYTHON*` variables, instead of a `py_binary` launcher that
+starts a second one.
 
 Every action runs only gate code or human-owned oracle code. The gate runs them in an invocation of their own, before the one
 that runs the change's code with the oracle sources and the sealed views blocked (docs/design.md
@@ -17,6 +25,20 @@ section 10).
 """
 
 load("//tools/bazel:python.bzl", "py_binary")
+
+# schema.HIDDEN_DIR: where the clean run's pristine tree holds the hidden blobs.
+_HIDDEN_DIR = "oracles/blobs/_hidden/"
+
+_PY_TOOLCHAIN = "@bazel_tools//tools/python:toolchain_type"
+
+# Where the gate's own sources lie inside the gate's repository; the part of a source's path before
+# this is the root its `tools.oracle_gate` package is imported from (empty in the main repository).
+_GATE_ACTIONS = "tools/oracle_gate/actions/"
+
+# Run by `python3 -S -E -c`: the standard library first, then the gate's root (and not the current
+# directory, which is the execution root), then the action's `main` with the action's arguments.
+_BOOTSTRAP = ("import sys; sys.path = [p for p in sys.path if p] + [%r]; " +
+              "from tools.oracle_gate.actions.%s import main; raise SystemExit(main(sys.argv[1:]))")
 
 OracleSuiteInfo = provider(
     doc = "The verified views of an oracle suite.",
@@ -32,6 +54,8 @@ OracleSuiteInfo = provider(
                          "unless the clean run's tree holds hidden blobs).",
         "hidden_generated": "File: an empty generated-samples document for the hidden caller.",
         "hidden_expectations": "File: the sealed hidden expectations view.",
+        "has_hidden": "bool: the suite's blobs include a hidden blob (`oracles/blobs/_hidden/`, only " +
+                      "in the clean run's tree); without one the hidden views are empty.",
     },
 )
 
@@ -50,7 +74,7 @@ def _oracle_suite_impl(ctx):
     hidden_generated = ctx.actions.declare_file("_hidden/" + name + ".generated.json")
     hidden_expectations = ctx.actions.declare_file("_sealed/" + name + ".hidden_expectations.json")
     ctx.actions.write(hidden_generated, '{"rows":{},"salt":"","schema":1}\n')
-    salt = ctx.var.get("oracle_salt", "")
+    salt, unsalted = _salt(ctx)
     reference_inputs = None
     if ctx.attr.reference_caller:
         reference_inputs = ctx.actions.declare_file("_sealed/" + name + ".reference_inputs.json")
@@ -69,8 +93,9 @@ def _oracle_suite_impl(ctx):
         args.add("--oracle", "{}={}".format(src.short_path, src.path))
     for blob in ctx.files.blobs:
         args.add("--blob", "{}={}".format(blob.short_path, blob.path))
-    ctx.actions.run(
-        executable = ctx.executable._pin_check,
+    _gate_action(
+        ctx,
+        "pin_check",
         arguments = [args],
         inputs = ctx.files.srcs + ctx.files.blobs + ([ctx.file.policy] if ctx.file.policy else []),
         outputs = [index, inputs, expectations, hidden_inputs, hidden_expectations] + ([reference_inputs] if reference_inputs else []),
@@ -80,12 +105,16 @@ def _oracle_suite_impl(ctx):
 
     draw_args = ctx.actions.args()
     draw_args.add("--index", index)
-    draw_args.add("--salt", salt)
+    if unsalted:
+        draw_args.add("--unsalted")
+    else:
+        draw_args.add("--salt", salt)
     draw_args.add("--out", generated)
     for src in ctx.files.srcs:
         draw_args.add("--oracle", "{}={}".format(src.short_path, src.path))
-    ctx.actions.run(
-        executable = ctx.executable._draw,
+    _gate_action(
+        ctx,
+        "draw",
         arguments = [draw_args],
         inputs = ctx.files.srcs + [index],
         outputs = [generated],
@@ -113,6 +142,7 @@ def _oracle_suite_impl(ctx):
             hidden_inputs = hidden_inputs,
             hidden_generated = hidden_generated,
             hidden_expectations = hidden_expectations,
+            has_hidden = any([b.short_path.startswith(_HIDDEN_DIR) for b in ctx.files.blobs]),
         ),
         OutputGroupInfo(
             index = depset([index]),
@@ -123,6 +153,39 @@ def _oracle_suite_impl(ctx):
             hidden_expectations = depset([hidden_expectations]),
         ),
     ]
+
+def _gate_action(ctx, module, arguments, inputs, **kwargs):
+    """Runs `tools/oracle_gate/actions/<module>.py`'s `main` with `arguments`, in one interpreter of
+    the Python toolchain started with `-S -E -B`, the gate's sources and `inputs` its inputs."""
+    runtime = ctx.toolchains[_PY_TOOLCHAIN].py3_runtime
+    sources = ctx.files._gate_srcs
+    anchor = [f for f in sources if f.path.endswith(_GATE_ACTIONS + module + ".py")]
+    if not anchor:
+        fail("the gate's sources have no %s%s.py" % (_GATE_ACTIONS, module))
+    root = anchor[0].path[:-len(_GATE_ACTIONS + module + ".py")] or "."
+    tools = depset(sources, transitive = [runtime.files] if runtime.files else [])
+    if runtime.interpreter_path:
+        interpreter = runtime.interpreter_path
+    else:
+        interpreter = runtime.interpreter
+    ctx.actions.run(
+        executable = interpreter,
+        arguments = ["-S", "-E", "-B", "-c", _BOOTSTRAP % (root, module)] + arguments,
+        inputs = depset(inputs, transitive = [tools]),
+        **kwargs
+    )
+
+def _salt(ctx):
+    """(the salt this suite draws with, whether the gate said its files draw nothing): the run salt
+    `--define=oracle_salt`, unless `--define=oracle_salted` is given and names none of its files."""
+    salted = ctx.var.get("oracle_salted")
+    if salted == None:
+        return ctx.var.get("oracle_salt", ""), False
+    listed = salted.split(",")
+    for src in ctx.files.srcs:
+        if src.short_path in listed:
+            return ctx.var.get("oracle_salt", ""), False
+    return "", True
 
 def _reference_actions(ctx, reference_inputs, generated, reference):
     """The `OracleReference` action (the reference implementations, run by the gate's supervisor
@@ -150,8 +213,9 @@ def _reference_actions(ctx, reference_inputs, generated, reference):
     check_args.add("--generated", generated)
     check_args.add("--observations", observations)
     check_args.add("--out", reference)
-    ctx.actions.run(
-        executable = ctx.executable._reference_check,
+    _gate_action(
+        ctx,
+        "reference_check",
         arguments = [check_args],
         inputs = [reference_inputs, generated, observations],
         outputs = [reference],
@@ -186,25 +250,14 @@ oracle_suite_rule = rule(
             doc = "The gate's supervisor and caller with the reference packages (declared by the " +
                   "`oracle_suite` macro from its `references`); None for a suite without references.",
         ),
-        "_reference_check": attr.label(
-            default = Label("//tools/oracle_gate:reference_check"),
-            executable = True,
-            cfg = "exec",
-            doc = "Turns the reference results into the sealed reference view.",
-        ),
-        "_pin_check": attr.label(
-            default = Label("//tools/oracle_gate:pin_check"),
-            executable = True,
-            cfg = "exec",
-            doc = "The checker that hashes blobs, compares them with the pins and writes the views.",
-        ),
-        "_draw": attr.label(
-            default = Label("//tools/oracle_gate:draw"),
-            executable = True,
-            cfg = "exec",
-            doc = "Draws the generated samples for the salt.",
+        "_gate_srcs": attr.label(
+            default = Label("//tools/oracle_gate:action_srcs"),
+            allow_files = [".py"],
+            doc = "The gate's standard-library sources the pin check, the draw and the reference " +
+                  "check import (`_gate_action`).",
         ),
     },
+    toolchains = [_PY_TOOLCHAIN],
 )
 
 def oracle_suite(name, srcs, blobs = [], policy = None, references = [], visibility = None, **kwargs):

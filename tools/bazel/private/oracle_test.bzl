@@ -26,6 +26,9 @@ _RUN_ENV = {
     "clean": {"TZ": "<+0545>-5:45", "LC_ALL": "C", "LANG": "C", "PYTHONHASHSEED": "1"},
 }
 
+# What `observe.py` writes for a view without rows.
+_NO_OBSERVATIONS = '{"schema":1,"salt":"","rows":[]}\n'
+
 def _oracle_observations_impl(ctx):
     suite = ctx.attr.suite[OracleSuiteInfo]
     run = ctx.var.get("oracle_run", "workspace")
@@ -35,6 +38,15 @@ def _oracle_observations_impl(ctx):
     log = ctx.actions.declare_file(ctx.label.name + ".log")
     # The hidden caller: the hidden samples' inputs only, its output and log go to the judge alone,
     # and production code's stdout and stderr go nowhere (`observe.py --quiet`).
+    if ctx.attr.hidden and not suite.has_hidden:
+        # No hidden blob among the suite's blobs, so its hidden views are empty: the caller's
+        # empty observations are written without running it.
+        ctx.actions.write(observations, _NO_OBSERVATIONS)
+        ctx.actions.write(log, "")
+        return [
+            DefaultInfo(files = depset([observations, log])),
+            OutputGroupInfo(observations = depset([observations]), log = depset([log])),
+        ]
     views = [suite.hidden_inputs, suite.hidden_generated] if ctx.attr.hidden else [suite.inputs, suite.generated]
     args = ctx.actions.args()
     args.add("--inputs", views[0])

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE
@@ -69,8 +69,8 @@ def clean_run(
     environ: Mapping[str, str],
     remote: bool = False,
     salt: str = "",
-    block: Sequence[str] | None = None,
-    hidden_blobs: Mapping[str, bytes] | None = None,
+    block: Sequence[str] | None = None, hidden_blobs: Mapping[str, bytes] | None = None,
+    salted: Collection[str] | None = None,
 ) -> BazelRun:
     """Runs the harness on a pristine tree and returns its per-id outcomes.
 
@@ -80,7 +80,7 @@ def clean_run(
         oracles_commit: commit whose `oracles/` is used.
         environ: the caller's environment; only pip's variables and the remote settings are used.
         remote: run through `--config=remote` (REAPI), the endpoint from the environment (`remote_flags`).
-        salt: the run salt for generated samples (the same as the workspace run's).
+        salt, salted: the run salt (the workspace run's) and the files whose suites get it (`run_flags`).
         block: paths the workspace run blocked (default: `repository_blocks(repo)`); the sealed root
             does not show them (sealed_root.sealed_root). Inside it, the pristine tree's `oracles/` and
             the fresh output base's sealed views are blocked from sandboxed actions.
@@ -99,7 +99,7 @@ def clean_run(
         write_hidden(tree, hidden_blobs or {})
         startup = ["--batch", "--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
         flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env",
-                 *run_flags(salt, "clean")]
+                 *run_flags(salt, "clean", salted)]
         if remote:
             flags += remote_flags(environ)
         env = clean_environment(environ, home)

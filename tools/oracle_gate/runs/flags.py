@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from tools.oracle_gate.errors import GateError
 
@@ -22,9 +22,25 @@ HARNESS_PATTERN = "//harness/..."
 # to get the host's network in the sandbox).
 NO_NETWORK_OPT_IN = ".*=-requires-network"
 
-def run_flags(salt: str, run: str) -> list[str]:
-    """Bazel flags that give the oracle suite its salt and the caller its run environment
-    (`tools/bazel/private/oracle_test.bzl`)."""
+def run_flags(salt: str, run: str, salted: Collection[str] | None = None) -> list[str]:
+    """Bazel flags that give the oracle suites their salt and the caller its run environment
+    (`tools/bazel/private/oracle_suite.bzl`, `oracle_test.bzl`).
+
+    Args:
+        salt: the run salt (SALT_PATTERN of check_cmd.py).
+        run: "workspace" or "clean", the caller's run environment.
+        salted: the repository-relative paths of the oracle files with a row that draws generated
+            samples (`salted_files`). Only the suites holding one of them get the salt
+            (`--define=oracle_salted`); every other suite's draw keeps its arguments, so Bazel keeps
+            it and everything after it cached from one `check` to the next. With no such file the
+            salt is not passed at all, and the analysis Bazel cached stays valid. None: every suite
+            gets the salt (also when a path holds a comma, which the list cannot carry).
+    """
+    if salted is not None and not any("," in path for path in salted):
+        if not salted:
+            return ["--define=oracle_salted=", f"--define=oracle_run={run}"]
+        return [f"--define=oracle_salt={salt}", f"--define=oracle_salted={','.join(sorted(salted))}",
+                f"--define=oracle_run={run}"]
     return [f"--define=oracle_salt={salt}", f"--define=oracle_run={run}"]
 
 def test_patterns(repo: str) -> list[str]:

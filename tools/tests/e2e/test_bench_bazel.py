@@ -11,18 +11,21 @@ from pathlib import Path
 from bench import run
 
 
-def test_figures_5_and_7_print_bazels_own_counts(tmp_path: Path) -> None:
+def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) -> None:
     # Not under /tmp: the gate refuses a run folder there (figure 7 runs the gate with this home).
     work = Path(os.environ["TEST_TMPDIR"]) / "bench"
-    proc = subprocess.run([sys.executable, "-B", str(Path(run.__file__)), "--scale", "smoke", "--figures", "5,7",
+    proc = subprocess.run([sys.executable, "-B", str(Path(run.__file__)), "--scale", "smoke", "--figures", "5,7,10,11,13",
                            "--work", str(work)], env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                           capture_output=True, text=True, check=False, timeout=1200)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    lines = {ln.split()[0]: ln for ln in proc.stdout.splitlines() if ln[:2].strip() in ("5", "7")}
+    lines = {ln.split()[0]: ln for ln in proc.stdout.splitlines() if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13")}
     # One blob of one oracle file changed: only that file's oracle test ran, with its pin check,
     # draw, caller and judge; with nothing changed, nothing ran.
     assert "one blob of 6 changed: Executed 1 out of 4 tests" in lines["5"], lines
     assert "INFO: 5 processes: 1 internal, 4 linux-sandbox." in lines["5"], lines
     assert "nothing changed: Executed 0 out of 4 tests" in lines["5"], lines
     assert "check without --results on 6 invariants: cold Bazel " in lines["7"], lines
-    assert "x  (target " in lines["5"] and "x  (target " in lines["7"]
+    assert all("x  (target " in lines[n] for n in ("5", "7", "10", "11", "13")), lines
+    assert "warm check " in lines["10"] and "warm bazel test " in lines["10"], lines
+    assert "cold bazel test " in lines["11"], lines
+    assert "cold check: 1 invariants " in lines["13"] and ", 6 invariants " in lines["13"], lines

@@ -205,7 +205,7 @@ def test_the_report_names_the_tip_the_merge_base_head_and_the_merge_result(gate,
     import tools.oracle_gate.check as check_module
 
     runs = Runs(tmp_path / "runs")
-    monkeypatch.setattr(check_module, "default_workspace_runner", lambda _salt, _repo: runs.workspace)
+    monkeypatch.setattr(check_module, "default_workspace_runner", lambda _salt, _repo, *_: runs.workspace)
     head = break_add(project, "    return 0 if a == 2 else a + b")
     mb = project.git("merge-base", "main", "change").strip()
     tip = on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),

@@ -180,9 +180,9 @@ def test_check_text_prints_both_tables(gate, project, monkeypatch):
     project.commit("nothing")
     salts = []
     monkeypatch.setattr(check_module, "default_workspace_runner",
-                        lambda salt, _repo: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
+                        lambda salt, _repo, *_: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
     monkeypatch.setattr(check_module, "default_clean_runner",
-                        lambda salt, _blobs: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
+                        lambda salt, _blobs, *_: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--salt", "replay-1")
     assert code == 6, out
     assert salts == ["replay-1", "replay-1"]
@@ -197,8 +197,8 @@ def test_each_check_draws_a_fresh_salt_shared_by_both_runs(gate, project, monkey
 
     project.commit("nothing")
     salts = []
-    monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo: salts.append(salt) or runner(PASSED))
-    monkeypatch.setattr(check_module, "default_clean_runner", lambda salt, _blobs: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo, *_: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(check_module, "default_clean_runner", lambda salt, _blobs, *_: salts.append(salt) or runner(PASSED))
     for _ in range(2):
         assert gate("--repo", str(project.path), "check", "--base", "main", "--clean")[0] == 0
     assert salts[0] == salts[1] and salts[2] == salts[3] and salts[0] != salts[2]
@@ -311,3 +311,25 @@ def test_clean_run_prints_and_writes_the_failing_samples_of_a_failed_id(gate, pr
             "    sample 1 (0-based): result 0 != expected 4\n      inputs [2,2] -> result 0; expected 4\n") in text
     back = load_observed([str(out)]).observed["add_table"]
     assert back.failing == failing and back.message == observed["add_table"].message
+
+
+def test_both_runs_salt_the_same_files_those_with_a_row_that_draws(gate, tmp_path, monkeypatch):
+    import tools.oracle_gate.check as check_module
+    from tools.testing.gitrepo import default_rows, make_project
+
+    given = []
+    monkeypatch.setattr(check_module, "default_workspace_runner",
+                        lambda _salt, _repo, salted: given.append(salted) or runner(PASSED))
+    monkeypatch.setattr(check_module, "default_clean_runner",
+                        lambda _salt, _blobs, salted: given.append(salted) or runner(PASSED))
+    plain = make_project(tmp_path / "plain")
+    plain.commit("nothing")
+    assert gate("--repo", str(plain.path), "check", "--base", "main", "--clean")[0] == 0
+    assert given == [frozenset(), frozenset()]
+    rows = default_rows()
+    rows[0]["generate"] = {"count": 2, "a": {"int": [0, 9]}, "b": {"int": [0, 9]}}
+    drawing = make_project(tmp_path / "drawing", rows)
+    drawing.commit("nothing")
+    given.clear()
+    assert gate("--repo", str(drawing.path), "check", "--base", "main", "--clean")[0] == 0
+    assert given == [frozenset({"oracles/shop.toml"})] * 2

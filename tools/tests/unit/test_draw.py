@@ -125,3 +125,14 @@ def test_a_suite_without_generators_gets_the_same_view_whatever_the_salt():
     views = [generated_view(table_only, salt)[0] for salt in ("", "s1", "s2")]
     assert views[0] == views[1] == views[2] == {"schema": 1, "salt": "", "rows": {}}
     assert generated_view(ORACLES, "s2")[0]["salt"] == "s2"
+
+
+def test_main_unsalted_draws_nothing_and_fails_closed_when_a_row_draws(tmp_path, capsys):
+    out = tmp_path / "g.json"
+    assert main(["--index", "i", "--unsalted", "--out", str(out), *write_oracles(tmp_path, ORACLES)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("oracle-gate: [1] oracles/shop.toml: rows norm_is_idempotent, sum_in_range draw")
+    assert "--define=oracle_salted" in err and not out.exists()
+    still = {"oracles/t.toml": oracle_toml(ROWS[2:]).encode()}
+    assert main(["--index", "i", "--unsalted", "--out", str(out), *write_oracles(tmp_path, still)]) == 0
+    assert json.loads(out.read_text()) == {"rows": {}, "salt": "", "schema": 1}

@@ -268,10 +268,10 @@ def test_a_failed_hidden_part_is_exit_4_naming_only_the_row_in_every_format(gate
     project.git("checkout", "-q", "-B", "change")
     given = []
     passed = {i: Observed("passed", "d" * 64) for i in ("sum_in_range", "norm_is_idempotent")}
-    monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo: lambda *_a: BazelRun(
+    monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo, *_: lambda *_a: BazelRun(
         observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="clean run only")}))
 
-    def clean_runner(salt, blobs=None):
+    def clean_runner(salt, blobs=None, *_):
         given.append(blobs)
         return lambda *_a: BazelRun(observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="failed")})
 

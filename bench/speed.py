@@ -1,0 +1,216 @@
+"""Figures 8-13 of bench/run.py: the gate against what a team would run instead, measured in the
+same run (docs/performance.md says what each measures).
+
+  8 row runner, 1 suite     every row of the Bazel bench repository as one suite (the processes
+                            Bazel would spawn: pin check, draw, caller, judge), no Bazel / the
+                            pytest adapter (`adapter/test_oracle_rows.py`) on the same rows
+  9 row runner, 100 suites  the same rows as one suite per oracle file / the same adapter
+ 10 warm check              `check` with warm Bazel, nothing changed since the last / a warm plain
+                            `bazel test //oracles/... //harness/...` (each its own output user root)
+ 11 clean check             `check --clean` (workspace side warm) / a cold plain `bazel test`; and
+                            `check --clean --base HEAD` on this checkout / a cold `bazel test` of it
+ 12 memory and speed        cold `check --results --verify-all` peak RSS with one 1 GiB blob / the
+                            100 MiB target, beside the pin checker's (`adapter/check_pins.py`); and
+                            its time at 10k invariants / the pin checker's
+ 13 growth                  cold `check` (fresh output user root) at 1,000 / at 250 invariants,
+                            with 500 beside them
+
+Timed pairs run A/B interleaved and report medians.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+GATE = Path(__file__).resolve().parents[1]
+ACTIONS = GATE / "tools" / "oracle_gate" / "actions"
+# The interpreter Bazel's actions use (tools/bazel/toolchains/BUILD.bazel), when it exists.
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+# How Bazel starts the pin check and the draw (tools/bazel/private/oracle_suite.bzl `_gate_action`).
+BOOTSTRAP = ("import sys; sys.path = [p for p in sys.path if p] + [{root!r}]; "
+             "from tools.oracle_gate.actions.{module} import main; raise SystemExit(main(sys.argv[1:]))")
+EMPTY_REFERENCE = '{"rows":{},"schema":1}\n'
+EMPTY_OBSERVATIONS = '{"schema":1,"salt":"","rows":[]}\n'
+
+
+def interleaved(runs: dict[str, Callable[[], float]], times: int) -> dict[str, float]:
+    """Calls each of `runs` (name -> a function returning seconds) `times` times, alternating, and
+    returns name -> median seconds."""
+    seen: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(times):
+        for name, run in runs.items():
+            seen[name].append(run())
+    return {name: statistics.median(values) for name, values in seen.items()}
+
+
+def wall(cmd: Sequence[str], cwd: Path, env: dict[str, str] | None = None, ok: Sequence[int] = (0,)) -> float:
+    """Wall seconds of `cmd`.
+
+    Raises:
+        SystemExit: when it exits with a code outside `ok`.
+    """
+    started = time.perf_counter()
+    proc = subprocess.run(list(cmd), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if proc.returncode not in ok:
+        raise SystemExit(f"bench: `{' '.join(cmd)}` exited {proc.returncode}: {(proc.stdout + proc.stderr)[-2000:]}")
+    return seconds
+
+
+def oracle_files(repo: Path) -> list[Path]:
+    """The oracle files of a bench repository, in order."""
+    return sorted(p for p in (repo / "oracles").glob("*.toml") if p.name != "policy.toml")
+
+
+def _blob_paths(files: Sequence[Path]) -> list[str]:
+    paths: list[str] = []
+    for f in files:
+        paths += [ln.split('"')[1] for ln in f.read_text().splitlines() if ln.startswith("blob = ")]
+    return sorted(set(paths))
+
+
+def suite_processes(repo: Path, files: Sequence[Path], work: Path) -> float:
+    """Runs one suite of `files` as Bazel's actions would, without Bazel: the pin check and the
+    draw (`python3 -S -E -B -c`), the caller (`observe.py`, production code on PYTHONPATH) and the
+    judge (`judge.py`); returns wall seconds.
+
+    Raises:
+        SystemExit: when an action fails or a row does not pass.
+    """
+    work.mkdir(parents=True, exist_ok=True)
+    v = {name: str(work / f"{name}.json") for name in ("index", "inputs", "exp", "hin", "hexp", "gen", "obs")}
+    (work / "ref.json").write_text(EMPTY_REFERENCE)
+    (work / "hobs.json").write_text(EMPTY_OBSERVATIONS)
+    oracles = [f"--oracle=oracles/{f.name}={f}" for f in files]
+    blobs = [f"--blob={p}={repo / p}" for p in _blob_paths(files)]
+    bare = {"PATH": "/usr/bin:/bin"}
+    started = time.perf_counter()
+    for module, args in (
+            ("pin_check", ["--out", v["index"], "--inputs", v["inputs"], "--expectations", v["exp"],
+                           "--hidden-inputs", v["hin"], "--hidden-expectations", v["hexp"],
+                           f"--policy=oracles/policy.toml={repo / 'oracles' / 'policy.toml'}", *oracles, *blobs]),
+            ("draw", ["--index", v["index"], "--salt", "", "--out", v["gen"], *oracles])):
+        wall([PYTHON, "-S", "-E", "-B", "-c", BOOTSTRAP.format(root=str(GATE), module=module), *args], work, bare)
+    wall([PYTHON, str(ACTIONS / "observe.py"), "--inputs", v["inputs"], "--generated", v["gen"], "--out", v["obs"],
+          "--log", str(work / "log")], work, {**bare, "PYTHONPATH": str(repo)})
+    wall([PYTHON, str(ACTIONS / "judge.py"), "--expectations", v["exp"], "--observations", v["obs"], "--log",
+          str(work / "log"), "--reference", str(work / "ref.json"), "--generated", v["gen"], "--hidden-expectations",
+          v["hexp"], "--hidden-observations", str(work / "hobs.json")], work, {**bare, "PYTHONPATH": str(GATE)})
+    return time.perf_counter() - started
+
+
+def adapter_seconds(repo: Path) -> float | None:
+    """Wall seconds of the pytest adapter on every row of `repo`, or None without pytest."""
+    if subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True, check=False).returncode != 0:
+        return None
+    return wall([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "adapter"], repo)
+
+
+def row_runner_figures(repo: Path, work: Path, times: int) -> tuple[dict[str, float], int]:
+    """Figures 8 and 9: ({"one suite", "per file", "adapter"} -> median seconds, oracle files)."""
+    files = oracle_files(repo)
+    scratch = Path(tempfile.mkdtemp(prefix="rows-", dir=work))
+    adapter = adapter_seconds(repo)
+    runs: dict[str, Callable[[], float]] = {
+        "one suite": lambda: suite_processes(repo, files, scratch / "all"),
+        "per file": lambda: sum(suite_processes(repo, [f], scratch / f.stem) for f in files),
+    }
+    if adapter is not None:
+        runs["adapter"] = lambda: adapter_seconds(repo) or 0.0
+    try:
+        return interleaved(runs, times), len(files)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def gate_cmd(repo: Path, *args: str) -> list[str]:
+    """`python3 -m tools.oracle_gate --repo REPO check ARGS` from this checkout."""
+    return [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "check", *args]
+
+
+def plain_test(repo: Path, env: dict[str, str], patterns: Sequence[str] = ("//oracles/...", "//harness/...")) -> float:
+    """Wall seconds of a plain `bazel test` of `patterns` in `repo` with `env`."""
+    return wall(["bazel", "test", "--symlink_prefix=/", *patterns], repo, env)
+
+
+def fresh_home(path: Path) -> Path:
+    """`path`, emptied: a home whose output user root and gate run folder start empty."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def shutdown(repo: Path, env: dict[str, str]) -> None:
+    """Stops the Bazel server of `repo` under `env`'s home, and waits for it."""
+    subprocess.run(["bazel", "shutdown"], cwd=repo, env=env, capture_output=True, check=False)
+
+
+def warm_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Path, times: int) -> dict[str, float]:
+    """Figure 10: warm `check --base main` / warm plain `bazel test`, each in an output user root
+    of its own, both warmed first. Returns {"check", "bazel test"} -> median seconds."""
+    gate_env, plain_env = env_for(fresh_home(work / "warm-check")), env_for(fresh_home(work / "warm-plain"))
+    try:
+        wall(gate_cmd(repo, "--base", "main"), GATE, gate_env)
+        plain_test(repo, plain_env)
+        return interleaved({"check": lambda: wall(gate_cmd(repo, "--base", "main"), GATE, gate_env),
+                            "bazel test": lambda: plain_test(repo, plain_env)}, times)
+    finally:
+        shutdown(repo, gate_env)
+        shutdown(repo, plain_env)
+
+
+def clean_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Path, times: int,
+                 base: str = "main", patterns: Sequence[str] = ("//oracles/...", "//harness/...")) -> dict[str, float]:
+    """Figure 11: `check --clean --base BASE` with the workspace side warm / a cold plain
+    `bazel test` (a fresh output user root each time). Returns {"check --clean", "cold bazel test"}
+    -> median seconds."""
+    gate_env = env_for(fresh_home(work / "clean-check"))
+
+    def cold() -> float:
+        env = env_for(fresh_home(work / "clean-plain"))
+        try:
+            return plain_test(repo, env, patterns)
+        finally:
+            shutdown(repo, env)
+
+    try:
+        wall(gate_cmd(repo, "--base", base), GATE, gate_env)
+        return interleaved({"check --clean": lambda: wall(gate_cmd(repo, "--base", base, "--clean"), GATE, gate_env),
+                            "cold bazel test": cold}, times)
+    finally:
+        shutdown(repo, gate_env)
+
+
+def growth_figure(repos: dict[int, Path], env_for: Callable[[Path], dict[str, str]], work: Path) -> dict[int, float]:
+    """Figure 13: invariants -> wall seconds of a cold `check --base main` (fresh output user root)."""
+    out = {}
+    for count, repo in sorted(repos.items()):
+        env = env_for(fresh_home(work / f"growth-{count}"))
+        try:
+            out[count] = wall(gate_cmd(repo, "--base", "main"), GATE, env)
+        finally:
+            shutdown(repo, env)
+    return out
+
+
+def pin_checker(repo: Path, timed: Callable[[list[str], Path], tuple[float, int, int]]) -> tuple[float, int]:
+    """(seconds, peak RSS bytes) of the pin checker `adapter/check_pins.py` on `repo`."""
+    seconds, code, rss = timed([sys.executable, "-B", str(repo / "adapter" / "check_pins.py")], repo)
+    if code != 0:
+        raise SystemExit(f"bench: the pin checker failed on {repo}")
+    return seconds, rss
+
+
+def this_checkout_is_clean() -> bool:
+    """True when this checkout has no uncommitted change (`check` refuses a dirty work tree)."""
+    out = subprocess.run(["git", "-C", str(GATE), "status", "--porcelain", "--untracked-files=no"],
+                         capture_output=True, text=True, check=False)
+    return out.returncode == 0 and not out.stdout.strip()

@@ -1,0 +1,24 @@
+"""Unit tests of flags.run_flags: the salt reaches only the suites of oracle files whose rows draw."""
+
+from __future__ import annotations
+
+from tools.oracle_gate.runs.flags import run_flags
+
+
+def test_without_a_list_every_suite_gets_the_salt():
+    assert run_flags("s1", "workspace") == ["--define=oracle_salt=s1", "--define=oracle_run=workspace"]
+
+
+def test_only_the_listed_files_get_the_salt_in_a_stable_order():
+    assert run_flags("s1", "clean", {"oracles/b.toml", "oracles/a.toml"}) == [
+        "--define=oracle_salt=s1", "--define=oracle_salted=oracles/a.toml,oracles/b.toml", "--define=oracle_run=clean"]
+
+
+def test_nothing_draws_so_no_salt_and_the_flags_stay_the_same_from_run_to_run():
+    assert run_flags("s1", "workspace", set()) == run_flags("s2", "workspace", frozenset()) == [
+        "--define=oracle_salted=", "--define=oracle_run=workspace"]
+
+
+def test_a_path_with_a_comma_cannot_be_listed_so_every_suite_gets_the_salt():
+    assert run_flags("s1", "workspace", {"oracles/a,b.toml"}) == ["--define=oracle_salt=s1",
+                                                                   "--define=oracle_run=workspace"]
