@@ -37,7 +37,7 @@ from tools.oracle_gate.approval.policy import Policy
 from tools.oracle_gate.spec.views import reference_view, split
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant, hidden_path
-from tools.oracle_gate.git.tree import REGULAR, Entry
+from tools.oracle_gate.git.tree import REGULAR, Entry, Hashed
 
 
 def _pairs(values: Sequence[str]) -> dict[str, str]:
@@ -77,6 +77,13 @@ class ActionFiles:
 
     def digest(self, entry: Entry) -> str:
         return hashlib.sha256(self.read(entry)).hexdigest()
+
+    def known_digest(self, entry: Entry) -> str | None:
+        """None: the action hashes every file it is given."""
+        return None
+
+    def stream(self, entry: Entry) -> Hashed:
+        return Hashed([self.read(entry)])
 
     def vouched(self, entry: Entry, claim: str) -> bool:
         """False: the action checks every file it is given."""

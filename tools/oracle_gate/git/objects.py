@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from tools.oracle_gate.errors import GitError
 from tools.oracle_gate.git.gitio import git_env
@@ -152,18 +152,55 @@ class CatFile:
             pass
 
 
+def known_digest(oid: str, trust: Trust | None = None) -> str | None:
+    """The sha256 hex digest of blob `oid` without reading it: computed before in this process,
+    else vouched for in `trust`; None when neither. A digest once computed is never overridden by
+    what is vouched for."""
+    return _COMPUTED.get(oid) or (trust.digest(oid) if trust is not None else None)
+
+
 def digest(cat: CatFile, oid: str, trust: Trust | None = None) -> str:
-    """The sha256 hex digest of blob `oid`: computed before in this process, else vouched for in
-    `trust`, else hashed from `cat`'s stream in CHUNK pieces, so memory stays flat whatever the size.
-    A digest once computed is never overridden by what is vouched for.
+    """The sha256 hex digest of blob `oid`: `known_digest`, else hashed from `cat`'s stream in
+    CHUNK pieces, so memory stays flat whatever the size.
 
     Raises:
         GitError: (exit 1) when git cannot give the object.
     """
-    known = _COMPUTED.get(oid) or (trust.digest(oid) if trust is not None else None)
-    if known is None:
-        h = hashlib.sha256()
-        for piece in cat.chunks(oid):
-            h.update(piece)
-        known = _COMPUTED[oid] = h.hexdigest()
-    return known
+    return known_digest(oid, trust) or Hashed(cat.chunks(oid), oid).hexdigest()
+
+
+class Hashed:
+    """The bytes of one blob as an iterable of pieces (bytes), hashed with sha256 as they pass:
+    iterate it at most once, then call `hexdigest`. For a git object (`oid` given) the digest is
+    remembered for the process once the last piece has passed, as `digest` remembers it.
+
+    Raises (while iterating or from `hexdigest`): whatever reading `pieces` raises (GitError,
+    GateError: exit 1).
+    """
+
+    def __init__(self, pieces: Iterable[bytes], oid: str | None = None) -> None:
+        self._pieces = iter(pieces)
+        self._oid = oid
+        self._sha = hashlib.sha256()
+        self._done: str | None = None
+
+    def __iter__(self) -> Iterator[bytes]:
+        for piece in self._pieces:
+            self._sha.update(piece)
+            yield piece
+        self._finish()
+
+    def _finish(self) -> None:
+        if self._done is None:
+            self._done = self._sha.hexdigest()
+            if self._oid is not None:
+                _COMPUTED[self._oid] = self._done
+
+    def hexdigest(self) -> str:
+        """The sha256 hex digest of all the bytes: the pieces not yet iterated are read (and
+        hashed) first."""
+        for piece in self._pieces:
+            self._sha.update(piece)
+        self._finish()
+        assert self._done is not None
+        return self._done

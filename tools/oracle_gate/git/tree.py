@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from typing import Protocol
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.gitio import git
-from tools.oracle_gate.git.objects import CHUNK, CatFile, Trust, digest
+from tools.oracle_gate.git.objects import CHUNK, CatFile, Hashed, Trust, digest, known_digest
 
 REGULAR = "100644"
 EXECUTABLE = "100755"
@@ -50,6 +49,14 @@ class Tree(Protocol):
     def digest(self, entry: Entry) -> str:
         """Returns the sha256 hex digest of a regular file entry's bytes, read as a stream."""
 
+    def known_digest(self, entry: Entry) -> str | None:
+        """Returns the sha256 hex digest of a regular file entry's bytes when known without
+        reading them, else None."""
+
+    def stream(self, entry: Entry) -> Hashed:
+        """Returns a regular file entry's bytes as pieces of at most CHUNK bytes, hashed as they
+        are read (`objects.Hashed`)."""
+
     def vouched(self, entry: Entry, claim: str) -> bool:
         """True when the run's `Trust` vouches for `claim` about the entry's bytes."""
 
@@ -87,6 +94,15 @@ class GitTree:
         """sha256 of the object (`objects.digest`: computed once per object id, else vouched for
         in `trust`, else streamed)."""
         return digest(self._cat, entry.ref, self.trust)
+
+    def known_digest(self, entry: Entry) -> str | None:
+        """`objects.known_digest`: computed before in this process, else vouched for in `trust`."""
+        return known_digest(entry.ref, self.trust)
+
+    def stream(self, entry: Entry) -> Hashed:
+        """The object's bytes in CHUNK pieces (`CatFile.chunks`); its digest is remembered once
+        all of them are read."""
+        return Hashed(self._cat.chunks(entry.ref), entry.ref)
 
     def vouched(self, entry: Entry, claim: str) -> bool:
         """True when `trust` vouches for `claim` about the entry's object."""
@@ -156,10 +172,15 @@ class WorkTree:
 
     def digest(self, entry: Entry) -> str:
         """sha256 of the file, read in CHUNK pieces."""
-        h = hashlib.sha256()
-        for piece in self._chunks(entry, CHUNK):
-            h.update(piece)
-        return h.hexdigest()
+        return self.stream(entry).hexdigest()
+
+    def known_digest(self, entry: Entry) -> str | None:
+        """None: files on disk are hashed each time they are needed."""
+        return None
+
+    def stream(self, entry: Entry) -> Hashed:
+        """The file's bytes in CHUNK pieces (see `read` for what cannot be read)."""
+        return Hashed(self._chunks(entry, CHUNK))
 
     def vouched(self, entry: Entry, claim: str) -> bool:
         """False: files on disk are read, never vouched for."""

@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import PREFIX, GateError
@@ -53,6 +53,7 @@ from tools.oracle_gate.runs.flags import (
 )
 from tools.oracle_gate.runs.results import Observed, merge_observed
 from tools.oracle_gate.runs.sealed_root import SealedRoot
+from tools.oracle_gate.runs.sealed_session import SealedSession
 from tools.oracle_gate.text import visible
 
 # Tags `oracle_test` (tools/bazel/private/oracle_test.bzl) puts on its observations and judge
@@ -142,12 +143,14 @@ def bzlmod_hint(repo: str) -> str:
 @dataclass(frozen=True)
 class Launcher:
     """How one run starts Bazel: in `repo`, with `env` as the whole environment, `startup_flags`
-    before the command, inside `sealed_root` when given (sealed_root.py)."""
+    before the command, inside `sealed_root` when given (sealed_root.py); through `session`, one
+    shell in that root running every command in turn (one Bazel server), when given."""
 
     repo: str
     env: Mapping[str, str]
     startup_flags: Sequence[str] = ()
     sealed_root: SealedRoot | None = None
+    session: SealedSession | None = None
 
     def command(self, *args: str) -> list[str]:
         """`bazel STARTUP_FLAGS ARGS...`."""
@@ -158,6 +161,8 @@ class Launcher:
         return self.sealed_root.wrap(argv, self.repo) if self.sealed_root is not None else argv
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        if self.session is not None:
+            return self.session.run(self.command(*args))
         try:
             return subprocess.run(self.wrap(self.command(*args)), cwd=self.repo, env=dict(self.env), stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, check=False)
@@ -201,6 +206,35 @@ class Launcher:
             raise GateError(f"`bazel info {' '.join(keys)}` failed: {shown}{bzlmod_hint(self.repo)}")
         return values
 
+    def _relayed(self, cmd: list[str], tmpdir: str | None, quiet: bool) -> tuple[list[str], list[str], int]:
+        """Runs `cmd` (TMPDIR set to `tmpdir` when given), relaying its output (`_relay`); returns
+        the process summary, the missing block paths and the exit code.
+
+        Raises:
+            GateError: (exit 1) when Bazel is missing or the sealed root stopped.
+        """
+        if self.session is not None:
+            lines, code = self.session.stream(cmd, {"TMPDIR": tmpdir} if tmpdir else {})
+            summary, missing_mounts = _relay(lines, quiet)
+            return summary, missing_mounts, code[0]
+        env = dict(self.env, TMPDIR=tmpdir) if tmpdir else dict(self.env)
+        try:
+            proc = subprocess.Popen(self.wrap(cmd), cwd=self.repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT)
+        except FileNotFoundError:
+            raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
+        try:
+            assert proc.stdout is not None
+            summary, missing_mounts = _relay(proc.stdout, quiet)
+            return summary, missing_mounts, proc.wait()
+        finally:
+            stop(proc)
+
+    def shutdown(self) -> None:
+        """`bazel shutdown`: the run's server stops (a `--batch` run has none; nothing happens)."""
+        if "--batch" not in self.startup_flags:
+            self._run("shutdown")
+
     def oracle_dependents(self, flags: Sequence[str], patterns: Sequence[str]) -> list[str]:
         """The targets outside the `oracles` package, in the dependency closure of `patterns` (with
         the query `flags`: the .bazelrc configs and the lockfile mode), that depend on a file or
@@ -238,17 +272,7 @@ class Launcher:
         cmd = self.command(command, "--symlink_prefix=/", f"--build_event_json_file={bep}", *log_flags(execution_log),
                            *flags, "--", *targets)
         BAZEL_OUTPUT.info(visible(f"{PREFIX} running " + " ".join(cmd)))
-        env = dict(self.env, TMPDIR=tmpdir) if tmpdir else dict(self.env)
-        try:
-            proc = subprocess.Popen(self.wrap(cmd), cwd=self.repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT)
-        except FileNotFoundError:
-            raise GateError("bazel is not installed; run tools/setup.sh, or pass --results FILE") from None
-        try:
-            summary, missing_mounts = _relay(proc, quiet)
-            returncode = proc.wait()
-        finally:
-            stop(proc)
+        summary, missing_mounts, returncode = self._relayed(cmd, tmpdir, quiet)
         if returncode not in _RESULT_EXITS:
             raise GateError(f"`bazel {command} {' '.join(targets)}` exited {returncode}"
                             + ("; its output is not shown (it ran the hidden samples)" if quiet else "; see Bazel's output above"))
@@ -265,15 +289,15 @@ class Launcher:
         return Invocation(returncode, status, xml, spawn_log, summary, missing_mounts, failure)
 
 
-def _relay(proc: "subprocess.Popen[bytes]", quiet: bool = False) -> tuple[list[str], list[str]]:
-    """Relays Bazel's output to stderr, each line escaped and prefixed (RELAY_PREFIX), unless
-    `quiet`; returns its process summary and the block paths its sandbox found missing."""
-    assert proc.stdout is not None
+def _relay(output: Iterable[bytes], quiet: bool = False) -> tuple[list[str], list[str]]:
+    """Relays Bazel's output (its lines, as they come) to stderr, each line escaped and prefixed
+    (RELAY_PREFIX), unless `quiet`; returns its process summary and the block paths its sandbox
+    found missing."""
     summary: list[str] = []
     missing_mounts: list[str] = []
     if quiet:
         BAZEL_OUTPUT.info(RELAY_PREFIX + "(the output of the hidden samples' invocation is not shown)")
-    for raw in proc.stdout:
+    for raw in output:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if not quiet:
             BAZEL_OUTPUT.info(RELAY_PREFIX + visible(line))
@@ -326,6 +350,9 @@ class RunSpec:
             dropped (`flags.clean_env`).
         hidden: the tree holds hidden blobs (the clean run with a hidden store): the hidden callers
             then run in an invocation of their own after the change's, with their output discarded.
+        one_server: with `sealed_root`, run every command through one `SealedSession`, so one Bazel
+            server (started inside the root, shut down at the end) serves the whole run; leave
+            `--batch` out of `startup_flags` then.
     """
 
     flags: Sequence[str] = ()
@@ -335,6 +362,7 @@ class RunSpec:
     sealed_root: SealedRoot | None = None
     exact_env: bool = False
     hidden: bool = False
+    one_server: bool = False
 
 
 def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) -> BazelRun:
@@ -367,7 +395,22 @@ def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) 
             directly in `/tmp` or `/dev/shm` (`blocks.gate_code_blocks`).
     """
     env = dict(environ) if spec.exact_env else clean_env(environ)
-    launcher = Launcher(repo, env, tuple(spec.startup_flags), spec.sealed_root)
+    if not (spec.one_server and spec.sealed_root is not None):
+        return _run_with(Launcher(repo, env, tuple(spec.startup_flags), spec.sealed_root), environ, spec)
+    with SealedSession(spec.sealed_root, repo, env, spec.sealed_root.folder) as session:
+        launcher = Launcher(repo, env, tuple(spec.startup_flags), spec.sealed_root, session)
+        try:
+            return _run_with(launcher, environ, spec)
+        finally:
+            try:
+                launcher.shutdown()
+            except GateError:  # the root already stopped: closing the session ends what is left
+                pass
+
+
+def _run_with(launcher: Launcher, environ: Mapping[str, str], spec: RunSpec) -> BazelRun:
+    """`run_bazel`'s commands, through `launcher`."""
+    repo = launcher.repo
     help_text = launcher.help_test()
     # The .bazelrc configs of every command (`common:` lines reach `query`), not the remote ones,
     # which `.bazelrc` defines for `build` only.

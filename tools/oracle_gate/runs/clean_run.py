@@ -66,9 +66,7 @@ def clean_run(
     repo: str,
     head: str,
     oracles_commit: str,
-    environ: Mapping[str, str],
-    remote: bool = False,
-    salt: str = "",
+    environ: Mapping[str, str], remote: bool = False, salt: str = "",
     block: Sequence[str] | None = None, hidden_blobs: Mapping[str, bytes] | None = None,
     salted: Collection[str] | None = None,
 ) -> BazelRun:
@@ -97,7 +95,8 @@ def clean_run(
         os.makedirs(home, exist_ok=True)
         pristine_tree(repo, head, oracles_commit, tree)
         write_hidden(tree, hidden_blobs or {})
-        startup = ["--batch", "--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
+        # One Bazel server for the run (`one_server`), its output user root in `root`, removed below.
+        startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
         flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env",
                  *run_flags(salt, "clean", salted)]
         if remote:
@@ -114,7 +113,7 @@ def clean_run(
         run = run_bazel(tree, env, RunSpec(flags=flags, startup_flags=startup, exact_env=True,
                                            block=[os.path.join(tree, "oracles"), *root_sealed.blockable],
                                            strategy="remote" if remote else "linux-sandbox", sealed_root=root_sealed,
-                                           hidden=bool(hidden_blobs)))
+                                           hidden=bool(hidden_blobs), one_server=True))
         if remote:
             # The actions ran on the engine's workers: what seals them there is the engine's.
             run = replace(run, sealed_by=f"{run.sealed_by}; every action ran by remote execution, sealed by the "

@@ -13,7 +13,9 @@ exit 5 (docs/design.md section 6).
 
 from __future__ import annotations
 
+import codecs
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 Language = Literal["TOML", "JSON"]
@@ -41,6 +43,11 @@ _FORBIDDEN: dict[str, re.Pattern[str]] = {
     "TOML": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)"),
     "JSON": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]"),
 }
+# Bytes that may start a culprit `_FORBIDDEN` names: a piece without any is skipped without a search.
+_SUSPECT: dict[str, bytes] = {
+    "TOML": bytes([*range(0x00, 0x09), 0x0B, 0x0C, 0x0D, *range(0x0E, 0x20), 0x7F]),
+    "JSON": bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)]),
+}
 _CONTROL_NAMES = {
     0x07: "bell",
     0x08: "backspace",
@@ -50,6 +57,25 @@ _CONTROL_NAMES = {
     0x1B: "escape",
     0x7F: "delete",
 }
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a piece of text starts in its file: `lines` line feeds and `offset` bytes before it,
+    and `column` characters after the last of those line feeds (all 0 at the start of the file)."""
+
+    lines: int = 0
+    column: int = 0
+    offset: int = 0
+
+    def after(self, text: str, size: int) -> Place:
+        """The place just after `text`, a piece of `size` bytes that starts here."""
+        feed = text.rfind("\n")
+        column = len(text) - feed - 1 if feed >= 0 else self.column + len(text)
+        return Place(self.lines + text.count("\n"), column, self.offset + size)
+
+
+START = Place()
 
 
 def text_problem(data: bytes, language: Language) -> str | None:
@@ -62,25 +88,93 @@ def text_problem(data: bytes, language: Language) -> str | None:
 
     Returns:
         One line naming the first culprit found, checked in this order: a byte order mark (UTF-8,
-        UTF-16LE/BE, UTF-32LE/BE); UTF-16 or UTF-32 text without a mark; then, whichever comes
-        first in the file, a byte that is not UTF-8 (with a Latin-1/Windows-1252 hint) or a
-        character the language forbids (NUL, a lone carriage return in TOML, other C0 controls,
-        DEL in TOML). Positions are 1-based line and column (in characters) and 0-based byte
-        offsets. None when the bytes are UTF-8 with none of these; the parser then has the last
-        word. Never raises.
+        UTF-16LE/BE, UTF-32LE/BE); UTF-16 or UTF-32 text without a mark (both judged from the
+        first 512 bytes, `head_problem`); then, whichever comes first in the file, a byte that is
+        not UTF-8 (with a Latin-1/Windows-1252 hint) or a character the language forbids (NUL, a
+        lone carriage return in TOML, other C0 controls, DEL in TOML). Positions are 1-based line
+        and column (in characters) and 0-based byte offsets. None when the bytes are UTF-8 with
+        none of these; the parser then has the last word. Never raises. `TextStream` says the same
+        of bytes read in pieces.
     """
-    for mark, name in _BOMS:
-        if data.startswith(mark):
-            return _bom_message(mark, name)
-    wide = _wide_encoding(data)
-    if wide is not None:
-        return wide
+    head = head_problem(data[:_SNIFF_BYTES])
+    if head is not None:
+        return head
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        head = data[: exc.start].decode("utf-8")
-        return _control_problem(head, language) or _not_utf8(data, exc.start, head)
-    return _control_problem(text, language)
+        return _decode_problem(data, exc.start, language, START)
+    return _control_problem(text, language, START)
+
+
+def head_problem(head: bytes) -> str | None:
+    """The problems `text_problem` finds from a file's first 512 bytes alone (`head`: those bytes,
+    or all of a shorter file): a byte order mark, or UTF-16/UTF-32 text without one; else None."""
+    for mark, name in _BOMS:
+        if head.startswith(mark):
+            return _bom_message(mark, name)
+    return _wide_encoding(head)
+
+
+class TextStream:
+    """`text_problem` for bytes read in pieces: `feed` each piece in file order, then `feed(b"",
+    final=True)`; each call returns the text decoded so far that is not yet returned (empty while
+    the first 512 bytes are gathered, or once a problem is found). `problem` is then the line
+    `text_problem` would give for all the bytes, with whole-file positions, or None. A character
+    split between pieces (a multi-byte UTF-8 sequence, TOML's CR LF) is held until the next piece;
+    memory is one piece and 512 bytes.
+    """
+
+    def __init__(self, language: Language) -> None:
+        self.language: Language = language
+        self.problem: str | None = None
+        self._place = START
+        self._head: bytes | None = b""  # None once the first 512 bytes were judged
+        self._pending = b""
+
+    @property
+    def unread(self) -> bytes:
+        """The bytes fed whose text is not returned yet (the gathered head, or a split character)."""
+        return self._head if self._head is not None else self._pending
+
+    def feed(self, piece: bytes, final: bool = False) -> str:
+        """Takes the next `piece` of bytes (`final`: the file ends after it) and returns the text
+        it completes, checked. Never raises."""
+        if self.problem is not None:
+            return ""
+        if self._head is not None:
+            self._head += piece
+            if len(self._head) < _SNIFF_BYTES and not final:
+                return ""
+            piece, self._head = self._head, None
+            self.problem = head_problem(piece[:_SNIFF_BYTES])
+            if self.problem is not None:
+                return ""
+        data = self._pending + piece if self._pending else piece
+        try:
+            text, used = codecs.utf_8_decode(data, "strict", final)
+        except UnicodeDecodeError as exc:
+            if final or len(data) - exc.start >= 3:  # the bytes `_not_utf8` shows are all here
+                self.problem = _decode_problem(data, exc.start, self.language, self._place)
+                return ""
+            text, used = data[: exc.start].decode("utf-8"), exc.start
+        if self.language == "TOML" and not final and text.endswith("\r"):  # a CR whose LF may come next
+            text, used = text[:-1], used - 1
+        self._pending = data[used:]
+        if len(data[:used].translate(None, _SUSPECT[self.language])) != used:
+            self.problem = _control_problem(text, self.language, self._place)
+            if self.problem is not None:
+                return ""
+        self._place = self._place.after(text, used)
+        return text
+
+
+def _decode_problem(data: bytes, start: int, language: Language, place: Place) -> str:
+    """For `data` (starting at `place`) that is not UTF-8 from byte `start` on: a forbidden
+    character before that byte, else the byte itself (`_not_utf8`)."""
+    head = data[:start].decode("utf-8")
+    line, column = _position(head, len(head), place)
+    return (_control_problem(head, language, place)
+            or _not_utf8(data[start:start + 3], place.offset + start, line, column))
 
 
 # Characters an editor shows as a space or nothing, which TOML takes for neither whitespace nor a
@@ -118,11 +212,11 @@ def _mostly_zero(units: bytes) -> bool:
     return bool(units) and units.count(0) * 4 >= len(units) * 3
 
 
-def _wide_encoding(data: bytes) -> str | None:
-    """Names UTF-16/UTF-32 without a byte order mark: ASCII text with 00 bytes in a fixed pattern."""
-    if b"\x00" not in data:
+def _wide_encoding(head: bytes) -> str | None:
+    """Names UTF-16/UTF-32 without a byte order mark: ASCII text with 00 bytes in a fixed pattern
+    in `head`, the first 512 bytes (a head without 00 bytes has no such pattern)."""
+    if b"\x00" not in head:
         return None
-    head = data[:_SNIFF_BYTES]
     for name, width, zero_offsets, char_offset in _WIDE:
         head_units = head[: len(head) - len(head) % width]
         if (head_units
@@ -134,23 +228,25 @@ def _wide_encoding(data: bytes) -> str | None:
     return None
 
 
-def _position(text: str, index: int) -> tuple[int, int]:
-    """1-based (line, column) of character `index`; lines end at line feeds."""
-    line = text.count("\n", 0, index) + 1
-    column = index - (text.rfind("\n", 0, index) + 1) + 1
+def _position(text: str, index: int, place: Place = START) -> tuple[int, int]:
+    """1-based (line, column) in the file of character `index` of `text`, a piece that starts at
+    `place`; lines end at line feeds."""
+    line = place.lines + text.count("\n", 0, index) + 1
+    feed = text.rfind("\n", 0, index)
+    column = index - feed if feed >= 0 else place.column + index + 1
     return line, column
 
 
-def _control_problem(text: str, language: Language) -> str | None:
+def _control_problem(text: str, language: Language, place: Place) -> str | None:
     match = _FORBIDDEN[language].search(text)
     if match is None:
         return None
     index = match.start()
     char = text[index]
-    line, column = _position(text, index)
+    line, column = _position(text, index, place)
     where = f"at line {line}, column {column}"
     if char == "\x00":
-        offset = len(text[:index].encode("utf-8"))
+        offset = place.offset + len(text[:index].encode("utf-8"))
         return (f"has a NUL byte (U+0000) {where} (byte offset {offset}), which {language} does not allow; "
                 "delete it (a file with many NULs was saved as UTF-16 or is not text)")
     if char == "\r":
@@ -163,11 +259,11 @@ def _control_problem(text: str, language: Language) -> str | None:
             f"or write it as \\u{code:04x} inside a string")
 
 
-def _not_utf8(data: bytes, start: int, head: str) -> str:
-    line, column = _position(head, len(head))
+def _not_utf8(tail: bytes, start: int, line: int, column: int) -> str:
+    """The message for bytes `tail` (the first up to 3 bytes from the one that is not UTF-8) at byte
+    offset `start`, line `line` and column `column` of the file."""
     where = f"at line {line}, column {column} (byte offset {start})"
-    byte = data[start]
-    tail = data[start:start + 3]
+    byte = tail[0]
     if len(tail) == 3 and tail[0] == 0xED and 0xA0 <= tail[1] <= 0xBF and 0x80 <= tail[2] <= 0xBF:
         surrogate = 0xD000 | (tail[1] & 0x3F) << 6 | (tail[2] & 0x3F)
         return (f"is not UTF-8: bytes {tail.hex(' ').upper()} {where} encode the lone surrogate "

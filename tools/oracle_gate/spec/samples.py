@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import operator
 from typing import Any
 
 from tools.oracle_gate.spec.encoding import text_problem
@@ -34,6 +36,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# The strict parser of blobs (`load_samples`, `stream.check_stream`): json's C scanner with the hooks above.
+STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
+
+
 def load_samples(data: bytes) -> Any:
     """Parses blob bytes as strict JSON: UTF-8, no NaN/Infinity (nor numbers that overflow to it),
     no duplicate object keys.
@@ -53,44 +59,97 @@ def load_samples(data: bytes) -> Any:
     if unreadable is not None:
         raise SampleError(unreadable)
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float,
-                          object_pairs_hook=_unique_keys)
+        return STRICT.decode(data.decode("utf-8"))
     except json.JSONDecodeError as exc:
-        raise SampleError(f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit conversion limit
-        raise SampleError(f"is not usable JSON: {exc}") from None
-    except RecursionError:
-        raise SampleError("nests too deeply") from None
+        raise not_json(exc.msg, exc.lineno, exc.colno) from None
+    except (ValueError, RecursionError) as exc:
+        raise not_usable(exc) from None
+
+
+def not_json(msg: str, line: int, column: int) -> SampleError:
+    """The refusal of a JSON syntax error: json's own `msg` at 1-based `line` and `column` (in
+    characters) of the whole blob."""
+    return SampleError(f"is not valid JSON: {msg} at line {line} column {column}")
+
+
+def not_usable(exc: ValueError | RecursionError) -> SampleError:
+    """The refusal of what the strict parser raised other than a syntax error: a hook's SampleError
+    (NaN, overflow, duplicate key), another ValueError (e.g. an integer longer than Python's
+    4300-digit conversion limit), or RecursionError (nesting too deep)."""
+    if isinstance(exc, RecursionError):
+        return SampleError("nests too deeply")
+    return SampleError(f"is not usable JSON: {exc}")
 
 
 def check_shape(invariant: Invariant, samples: Any) -> None:
     """Checks that parsed samples have the shape the invariant's kind needs (docs/design.md
-    section 2): a non-empty array of objects; `idempotent` ones hold `state` and every name of
-    `args`; `exact_table` ones exactly `args` (an array, as long as `args_names` when the row has
-    them) and `expected`, plus `receiver` when the row has one; `antisymmetric` ones exactly the two
-    `args_names`; the keyword kinds' ones a `receiver` (an array or an object) when the row has one,
-    `round_trip` ones exactly one argument besides it, and `monotonic` ones an `over` field that is
-    an array of at least two numbers or of at least two strings.
+    section 2): a non-empty array of objects, each as `check_sample` says.
 
     Raises:
         SampleError: naming the first sample (0-based index) that is wrong.
     """
     if type(samples) is not list or not samples:
-        raise SampleError("must be a non-empty JSON array of samples")
+        raise SampleError(EMPTY)
     for index, sample in enumerate(samples):
-        if type(sample) is not dict:
-            raise SampleError(f"sample {index} must be a JSON object")
-        if invariant.kind == "idempotent":
-            missing = [k for k in ("state", *invariant.args) if k not in sample]
-            if missing:
-                raise SampleError(f"sample {index} lacks {', '.join(missing)}")
-        elif invariant.kind == "exact_table":
-            _check_table_sample(invariant, index, sample)
-        elif invariant.kind == "antisymmetric":
-            if set(sample) != set(invariant.args_names):
-                raise SampleError(f"sample {index} must have exactly the keys {', '.join(invariant.args_names)}")
-        else:
-            _check_keyword_sample(invariant, index, sample)
+        check_sample(invariant, index, sample)
+
+
+def check_samples(invariant: Invariant, samples: list[Any], first: int = 0) -> None:
+    """`check_sample` of each of `samples`, the first being sample number `first` of its blob; for
+    `exact_table` rows, a test in C loops passes a run of right samples at once.
+
+    Raises:
+        SampleError: naming the first wrong sample, as `check_sample` does.
+    """
+    if invariant.kind == "exact_table" and _tables_ok(invariant, samples):
+        return
+    for index, sample in enumerate(samples, first):
+        check_sample(invariant, index, sample)
+
+
+def _tables_ok(invariant: Invariant, samples: list[Any]) -> bool:
+    """True only when `_check_table_sample` accepts every one of `samples` (False decides nothing)."""
+    keys = {"args", "expected"} | ({"receiver"} if invariant.receiver else set())
+    if not set(map(type, samples)) <= {dict} or not all(map(operator.eq, itertools.repeat(keys),
+                                                              map(dict.keys, samples))):
+        return False
+    args = list(map(operator.itemgetter("args"), samples))
+    if not set(map(type, args)) <= {list}:
+        return False
+    if invariant.args_names and not set(map(len, args)) <= {len(invariant.args_names)}:
+        return False
+    return not invariant.receiver or set(map(type, map(operator.itemgetter("receiver"), samples))) <= {list, dict}
+
+
+# The refusal of a top-level value that is not an array, or an empty array.
+EMPTY = "must be a non-empty JSON array of samples"
+
+
+def check_sample(invariant: Invariant, index: int, sample: Any) -> None:
+    """Checks one parsed sample, the `index`-th (0-based) of its blob: a JSON object; `idempotent`
+    ones hold `state` and every name of `args`; `exact_table` ones exactly `args` (an array, as long
+    as `args_names` when the row has them) and `expected`, plus `receiver` when the row has one;
+    `antisymmetric` ones exactly the two `args_names`; the keyword kinds' ones a `receiver` (an
+    array or an object) when the row has one, `round_trip` ones exactly one argument besides it,
+    and `monotonic` ones an `over` field that is an array of at least two numbers or of at least two
+    strings.
+
+    Raises:
+        SampleError: naming the sample by `index` and what is wrong with it.
+    """
+    if type(sample) is not dict:
+        raise SampleError(f"sample {index} must be a JSON object")
+    if invariant.kind == "idempotent":
+        missing = [k for k in ("state", *invariant.args) if k not in sample]
+        if missing:
+            raise SampleError(f"sample {index} lacks {', '.join(missing)}")
+    elif invariant.kind == "exact_table":
+        _check_table_sample(invariant, index, sample)
+    elif invariant.kind == "antisymmetric":
+        if set(sample) != set(invariant.args_names):
+            raise SampleError(f"sample {index} must have exactly the keys {', '.join(invariant.args_names)}")
+    else:
+        _check_keyword_sample(invariant, index, sample)
 
 
 def _check_receiver(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, in_labelled_change, parse_policy
-from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
+from tools.oracle_gate.spec.samples import SampleError
+from tools.oracle_gate.spec.stream import check_stream
 from tools.oracle_gate.spec.schema import (HIDDEN_DIR, Invariant, OracleFile, Retired, duplicate_ids, is_oracle_path, parse_oracle,
                                            retired_problems)
+from tools.oracle_gate.git.objects import CHUNK
 from tools.oracle_gate.git.tree import GITLINK, Entry, Tree
 from tools.oracle_gate.git.transform import explain, restore_command, rewrite_fix, rewritten
 
@@ -64,6 +66,39 @@ class Oracles:
         return found
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What one streamed pass over a blob's bytes found (`read_blob`).
+
+    Attributes:
+        sha256: the hex digest of the bytes.
+        checked: True when the pass also checked the shape for a row (`stream.check_stream`).
+        problem: then the refusal (a `SampleError` message), or None when the shape is right.
+    """
+
+    sha256: str
+    checked: bool = False
+    problem: str | None = None
+
+
+def read_blob(tree: Tree, entry: Entry, invariant: Invariant | None) -> Reading:
+    """Reads a regular file entry once, as a stream of pieces (`Tree.stream`): hashes it and, when
+    `invariant` is given, checks its bytes are strict JSON of that row's sample shape on the way
+    (`stream.check_stream`), so memory is one piece plus one sample, not the blob.
+
+    Raises:
+        GateError: (exit 1, GitError among them) when the bytes cannot be read.
+    """
+    pieces = tree.stream(entry)
+    problem = None
+    if invariant is not None:
+        try:
+            check_stream(invariant, pieces)
+        except SampleError as exc:
+            problem = str(exc)
+    return Reading(pieces.hexdigest(), invariant is not None, problem)
+
+
 def check_blob(
     invariant: Invariant,
     entry: Entry | None,
@@ -73,6 +108,7 @@ def check_blob(
     label: str | None = None,
     digest: str | None = None,
     shape_known: bool = False,
+    reading: Reading | None = None,
 ) -> list[OracleError]:
     """Checks one row's blob: a regular file whose bytes match the pin and parse to the kind's shape.
 
@@ -80,18 +116,21 @@ def check_blob(
         invariant: the row.
         entry: the blob's tree entry, or None when it does not exist.
         data: the blob's bytes, or a function that reads them (called only when they are needed:
-            to hash them when `digest` is None, to explain a mismatch, to check the shape);
-            ignored when entry is None or not a regular file.
+            to hash them when neither `digest` nor `reading` is given, to explain a mismatch, to
+            check the shape when `reading` did not); ignored when entry is None or not a regular file.
         committed: the bytes were read from git objects, not from disk (`Tree.committed`); a
             rewritten blob's message then speaks of the commit, not of a checkout.
         label: the label a re-pin needs, named in the fix (`pin_fix`); None when the policy in
             force is not known.
-        digest: the bytes' sha256 hex digest when already known (`Tree.digest`, streamed).
+        digest: the bytes' sha256 hex digest when already known (`Tree.known_digest`).
         shape_known: the bytes are known to have the kind's shape (the merge base pinned the same
             object for the same kind, `Tree.vouched`), so they are not parsed again.
+        reading: what one pass over the bytes found (`read_blob`): its digest is used instead of
+            `digest`, and its shape check, when it made one, instead of parsing `data`.
 
     Returns:
-        One OracleError (exit 5) for the first problem found, or an empty list.
+        One OracleError (exit 5) for the first problem found, a pin mismatch before a shape
+        problem, or an empty list.
     """
 
     def bad(field_name: str, message: str, fix: str | None = None) -> list[OracleError]:
@@ -104,24 +143,45 @@ def check_blob(
         return bad("blob", f"{invariant.blob} is {what}; blobs must be regular files under oracles/blobs/")
     assert data is not None
     read: Callable[[], bytes] = data if callable(data) else (lambda: data)
+    if reading is not None:
+        digest = reading.sha256
     actual = digest if digest is not None else hashlib.sha256(read()).hexdigest()
     if actual != invariant.blob_sha256:
         content = read()
         # The digest may have been vouched for, not computed: the message names what the bytes hash to.
         actual = hashlib.sha256(content).hexdigest()
     if actual != invariant.blob_sha256:
-        mismatch = f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, the bytes hash to {actual}"
-        rewrite = explain(content, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
-        if rewrite:
-            return bad("blob_sha256", f"{mismatch}; {rewritten(rewrite, committed)}", rewrite_fix(invariant.blob, committed))
-        return bad("blob_sha256", mismatch, pin_fix(invariant.blob, label))
+        return [_mismatch(invariant, content, actual, committed, label)]
     if shape_known:
         return []
+    if reading is not None and reading.checked:
+        problem = reading.problem
+    else:
+        problem = _shape_problem(invariant, read())
+    return bad("blob", f"{invariant.blob} {problem}") if problem is not None else []
+
+
+def _mismatch(invariant: Invariant, content: bytes, actual: str, committed: bool, label: str | None) -> OracleError:
+    """The error for bytes `content` that hash to `actual`, not to the row's pin: named as a known
+    checkout rewrite of the pinned bytes when undoing one gives them (`transform.explain`)."""
+    mismatch = f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, the bytes hash to {actual}"
+    rewrite = explain(content, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
+    if rewrite:
+        return OracleError(f"{mismatch}; {rewritten(rewrite, committed)}", path=invariant.source, row=invariant.id,
+                           field="blob_sha256", fix=rewrite_fix(invariant.blob, committed))
+    return OracleError(mismatch, path=invariant.source, row=invariant.id, field="blob_sha256",
+                       fix=pin_fix(invariant.blob, label))
+
+
+def _shape_problem(invariant: Invariant, data: bytes) -> str | None:
+    """The refusal of bytes already in memory (`stream.check_stream`, fed in CHUNK slices so no
+    copy of the whole is made), or None."""
+    view = memoryview(data)
     try:
-        check_shape(invariant, load_samples(read()))
+        check_stream(invariant, (bytes(view[i:i + CHUNK]) for i in range(0, len(data), CHUNK)))
     except SampleError as exc:
-        return bad("blob", f"{invariant.blob} {exc}")
-    return []
+        return str(exc)
+    return None
 
 
 def load_policy(tree: Tree, entry: Entry | None, path: str = POLICY_PATH) -> Policy | None:
@@ -179,7 +239,8 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
 
     Oracle files are the tree's `schema.is_oracle_path` files; each `entry` is judged by the tree's
     own policy (docs/design.md section 3), and a tree without `oracles/policy.toml` has that as a
-    problem. Blobs are hashed as streams (`Tree.digest`); a blob object the merge base pinned with
+    problem. Blobs are read once each, as streams, hashed and shape-checked on the way
+(`read_blob`); a blob object the merge base pinned with
     the same pin (the tree's `Trust`, `Tree.vouched`) is neither hashed nor parsed again (docs/design.md section 4).
 
     Args:
@@ -213,28 +274,42 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
         return result
     if label is None and result.policy is not None:
         label = result.policy.label
-    # Per file: one digest, and one shape check per kind and arguments, however many rows share it.
-    digests: dict[str, str] = {}
-    shapes_ok: set[tuple[str, str]] = set()
-    for invariant in result.invariants:
-        blob_entry = listing.get(invariant.blob)
-        found = blob_entry if blob_entry is not None and blob_entry.is_regular else None
-        if found is None:
-            result.problems.extend(check_blob(invariant, blob_entry, None, committed=tree.committed, label=label))
-            continue
-        if found.ref not in digests:
-            digests[found.ref] = tree.digest(found)
-        key = (found.ref, shape_key(invariant))
-        known = key in shapes_ok or (tree.committed and tree.vouched(found, key[1]))
-        found_problems = check_blob(invariant, found, functools.partial(tree.read, found), committed=tree.committed,
-                                    label=label, digest=digests[found.ref], shape_known=known)
-        if not found_problems:
-            shapes_ok.add(key)
-        result.problems.extend(found_problems)
+    result.problems.extend(_blob_problems(tree, listing, result.invariants, label))
     return result
 
 
-# The version of the shape rules (`samples.load_samples`, `samples.check_shape`). Bump it when they
+def _blob_problems(tree: Tree, listing: Mapping[str, Entry], invariants: list[Invariant],
+                   label: str | None) -> list[OracleError]:
+    """`check_blob` of every row, reading each blob file at most once per shape it must have."""
+    problems: list[OracleError] = []
+    # Per file: one digest, and one shape check per kind and arguments, however many rows share it;
+    # a file not yet hashed is hashed and shape-checked in one pass (`read_blob`).
+    digests: dict[str, str | None] = {}
+    shapes_ok: set[tuple[str, str]] = set()
+    for invariant in invariants:
+        blob_entry = listing.get(invariant.blob)
+        found = blob_entry if blob_entry is not None and blob_entry.is_regular else None
+        if found is None:
+            problems.extend(check_blob(invariant, blob_entry, None, committed=tree.committed, label=label))
+            continue
+        if found.ref not in digests:
+            digests[found.ref] = tree.known_digest(found)
+        key = (found.ref, shape_key(invariant))
+        known = key in shapes_ok or (tree.committed and tree.vouched(found, key[1]))
+        digest, reading = digests[found.ref], None
+        if digest is None or (digest == invariant.blob_sha256 and not known):
+            reading = read_blob(tree, found, None if known else invariant)
+            digests[found.ref] = reading.sha256
+        found_problems = check_blob(invariant, found, functools.partial(tree.read, found), committed=tree.committed,
+                                    label=label, digest=digest, shape_known=known, reading=reading)
+        if not found_problems:
+            shapes_ok.add(key)
+        problems.extend(found_problems)
+    return problems
+
+
+# The version of the shape rules (`samples.load_samples`, `samples.check_shape`, which
+# `stream.check_stream` keeps). Bump it when they
 # get stricter: blobs a base vouched for under older rules are then parsed again.
 SHAPE_RULES = 2
 

@@ -1,0 +1,61 @@
+"""Unit tests of runs/sealed_session.py: one shell runs the commands in order, with their own
+environment, output and exit code, and ends with its input (a root that wraps nothing stands in
+for bubblewrap here; the e2e clean-run tests use the real one)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs.sealed_session import SealedSession
+
+
+class Unwrapped:
+    """A sealed root that runs the command as it is."""
+
+    def wrap(self, argv, _cwd):
+        return list(argv)
+
+
+def session(tmp_path):
+    return SealedSession(Unwrapped(), str(tmp_path), {"PATH": "/usr/bin:/bin", "KEPT": "k"}, str(tmp_path))
+
+
+def test_commands_run_in_order_in_one_shell_with_their_own_output_and_code(tmp_path):
+    with session(tmp_path) as s:
+        first = s.run(["sh", "-c", "echo out $KEPT $ADDED; echo err >&2; exit 3"], {"ADDED": "a b"})
+        second = s.run(["sh", "-c", "pwd"])
+        shell = s._proc.pid
+        assert s._proc.poll() is None  # one shell, still there between commands
+    assert (first.returncode, first.stdout, first.stderr) == (3, "out k a b\n", "err\n")
+    assert (second.returncode, second.stdout) == (0, f"{tmp_path}\n")
+    assert s._proc.pid == shell and s._proc.poll() == 0  # ended with its input
+    assert not [p for p in os.listdir(tmp_path) if p.startswith("command-")]  # output files removed
+
+
+def test_stream_yields_lines_as_they_come_and_then_the_code(tmp_path):
+    with session(tmp_path) as s:
+        lines, code = s.stream(["sh", "-c", "printf 'a\\nb'; sleep 0.3; printf '\\nc\\n'; echo e >&2; printf z; exit 1"],
+                               {"TMPDIR": "/x"})
+        assert code == []  # not known before the lines are read
+        assert list(lines) == [b"a\n", b"b\n", b"c\n", b"e\n", b"z\n"]
+        assert code == [1]
+        after = s.run(["sh", "-c", "echo $TMPDIR"])
+    assert after.stdout == "\n"  # the environment given to one command is not the next one's
+
+
+def test_a_quote_or_newline_in_an_argument_is_one_argument(tmp_path):
+    with session(tmp_path) as s:
+        out = s.run(["printf", "%s|", "it's", "a\nb", "$HOME", "; exit 9"])
+    assert (out.returncode, out.stdout) == (0, "it's|a\nb|$HOME|; exit 9|")
+
+
+def test_a_stopped_shell_is_exit_1(tmp_path):
+    s = session(tmp_path)
+    s._proc.kill()
+    s._proc.wait()
+    with pytest.raises(GateError):
+        s.run(["true"])
+    s.close()
