@@ -87,11 +87,13 @@ import hashlib
 import importlib
 import json
 import pathlib
+import sys
 import tomllib
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the production packages, whatever pytest's import mode
 
 
 def rows():
