@@ -278,7 +278,9 @@ def compared_figures(work: Path, scale: str, wanted: set[str], repo: Path) -> No
             if number in wanted:
                 print(line(number, f"rows, {'1 suite' if number == '8' else f'{suites} suites'}",
                            rows[key] / adapter if adapter else float("nan"), target,
-                           f"row runner on {n} rows {what}: {rows[key]:.2f} s; pytest adapter "
+                           f"row runner on {n} rows {what}: {rows[key]:.2f} s"
+                           + (f" (a process per pin check and draw, no workers: {rows['per file, no workers']:.2f} s)"
+                              if number == "9" else "") + "; pytest adapter "
                            + (f"{adapter:.2f} s" if adapter else "not measured: pytest is not installed")), flush=True)
     if "10" in wanted:
         warm = speed.warm_figure(repo, bazel_env, work, rounds)

@@ -20,7 +20,9 @@ Timed pairs run A/B interleaved and report medians.
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -31,14 +33,72 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 GATE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(GATE))
+from tools.oracle_gate.actions.worker import decode_response, encode_request, read_message  # noqa: E402
+
 ACTIONS = GATE / "tools" / "oracle_gate" / "actions"
 # The interpreter Bazel's actions use (tools/bazel/toolchains/BUILD.bazel), when it exists.
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-# How Bazel starts the pin check and the draw (tools/bazel/private/oracle_suite.bzl `_gate_action`).
-BOOTSTRAP = ("import sys; sys.path = [p for p in sys.path if p] + [{root!r}]; "
-             "from tools.oracle_gate.actions.{module} import main; raise SystemExit(main(sys.argv[1:]))")
 EMPTY_REFERENCE = '{"rows":{},"schema":1}\n'
-EMPTY_OBSERVATIONS = '{"schema":1,"salt":"","rows":[]}\n'
+
+
+def starlark_string(path: Path, name: str) -> str:
+    """The value of the Starlark string constant `name` in `path`: its literals, joined (a
+    `NAME = ("..." + "...")` or `NAME = "..."` assignment at the start of a line).
+
+    Raises:
+        SystemExit: when `path` assigns no such constant.
+    """
+    literal = r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    match = re.search(rf"^{re.escape(name)} = \(?((?:\s*\+?\s*{literal})+)", path.read_text(), re.M)
+    if not match:
+        raise SystemExit(f"bench: {path} has no string constant {name}")
+    return "".join(ast.literal_eval(lit) for lit in re.findall(literal, match.group(1)))
+
+
+# How Bazel starts the gate's own actions (tools/bazel/private/gate_action.bzl `gate_launcher`).
+BOOTSTRAP = starlark_string(GATE / "tools" / "bazel" / "private" / "gate_action.bzl", "_BOOTSTRAP") % GATE
+# What observe.py writes for an empty view (tools/bazel/private/oracle_test.bzl).
+EMPTY_OBSERVATIONS = starlark_string(GATE / "tools" / "bazel" / "private" / "oracle_test.bzl", "_NO_OBSERVATIONS")
+BARE_ENV = {"PATH": "/usr/bin:/bin"}
+
+
+class Workers:
+    """The gate's persistent workers, one per action module, started as Bazel starts them
+    (`BOOTSTRAP MODULE --persistent_worker`) on first use, each then sent one request per action."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def request(self, module: str, arguments: Sequence[str]) -> None:
+        """Runs one action of `module` on `arguments` in its worker.
+
+        Raises:
+            SystemExit: when the worker fails or the action exits non-zero.
+        """
+        proc = self.procs.get(module)
+        if proc is None:
+            proc = self.procs[module] = subprocess.Popen(
+                [PYTHON, "-S", "-E", "-B", "-c", BOOTSTRAP, module, "--persistent_worker"],
+                cwd=self.cwd, env=BARE_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(encode_request(arguments))
+        proc.stdin.flush()
+        message = read_message(proc.stdout)  # type: ignore[arg-type]
+        if message is None:
+            raise SystemExit(f"bench: the {module} worker ended (exit {proc.wait()})")
+        code, output, _ = decode_response(message)
+        if code:
+            raise SystemExit(f"bench: {module} exited {code}: {output[-2000:]}")
+
+    def close(self) -> None:
+        """Ends every worker (its stdin closed) and waits for it."""
+        for proc in self.procs.values():
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+        self.procs.clear()
 
 
 def interleaved(runs: dict[str, Callable[[], float]], times: int) -> dict[str, float]:
@@ -77,10 +137,11 @@ def _blob_paths(files: Sequence[Path]) -> list[str]:
     return sorted(set(paths))
 
 
-def suite_processes(repo: Path, files: Sequence[Path], work: Path) -> float:
+def suite_processes(repo: Path, files: Sequence[Path], work: Path, workers: Workers | None = None) -> float:
     """Runs one suite of `files` as Bazel's actions would, without Bazel: the pin check and the
-    draw (`python3 -S -E -B -c`), the caller (`observe.py`, production code on PYTHONPATH) and the
-    judge (`judge.py`); returns wall seconds.
+    draw (requests to `workers`, or without it one `python3 -S -E -B -c` process each), the caller
+    (`observe.py`, production code on PYTHONPATH) and the judge (`judge.py`), each a fresh process;
+    returns wall seconds.
 
     Raises:
         SystemExit: when an action fails or a row does not pass.
@@ -91,19 +152,32 @@ def suite_processes(repo: Path, files: Sequence[Path], work: Path) -> float:
     (work / "hobs.json").write_text(EMPTY_OBSERVATIONS)
     oracles = [f"--oracle=oracles/{f.name}={f}" for f in files]
     blobs = [f"--blob={p}={repo / p}" for p in _blob_paths(files)]
-    bare = {"PATH": "/usr/bin:/bin"}
     started = time.perf_counter()
     for module, args in (
             ("pin_check", ["--out", v["index"], "--inputs", v["inputs"], "--expectations", v["exp"],
                            "--hidden-inputs", v["hin"], "--hidden-expectations", v["hexp"],
                            f"--policy=oracles/policy.toml={repo / 'oracles' / 'policy.toml'}", *oracles, *blobs]),
             ("draw", ["--index", v["index"], "--salt", "", "--out", v["gen"], *oracles])):
-        wall([PYTHON, "-S", "-E", "-B", "-c", BOOTSTRAP.format(root=str(GATE), module=module), *args], work, bare)
+        if workers is not None:
+            workers.request(module, args)
+        else:
+            wall([PYTHON, "-S", "-E", "-B", "-c", BOOTSTRAP, module, *args], work, BARE_ENV)
     wall([PYTHON, str(ACTIONS / "observe.py"), "--inputs", v["inputs"], "--generated", v["gen"], "--out", v["obs"],
-          "--log", str(work / "log")], work, {**bare, "PYTHONPATH": str(repo)})
+          "--log", str(work / "log")], work, {**BARE_ENV, "PYTHONPATH": str(repo)})
     wall([PYTHON, str(ACTIONS / "judge.py"), "--expectations", v["exp"], "--observations", v["obs"], "--log",
           str(work / "log"), "--reference", str(work / "ref.json"), "--generated", v["gen"], "--hidden-expectations",
-          v["hexp"], "--hidden-observations", str(work / "hobs.json")], work, {**bare, "PYTHONPATH": str(GATE)})
+          v["hexp"], "--hidden-observations", str(work / "hobs.json")], work, {**BARE_ENV, "PYTHONPATH": str(GATE)})
+    return time.perf_counter() - started
+
+
+def with_workers(work: Path, run: Callable[[Workers], float]) -> float:
+    """Wall seconds of `run(workers)`, the workers' start and end included."""
+    started = time.perf_counter()
+    workers = Workers(work)
+    try:
+        run(workers)
+    finally:
+        workers.close()
     return time.perf_counter() - started
 
 
@@ -115,13 +189,17 @@ def adapter_seconds(repo: Path) -> float | None:
 
 
 def row_runner_figures(repo: Path, work: Path, times: int) -> tuple[dict[str, float], int]:
-    """Figures 8 and 9: ({"one suite", "per file", "adapter"} -> median seconds, oracle files)."""
+    """Figures 8 and 9: ({"one suite", "per file", "per file, no workers", "adapter"} -> median
+    seconds, oracle files). "no workers" starts a process per pin check and draw, as Bazel does
+    under any strategy but the worker one."""
     files = oracle_files(repo)
     scratch = Path(tempfile.mkdtemp(prefix="rows-", dir=work))
     adapter = adapter_seconds(repo)
     runs: dict[str, Callable[[], float]] = {
-        "one suite": lambda: suite_processes(repo, files, scratch / "all"),
-        "per file": lambda: sum(suite_processes(repo, [f], scratch / f.stem) for f in files),
+        "one suite": lambda: with_workers(scratch, lambda w: suite_processes(repo, files, scratch / "all", w)),
+        "per file": lambda: with_workers(scratch, lambda w: sum(suite_processes(repo, [f], scratch / f.stem, w)
+                                                                  for f in files)),
+        "per file, no workers": lambda: sum(suite_processes(repo, [f], scratch / f.stem) for f in files),
     }
     if adapter is not None:
         runs["adapter"] = lambda: adapter_seconds(repo) or 0.0

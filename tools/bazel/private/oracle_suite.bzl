@@ -15,9 +15,8 @@ A suite with `references` also runs the rows' reference implementations (`Oracle
 inputs only, and checks their results into the sealed reference view, which only the judge gets.
 
 The pin check, the draw and the reference check run only the gate's own standard-library code, so
-they are started as `python3 -S -E -c ...` on the gate's sources (`_gate_action`): one interpreter
-without `site` or the environment's `PYTHON*` variables, instead of a `py_binary` launcher that
-starts a second one.
+they are started by the gate's launcher, `python3 -S -E -B` on the gate's sources, and support
+Bazel's persistent workers (tools/bazel/private/gate_action.bzl).
 
 Every action runs only gate code or human-owned oracle code. The gate runs them in an invocation of their own, before the one
 that runs the change's code with the oracle sources and the sealed views blocked (docs/design.md
@@ -25,20 +24,12 @@ section 10).
 """
 
 load("//tools/bazel:python.bzl", "py_binary")
+load("//tools/bazel/private:gate_action.bzl", "gate_action")
 
 # schema.HIDDEN_DIR: where the clean run's pristine tree holds the hidden blobs.
 _HIDDEN_DIR = "oracles/blobs/_hidden/"
 
 _PY_TOOLCHAIN = "@bazel_tools//tools/python:toolchain_type"
-
-# Where the gate's own sources lie inside the gate's repository; the part of a source's path before
-# this is the root its `tools.oracle_gate` package is imported from (empty in the main repository).
-_GATE_ACTIONS = "tools/oracle_gate/actions/"
-
-# Run by `python3 -S -E -c`: the standard library first, then the gate's root (and not the current
-# directory, which is the execution root), then the action's `main` with the action's arguments.
-_BOOTSTRAP = ("import sys; sys.path = [p for p in sys.path if p] + [%r]; " +
-              "from tools.oracle_gate.actions.%s import main; raise SystemExit(main(sys.argv[1:]))")
 
 OracleSuiteInfo = provider(
     doc = "The verified views of an oracle suite.",
@@ -96,7 +87,7 @@ def _oracle_suite_impl(ctx):
     _gate_action(
         ctx,
         "pin_check",
-        arguments = [args],
+        arguments = args,
         inputs = ctx.files.srcs + ctx.files.blobs + ([ctx.file.policy] if ctx.file.policy else []),
         outputs = [index, inputs, expectations, hidden_inputs, hidden_expectations] + ([reference_inputs] if reference_inputs else []),
         mnemonic = "OraclePinCheck",
@@ -115,7 +106,7 @@ def _oracle_suite_impl(ctx):
     _gate_action(
         ctx,
         "draw",
-        arguments = [draw_args],
+        arguments = draw_args,
         inputs = ctx.files.srcs + [index],
         outputs = [generated],
         mnemonic = "OracleDraw",
@@ -155,25 +146,10 @@ def _oracle_suite_impl(ctx):
     ]
 
 def _gate_action(ctx, module, arguments, inputs, **kwargs):
-    """Runs `tools/oracle_gate/actions/<module>.py`'s `main` with `arguments`, in one interpreter of
-    the Python toolchain started with `-S -E -B`, the gate's sources and `inputs` its inputs."""
+    """`gate_action` with this rule's launcher, and the gate's sources and the Python runtime as tools."""
     runtime = ctx.toolchains[_PY_TOOLCHAIN].py3_runtime
-    sources = ctx.files._gate_srcs
-    anchor = [f for f in sources if f.path.endswith(_GATE_ACTIONS + module + ".py")]
-    if not anchor:
-        fail("the gate's sources have no %s%s.py" % (_GATE_ACTIONS, module))
-    root = anchor[0].path[:-len(_GATE_ACTIONS + module + ".py")] or "."
-    tools = depset(sources, transitive = [runtime.files] if runtime.files else [])
-    if runtime.interpreter_path:
-        interpreter = runtime.interpreter_path
-    else:
-        interpreter = runtime.interpreter
-    ctx.actions.run(
-        executable = interpreter,
-        arguments = ["-S", "-E", "-B", "-c", _BOOTSTRAP % (root, module)] + arguments,
-        inputs = depset(inputs, transitive = [tools]),
-        **kwargs
-    )
+    tools = depset(ctx.files._gate_srcs, transitive = [runtime.files] if runtime.files else [])
+    gate_action(ctx, ctx.attr._launcher, tools, module, arguments, inputs, **kwargs)
 
 def _salt(ctx):
     """(the salt this suite draws with, whether the gate said its files draw nothing): the run salt
@@ -216,7 +192,7 @@ def _reference_actions(ctx, reference_inputs, generated, reference):
     _gate_action(
         ctx,
         "reference_check",
-        arguments = [check_args],
+        arguments = check_args,
         inputs = [reference_inputs, generated, observations],
         outputs = [reference],
         mnemonic = "OracleReferenceCheck",
@@ -255,6 +231,12 @@ oracle_suite_rule = rule(
             allow_files = [".py"],
             doc = "The gate's standard-library sources the pin check, the draw and the reference " +
                   "check import (`_gate_action`).",
+        ),
+        "_launcher": attr.label(
+            default = Label("//tools/oracle_gate:action_launcher"),
+            executable = True,
+            cfg = "exec",
+            doc = "The script that starts those actions (`gate_launcher`).",
         ),
     },
     toolchains = [_PY_TOOLCHAIN],

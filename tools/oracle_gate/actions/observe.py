@@ -314,8 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.close(log_fd)
     document = {"schema": OBSERVATIONS_SCHEMA, "salt": generated.get("salt", ""), "rows": rows}
     with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(document, f, ensure_ascii=True, separators=(",", ":"))
-        f.write("\n")
+        f.write(json.dumps(document, ensure_ascii=True, separators=(",", ":")) + "\n")  # the C encoder
     return 0
 
 

@@ -120,8 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:
         return errors.INVALID_ORACLE
     with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(document, f, sort_keys=True, allow_nan=False, separators=(",", ":"))
-        f.write("\n")
+        f.write(json.dumps(document, sort_keys=True, allow_nan=False, separators=(",", ":")) + "\n")  # the C encoder
     return errors.OK
 
 

@@ -50,6 +50,7 @@ from tools.oracle_gate.runs.flags import (
     execution_log_flags,
     lockfile_flags,
     test_patterns,
+    worker_flags,
 )
 from tools.oracle_gate.runs.results import Observed, merge_observed
 from tools.oracle_gate.runs.sealed_root import SealedRoot
@@ -370,8 +371,8 @@ def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) 
     results of exactly those invocations (docs/design.md section 10).
 
     1. `bazel build //oracles/...` without the observations and the judge: the pin check and the
-       draw, gate code only, with nothing blocked (they read `oracles/`); the execution log must
-       show no other spawn.
+       draw, gate code only, with nothing blocked (they read `oracles/`), as persistent workers
+       under the Linux-sandbox strategy (`worker_flags`); the execution log must show no other spawn.
     2. `bazel test //harness/... //oracles/...` without the judge: every action of the change's code
        (the caller action, the harness) with `--sandbox_block_path` for what `_Run.blocked` lists,
        and no fallback to unsandboxed execution: an action or test tagged `local` or `no-sandbox`
@@ -430,6 +431,7 @@ def _run_with(launcher: Launcher, environ: Mapping[str, str], spec: RunSpec) -> 
         run = _Run(launcher, _run_flags(extra, spec.strategy), lambda path: execution_log_flags(help_text, path),
                    work, harness, info)
         run.fixed, run.siblings, run.hidden = fixed, siblings, spec.hidden
+        run.workers = worker_flags(spec.strategy)
         return run.invocations(sealed_by)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -502,6 +504,8 @@ class _Run:
         self.fixed: list[str] = []
         self.siblings: list[str] = []
         self.hidden = False
+        # The view-building invocation's own flags: the gate's actions as persistent workers.
+        self.workers: list[str] = []
 
     @property
     def blocked(self) -> list[str]:
@@ -529,7 +533,7 @@ class _Run:
     def invocations(self, sealed_by: str) -> BazelRun:
         """Runs the three invocations (`run_bazel`), and with hidden samples in the tree the hidden
         callers' between the change's and the judge's (docs/design.md section 10); reads what they ran."""
-        views = self.bazel("build", [*self.flags, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
+        views = self.bazel("build", [*self.flags, *self.workers, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
                            [ORACLE_PATTERN], "views", "views")
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:

@@ -102,13 +102,16 @@ _OUTPUT_BASE_NAME = re.compile(r"[0-9a-f]{32}")
 def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[str]:
     """The paths of output bases that hold expected values: this one's sealed views of the oracles
     package (`bazel-bin/oracles/_sealed`, see oracle_suite.bzl, in every configuration's `bin`) and
-    its oracle test logs, whose
-    failure messages name expected values, and every other output base under the same output
-    user root (other workspaces and copies of this one, with their own views and pristine trees),
-    and this output base's `server` folder, whose request cookie lets a client command the server."""
+    its oracle test logs, whose failure messages name expected values; every other output base
+    under the same output user root (other workspaces and copies of this one, with their own views
+    and pristine trees); this output base's `server` folder, whose request cookie lets a client
+    command the server; and its `bazel-workers` folder, where the gate's persistent workers stage
+    each request's inputs (oracle files, blobs, sealed views) and write its outputs
+    (flags.worker_flags)."""
     paths = [os.path.join(bazel_bin, "oracles", "_sealed"), os.path.join(testlogs, "oracles"),
              # The Bazel server's request cookie: with it, an action could drive the server.
-             os.path.join(output_base, "server")]
+             os.path.join(output_base, "server"),
+             os.path.join(output_base, "bazel-workers")]
     paths += sealed_folders(bazel_bin)
     root = os.path.dirname(os.path.realpath(output_base))
     try:

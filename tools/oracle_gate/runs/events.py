@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs.flags import GATE_ACTIONS
 from tools.oracle_gate.runs.results import FileResult, Observed, judge_target, read_result
 
 
@@ -129,8 +130,6 @@ def external_repository(label: str) -> str:
 # Bazel's advice after a sandboxed action's failure: never the reason, and `init`'s .bazelrc turns
 # the flag off on purpose.
 _SANDBOX_HINT = "Use --sandbox_debug to see verbose messages from the sandbox"
-# The gate's own actions, whose stderr holds the gate's one-line reason (`oracle-gate: [5] ...`).
-GATE_ACTIONS = ("OraclePinCheck", "OracleDraw", "OracleReferenceCheck")
 MAX_STDERR_BYTES = 64 << 10
 
 
@@ -140,7 +139,8 @@ def _last_line(text: str) -> str:
 
 
 def _gate_reason(action: dict[str, object]) -> str:
-    """The first `oracle-gate: [N] ...` line of a failed gate action's stderr (`GATE_ACTIONS`), read
+    """The first `oracle-gate: [N] ...` line of a failed gate action's stderr (`GATE_ACTIONS`, whose
+    stderr holds the gate's one-line reason), read
     from the local file the event names; "" for another action or when there is none."""
     if action.get("type") not in GATE_ACTIONS:
         return ""

@@ -22,6 +22,30 @@ HARNESS_PATTERN = "//harness/..."
 # to get the host's network in the sandbox).
 NO_NETWORK_OPT_IN = ".*=-requires-network"
 
+# The mnemonics of the gate's own actions (tools/bazel/private/gate_action.bzl): gate code only,
+# on the oracle files and blobs.
+GATE_ACTIONS = ("OraclePinCheck", "OracleDraw", "OracleReferenceCheck")
+
+
+def worker_flags(strategy: str) -> list[str]:
+    """The flags that run the gate's own actions (GATE_ACTIONS) as Bazel persistent workers, one
+    interpreter per mnemonic for the whole build, each request in a worker sandbox of the action's
+    declared inputs (`--worker_sandboxing`); the Linux sandbox when the worker cannot run one.
+
+    Only the gate's view-building invocation gets them: it may run nothing but those actions (and
+    the human-owned reference implementations), which its execution log shows. In the invocation
+    that runs the change's code a rule of the change's BUILD files could take one of those mnemonics
+    and ask for a worker, which runs outside the Linux sandbox and its blocked paths.
+
+    Args:
+        strategy: the run's spawn strategy (`RunSpec.strategy`); with `remote` the actions run on
+            the engine as every other action does, and no flag is returned.
+    """
+    if strategy != "linux-sandbox":
+        return []
+    return [*(f"--strategy={mnemonic}=worker,linux-sandbox" for mnemonic in GATE_ACTIONS), "--worker_sandboxing"]
+
+
 def run_flags(salt: str, run: str, salted: Collection[str] | None = None) -> list[str]:
     """Bazel flags that give the oracle suites their salt and the caller its run environment
     (`tools/bazel/private/oracle_suite.bzl`, `oracle_test.bzl`).

@@ -17,13 +17,14 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.oracle_gate.spec import verdicts
-from tools.oracle_gate.spec.generate import GenerateSpec, draw, spec_from_json
 from tools.oracle_gate.spec.ran_record import ran_record
 from tools.oracle_gate.spec.samples import SampleError, load_samples
-from tools.oracle_gate.spec.views import caller_inputs
+
+if TYPE_CHECKING:
+    from tools.oracle_gate.spec.generate import GenerateSpec
 
 # At most this many failing samples are shown per invariant, then "and N more failing sample(s)".
 MAX_SHOWN = 10
@@ -417,6 +418,10 @@ class _Row:
 def _drawn_inputs(expect: Mapping[str, Any], salt: str, limit: int) -> list[Any]:
     """The caller's inputs of the row's first `limit` generated samples, drawn again for `salt`; []
     when the expectations view holds no generator (an older view, a hand-made one)."""
+    # Imported here: only the report of a failing generated sample needs them, and every suite's
+    # judge is a fresh process whose start-up they would lengthen (docs/performance.md).
+    from tools.oracle_gate.spec.generate import draw, spec_from_json
+    from tools.oracle_gate.spec.views import caller_inputs
     try:
         spec = spec_from_json(expect["generate"])
         seed = expect.get("seed", 0)

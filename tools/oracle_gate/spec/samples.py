@@ -6,10 +6,12 @@ import itertools
 import json
 import math
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.oracle_gate.spec.encoding import text_problem
-from tools.oracle_gate.spec.schema import Invariant
+
+if TYPE_CHECKING:
+    from tools.oracle_gate.spec.schema import Invariant
 
 
 class SampleError(ValueError):

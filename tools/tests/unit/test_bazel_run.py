@@ -109,9 +109,11 @@ FAKE_BAZEL = r"""#!/bin/bash
 # A stand-in for bazel: `info` answers, every other command writes an empty event file and execution
 # log; the change's invocation (the one with --sandbox_block_path) fails like Bazel 4.2's
 # linux-sandbox when a blocked path is gone, after removing $VANISH (another run finishing).
-cmd=""; blocks=()
+cmd=""; blocks=(); workers=""
 for a in "$@"; do
   case "$a" in
+    --strategy=*=worker,linux-sandbox) workers="$workers ${a#--strategy=}" ;;
+    --worker_sandboxing) workers="$workers sandboxed" ;;
     help|info|build|test|query) [ -z "$cmd" ] && cmd=$a ;;
     --build_event_json_file=*) : > "${a#*=}" ;;
     --experimental_execution_log_file=*) : > "${a#*=}" ;;
@@ -127,7 +129,7 @@ if [ "$cmd" = info ]; then
   echo "bazel-bin: $FAKE_OUT/bin"; echo "bazel-testlogs: $FAKE_OUT/testlogs"; echo "output_base: $FAKE_OUT/base"
   exit 0
 fi
-echo "$cmd ${#blocks[@]}" >> "$FAKE_OUT/calls"
+echo "$cmd ${#blocks[@]}$workers" >> "$FAKE_OUT/calls"
 for b in "${blocks[@]}"; do
   if [ "$b" = "$VANISH" ] || [ "$b" = "$MISSING" ]; then
     rm -rf "$VANISH"
@@ -166,6 +168,19 @@ def test_a_run_folder_that_vanishes_mid_run_is_not_blocked_again(tmp_path, monke
     assert str(sibling) not in run.blocked
     calls = (out / "calls").read_text().split("\n")
     assert [c.split()[0] for c in calls if c] == ["build", "test", "test", "test"]
+
+
+@pytest.mark.parametrize("strategy", ["linux-sandbox", "remote"])
+def test_only_the_view_building_invocation_runs_the_gate_actions_as_workers(tmp_path, monkeypatch, strategy):
+    # The change's and the judge's invocations must not: a rule of the change's could take one of
+    # those mnemonics and so run outside the sandbox and its blocked paths.
+    bazel_run, repo, env, _, out = _fake_bazel(tmp_path, monkeypatch, vanish=False)
+    run = bazel_run.run_bazel(str(repo), env, RunSpec(exact_env=True, strategy=strategy))
+    assert not run.build_failed
+    calls = [c.split(" ", 2) for c in (out / "calls").read_text().splitlines()]
+    workers = ("OraclePinCheck=worker,linux-sandbox OracleDraw=worker,linux-sandbox "
+               "OracleReferenceCheck=worker,linux-sandbox sandboxed") if strategy == "linux-sandbox" else ""
+    assert [(c[0], c[2] if len(c) > 2 else "") for c in calls] == [("build", workers), ("test", ""), ("test", "")]
 
 
 def test_another_path_that_cannot_be_blocked_is_exit_1(tmp_path, monkeypatch):
@@ -386,3 +401,11 @@ def test_a_failed_gate_action_is_named_by_its_own_reason_never_by_the_sandbox_hi
     # Another action's stderr is the change's text: never quoted; the hint is skipped all the same.
     other = {**gate_action, "action": {**gate_action["action"], "type": "OracleCall"}}
     assert build_failure(_events(other)).message == "Checking oracle hash pins of //oracles:s failed: (Exit 1): pin_check failed"
+
+
+def test_the_persistent_workers_folder_is_blocked_from_the_change(tmp_path):
+    # The gate's workers stage oracle files, blobs and sealed views there for each request.
+    from tools.oracle_gate.runs.blocks import output_base_blocks
+    base = tmp_path / "0123456789abcdef0123456789abcdef"
+    paths = output_base_blocks(str(base / "execroot" / "bin"), str(base / "execroot" / "testlogs"), str(base))
+    assert str(base / "bazel-workers") in paths and str(base / "server") in paths

@@ -1,8 +1,12 @@
-"""Unit tests of flags.run_flags: the salt reaches only the suites of oracle files whose rows draw."""
+"""Unit tests of flags.run_flags and flags.worker_flags: the salt reaches only the suites of oracle
+files whose rows draw; only the gate's own actions run as persistent workers."""
 
 from __future__ import annotations
 
-from tools.oracle_gate.runs.flags import run_flags
+import re
+from pathlib import Path
+
+from tools.oracle_gate.runs.flags import GATE_ACTIONS, run_flags, worker_flags
 
 
 def test_without_a_list_every_suite_gets_the_salt():
@@ -22,3 +26,15 @@ def test_nothing_draws_so_no_salt_and_the_flags_stay_the_same_from_run_to_run():
 def test_a_path_with_a_comma_cannot_be_listed_so_every_suite_gets_the_salt():
     assert run_flags("s1", "workspace", {"oracles/a,b.toml"}) == ["--define=oracle_salt=s1",
                                                                    "--define=oracle_run=workspace"]
+
+
+def test_the_gate_actions_run_as_sandboxed_workers_under_the_linux_sandbox_only():
+    assert worker_flags("linux-sandbox") == [
+        "--strategy=OraclePinCheck=worker,linux-sandbox", "--strategy=OracleDraw=worker,linux-sandbox",
+        "--strategy=OracleReferenceCheck=worker,linux-sandbox", "--worker_sandboxing"]
+    assert worker_flags("remote") == []
+
+
+def test_every_gate_action_of_oracle_suite_is_named():
+    bzl = (Path(__file__).resolve().parents[2] / "bazel" / "private" / "oracle_suite.bzl").read_text()
+    assert sorted(GATE_ACTIONS) == sorted(set(re.findall(r'mnemonic = "(\w+)"', bzl)) - {"OracleReference"})
