@@ -21,8 +21,14 @@ PROCESS_LIMIT (RLIMIT_NPROC cannot do it: the kernel exempts the host's root, wh
 maps the action's user to when the gate runs as root). Each limit that ends a row is named in its
 error.
 
+No process production code starts outlives its row or reaches the observations: the supervisor is
+the subreaper of its descendants, so a daemon that leaves the caller's session (a double fork,
+`setsid`) is still its child, and it kills every descendant when a caller stops and again before it
+writes OBSERVATIONS.json, which it creates afresh. It is not dumpable, so the caller, running as the
+same user, can neither ptrace it nor write its memory (`seal_supervisor`).
+
 The action exits 0 whatever production code does; it exits 1 only when its own inputs are unusable
-(docs/design.md section 8). The judge copies CALLER.log into the test log. With `--quiet` (the
+or the supervisor cannot be sealed (docs/design.md section 8). The judge copies CALLER.log into the test log. With `--quiet` (the
 hidden caller, run on the hidden inputs view) this process's stdout and stderr and the caller's
 output all go to /dev/null and CALLER.log stays empty: nothing of a hidden sample reaches a log.
 
@@ -33,6 +39,7 @@ production library, not the gate).
 import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
 
 import argparse
+import ctypes
 import json
 import resource
 import select
@@ -199,7 +206,8 @@ class Caller:
         return line.decode("utf-8", "replace"), ""
 
     def stop(self) -> None:
-        """Closes the request channel, gives the caller STOP_GRACE_S seconds, then kills its group."""
+        """Closes the request channel, gives the caller STOP_GRACE_S seconds, then kills its group
+        and every other process it left (`end_descendants`)."""
         for fd in (self.req_write, self.rep_read, self.out_read):
             try:
                 os.close(fd)
@@ -214,6 +222,78 @@ class Caller:
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
+        # What left the group (`setsid`, a double fork) is this process's too: none outlives its row.
+        end_descendants()
+
+
+# prctl(2) options, from linux/prctl.h.
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def seal_supervisor() -> str:
+    """Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER), so a
+    daemon production code starts (a double fork, `setsid`) is reparented to it and not to the
+    sandbox's init, where `end_descendants` could not find it; and not dumpable (PR_SET_DUMPABLE
+    0), so no process of the same user, the caller included, can ptrace it or write its memory
+    through /proc/PID/mem. Returns "" when both hold, else why not (prctl(2) is Linux's)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for option, value in ((PR_SET_CHILD_SUBREAPER, 1), (PR_SET_DUMPABLE, 0)):
+            if libc.prctl(option, value, 0, 0, 0) != 0:
+                return f"prctl option {option} failed: {os.strerror(ctypes.get_errno())}"
+    except (OSError, AttributeError) as exc:
+        return f"prctl(2) is not available: {exc}"
+    return ""
+
+
+def children() -> list[int]:
+    """The pids of this process's living children, read from /proc (a zombie's included)."""
+    mine = str(os.getpid()).encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[1] == mine:
+            found.append(int(name))
+    return found
+
+
+def end_descendants() -> None:
+    """Kills and reaps every process descended from this one, until none is left: each child is
+    sent SIGKILL, and, this process being their subreaper (`seal_supervisor`), the children of each
+    one that ends become its own, to be killed in the next round. Called before the observations
+    are written, so that nothing production code started can rewrite them (docs/threat-model.md)."""
+    while True:
+        for pid in children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+
+
+def write_observations(path: str, document: dict[str, object]) -> None:
+    """Writes `document` to `path` as a new file: whatever stands at `path` (a file production code
+    wrote there, a link it left) is removed first, and the file is created exclusively, not
+    following a link."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(document, ensure_ascii=True, separators=(",", ":")) + "\n")  # the C encoder
 
 
 def record_packages(inputs: dict[str, object]) -> list[str]:
@@ -306,15 +386,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The gate's error-line form (errors.error_line), written out: this side imports nothing of the gate.
         print(f"oracle-gate: [1] cannot read the inputs view: {exc}", file=sys.stderr)
         return 1
+    why = seal_supervisor()
+    if why:
+        print(f"oracle-gate: [1] the supervisor cannot keep production code's processes in reach: {why}",
+              file=sys.stderr)
+        return 1
     os.close(os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
     log_fd = os.open(os.devnull if args.quiet else args.log, os.O_WRONLY)
     try:
         rows = observe(inputs, generated, log_fd)
     finally:
         os.close(log_fd)
-    document = {"schema": OBSERVATIONS_SCHEMA, "salt": generated.get("salt", ""), "rows": rows}
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write(json.dumps(document, ensure_ascii=True, separators=(",", ":")) + "\n")  # the C encoder
+        end_descendants()
+    write_observations(args.out, {"schema": OBSERVATIONS_SCHEMA, "salt": generated.get("salt", ""), "rows": rows})
     return 0
 
 

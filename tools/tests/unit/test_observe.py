@@ -3,6 +3,10 @@ rebinding fail the row, never the judge, and never turn a wrong answer into a pa
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from tools.testing.rowrun import TABLE, TABLE_BLOB, calc, run_rows
 
 WRONG_ADD = "def add(a, b): return a * b\n"
@@ -271,3 +275,55 @@ def test_record_packages_prefers_the_views_packages():
     rows = [{"entry": "shop.calc:add"}, {"entry": "other.x:f"}, {"entry": "shop:g"}]
     assert record_packages({"rows": rows}) == ["other", "shop"]
     assert record_packages({"rows": rows, "production_packages": ["shop", "more"]}) == ["more", "shop"]
+
+
+def test_a_daemon_that_leaves_the_callers_session_neither_outlives_it_nor_rewrites_the_observations(tmp_path):
+    # A double fork and `setsid` take the daemon out of the caller's process group and session;
+    # it waits for the observations to be written, to replace them.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    out = tmp_path / "views" / "observations.json"
+    body = f"""
+        import os, time
+        def _daemon():
+            if os.fork():
+                return
+            os.setsid()
+            if os.fork():
+                os._exit(0)
+            with open({str(marks / 'pid.tmp')!r}, "w") as f:
+                f.write(str(os.getpid()))
+            os.rename({str(marks / 'pid.tmp')!r}, {str(marks / 'pid')!r})
+            for _ in range(3000):
+                if os.path.exists({str(out)!r}):
+                    with open({str(out)!r}, "w") as f:
+                        f.write("forged")
+                    open({str(marks / 'rewrote')!r}, "w").close()
+                    break
+                time.sleep(0.01)
+            time.sleep(60)
+            os._exit(0)
+        _daemon()
+        def add(a, b):
+            for _ in range(1000):
+                if os.path.exists({str(marks / 'pid')!r}):
+                    break
+                time.sleep(0.01)
+            return a * b
+    """
+    result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
+    assert result.judged["add_table"].reasons == ["sample 0 (0-based): result 2 != expected 3"]
+    assert not (marks / "rewrote").exists()
+    pid = int((marks / "pid").read_text())
+    assert not os.path.exists(f"/proc/{pid}"), "the daemon outlived the supervisor"
+
+
+def test_the_supervisor_is_its_descendants_reaper_and_not_dumpable():
+    code = ("import ctypes, sys; sys.path.insert(0, sys.argv[1]); import observe; "
+            "assert observe.seal_supervisor() == ''; libc = ctypes.CDLL(None); "
+            "flag = ctypes.c_int(0); libc.prctl(37, ctypes.byref(flag), 0, 0, 0); "
+            "print(libc.prctl(3, 0, 0, 0, 0), flag.value)")
+    actions = os.path.join(os.path.dirname(__file__), "..", "..", "oracle_gate", "actions")
+    proc = subprocess.run([sys.executable, "-S", "-c", code, actions], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "1"]  # PR_GET_DUMPABLE, PR_GET_CHILD_SUBREAPER
