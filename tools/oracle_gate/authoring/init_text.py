@@ -78,8 +78,8 @@ exports_files(["policy.toml", "MANIFEST.sha256"])
 EXAMPLE = """# An example oracle row. Copy it into oracles/NAME.toml (with `schema = 1` on top), write its
 # blob, run the gate's `pin --write` (it adds the blob_sha256 line: `python3 -m tools.oracle_gate
 # --repo PATH pin --write` in the oracle-gate checkout, or `bazel run @oracle_gate//tools:oracle_gate
-# -- pin --write` here) and commit. The change that adds the gate needs no label; every later
-# change to oracles/ needs the policy's label. Every field and kind: docs/oracles.md.
+# -- pin --write` here) and commit. Every change to oracles/ needs the policy's label, the one that
+# adds the gate included: it adds the claims. Every field and kind: docs/oracles.md.
 #
 # schema = 1
 #

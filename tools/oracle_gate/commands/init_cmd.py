@@ -102,6 +102,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
           "BUILD.bazel (init writes none; docs/adopting.md, step 2)" + ("" if args.dep else
           ", and name it in oracles/BUILD.bazel's deps and oracles/policy.toml's production_packages"))
     print("  2. write an oracle file from oracles/example.toml.sample and its blob, then run `pin --write`")
-    print("  3. commit (the change that adds the gate needs no label), and run `check --clean --base main` on each "
-          "change (docs/ci.md)")
+    print("  3. commit on a branch: the change that adds the gate adds protected files, so it needs the policy's "
+          "label like any change to them (`check --base main --label oracle-change`); then run "
+          "`check --clean --base main` on each change (docs/ci.md)")
     return errors.OK

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
         print(visible(f"{len(blocked)} pin(s) cannot be set; the manifest was not regenerated"))
         return errors.INVALID_ORACLE
     lines = write_manifest(tree)
-    print(visible(f"wrote oracles/MANIFEST.sha256 ({lines} lines); commit it: the pull request needs the policy's label, unless it adds the gate "
+    print(visible(f"wrote oracles/MANIFEST.sha256 ({lines} lines); commit it: the pull request needs the policy's label "
                   "(locally: `check --label NAME`)"))
     return _validated(tree)
 
