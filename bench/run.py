@@ -228,8 +228,8 @@ def change_one_blob(repo: Path) -> None:
 
 
 def shutdown(repo: Path, home: Path) -> None:
-    """Stops the Bazel server of `repo` under `home`."""
-    subprocess.run(["bazel", "shutdown"], cwd=repo, env=bazel_env(home), capture_output=True, check=False)
+    """Stops the Bazel server of `repo` under `home` (`speed.shutdown`)."""
+    speed.shutdown(repo, bazel_env(home))
 
 
 def incremental_figure(repo: Path, home: Path) -> tuple[tuple[float, list[str]], ...]:

@@ -405,11 +405,12 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     settings = [o.policy.hidden for o in (inputs.in_force, inputs.judged) if o.policy is not None]
     hidden_plan = hidden.plan(inputs.judged.invariants, HIDDEN_REQUIRED if HIDDEN_REQUIRED in settings else HIDDEN_OPTIONAL,
                               env, inputs.repo, clean=clean and not results, remote=remote)
+    salted = salted_files(inputs)
     if results:
         outcomes = read_outcomes(results)
     else:
         with report.phases.phase("workspace run", announce=True):
-            outcomes = run_workspace(inputs, workspace_runner or default_workspace_runner(salt, inputs.repo, salted_files(inputs)), env,
+            outcomes = run_workspace(inputs, workspace_runner or default_workspace_runner(salt, inputs.repo, salted), env,
                                      clean=clean)
     report.show_outcomes(expected_ids(inputs.judged), outcomes)
     judged = check_outcomes(inputs, outcomes, salt=salt)
@@ -431,7 +432,7 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     elif clean:
         try:
             with report.phases.phase("clean run", announce=True):
-                run = run_clean(inputs, clean_runner or default_clean_runner(salt, hidden_plan.blobs, salted_files(inputs)), env,
+                run = run_clean(inputs, clean_runner or default_clean_runner(salt, hidden_plan.blobs, salted), env,
                                 remote=remote, workspace=outcomes.run)
         except GateError as exc:
             # The workspace run's findings stay in the report; the clean run's reason is its one line.
@@ -946,9 +947,17 @@ def withhold_while_invalid(
     if not inputs.judged.problems:
         return outcomes, harness
     held = outcomes.violations + (harness.violations if harness is not None else ())
-    notes = outcomes.notes + tuple(f"not judged while the oracles are invalid: {v.line()}" for v in held)
-    return (replace(outcomes, violations=(), notes=notes),
+    notes = outcomes.notes + tuple(f"not judged while the oracles are invalid: {_held_line(v)}" for v in held)
+    return (replace(outcomes, violations=(), notes=notes, detail="not judged: the oracle files are invalid (exit 5)"),
             replace(harness, violations=()) if harness is not None else None)
+
+
+def _held_line(violation: Violation) -> str:
+    """A withheld violation's line; a set-up failure (exit 1) of the run, which invalid oracles
+    cause themselves (the pin check fails the build), without the advice to fix the environment."""
+    if violation.code == errors.UNDECIDED and violation.path == "bazel":
+        return "the run did not build: the gate's pin check stops at invalid oracle files"
+    return violation.line()
 
 
 def record_coverage(report: Report, inputs: Inputs, outcomes: Outcomes | None) -> None:

@@ -141,7 +141,10 @@ def special_entry_problem(path: str, head: Mapping[str, Entry], base: Mapping[st
         # The link's own name is a directory in a checkout: `.github -> billing/ci` puts files
         # under `.github/` that no diff line names.
         glob = reaches_protected(path, globs)
-        if glob:
+        if glob and protected_by(path, globs):
             return f"is a symlink standing where {glob!r} protects content"
+        if glob:
+            return (f"is a symlink standing where {glob!r} protects content: a checkout follows it as a "
+                    f"folder, which could hold files {glob!r} protects")
         return symlink_problem(path, links, globs)
     return None

@@ -240,8 +240,8 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
     Oracle files are the tree's `schema.is_oracle_path` files; each `entry` is judged by the tree's
     own policy (docs/design.md section 3), and a tree without `oracles/policy.toml` has that as a
     problem. Blobs are read once each, as streams, hashed and shape-checked on the way
-(`read_blob`); a blob object the merge base pinned with
-    the same pin (the tree's `Trust`, `Tree.vouched`) is neither hashed nor parsed again (docs/design.md section 4).
+    (`read_blob`); a blob object the merge base pinned with the same pin (the tree's `Trust`,
+    `Tree.vouched`) is neither hashed nor parsed again (docs/design.md section 4).
 
     Args:
         tree: where to read `oracles/` from.

@@ -88,6 +88,20 @@ def test_outcomes_are_not_judged_while_the_oracles_are_invalid(project):
     assert held.violations == () and held_harness is not None and held_harness.violations == ()
     assert held.notes == tuple(f"not judged while the oracles are invalid: {v.line()}"
                                for v in outcomes.violations + harness.violations)
+    assert held.detail == "not judged: the oracle files are invalid (exit 5)"
+
+
+def test_invalid_oracles_do_not_advise_fixing_the_environment(project):
+    # The pin check fails the views' build on invalid oracle files: a set-up failure of the run
+    # whose cause is the exit-5 lines, not the environment.
+    run = BazelRun(build_failed=True, failure=BuildFailure(True, "//oracles:oracles", "the gate's own targets did not build"))
+    outcomes = check_outcomes(inputs_of(project), Outcomes({}, "the oracle test", run=run))
+    assert "fix the environment" in outcomes.violations[0].line()
+    invalid = replace(inputs_of(project),
+                      head_oracles=Oracles(None, problems=[OracleError("is missing", path="oracles/policy.toml")]))
+    held, _ = withhold_while_invalid(invalid, outcomes, None)
+    assert held.notes == ("not judged while the oracles are invalid: the run did not build: the gate's pin check "
+                          "stops at invalid oracle files",)
 
 
 def test_the_clean_run_must_agree_with_the_workspace_run():

@@ -150,9 +150,19 @@ SUBMODULE = "is a submodule; its content is invisible to the gate"
      "is a symlink standing where '.gitattributes' protects content"),
     (".gitmodules", {".gitmodules": S}, {".gitmodules": R}, {".gitmodules": "shop/m"},
      "is a symlink standing where '.gitmodules' protects content"),
-    ("tools", {"tools": S}, {}, {"tools": "shop"}, "is a symlink standing where 'tools/**' protects content"),
+    ("tools", {"tools": S}, {}, {"tools": "shop"}, "is a symlink standing where 'tools/**' protects content: a "
+     "checkout follows it as a folder, which could hold files 'tools/**' protects"),
     (".github", {".github": S}, {}, {".github": "tools/ci"},
      "is a symlink to 'tools/ci', reaching 'tools/ci' which 'tools/**' protects"),
 ])
 def test_special_entry_problem(path, head, base, links, expected):
     assert special_entry_problem(path, head, base, links, GLOBS) == expected
+
+
+def test_a_symlink_whose_path_could_be_a_folder_of_protected_files_says_so():
+    # `shop/tax.py` is no BUILD file, but a symlink there is a folder in a checkout, which could
+    # hold `shop/tax.py/BUILD`.
+    assert special_entry_problem("shop/tax.py", {"shop/tax.py": S}, {}, {"shop/tax.py": "../x"},
+                                 ("shop/**/BUILD",)) == (
+        "is a symlink standing where 'shop/**/BUILD' protects content: a checkout follows it as a folder, "
+        "which could hold files 'shop/**/BUILD' protects")
