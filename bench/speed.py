@@ -20,9 +20,7 @@ Timed pairs run A/B interleaved and report medians.
 
 from __future__ import annotations
 
-import ast
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -35,25 +33,12 @@ from pathlib import Path
 GATE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(GATE))
 from tools.oracle_gate.actions.worker import decode_response, encode_request, read_message  # noqa: E402
+from tools.testing.starlark import starlark_string  # noqa: E402
 
 ACTIONS = GATE / "tools" / "oracle_gate" / "actions"
 # The interpreter Bazel's actions use (tools/bazel/toolchains/BUILD.bazel), when it exists.
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 EMPTY_REFERENCE = '{"rows":{},"schema":1}\n'
-
-
-def starlark_string(path: Path, name: str) -> str:
-    """The value of the Starlark string constant `name` in `path`: its literals, joined (a
-    `NAME = ("..." + "...")` or `NAME = "..."` assignment at the start of a line).
-
-    Raises:
-        SystemExit: when `path` assigns no such constant.
-    """
-    literal = r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
-    match = re.search(rf"^{re.escape(name)} = \(?((?:\s*\+?\s*{literal})+)", path.read_text(), re.M)
-    if not match:
-        raise SystemExit(f"bench: {path} has no string constant {name}")
-    return "".join(ast.literal_eval(lit) for lit in re.findall(literal, match.group(1)))
 
 
 # How Bazel starts the gate's own actions (tools/bazel/private/gate_action.bzl `gate_launcher`).

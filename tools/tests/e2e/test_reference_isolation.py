@@ -6,9 +6,8 @@ change that memorised every stored answer of the reference row fails the gate.""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from tools.testing.workspace_copy import gate, git
+from tools.testing.workspace_copy import gate, git, nested_env
 
 # apply_rate that uses the reference when it can reach it, and is wrong when it cannot: it passes
 # only if the reference's code or results reached production code.
@@ -21,7 +20,7 @@ FOUND = []
 SEARCHED_ONCE = []
 
 def _search():
-    stop = time.monotonic() + 5
+    stop = time.monotonic() + 120
     for top in SEARCHED + [os.getcwd()]:
         for folder, dirs, files in os.walk(top):
             if time.monotonic() > stop:
@@ -56,17 +55,18 @@ def test_production_code_cannot_reach_the_reference_and_memorised_answers_fail(r
     git(repo, "checkout", "-q", "-b", "cheat")
     blob = json.loads((repo / "oracles/blobs/tax_half_even.json").read_text())
     known = {json.dumps(s["args"]): s["expected"] for s in blob}
-    # Not /tmp: earlier test runs leave unrelated copies of the repository there, which git does not
-    # name and the gate does not block (docs/threat-model.md, "other checkouts").
-    searched = [str(repo), str(Path.home() / ".cache")]
+    # What the workspace run promises to block: this repository and the nested run's home, which
+    # holds its output user root (its own output base, every other one there) and the gate's runs.
+    # Not the test's own home or /tmp: other tests' copies of the repository and their output bases
+    # live there, which git does not name and the gate does not block (docs/threat-model.md, "The
+    # workspace run is not a security boundary"); the clean run shows none of them.
+    searched = [str(repo), nested_env()["HOME"]]
     (repo / "billing/tax.py").write_text(CHEAT.replace("{KNOWN}", repr(known)).replace("{SEARCHED}", repr(searched)))
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "memorise the tax table, look for the reference")
     proc = gate(repo, "check", "--base", "main", "--clean", "--verbose")
     out = proc.stdout + proc.stderr
-    # 4, or 6 when the two runs' searches ended at different places (the walk is cut at 5 s).
-    assert proc.returncode in (4, 6), out[-4000:]
-    assert ("[4] oracles/billing.toml tax_round_half_even: failed" in proc.stdout
-            or "tax_round_half_even: workspace run passed, clean sandboxed run failed" in proc.stdout), proc.stdout[-3000:]
+    assert proc.returncode == 4, out[-4000:]
+    assert "[4] oracles/billing.toml tax_round_half_even: failed" in proc.stdout, proc.stdout[-3000:]
     # Every stored sample passed (memorised); generated ones failed, and nothing reached the reference.
     assert "generated sample 0 (salt " in proc.stdout, proc.stdout[-3000:]
     assert "reached the reference" not in out, [line for line in out.splitlines() if "reached the reference" in line]

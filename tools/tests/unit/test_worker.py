@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.speed import starlark_string
 from tools.oracle_gate.actions import worker
 from tools.oracle_gate.actions.worker import (
     ProtocolError,
@@ -29,6 +28,7 @@ from tools.oracle_gate.actions.worker import (
     run,
     serve,
 )
+from tools.testing.starlark import starlark_string
 
 ROOT = Path(__file__).resolve().parents[3]
 BOOTSTRAP = starlark_string(ROOT / "tools" / "bazel" / "private" / "gate_action.bzl", "_BOOTSTRAP") % ROOT
