@@ -11,7 +11,7 @@ current directory, which is the execution root) and hands the rest of the comman
 (`supports-workers`), so under `--strategy=MNEMONIC=worker` (the gate passes it to its own
 view-building invocation, docs/design.md section 8) one interpreter, its modules imported once,
 serves every action of that mnemonic; under any other strategy the script runs once per action on
-its flag file. One script serves every suite, and the gate's sources are the actions' tools, so
+its flag file. One script serves every suite, and the gate's sources and the interpreter are the actions' tools, so
 every suite's actions share a worker and a change to the gate's sources starts a new one.
 """
 
@@ -43,7 +43,11 @@ def _gate_launcher_impl(ctx):
         (_quote(interpreter), _quote(_BOOTSTRAP % root)),
         is_executable = True,
     )
-    files = depset(ctx.files.srcs, transitive = [runtime.files] if runtime.files else [])
+    # The interpreter is a tool of every action: a toolchain whose runtime is a File (the autodetecting
+    # one's `py3wrapper.sh`) names it by its execution-root path, which the sandbox and a worker's
+    # sandbox hold only if it is an input.
+    interpreter = [] if runtime.interpreter_path else [runtime.interpreter]
+    files = depset(ctx.files.srcs + interpreter, transitive = [runtime.files] if runtime.files else [])
     return [DefaultInfo(executable = script, files = depset([script]), runfiles = ctx.runfiles(transitive_files = files))]
 
 gate_launcher = rule(
@@ -61,13 +65,14 @@ gate_launcher = rule(
     toolchains = [_PY_TOOLCHAIN],
 )
 
-def gate_action(ctx, launcher, sources, module, arguments, inputs, **kwargs):
+def gate_action(ctx, launcher, module, arguments, inputs, **kwargs):
     """Runs `tools/oracle_gate/actions/<module>.py`'s `main` on `arguments`.
 
     Args:
       ctx: the rule's context.
-      launcher: the `gate_launcher` target (its `FilesToRunProvider` is the executable).
-      sources: the gate's sources (Files), the action's tools.
+      launcher: the `gate_launcher` target (its `FilesToRunProvider` is the executable; its
+        runfiles, the gate's sources and the Python runtime of the execution platform, are the
+        action's tools).
       module: the action's module under tools/oracle_gate/actions/ (`worker.ACTIONS` lists them).
       arguments: one `Args`; it is written to a flag file, as a worker's request needs.
       inputs: the action's other inputs (Files).
@@ -79,7 +84,7 @@ def gate_action(ctx, launcher, sources, module, arguments, inputs, **kwargs):
         executable = launcher[DefaultInfo].files_to_run,
         arguments = [module, arguments],
         inputs = inputs,
-        tools = sources,
+        tools = launcher[DefaultInfo].default_runfiles.files,
         execution_requirements = {"supports-workers": "1"},
         **kwargs
     )

@@ -29,8 +29,6 @@ load("//tools/bazel/private:gate_action.bzl", "gate_action")
 # schema.HIDDEN_DIR: where the clean run's pristine tree holds the hidden blobs.
 _HIDDEN_DIR = "oracles/blobs/_hidden/"
 
-_PY_TOOLCHAIN = "@bazel_tools//tools/python:toolchain_type"
-
 OracleSuiteInfo = provider(
     doc = "The verified views of an oracle suite.",
     fields = {
@@ -146,10 +144,8 @@ def _oracle_suite_impl(ctx):
     ]
 
 def _gate_action(ctx, module, arguments, inputs, **kwargs):
-    """`gate_action` with this rule's launcher, and the gate's sources and the Python runtime as tools."""
-    runtime = ctx.toolchains[_PY_TOOLCHAIN].py3_runtime
-    tools = depset(ctx.files._gate_srcs, transitive = [runtime.files] if runtime.files else [])
-    gate_action(ctx, ctx.attr._launcher, tools, module, arguments, inputs, **kwargs)
+    """`gate_action` with this rule's launcher."""
+    gate_action(ctx, ctx.attr._launcher, module, arguments, inputs, **kwargs)
 
 def _salt(ctx):
     """(the salt this suite draws with, whether the gate said its files draw nothing): the run salt
@@ -226,20 +222,14 @@ oracle_suite_rule = rule(
             doc = "The gate's supervisor and caller with the reference packages (declared by the " +
                   "`oracle_suite` macro from its `references`); None for a suite without references.",
         ),
-        "_gate_srcs": attr.label(
-            default = Label("//tools/oracle_gate:action_srcs"),
-            allow_files = [".py"],
-            doc = "The gate's standard-library sources the pin check, the draw and the reference " +
-                  "check import (`_gate_action`).",
-        ),
         "_launcher": attr.label(
             default = Label("//tools/oracle_gate:action_launcher"),
             executable = True,
             cfg = "exec",
-            doc = "The script that starts those actions (`gate_launcher`).",
+            doc = "The script that starts the pin check, the draw and the reference check " +
+                  "(`gate_launcher`), with the gate's sources and the interpreter as its runfiles.",
         ),
     },
-    toolchains = [_PY_TOOLCHAIN],
 )
 
 def oracle_suite(name, srcs, blobs = [], policy = None, references = [], visibility = None, **kwargs):
