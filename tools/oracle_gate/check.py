@@ -427,7 +427,7 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     if clean and not_set_up:
         report.notes.append("clean run: not run, the workspace run could not be set up")
     elif clean and hidden_plan.violations:
-        report.notes.append("clean run: not run, it cannot be given the hidden samples the policy requires")
+        report.notes.append("clean run: not run, it cannot be given the hidden samples its rows name (see `hidden samples`)")
         record_hidden(report, hidden_plan, None, outcomes.observed)
     elif clean:
         try:

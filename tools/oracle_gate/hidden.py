@@ -59,7 +59,11 @@ def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, st
         clean: the check runs the clean run; without it no hidden part runs (a note).
         remote: the clean run is remote, which does not run hidden samples (yet): a note, or exit 1.
 
-    Raises nothing: a store that cannot be used is a note or an exit-1 violation, per `setting`.
+    Raises nothing. Without a store (unset), without `clean`, or with `remote`, the hidden part
+    does not run: a note, or with HIDDEN_REQUIRED an exit-1 violation. A store that is named but
+    cannot be used (missing, a link, inside the repository, a file missing or wrong) is an exit-1
+    violation in either setting: the files may have been taken from it (docs/threat-model.md,
+    "Hidden samples"), and a note would let the rows pass without them.
     """
     out = HiddenPlan(rows={inv.id: (inv.source, inv.hidden_sha256) for inv in invariants
                            if inv.hidden_sha256 is not None})
@@ -76,6 +80,11 @@ def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, st
             out.notes.append(f"hidden samples: not run ({why}): {ids}")
         return out
 
+    def unusable(ident: str, why: str) -> None:
+        out.violations.append(Violation(errors.UNDECIDED, POLICY_PATH, ident,
+                                        f"hidden samples cannot run: {why}; the store is named, so the gate "
+                                        f"does not run without it (unset {STORE_VARIABLE} to skip them)"))
+
     if not clean:
         out.notes.append(f"hidden samples: clean run only ({ids})")
         return out
@@ -84,19 +93,17 @@ def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, st
     try:
         folder = store_folder(environ, repo)
     except GateError as exc:
-        return cannot(str(exc))
+        unusable("", str(exc))
+        return out
     if folder is None:
         return cannot(f"{STORE_VARIABLE} is not set")
     fetched = fetch(folder, [digest for _, digest in out.rows.values()])
     out.blobs = fetched.blobs
     for problem in fetched.problems:
-        (out.violations.append(Violation(errors.UNDECIDED, POLICY_PATH, "", f"hidden = \"required\", but {problem}"))
-         if required else out.notes.append(f"hidden samples: {problem}"))
+        unusable("", problem)
     for ident, (_, digest) in sorted(out.rows.items()):
         if digest in fetched.missing:
-            why = f"the store {folder} has no file {digest}"
-            (out.violations.append(Violation(errors.UNDECIDED, POLICY_PATH, ident, f"hidden = \"required\", but {why}"))
-             if required else out.notes.append(f"hidden samples of {ident}: not run ({why})"))
+            unusable(ident, f"the store {folder} has no file {digest}")
     return out
 
 

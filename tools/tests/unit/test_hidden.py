@@ -223,9 +223,18 @@ def test_the_plan_gives_the_clean_run_only_verified_blobs_and_says_why_not(tmp_p
         "hidden samples: clean run only (add_table)"]
     (store / DIGEST).write_bytes(HIDDEN_BYTES + b" ")
     assert "its bytes have sha256" in plan(invs, HIDDEN_REQUIRED, env, str(repo), clean=True, remote=False).violations[0].message
+    # A named store that cannot be used fails closed in either setting: a change's action may have
+    # taken the file from it (docs/threat-model.md, "Hidden samples").
+    for setting in (HIDDEN_OPTIONAL, HIDDEN_REQUIRED):
+        wrong = plan(invs, setting, env, str(repo), clean=True, remote=False)
+        assert [v.code for v in wrong.violations] == [1] and "its bytes have sha256" in wrong.violations[0].message
     os.remove(store / DIGEST)
-    missing = plan(invs, HIDDEN_REQUIRED, env, str(repo), clean=True, remote=False)
-    assert missing.violations[0].id == "add_table" and "has no file" in missing.violations[0].message
+    for setting in (HIDDEN_OPTIONAL, HIDDEN_REQUIRED):
+        missing = plan(invs, setting, env, str(repo), clean=True, remote=False)
+        assert [(v.code, v.id) for v in missing.violations] == [(1, "add_table")], missing
+        assert "has no file" in missing.violations[0].message and not missing.blobs
+    gone = plan(invs, HIDDEN_OPTIONAL, {STORE_VARIABLE: str(tmp_path / "gone")}, str(repo), clean=True, remote=False)
+    assert [v.code for v in gone.violations] == [1] and "cannot read it" in gone.violations[0].message
 
 
 def test_the_verdict_names_only_the_row(tmp_path):
