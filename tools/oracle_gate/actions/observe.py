@@ -131,22 +131,8 @@ class Caller:
 
     def processes(self) -> int:
         """How many processes are in the caller's session (its pid: `start_new_session`)."""
-        count = 0
-        try:
-            names = os.listdir("/proc")
-        except OSError:
-            return 0
-        for name in names:
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if len(fields) > 3 and fields[3] == str(self.proc.pid).encode():
-                count += 1
-        return count
+        session = str(self.proc.pid).encode()
+        return sum(1 for _, fields in proc_stats() if len(fields) > 3 and fields[3] == session)
 
     def start_row(self) -> None:
         """Resets the row's output count."""
@@ -247,21 +233,30 @@ def seal_supervisor() -> str:
     return ""
 
 
-def children() -> list[int]:
-    """The pids of this process's living children, read from /proc (a zombie's included)."""
-    mine = str(os.getpid()).encode()
+def proc_stats() -> list[tuple[int, list[bytes]]]:
+    """(pid, the fields of /proc/PID/stat after the command name: state, ppid, pgrp, session, ...)
+    of every process this one can see, per proc(5); a process that ends while it is read is left
+    out, and an unreadable /proc gives none."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
     found = []
-    for name in os.listdir("/proc"):
+    for name in names:
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
+                found.append((int(name), f.read().rsplit(b")", 1)[1].split()))
         except (OSError, IndexError):
             continue
-        if len(fields) > 1 and fields[1] == mine:
-            found.append(int(name))
     return found
+
+
+def children() -> list[int]:
+    """The pids of this process's living children, read from /proc (a zombie's included)."""
+    mine = str(os.getpid()).encode()
+    return [pid for pid, fields in proc_stats() if len(fields) > 1 and fields[1] == mine]
 
 
 def end_descendants() -> None:
