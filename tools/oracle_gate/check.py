@@ -987,6 +987,12 @@ def record_coverage(report: Report, inputs: Inputs, outcomes: Outcomes | None) -
            else NOT_MEASURED_INVALID if inputs.judged.problems else "")
     found = measure(changed, outcomes.observed if outcomes is not None else {}, setting=uncovered_setting(policies),
                     why=why)
+    # Coverage finds a package's files by its name as a top-level folder; one under `src/` has none.
+    elsewhere = [name for name in packages if not os.path.isdir(os.path.join(inputs.repo, name))]
+    if elsewhere:
+        report.notes.append(f"changed functions: not measured for {', '.join(elsewhere)}: no such folder at the "
+                            "repository's root (a production package outside it, as in a src/ layout, is not "
+                            "read; docs/adopting.md)")
     if not found.modified:
         return
     report.record(Findings("changed functions", tuple(found.violations()), found.detail(), tuple(found.notes())))

@@ -118,7 +118,7 @@ def _oracles(repo: str, packages: Sequence[str], deps: Sequence[str], result: In
     if os.path.lexists(os.path.join(repo, "oracles", "policy.toml")):
         result.kept.append("oracles/")
         return
-    _write_new(repo, "oracles/policy.toml", text.policy(packages), result)
+    _write_new(repo, "oracles/policy.toml", text.policy(packages, deps), result)
     _write_new(repo, "oracles/BUILD.bazel", text.oracles_build(deps), result)
     _write_new(repo, "oracles/example.toml.sample", text.EXAMPLE, result)
     write_manifest(WorkTree(repo))

@@ -126,18 +126,27 @@ def repository_name(folder: str) -> str:
     return name if name[:1].isalpha() else f"repo_{name}"
 
 
-def package_build_globs(packages: Sequence[str]) -> list[str]:
-    """The protected globs of each production package's BUILD and .bzl files (docs/threat-model.md:
-    they choose what the caller runs)."""
-    return [f"{p}/**/{name}" for p in packages for name in ("BUILD", "BUILD.bazel", "*.bzl")]
+def label_folder(label: str) -> str:
+    """The folder of the Bazel package a label of this repository names (`//src/shop:lib` ->
+    `src/shop`; `init` takes only `//` labels), or "" for the root package. Raises nothing."""
+    return label.removeprefix("//").split(":", 1)[0].strip("/") if label.startswith("//") else ""
 
 
-def policy(packages: Sequence[str]) -> str:
+def package_build_globs(packages: Sequence[str], deps: Sequence[str] = ()) -> list[str]:
+    """The protected globs of the BUILD and .bzl files of each production package's folder and of
+    each production `py_library` label's package folder (`label_folder`; a package under `src/`
+    is found only that way), without duplicates (docs/threat-model.md: they choose what the
+    caller runs)."""
+    folders = dict.fromkeys([*packages, *(f for f in map(label_folder, deps) if f)])
+    return [f"{p}/**/{name}" for p in folders for name in ("BUILD", "BUILD.bazel", "*.bzl")]
+
+
+def policy(packages: Sequence[str], deps: Sequence[str] = ()) -> str:
     """oracles/policy.toml with `packages` as the production packages, whose BUILD and .bzl files
-    it protects (`package_build_globs`)."""
+    it protects, with those of the packages of the labels `deps` (`package_build_globs`)."""
     return POLICY.format(agents=", ".join(AGENT_INSTRUCTIONS),
                          agent_lines="\n".join(f'    "{p}",' for p in AGENT_INSTRUCTIONS),
-                         package_lines="\n".join(f'    "{glob}",' for glob in package_build_globs(packages)),
+                         package_lines="\n".join(f'    "{glob}",' for glob in package_build_globs(packages, deps)),
                          packages=", ".join(f'"{p}"' for p in packages))
 
 

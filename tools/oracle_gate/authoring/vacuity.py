@@ -207,7 +207,8 @@ def module_file(repo: str, entry: str) -> str:
     for rel in (f"{module}.py", f"{module}/__init__.py"):
         if os.path.isfile(os.path.join(repo, rel)):
             return rel
-    raise GateError(f"entry {entry}: no file {module}.py in the work tree")
+    raise GateError(f"entry {entry}: no file {module}.py in the work tree (a production package must be a "
+                    "folder at the repository's root; docs/adopting.md)")
 
 
 def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],

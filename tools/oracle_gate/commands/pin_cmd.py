@@ -123,7 +123,9 @@ def _validated(tree: WorkTree) -> int:
     """0 when the work tree's oracle files, pins now right, are valid as the build's pin check
     reads them; else 5 after printing each problem (`valid_oracles`): right pins on a row the build
     refuses are no success."""
+    sys.stdout.flush()  # what was written comes before the problems, which go to stderr
     if valid_oracles(tree) is not None:
         return errors.OK
-    print(visible("the pins are right, but the oracle files have the problems above: the build refuses them (exit 5)"))
+    print(visible("oracle-gate: the pins are right, but the oracle files have the problems above: the build "
+                  "refuses them (exit 5)"), file=sys.stderr)
     return errors.INVALID_ORACLE

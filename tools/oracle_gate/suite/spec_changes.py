@@ -180,7 +180,8 @@ def with_reference_code(changes: list[RowChange], head: Oracles, paths: Sequence
     """`changes` with every HEAD row that has a `reference` marked "reference code changed" when
     `paths` (the change's changed paths) holds a file under REFERENCE_DIR; the files are shown as
     the field `reference code`. A row already in `changes` gets the mark added; another gets a new
-    "changed" entry."""
+    "changed" entry; an added row gets neither, since it makes no earlier claim the code could
+    weaken."""
     touched = sorted(p for p in paths if p.startswith(REFERENCE_DIR))
     if not touched:
         return changes
@@ -193,6 +194,8 @@ def with_reference_code(changes: list[RowChange], head: Oracles, paths: Sequence
             continue
         if inv.id in by_id:
             c = out[by_id[inv.id]]
+            if c.status == "added":
+                continue
             out[by_id[inv.id]] = RowChange(c.id, c.status, c.source, c.kind, c.fields + (shown,),
                                            c.marks + ("reference code changed",), c.samples)
         else:

@@ -85,6 +85,22 @@ def test_a_regression_no_row_reaches_passes_with_a_note_naming_each_function(pro
     assert (coverage["measured"], coverage["uncovered"]) == (True, ["shop.prices:discount", "shop.prices:Cart.total"])
 
 
+def test_a_production_package_that_is_no_top_level_folder_is_said_not_measured(project, tmp_path):
+    # A src/ layout: coverage reads a package's files by its name as a top-level folder.
+    policy = project.read("oracles/policy.toml").decode()
+    assert 'production_packages = ["shop"]' in policy
+    on_main(project, {"oracles/policy.toml": policy.replace('production_packages = ["shop"]',
+                                                             'production_packages = ["shop", "humanize"]'),
+                      "src/humanize/__init__.py": "def f():\n    return 1\n"})
+    project.write("src/humanize/__init__.py", "def f():\n    return 2\n")
+    project.commit("change f")
+    report = check(project, tmp_path)
+    assert report.exit_code == 0, [v.line() for v in report.violations]
+    assert [n for n in report.notes if n.startswith("changed functions:")] == [
+        "changed functions: not measured for humanize: no such folder at the repository's root (a production "
+        "package outside it, as in a src/ layout, is not read; docs/adopting.md)"]
+
+
 def test_a_change_every_row_reaches_gets_no_note(project, tmp_path):
     project.write("shop/calc.py", CALC.replace("a + b", "b + a"))
     project.commit("reorder add")

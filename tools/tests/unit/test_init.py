@@ -131,6 +131,18 @@ def test_the_default_policy_protects_the_production_packages_build_files_not_the
         assert not matches(path, protected), path
 
 
+def test_a_production_library_under_src_has_its_build_files_protected_by_its_label(tmp_path):
+    from tools.oracle_gate.approval.globs import matches
+
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE")
+    init(str(repo.path), setup("workspace"), ["humanize"], ["//src/humanize", "//src/more:lib", "//:root"])
+    protected = parse_policy(repo.read("oracles/policy.toml")).protected
+    for path in ("src/humanize/BUILD.bazel", "src/humanize/sub/BUILD", "src/more/defs.bzl", "humanize/BUILD"):
+        assert matches(path, protected), path
+    for path in ("src/humanize/number.py", "src/BUILD.bazel", "harness/BUILD.bazel"):
+        assert not matches(path, protected), path
+
+
 @pytest.mark.parametrize("files, asked, major, mode", [
     ({"MODULE.bazel": ""}, None, 4, "bzlmod"), ({"WORKSPACE.bazel": ""}, None, 7, "workspace"),
     ({}, None, 7, "bzlmod"), ({}, None, 4, "workspace"), ({}, "workspace", 7, "workspace"),

@@ -164,4 +164,5 @@ def test_right_pins_on_an_invalid_oracle_file_are_exit_5_naming_the_problem(proj
     for command in (("pin",), ("pin", "--write")):
         code, out, err = gate("--repo", str(project.path), *command)
         assert code == 5 and "oracle-gate: [5] oracles/shop.toml" in err and problem in err, out + err
-        assert "the build refuses them (exit 5)" in out
+        # After the problems it sums up, on the same stream, so that it follows them in a terminal too.
+        assert err.index(problem) < err.index("have the problems above: the build refuses them (exit 5)"), err

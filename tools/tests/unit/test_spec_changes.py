@@ -112,3 +112,7 @@ def test_a_change_under_oracles_reference_marks_every_row_with_a_reference():
         ("add_table", ("reference code changed",), "oracles/reference/helpers.py")]
     assert found[0].weakens
     assert with_reference_code([], oracles(ROW, ref), ["billing/x.py"]) == []
+    # A row the change adds, with its reference, makes no earlier claim: no mark, no changelog line.
+    [added] = spec_changes(oracles(ROW), oracles(ROW, ref))
+    assert with_reference_code([added], oracles(ROW, ref), ["oracles/reference/r.py"]) == [added]
+    assert added.marks == ("row added",) and not added.weakens
