@@ -27,7 +27,8 @@ from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.progress import Phases
 from tools.oracle_gate.runs.events import BuildFailure
 from tools.oracle_gate.coverage import (
-    NOT_MEASURED_INVALID, NOT_MEASURED_NOT_RUN, NOT_MEASURED_RESULTS, changed_functions, measure, uncovered_setting,
+    NOT_MEASURED_INVALID, NOT_MEASURED_NOT_RUN, NOT_MEASURED_RESULTS, changed_functions, measure, not_read_note,
+    uncovered_setting, unread_packages,
 )
 from tools.oracle_gate.git.gitio import (
     Change, changed_paths, on_first_parent_chain,
@@ -987,12 +988,9 @@ def record_coverage(report: Report, inputs: Inputs, outcomes: Outcomes | None) -
            else NOT_MEASURED_INVALID if inputs.judged.problems else "")
     found = measure(changed, outcomes.observed if outcomes is not None else {}, setting=uncovered_setting(policies),
                     why=why)
-    # Coverage finds a package's files by its name as a top-level folder; one under `src/` has none.
-    elsewhere = [name for name in packages if not os.path.isdir(os.path.join(inputs.repo, name))]
-    if elsewhere:
-        report.notes.append(f"changed functions: not measured for {', '.join(elsewhere)}: no such folder at the "
-                            "repository's root (a production package outside it, as in a src/ layout, is not "
-                            "read; docs/adopting.md)")
+    unread = unread_packages(inputs.repo, packages)
+    if unread:
+        report.notes.append(not_read_note(unread))
     if not found.modified:
         return
     report.record(Findings("changed functions", tuple(found.violations()), found.detail(), tuple(found.notes())))

@@ -14,6 +14,7 @@ policy says `uncovered_changes = "fail"`, exit-4 violations; never to pass anyth
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,18 @@ def production_paths(paths: Iterable[str], packages: Iterable[str]) -> list[str]
     `packages` top-level package names. Raises nothing."""
     wanted = set(packages)
     return sorted({p for p in paths if p.endswith(".py") and p.split("/", 1)[0] in wanted})
+
+
+def unread_packages(repo: str, packages: Iterable[str]) -> list[str]:
+    """The `packages` that `production_paths` cannot read in the work tree `repo`: those with no
+    folder of their name at its root (a package under `src/`), in the order given. Raises nothing."""
+    return [name for name in packages if not os.path.isdir(os.path.join(repo, name))]
+
+
+def not_read_note(packages: Sequence[str]) -> str:
+    """The note `check` gives for `unread_packages`. Raises nothing."""
+    return (f"changed functions: not measured for {', '.join(packages)}: no such folder at the repository's "
+            "root (a production package outside it, as in a src/ layout, is not read; docs/adopting.md)")
 
 
 def changed_functions(repo: str, before: str, after: str, paths: Iterable[str],
