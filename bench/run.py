@@ -19,8 +19,8 @@ Figures:
   6 warm            `check --results` on a production-only change / the cold check of the same repository
   7 harness path    `check` without `--results` (the gate runs Bazel) on 1,000 invariants: warm / cold
                     Bazel, printed beside `check --results` on the same repository
-  8-13              the gate against what a team would run instead, measured in the same run:
-                    bench/speed.py lists them
+  8-14              the gate against what a team would run instead, and the sealed workspace run
+                    against an unsealed one, measured in the same run: bench/speed.py lists them
 Figures 5, 7 and 8-11 use a generated repository that is also a Bazel workspace (make_repo.py
 --bazel); figure 13 two smaller ones beside it.
 """
@@ -42,7 +42,7 @@ sys.path.insert(0, str(GATE))
 from bench import speed  # noqa: E402 - after the path above
 from bench.make_repo import WORKSPACE_FILES, generate  # noqa: E402 - after the path above
 
-FIGURES = [str(n) for n in range(1, 14)]
+FIGURES = [str(n) for n in range(1, 15)]
 # A/B rounds of the interleaved figures (8-11), per scale.
 ROUNDS = {"full": 3, "small": 3, "smoke": 1}
 
@@ -289,6 +289,14 @@ def compared_figures(work: Path, scale: str, wanted: set[str], repo: Path) -> No
                    "no generators, nothing changed)"), flush=True)
     if "11" in wanted:
         clean_figures(work, repo, rounds, n)
+    if "14" in wanted:
+        if not speed.this_checkout_is_clean():
+            print("14  sealed, here      skipped: this checkout has uncommitted changes, which check refuses", flush=True)
+        else:
+            seal = speed.seal_figure(GATE, bazel_env, work, rounds)
+            print(line("14", "sealed, here", seal["sealed"] / seal["unsealed"], "<= 1.5x",
+                       f"warm check --base HEAD on this checkout: workspace run sealed {seal['sealed']:.1f} s, "
+                       f"--unsealed-workspace {seal['unsealed']:.1f} s"), flush=True)
     if "13" in wanted:
         counts = {n // 4: None, n // 2: None}
         repos = {count: repo_for(work, f"bazel-{count}", invariants=count, files=max(1, files * count // n),
@@ -333,7 +341,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     wanted = set(args.figures.split(","))
     if not wanted <= set(FIGURES):
-        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 13")
+        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 14")
     n, files, b = SCALES[args.scale]
     work = args.work / args.scale
     work.mkdir(parents=True, exist_ok=True)
@@ -342,7 +350,7 @@ def main(argv: list[str]) -> int:
           f"repositories in {work}", flush=True)
     if wanted & {"1", "2", "3", "4", "6", "12"}:
         results_figures(work, n, files, b, wanted)
-    if wanted & {"5", "7", "8", "9", "10", "11", "13"}:
+    if wanted & {"5", "7", "8", "9", "10", "11", "13", "14"}:
         bazel_figures(work, args.scale, wanted)
     print(f"bench: done; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     return 0

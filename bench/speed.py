@@ -14,6 +14,8 @@ same run (docs/performance.md says what each measures).
                             its time at 10k invariants / the pin checker's
  13 growth                  cold `check` (fresh output user root) at 1,000 / at 250 invariants,
                             with 500 beside them
+ 14 sealed workspace run    warm `check --base HEAD` on this checkout, its workspace run in a sealed
+                            root / the same with `--unsealed-workspace` (Bazel on the host)
 
 Timed pairs run A/B interleaved and report medians.
 """
@@ -228,6 +230,23 @@ def warm_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Pat
     finally:
         shutdown(repo, gate_env)
         shutdown(repo, plain_env)
+
+
+def seal_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Path, times: int) -> dict[str, float]:
+    """Figure 14: warm `check --base HEAD` of `repo` with its workspace run sealed (the default) /
+    the same with `--unsealed-workspace` (Bazel's server on the host and kept between checks, as
+    before the seal), each with a home of its own, both warmed first. Returns {"sealed",
+    "unsealed"} -> median seconds."""
+    sealed_env, unsealed_env = env_for(fresh_home(work / "seal-sealed")), env_for(fresh_home(work / "seal-unsealed"))
+    sealed = gate_cmd(repo, "--base", "HEAD")
+    unsealed = gate_cmd(repo, "--base", "HEAD", "--unsealed-workspace")
+    try:
+        wall(sealed, GATE, sealed_env)
+        wall(unsealed, GATE, unsealed_env)
+        return interleaved({"sealed": lambda: wall(sealed, GATE, sealed_env),
+                            "unsealed": lambda: wall(unsealed, GATE, unsealed_env)}, times)
+    finally:
+        shutdown(repo, unsealed_env)
 
 
 def clean_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Path, times: int,

@@ -17,6 +17,9 @@ from typing import Any
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
+from tools.oracle_gate.runs.hidden_phase import HiddenRun, hidden_phase
+from tools.oracle_gate.runs.workspace_seal import workspace_seal
+from tools.oracle_gate.runs.clean_run import remove_tree
 from tools.oracle_gate.runs.blocks import repository_blocks
 from tools.oracle_gate import hidden
 from tools.oracle_gate.approval.policy import HIDDEN_OPTIONAL, HIDDEN_REQUIRED
@@ -25,7 +28,7 @@ from tools.oracle_gate.runs.flags import run_flags
 from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.progress import Phases
-from tools.oracle_gate.runs.events import BuildFailure
+from tools.oracle_gate.runs.events import BuildFailure, is_oracle_target
 from tools.oracle_gate.coverage import (
     NOT_MEASURED_INVALID, NOT_MEASURED_NOT_RUN, NOT_MEASURED_RESULTS, changed_functions, measure, not_read_note,
     uncovered_setting, unread_packages,
@@ -41,6 +44,7 @@ from tools.oracle_gate.suite.manifest import manifest_problems, vouch_for_base
 from tools.oracle_gate.runs.bazel_binary import wrapper_note
 from tools.oracle_gate.runs.bazel_control import control_globs
 from tools.oracle_gate.approval.paths import protected_by, special_entry_problem
+from tools.oracle_gate.git.attributes import checkout_notes
 from tools.oracle_gate.approval.policy import protection
 from tools.oracle_gate.runs.results import EXECUTED, PASSED, Observed, differences, load_observed
 from tools.oracle_gate.suite.spec_changes import (CHANGELOG_PATH, RowChange, changelog_violations, spec_changes,
@@ -112,6 +116,8 @@ class Report:
     observed: dict[str, Observed] = field(default_factory=dict)
     clean_observed: dict[str, Observed] | None = None
     clean_sealed_by: str | None = None
+    workspace_sealed_by: str = ""
+    unsealed: str = ""
     spec_changes: list[RowChange] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     phases: Phases = field(default_factory=Phases)
@@ -145,6 +151,7 @@ class Report:
         self.outcomes = {ident: found.outcome for ident, found in outcomes.observed.items()}
         if outcomes.run is not None:
             self.summaries["workspace"] = outcomes.run.summary
+            self.workspace_sealed_by, self.unsealed = outcomes.run.sealed_by, outcomes.run.unsealed
         self.notes.extend(outcomes.notes)
 
     def show_clean(self, run: BazelRun) -> None:
@@ -306,6 +313,7 @@ def run_check(
     clean_runner: CleanRunner | None = None,
     verify_all: bool = False,
     head_only: bool = False,
+    unsealed_workspace: bool = False,
 ) -> Report:
     """Runs every gate check of the change HEAD against `base`: on the merge result of HEAD into
     the base tip, with the tip's claims, unless HEAD already contains the tip or `head_only`.
@@ -327,6 +335,8 @@ def run_check(
         verify_all: hash and parse every HEAD blob, even those the merge base pinned the same way.
         head_only: judge HEAD against the merge base, as if the base had not moved since the
             change branched (local use; the report says so).
+        unsealed_workspace: run the workspace run on the host, without its sealed root
+            (runs/workspace_seal.py), for a host that cannot make one; the report's first line says so.
 
     Raises:
         GateError: (exit 1) when the gate cannot decide: git errors, a change that does not merge
@@ -339,7 +349,9 @@ def run_check(
     with phases.phase("reading the commits"):
         inputs = gather_inputs(repo, base, labels, verify_all=verify_all, head_only=head_only)
     report = _judge_change(inputs, env, results=results, clean=clean, remote=remote, salt=salt,
-                           workspace_runner=workspace_runner, clean_runner=clean_runner, phases=phases)
+                           workspace_runner=workspace_runner or default_workspace_runner(
+                               salt, inputs.repo, salted_files(inputs), unsealed_workspace),
+                           clean_runner=clean_runner, phases=phases)
     report.phases = phases
     return report
 
@@ -426,14 +438,15 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
     # 6: the clean run, which reads the workspace run: what it blocked, its outcomes and targets.
     not_set_up = outcomes.run is not None and outcomes.run.failure is not None and outcomes.run.failure.setup
     if clean and not_set_up:
-        report.notes.append("clean run: not run, the workspace run could not be set up")
+        report.notes.append("clean run: not run, the workspace run could not be set up"
+                            if oracle_refusal(outcomes.run.failure) is None else "clean run: not run, the oracles did not build")
     elif clean and hidden_plan.violations:
         report.notes.append("clean run: not run, it cannot be given the hidden samples its rows name (see `hidden samples`)")
         record_hidden(report, hidden_plan, None, outcomes.observed)
     elif clean:
         try:
             with report.phases.phase("clean run", announce=True):
-                run = run_clean(inputs, clean_runner or default_clean_runner(salt, hidden_plan.blobs, salted), env,
+                run = run_clean(inputs, clean_runner or default_clean_runner(salt, salted), env,
                                 remote=remote, workspace=outcomes.run)
         except GateError as exc:
             # The workspace run's findings stay in the report; the clean run's reason is its one line.
@@ -444,20 +457,59 @@ def _run_and_judge(report: Report, inputs: Inputs, env: Mapping[str, str], *, re
             return
         report.show_clean(run)
         report.record(check_clean_run(outcomes, run, labelled=inputs.labelled, remote=remote, salt=salt))
-        record_hidden(report, hidden_plan, run.observed, outcomes.observed)
+        words, problems = run_hidden(report, inputs, hidden_plan, env, outcomes.run)
+        record_hidden(report, hidden_plan, words, {**outcomes.observed, **run.observed}, problems)
     else:
         record_hidden(report, hidden_plan, None, outcomes.observed)
 
 
-def record_hidden(report: Report, plan: hidden.HiddenPlan, clean: Mapping[str, Observed] | None,
-                  workspace: Mapping[str, Observed]) -> None:
+def run_hidden(report: Report, inputs: Inputs, plan: hidden.HiddenPlan, env: Mapping[str, str],
+               workspace: BazelRun | None) -> tuple[dict[str, str] | None, list[Violation]]:
+    """The hidden phase (runs/hidden_phase.py), when the plan delivered any hidden blob: the gate
+    splits the blobs (`hidden.views`), the phase runs the inputs, the gate judges the observations
+    (`hidden.words`). Returns (id -> word, or None when it did not run; violations: an invalid
+    hidden blob (exit 5), a planted path or an unsandboxed spawn in the phase (exit 4, every
+    delivered row), a phase that could not run (exit 1)). Nothing returned quotes a sample."""
+    if not plan.delivered:
+        return None, []
+    oracles = inputs.judged
+    packages = oracles.policy.production_packages if oracles.policy is not None else None
+    inputs_view, expectations, invalid = hidden.views(plan, packages)
+    if invalid:
+        return None, invalid
+    guarded = [*(workspace.blocked if workspace is not None else []), *plan.guarded]
+    try:
+        with report.phases.phase("hidden phase", announce=True):
+            ran = default_hidden_runner(inputs.repo, inputs.judged_commit, inputs.oracles_commit, inputs_view, env,
+                                        guarded=guarded)
+    except GateError as exc:
+        if exc.code != errors.UNDECIDED:
+            raise
+        return None, [Violation(errors.UNDECIDED, hidden.POLICY_PATH, "", f"the hidden phase could not run: {exc}")]
+    report.summaries["hidden"] = ran.summary
+    why = ran.planted or (f"a spawn ran outside Bazel's sandbox: {ran.escaped[0]}" if ran.escaped else "")
+    if why:
+        return None, [Violation(errors.NO_OUTCOME, plan.rows[ident][0], ident,
+                                f"the hidden phase refused what the change's code left: {why} (docs/oracles.md, "
+                                "\"Hidden samples\")") for ident in plan.delivered]
+    return hidden.words(expectations, ran.observations), []
+
+
+def default_hidden_runner(repo: str, head: str, oracles_commit: str, inputs_view: Mapping[str, object],
+                          environ: Mapping[str, str], *, guarded: Sequence[str]) -> HiddenRun:
+    """The hidden phase itself (`hidden_phase.hidden_phase`); tests substitute it."""
+    return hidden_phase(repo, head, oracles_commit, inputs_view, environ, guarded=guarded)
+
+
+def record_hidden(report: Report, plan: hidden.HiddenPlan, words: Mapping[str, str] | None,
+                  observed: Mapping[str, Observed], problems: Sequence[Violation] = ()) -> None:
     """The `hidden samples` check of the rows with a `hidden_sha256` (hidden.py), when any: what the
-    store could not give (exit 1 when required, else notes), and each hidden part the clean run
-    failed (exit 4, naming only the row)."""
+    store could not give (exit 1 when required, else notes), what stopped the hidden phase
+    (`problems`), and each hidden part the phase failed (exit 4, naming only the row)."""
     if not plan.rows:
         return
-    found, detail = hidden.judge(plan, clean, workspace)
-    report.record(Findings("hidden samples", (*plan.violations, *found), detail, tuple(plan.notes)))
+    found, detail = hidden.judge(plan, None if problems else words, observed)
+    report.record(Findings("hidden samples", (*plan.violations, *problems, *found), detail, tuple(plan.notes)))
 
 
 # Inputs.
@@ -584,7 +636,9 @@ def expected_ids(head: Oracles) -> list[str]:
 
 def check_protected_paths(inputs: Inputs) -> Findings:
     """Exit 2 for each changed path that touches protected content (`protected_changes`), unless
-    the change carries the label; then a note counts them (docs/design.md section 5).
+    the change carries the label; then a note counts them (docs/design.md section 5). A note also
+    names each checkout conversion the judged commit's `.gitattributes` files ask for
+    (`attributes.checkout_notes`, docs/design.md section 3).
 
     Changed means changed by the change (merge base -> HEAD) or, when the merge result is judged,
     between the base tip and the merge result (what landing the change would undo of the tip)."""
@@ -608,7 +662,8 @@ def check_protected_paths(inputs: Inputs) -> Findings:
     return Findings(
         "protected paths", found,
         f"{len(inputs.changes)} changed path(s), {len(hits)} protected" + (f", label {label!r} present" if shown else ""),
-        (f"{len(hits)} protected path(s) changed under the {label!r} label",) if shown else (),
+        ((f"{len(hits)} protected path(s) changed under the {label!r} label",) if shown else ())
+        + checkout_notes(inputs.judged_tree, inputs.merged_listing),
     )
 
 
@@ -793,20 +848,39 @@ def salted_files(inputs: Inputs) -> frozenset[str]:
     return frozenset(inv.source for oracles in found for inv in oracles.invariants if inv.generate is not None)
 
 
-def default_workspace_runner(salt: str, repo: str, salted: frozenset[str] | None = None) -> WorkspaceRunner:
+def default_workspace_runner(salt: str, repo: str, salted: frozenset[str] | None = None,
+                             accept_unsealed: bool = False) -> WorkspaceRunner:
     """The workspace run: `bazel test` of the oracle test and the harness in a tree (the work tree
-    of `repo`, or the gate's checkout of the merge result), with the tree's `oracles/` and the
-    repository's `oracles/` and git directories blocked from sandboxed actions (`blocks.repository_blocks`).
-    Only the suites of the `salted` files get the salt (`salted_files`; None: every suite)."""
+    of `repo`, or the gate's checkout of the merge result), its Bazel server in a sealed root
+    (runs/workspace_seal.py: the tree, one persistent folder of the gate and the system directories;
+    no hidden store, other clone or home of the host), with the tree's `oracles/` and the
+    repository's git directories blocked from sandboxed actions (`blocks.repository_blocks`).
+    Only the suites of the `salted` files get the salt (`salted_files`; None: every suite).
+    `accept_unsealed`: run on the host without the root (`check --unsealed-workspace`; the report
+    says so)."""
 
     def run(tree: str, environ: Mapping[str, str]) -> BazelRun:
-        block = [*repository_blocks(repo), os.path.realpath(os.path.join(tree, "oracles"))]
+        guarded = repository_blocks(repo)
+        oracles = os.path.realpath(os.path.join(tree, "oracles"))
         store = environ.get(STORE_VARIABLE, "")
-        if store and os.path.isdir(store):  # the hidden store, should production code know its path
-            block.append(os.path.realpath(store))
-        startup = [] if os.path.realpath(tree) == os.path.realpath(repo) else list(MERGED_TREE_STARTUP)
-        return run_bazel(tree, environ, RunSpec(flags=run_flags(salt, "workspace", salted), startup_flags=startup,
-                                                block=list(dict.fromkeys(block))))
+        if store and os.path.isdir(store):  # the hidden store: never shown, and blocked when unsealed
+            guarded.append(os.path.realpath(store))
+        merged = os.path.realpath(tree) != os.path.realpath(repo)
+        folder = os.path.dirname(os.path.realpath(tree)) if merged else None
+        shown = [g for g in guarded if g != oracles]
+        block = list(dict.fromkeys([*guarded, oracles]))
+        with workspace_seal(tree, repo, folder, environ, shown, accept_unsealed=accept_unsealed) as seal:
+            if seal.root is None:  # --unsealed-workspace: on the host, as before the seal
+                found = run_bazel(tree, environ, RunSpec(flags=run_flags(salt, "workspace", salted),
+                                                         startup_flags=list(MERGED_TREE_STARTUP) if merged else [],
+                                                         block=block))
+                return replace(found, unsealed=seal.unsealed)
+            found = run_bazel(tree, seal.env, RunSpec(flags=run_flags(salt, "workspace", salted),
+                                                      startup_flags=list(seal.startup), block=block,
+                                                      sealed_root=seal.root, exact_env=True, one_server=True))
+            if found.collected:  # what the trick took stays in no output base a later check reuses
+                remove_tree(seal.output_root)
+            return found
 
     return run
 
@@ -842,9 +916,10 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
     found: list[Violation] = []
     if outcomes.run is not None and outcomes.run.build_failed:
         failed = build_violation(outcomes.run, "workspace run", [c.path for c in inputs.changes])
-        if failed.code == errors.UNDECIDED:
+        if failed.code in (errors.UNDECIDED, errors.INVALID_ORACLE):
             # Nothing of the change was judged: no id is the change's failure.
-            return Findings("invariant outcomes", (failed,), f"0 of {len(ids)} invariant(s) judged: the run was not set up")
+            why = "the run was not set up" if failed.code == errors.UNDECIDED else "the oracles did not build"
+            return Findings("invariant outcomes", (failed,), f"0 of {len(ids)} invariant(s) judged: {why}")
         found.append(failed)
     for ident in ids:
         result = observed.get(ident)
@@ -867,7 +942,8 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
 
 
 def build_violation(run: BazelRun, where: str, changed: Sequence[str] = ()) -> Violation:
-    """The violation of a run that did not build (`run.build_failed`): exit 1 when the cause is not
+    """The violation of a run that did not build (`run.build_failed`): exit 5 when the gate's own
+    targets refused the oracles (`oracle_refusal`); exit 1 when the cause is not
     the change's (`BazelRun.failure.setup`: an external repository that cannot be fetched, Bazel
     ending early, the gate's own targets), naming the root cause and Bazel's first real error line;
     else exit 4, the change's targets did not build. An external repository whose error names a
@@ -875,6 +951,9 @@ def build_violation(run: BazelRun, where: str, changed: Sequence[str] = ()) -> V
     a lock file its repository rule refused) is the change's too: Bazel's events do not say which
     files a repository rule read, its error message does."""
     failure = run.failure
+    refused = oracle_refusal(failure)
+    if refused is not None:
+        return refused
     cause = failure.line() if failure is not None else "see Bazel's output"
     named = [path for path in changed if failure is not None and failure.label.startswith("@")
              and _names_path(failure.message, path)]
@@ -889,6 +968,28 @@ def build_violation(run: BazelRun, where: str, changed: Sequence[str] = ()) -> V
         " (an action or test that cannot run sandboxed, e.g. tagged local or no-sandbox, fails too)"
     return Violation(errors.NO_OUTCOME, f"{package}/" if package else "oracles/", "",
                      f"the change's targets did not build in the {where}: {cause}{hint}")
+
+
+# How the gate's actions and rules start an exit-5 reason (errors.error_line).
+_INVALID_ORACLE_MARK = f"{errors.PREFIX} [{errors.INVALID_ORACLE}] "
+
+
+def oracle_refusal(failure: BuildFailure | None) -> Violation | None:
+    """Exit 5 for a failure of the gate's own targets (`bazel_run.gate_failure`: set up, an
+    `oracles` target) whose reason is an `oracle-gate: [5] ...` line, read from a gate action's
+    stderr or Starlark's `fail()` (`events.build_failure`): a broken reference (the reference check)
+    or a reference library that reaches outside oracles/ (`oracle_suite`). The oracles are invalid,
+    not the environment. The line's leading `oracles/...` path, if any, is the violation's path.
+    None for any other failure."""
+    if failure is None or not failure.setup or not is_oracle_target(failure.label):
+        return None
+    _, mark, reason = failure.message.partition(_INVALID_ORACLE_MARK)
+    if not mark or not reason.strip():
+        return None
+    head, sep, rest = reason.partition(": ")
+    if sep and head.startswith("oracles/") and " " not in head:
+        return Violation(errors.INVALID_ORACLE, head, "", rest)
+    return Violation(errors.INVALID_ORACLE, "oracles/", "", reason)
 
 
 def _names_path(message: str, path: str) -> bool:
@@ -1014,22 +1115,23 @@ def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *
         GateError: (exit 1) when the tree cannot be written or Bazel cannot run.
     """
     block = workspace.blocked if workspace is not None else repository_blocks(inputs.repo)
+    store = environ.get(STORE_VARIABLE, "")
+    if store and os.path.isdir(store):  # never shown, wherever it lies (a system directory too)
+        block = [*block, os.path.realpath(store)]
     if inputs.is_merge:  # the workspace run's checkout of the merge result holds its oracles
         block = [*block, merged_folder(inputs.repo, environ)]
     inputs.close_trees()
     return runner(inputs.repo, inputs.judged_commit, inputs.oracles_commit, environ, remote, block)
 
 
-def default_clean_runner(salt: str, hidden_blobs: Mapping[str, bytes] | None = None,
-                         salted: frozenset[str] | None = None) -> CleanRunner:
+def default_clean_runner(salt: str, salted: frozenset[str] | None = None) -> CleanRunner:
     """The clean run (clean_run.py) with the same salt, given to the same `salted` files' suites,
-    as the workspace run, and the verified hidden blobs (digest -> bytes, `hidden.plan`) written
-    into its pristine tree."""
+    as the workspace run. It holds no hidden sample (the hidden phase runs them: `run_hidden`)."""
 
     def run(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool,
             block: Sequence[str]) -> BazelRun:
         return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block,
-                         hidden_blobs=hidden_blobs, salted=salted)
+                         salted=salted)
 
     return run
 
@@ -1053,7 +1155,8 @@ def check_clean_run(workspace: Outcomes, clean: BazelRun, *, labelled: bool, rem
     ]
     if clean.build_failed:
         failed = build_violation(clean, f"clean {where} run")
-        if failed.code != errors.UNDECIDED:  # the change's targets: the runs disagree on what builds
+        # The change's targets: the runs disagree on what builds.
+        if failed.code not in (errors.UNDECIDED, errors.INVALID_ORACLE):
             failed = Violation(errors.RUNS_DISAGREE, "oracles/", "", f"the clean run did not build: "
                                f"{clean.failure.line() if clean.failure else 'see its output'}")
         found.insert(0, failed)

@@ -8,15 +8,22 @@ the clean run could not run is a note, or exit 1 when the policy says `hidden = 
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.approval.policy import HIDDEN_REQUIRED
 from tools.oracle_gate.errors import GateError, Violation
+from tools.oracle_gate.git.tree import REGULAR, Entry
 from tools.oracle_gate.runs.results import Observed
-from tools.oracle_gate.spec.judgement import HIDDEN_ABSENT, HIDDEN_FAILED, HIDDEN_PASSED
+from tools.oracle_gate.spec.judgement import HIDDEN_ABSENT, HIDDEN_FAILED, HIDDEN_PASSED, judge_all
+from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant
+from tools.oracle_gate.spec.views import split
+from tools.oracle_gate.suite.loader import check_blob
 from tools.oracle_gate.suite.hidden_store import STORE_VARIABLE, fetch, store_folder
 
 POLICY_PATH = "oracles/policy.toml"
@@ -31,13 +38,17 @@ class HiddenPlan:
 
     Attributes:
         rows: id -> (oracle file, hidden digest) of every judged row with a `hidden_sha256`.
-        blobs: digest -> verified bytes the clean run gets.
+        blobs: digest -> verified bytes the hidden phase gets (split by `views`).
+        invariants: those rows themselves, as the claims in force hold them.
+        guarded: the store folder (real path), which no sealed root may show.
         violations: exit-1 lines when the policy requires the hidden samples and they cannot run.
         notes: why some or all hidden parts do not run, when they are optional.
     """
 
     rows: dict[str, tuple[str, str]] = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    invariants: list[Invariant] = field(default_factory=list)
+    guarded: list[str] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -66,7 +77,8 @@ def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, st
     "Hidden samples"), and a note would let the rows pass without them.
     """
     out = HiddenPlan(rows={inv.id: (inv.source, inv.hidden_sha256) for inv in invariants
-                           if inv.hidden_sha256 is not None})
+                           if inv.hidden_sha256 is not None},
+                     invariants=[inv for inv in invariants if inv.hidden_sha256 is not None])
     if not out.rows:
         return out
     required = setting == HIDDEN_REQUIRED
@@ -97,6 +109,7 @@ def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, st
         return out
     if folder is None:
         return cannot(f"{STORE_VARIABLE} is not set")
+    out.guarded = [os.path.realpath(folder)]
     fetched = fetch(folder, [digest for _, digest in out.rows.values()])
     out.blobs = fetched.blobs
     for problem in fetched.problems:
@@ -107,32 +120,82 @@ def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, st
     return out
 
 
-def judge(hidden: HiddenPlan, clean: Mapping[str, Observed] | None,
+def views(hidden: HiddenPlan, packages: Sequence[str] | None) -> tuple[dict[str, Any], dict[str, Any], list[Violation]]:
+    """(hidden inputs view, hidden expectations view, violations): each delivered row's hidden blob
+    checked as a blob of that row (its pin is the store's name, verified by `plan`; the shape
+    here) and split by `views.split`, in the gate's own process. Only the inputs view enters the
+    hidden phase's root; the expectations stay in this process. A blob whose shape is wrong is an
+    exit-5 violation naming the row and `hidden_sha256`, quoting nothing of it. Raises nothing.
+
+    Args:
+        hidden: the plan (`plan`): its invariants and verified blobs.
+        packages: the policy's production packages, for the inputs view (`views.split`).
+    """
+    rows: list[tuple[Invariant, Any]] = []
+    found: list[Violation] = []
+    for inv in sorted(hidden.invariants, key=lambda i: i.id):
+        data = hidden.blobs.get(inv.hidden_sha256 or "")
+        if data is None:
+            continue
+        row = replace(inv, blob=f"hidden blob {inv.hidden_sha256}", blob_sha256=inv.hidden_sha256,
+                      generate=None, reference=None)
+        if check_blob(row, Entry(REGULAR, ""), data):
+            found.append(Violation(errors.INVALID_ORACLE, inv.source, inv.id,
+                                   "field hidden_sha256: its hidden blob does not have the row's sample shape "
+                                   "(not shown: docs/oracles.md, \"Hidden samples\")"))
+            continue
+        rows.append((row, load_samples(data)))
+    inputs, expectations = split(rows, packages)
+    return inputs, expectations, found
+
+
+def words(expectations: Mapping[str, Any], observations: Sequence[Any] | None) -> dict[str, str]:
+    """id -> HIDDEN_PASSED or HIDDEN_FAILED for every row of the hidden `expectations` view, judged
+    (`judgement.judge_all`) against the hidden callers' `observations` documents (one per oracle
+    test target; None: the phase did not run to its end, so every row fails). A row no document
+    holds fails; a row two documents hold passes only when both do. Nothing but the word leaves
+    this function (docs/threat-model.md, "Hidden samples"). Raises nothing."""
+    ids = [row["id"] for row in expectations.get("rows", [])]
+    if observations is None:
+        return {ident: HIDDEN_FAILED for ident in ids}
+    seen: dict[str, bool] = {}
+    for document in observations:
+        rows = document.get("rows") if type(document) is dict else None
+        held = {r.get("id") for r in rows if type(r) is dict} if type(rows) is list else set()
+        part = {"schema": expectations.get("schema"), "rows": [r for r in expectations["rows"] if r["id"] in held]}
+        judged, _, _ = judge_all(part, document)
+        for item in judged:
+            seen[item.id] = seen.get(item.id, True) and item.ok
+    return {ident: HIDDEN_PASSED if seen.get(ident) else HIDDEN_FAILED for ident in ids}
+
+
+def judge(hidden: HiddenPlan, judged: Mapping[str, str] | None,
           workspace: Mapping[str, Observed]) -> tuple[list[Violation], str]:
     """(violations, detail) of the hidden parts after the runs: exit 4 for each row whose hidden
-    part failed in the clean run, naming only the row; exit 1 for one the clean run was given but
-    did not judge (its oracle suite did not pick up the blob: `blobs = glob(["blobs/**"])`), or
-    that the workspace run judged (it must never hold hidden samples). Raises nothing."""
+    part failed in the hidden phase (`judged`: id -> word, `words`; None when the phase did not
+    run), naming only the row; exit 1 for a delivered row the phase did not judge, or one that a
+    workspace or clean run's judge judged (no judge in a Bazel invocation may hold them). Raises
+    nothing."""
     found: list[Violation] = []
     for ident in sorted(hidden.rows):
         source = hidden.rows[ident][0]
         seen = workspace.get(ident)
         if seen is not None and seen.hidden not in ("", HIDDEN_ABSENT):
             found.append(Violation(errors.UNDECIDED, source, ident,
-                                   f"the workspace run judged hidden samples ({seen.hidden}); only the clean run may hold them"))
+                                   f"a run's judge judged hidden samples ({seen.hidden}); only the gate's hidden "
+                                   "phase may hold them"))
     passed = 0
     for ident in hidden.delivered:
         source = hidden.rows[ident][0]
-        word = clean.get(ident).hidden if clean is not None and ident in clean else ""  # type: ignore[union-attr]
+        word = judged.get(ident, "") if judged is not None else ""
         if word == HIDDEN_PASSED:
             passed += 1
         elif word == HIDDEN_FAILED:
             found.append(Violation(errors.NO_OUTCOME, source, ident, FAILED_WHY))
-        elif clean is not None:
+        elif judged is not None:
             found.append(Violation(errors.UNDECIDED, source, ident,
-                                   "the clean run was given its hidden blob but did not judge it; the oracle suite must "
-                                   "take every blob (`blobs = glob([\"blobs/**\"])` in oracles/BUILD.bazel)"))
-    if clean is None or not hidden.delivered:
+                                   "the hidden phase was given its hidden blob but did not judge it"))
+    if judged is None or not hidden.delivered:
         return found, f"{len(hidden.rows)} row(s) with hidden samples: {HIDDEN_ABSENT}"
-    return found, (f"{passed} of {len(hidden.delivered)} row(s) passed their hidden samples in the clean run; "
-                   f"the workspace run: {HIDDEN_ABSENT}")
+    return found, (f"{passed} of {len(hidden.delivered)} row(s) passed their hidden samples in the hidden phase; "
+                   f"the workspace and clean runs: {HIDDEN_ABSENT}")

@@ -79,6 +79,7 @@ def render_text(report: Report) -> str:
         f"{report.merge_base[:12]}, HEAD {report.head[:12]}"
         + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
         + (" (--head-only)" if report.head_only else "")
+        + ("; UNSEALED workspace run (--unsealed-workspace)" if report.unsealed else "")
         + f"; labels: {', '.join(report.labels) or 'none'}"
         + (f"; salt {report.salt}" if report.salt else "")
     ]
@@ -94,7 +95,12 @@ def render_text(report: Report) -> str:
         lines.extend(report_lines(report.spec_changes))
     for run_name, summary in report.summaries.items():
         # Bazel's "INFO: 9 processes: ..." without its log level: the report is not Bazel's log.
-        lines.extend(f"{run_name} run: Bazel {line.removeprefix('INFO: ')}" for line in summary)
+        where = "hidden phase" if run_name == "hidden" else f"{run_name} run"
+        lines.extend(f"{where}: Bazel {line.removeprefix('INFO: ')}" for line in summary)
+    if report.unsealed:
+        lines.append(f"workspace run: {report.unsealed}")
+    elif report.workspace_sealed_by:
+        lines.append(f"workspace run sealed by: {report.workspace_sealed_by}")
     if report.clean_sealed_by is not None:
         lines.append(f"clean run sealed by: {report.clean_sealed_by or 'nothing beyond Bazel sandboxing'}")
     lines.extend(report.notes)
@@ -189,6 +195,8 @@ def render_json(report: Report) -> str:
             "clean_observations": None if report.clean_observed is None else {
                 i: _observation_json(o) for i, o in sorted(report.clean_observed.items())},
             "clean_sealing": report.clean_sealed_by,
+            "workspace_sealing": report.workspace_sealed_by,
+            "unsealed_workspace": report.unsealed or None,
             "spec_changes": [
                 {"id": c.id, "status": c.status, "source": c.source, "kind": c.kind, "marks": list(c.marks),
                  "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields],
@@ -332,6 +340,8 @@ def render_markdown(report: Report) -> str:
                         f"{short_digest((report.clean_observed or {}).get(ident))} |")
             out.append(row)
     out.extend(_markdown_failing(report))
+    if report.unsealed:
+        out += ["", f"Workspace run: {_cell(report.unsealed)}"]
     if report.clean_sealed_by is not None:
         out += ["", f"Clean run sealed by: {_cell(report.clean_sealed_by or 'nothing beyond Bazel sandboxing')}"]
     if report.spec_changes:

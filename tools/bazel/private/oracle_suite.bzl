@@ -25,6 +25,7 @@ section 10).
 
 load("//tools/bazel:python.bzl", "py_binary")
 load("//tools/bazel/private:gate_action.bzl", "gate_action")
+load("//tools/bazel/private:reference_deps.bzl", "reference_deps_aspect", "reference_deps_problem")
 
 # schema.HIDDEN_DIR: where the clean run's pristine tree holds the hidden blobs.
 _HIDDEN_DIR = "oracles/blobs/_hidden/"
@@ -49,6 +50,10 @@ OracleSuiteInfo = provider(
 )
 
 def _oracle_suite_impl(ctx):
+    # Before any action is declared: a reference that reaches outside oracles/ never runs.
+    refused = reference_deps_problem(ctx.label, ctx.attr.references)
+    if refused:
+        fail(refused)
     name = ctx.label.name
     index = ctx.actions.declare_file(name + ".index.json")
     inputs = ctx.actions.declare_file(name + ".inputs.json")
@@ -222,6 +227,13 @@ oracle_suite_rule = rule(
             doc = "The gate's supervisor and caller with the reference packages (declared by the " +
                   "`oracle_suite` macro from its `references`); None for a suite without references.",
         ),
+        "references": attr.label_list(
+            aspects = [reference_deps_aspect],
+            doc = "The reference libraries the `reference_caller` holds (the macro's `references`), " +
+                  "only checked: one that is not in `oracles/` of the main repository, or depends on " +
+                  "a target that is not (production, harness, the gate, a third-party repository), " +
+                  "fails the analysis with one `oracle-gate: [5]` line naming both.",
+        ),
         "_launcher": attr.label(
             default = Label("//tools/oracle_gate:action_launcher"),
             executable = True,
@@ -242,7 +254,8 @@ def oracle_suite(name, srcs, blobs = [], policy = None, references = [], visibil
       policy: oracles/policy.toml.
       references: the `py_library` targets of the reference implementations under
         `oracles/reference/` that rows name in `reference`; they run in an `OracleReference` action
-        of their own, with the gate's caller and nothing of the change's code.
+        of their own, with the gate's caller and nothing of the change's code. A dependency outside
+        `oracles/` (production, third-party) fails the suite's build with exit 5.
       visibility: the suite's visibility.
       **kwargs: passed to the rule (tags, testonly).
     """
@@ -265,6 +278,7 @@ def oracle_suite(name, srcs, blobs = [], policy = None, references = [], visibil
         blobs = blobs,
         policy = policy,
         reference_caller = (":" + reference_caller) if reference_caller else None,
+        references = references,
         visibility = visibility,
         **kwargs
     )

@@ -11,8 +11,8 @@ On success the JSON index of oracle files and blobs is written to INDEX, the inp
 (with the policy's production packages, whose functions the caller records as run) and the sealed
 expectations view to EXPECTATIONS (`spec/views.py`), the reference inputs view to REFERENCE (given
 by a suite with `references`; without it, a row that names a `reference` is a problem), the hidden
-views of the rows whose hidden blob the action was given (only the clean run's tree holds one, at
-`hidden_store.hidden_path`) to HIDDEN_INPUTS and HIDDEN_EXPECTATIONS, and the exit code is 0; on any
+views to HIDDEN_INPUTS and HIDDEN_EXPECTATIONS (the inputs of the rows' hidden samples, only when the
+hidden phase's tree holds the gate's hidden inputs view at `schema.HIDDEN_INPUTS`; no expected value), and the exit code is 0; on any
 problem one line per problem goes to stderr (`oracle-gate: [5] ...`, errors.error_line) and the exit
 code is 5, which fails the build; a file that cannot be read is exit 1. The validation is the
 loader's own (loader.py), so the build and `check` judge oracle files alike.
@@ -34,9 +34,9 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.errors import OracleError, error_line
 from tools.oracle_gate.suite.loader import check_blob, load_policy, read_oracle_files
 from tools.oracle_gate.approval.policy import Policy
-from tools.oracle_gate.spec.views import reference_view, split
-from tools.oracle_gate.spec.samples import load_samples
-from tools.oracle_gate.spec.schema import Invariant, hidden_path
+from tools.oracle_gate.spec.views import VIEW_SCHEMA, reference_view, split
+from tools.oracle_gate.spec.samples import SampleError, load_samples
+from tools.oracle_gate.spec.schema import HIDDEN_DIR, HIDDEN_INPUTS, Invariant
 from tools.oracle_gate.git.tree import REGULAR, Entry, Hashed
 
 
@@ -92,52 +92,57 @@ class ActionFiles:
 
 @dataclass
 class Hidden:
-    """The rows' hidden samples this action was given (only the clean run's tree holds them).
+    """The rows' hidden samples this action was given: only the hidden phase's tree holds them, as
+    the hidden inputs view the gate split from the hidden blobs (`schema.HIDDEN_INPUTS`, hidden.py).
 
     Attributes:
-        rows: (the row as its hidden blob's row: that blob, its digest, no generator and no
-            reference; the hidden blob's parsed samples) per row whose hidden blob is here.
-        absent: the ids of rows with a `hidden_sha256` whose blob is not among the action's blobs.
+        rows: the inputs-view rows (`views.input_row`) of this suite's rows with a `hidden_sha256`
+            that the view holds, sorted by id; never an expected value.
+        ids: the ids of every row of this suite with a `hidden_sha256`, sorted.
     """
 
-    rows: list[tuple[Invariant, Any]] = field(default_factory=list)
-    absent: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
 
 
 def hidden_rows(rows: Sequence[tuple[Invariant, Any]], blobs: dict[str, str]) -> tuple[list[OracleError], Hidden]:
-    """The hidden samples of the verified `rows`: each row's `hidden_sha256` blob, when among
-    `blobs` at `hidden_store.hidden_path(digest)`, checked like the row's blob (pin and shape).
+    """The hidden samples' inputs of the verified `rows`: the rows of the gate's hidden inputs view
+    (`blobs[schema.HIDDEN_INPUTS]`, when given) whose id is one of theirs with a `hidden_sha256`.
+    Any other file under `schema.HIDDEN_DIR`, or a view that is not strict JSON of that shape, is a
+    problem (exit 5) that quotes nothing of it: only the gate writes there (a commit may not).
 
     Raises:
         OSError: when a file cannot be read.
     """
+    out = Hidden(ids=sorted(inv.id for inv, _ in rows if inv.hidden_sha256 is not None))
     problems: list[OracleError] = []
-    out = Hidden()
-    for inv, _ in rows:
-        if inv.hidden_sha256 is None:
-            continue
-        path = hidden_path(inv.hidden_sha256)
-        if path not in blobs:
-            out.absent.append(inv.id)
-            continue
-        row = replace(inv, blob=path, blob_sha256=inv.hidden_sha256, generate=None, reference=None)
-        found, data = _check_pin(row, blobs, None)
-        if found:
-            # The store's file was verified before it was copied: a mismatch here is not the oracle
-            # author's, and the message must not quote the hidden samples.
-            problems.append(OracleError("its hidden blob does not match hidden_sha256 or the row's sample shape",
-                                        path=inv.source, row=inv.id, field="hidden_sha256"))
-            continue
-        out.rows.append((row, load_samples(data)))
+    for path in sorted(p for p in blobs if p.startswith(HIDDEN_DIR + "/") and p != HIDDEN_INPUTS):
+        problems.append(OracleError(f"only the gate's hidden inputs view ({HIDDEN_INPUTS}) may lie in "
+                                    f"{HIDDEN_DIR}/", path=path))
+    if HIDDEN_INPUTS not in blobs:
+        return problems, out
+    try:
+        view = load_samples(_read(blobs[HIDDEN_INPUTS]))
+    except SampleError:
+        view = None
+    found = view.get("rows") if type(view) is dict else None
+    if type(found) is not list or not all(type(r) is dict and type(r.get("id")) is str for r in found):
+        problems.append(OracleError("is not the gate's hidden inputs view", path=HIDDEN_INPUTS))
+        return problems, out
+    wanted = set(out.ids)
+    out.rows = sorted((r for r in found if r["id"] in wanted), key=lambda r: r["id"])
     return problems, out
 
 
 def hidden_views(hidden: Hidden, packages: Sequence[str] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(hidden inputs view, hidden expectations view): `views.split` of the hidden rows; the
-    expectations view also lists the `absent` ids. Raises nothing."""
-    inputs, expectations = split(hidden.rows, packages)
-    expectations["absent"] = sorted(hidden.absent)
-    return inputs, expectations
+    """(hidden inputs view, hidden expectations view). The inputs view holds `hidden.rows` (with the
+    policy's production packages, as `views.split` gives them); the expectations view holds no row
+    and lists every hidden id as `absent`: the gate judges the hidden samples in its own process
+    (hidden.py), and no judge in any Bazel invocation holds them. Raises nothing."""
+    inputs: dict[str, Any] = {"schema": VIEW_SCHEMA, "rows": hidden.rows}
+    if packages is not None:
+        inputs["production_packages"] = sorted(set(packages))
+    return inputs, {"schema": VIEW_SCHEMA, "rows": [], "absent": hidden.ids}
 
 
 def verify(

@@ -13,10 +13,16 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from tools.oracle_gate.approval.globs import compile_glob, matches
+from tools.oracle_gate.approval.policy import ATTRIBUTES_GLOB
 from tools.oracle_gate.git.tree import GITLINK, SYMLINK, Entry
 
 MAX_SYMLINK_HOPS = 40  # the limit Linux applies (ELOOP)
 _WILDCARD = re.compile(r"[*?]")
+# Globs of files only git reads, and only at a path of the tree itself: git tracks no path beyond a
+# symlink and opens no `.gitattributes` that is one (gitattributes(5), git 2.32 and later), so a
+# folder reached through a symlink never holds one git reads. The files themselves, and a link
+# named or aimed like one, still count (`protected_by`).
+_TREE_PATHS_ONLY = (ATTRIBUTES_GLOB,)
 
 
 # Characters HFS+ ignores in names (zero-width joiners and marks, Unicode's default-ignorables).
@@ -68,7 +74,8 @@ def reaches_protected(target: str, globs: Sequence[str]) -> str | None:
     """Returns a glob that `target` (a repository-relative file or directory) is or contains, or None.
 
     A directory counts when a protected path could lie below it: `oracles` reaches `oracles/**`,
-    `tools` reaches `tools/**/BUILD.bazel`, and the repository root reaches everything.
+    `tools` reaches `tools/**/BUILD.bazel`, and the repository root reaches everything; no
+    directory but the root reaches `**/.gitattributes` (`_TREE_PATHS_ONLY`).
     """
     hit = protected_by(target, globs)
     if hit:
@@ -77,6 +84,8 @@ def reaches_protected(target: str, globs: Sequence[str]) -> str | None:
         return globs[0] if globs else None
     below = fold(target) + "/"
     for glob in globs:
+        if glob in _TREE_PATHS_ONLY:
+            continue
         literal = fold(_WILDCARD.split(glob, 1)[0])
         # The glob lies under the directory, or may match something under it (conservative).
         if literal.startswith(below) or (_WILDCARD.search(glob) and below.startswith(literal)):

@@ -26,15 +26,19 @@ _TOML_TYPES = {"bool": "a boolean", "int": "an integer", "float": "a float", "li
 _PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Packages an entry may never name: the gate, the harness, the oracles and the test runners.
 _NOT_PRODUCTION = frozenset({"tools", "harness", "oracles", "third_party", "pytest", "_pytest", "runfiles"})
-# Paths that stay protected whatever a policy says: the oracles (policy included); the two files
-# that change how git checks out any path (attributes: filters, eol; submodules); and every file
+# Every `.gitattributes`, at the root and in any folder: its attributes decide the bytes a checkout
+# writes (`ident`, `filter`, `eol`, `working-tree-encoding`), and the gate judges the committed
+# bytes, so a human reads every attribute change (docs/design.md section 3).
+ATTRIBUTES_GLOB = "**/.gitattributes"
+# Paths that stay protected whatever a policy says: the oracles (policy included); the files that
+# change how git checks out a path (every `.gitattributes`; `.gitmodules`); and every file
 # Bazel or its launcher reads before any sandbox exists: the launcher's workspace wrapper
 # `tools/bazel` (a file, a link or a folder of that name: Bazel's scripts/packages/bazel.sh runs it
 # instead of Bazel), `.bazelversion` and `.bazeliskrc` (which Bazel the launcher or Bazelisk runs),
 # the rc files (flags, `import` lines, `--workspace_status_command`), and the files that declare
 # repositories and modules, whose repository rules run unsandboxed (docs/threat-model.md).
 ALWAYS_PROTECTED = (
-    "oracles/**", ".gitattributes", ".gitmodules",
+    "oracles/**", ATTRIBUTES_GLOB, ".gitmodules",
     "tools/bazel", "tools/bazel/**", ".bazelversion", ".bazeliskrc", ".bazelrc", "user.bazelrc",
     "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
     ".bazelignore",

@@ -39,7 +39,9 @@ POLICY = """schema = 1
 # The label a human puts on a pull request that may change the protected paths.
 label = "oracle-change"
 # Paths a change may touch only under the label. Always protected, whatever this list says:
-# oracles/**, .gitattributes, .gitmodules, and what Bazel or its launcher reads before any sandbox
+# oracles/**, every .gitattributes (at the root and in any folder: attributes such as ident,
+# filter, eol and working-tree-encoding decide the bytes a checkout writes, and the gate judges the
+# committed bytes), .gitmodules, and what Bazel or its launcher reads before any sandbox
 # exists: tools/bazel, .bazelversion, .bazeliskrc, .bazelrc, user.bazelrc, WORKSPACE,
 # WORKSPACE.bazel, WORKSPACE.bzlmod, MODULE.bazel, MODULE.bazel.lock, REPO.bazel, .bazelignore, and
 # the files and folders those name (rc imports, loaded .bzl files, local repositories).
@@ -50,6 +52,7 @@ label = "oracle-change"
 # human reviews those too; their .py files stay the change's to write.
 protected = [
     "oracles/**",
+    "**/.gitattributes",
     "BUILD.bazel",
     ".github/**",
     ".gitlab-ci.yml",

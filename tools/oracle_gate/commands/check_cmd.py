@@ -77,6 +77,10 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--head-only", action="store_true",
                         help="judge HEAD against the merge base, without merging the base tip: for local use "
                              "on a branch that is behind; the report says so, and CI must not pass it")
+    parser.add_argument("--unsealed-workspace", action="store_true",
+                        help="run the workspace run's Bazel on the host instead of in a sealed root, for a host "
+                             "where bubblewrap cannot make one (no user namespaces); the report's first line says so "
+                             "(docs/threat-model.md)")
     parser.add_argument("--quiet", action="store_true",
                         help="print only the report: no phase lines on stderr")
     parser.add_argument("--verbose", action="store_true",
@@ -115,7 +119,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     salt = "" if args.results else choose_salt(args.salt)
     bazel_log = configure_check(lambda: os.path.join(runs_dir(environ), "logs"), quiet=args.quiet, verbose=args.verbose)
     report = run_check(repo, base, results=args.results, labels=labels.names, environ=environ, clean=args.clean,
-                       remote=args.remote, salt=salt, verify_all=args.verify_all, head_only=args.head_only)
+                       remote=args.remote, salt=salt, verify_all=args.verify_all, head_only=args.head_only,
+                       unsealed_workspace=args.unsealed_workspace)
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     report.notes[:0] = labels.notes  # why a CI label does not count, first

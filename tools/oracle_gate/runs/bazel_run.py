@@ -20,7 +20,6 @@ from tools.oracle_gate.errors import PREFIX, GateError
 from tools.oracle_gate.runs.bazel_binary import resolve as resolve_bazel
 from tools.oracle_gate.runs.blocks import (
     block_flags,
-    hidden_folders,
     sealed_folders,
     gate_cache_entries,
     gate_code_blocks,
@@ -30,6 +29,7 @@ from tools.oracle_gate.runs.blocks import (
     sibling_runs,
 )
 from tools.oracle_gate.progress import BAZEL_OUTPUT
+from tools.oracle_gate.runs.collection import arm, execroot, traces
 from tools.oracle_gate.runs.events import (BuildFailure, Invocation, build_failure, is_oracle_target, parse_bep,
                                            read_results)
 from tools.oracle_gate.runs.execlog import (
@@ -69,8 +69,7 @@ _SUMMARY = re.compile(r"^INFO: \d+ process(es)?: ")
 # What Bazel 4.2's linux-sandbox prints when a --sandbox_block_path target is gone when an action starts.
 _MISSING_MOUNT = re.compile(r"Mount target '([^']+)' does not exist")
 # What each invocation of a run runs, as the report names it.
-STAGE_NAMES = {"views": "pin check and draw", "change": "the change's code", "hidden": "the hidden samples' caller",
-               "judge": "the judge"}
+STAGE_NAMES = {"views": "pin check and draw", "change": "the change's code", "judge": "the judge"}
 # How often the change's invocation is run again when other runs' folders vanished meanwhile.
 VANISHED_RETRIES = 3
 # Bazel's output (which includes the output of failed tests, i.e. text the change wrote) is relayed
@@ -99,6 +98,11 @@ class BazelRun:
         sealed_by: what sealed the run beyond Bazel's sandbox (`SealedRoot.description`), or "" for none.
         oracle_dependents: targets outside the `oracles` package that the run would build and
             that depend on a file or target of it (`Launcher.oracle_dependents`); when any, nothing ran.
+        unsealed: why a workspace run that should have been sealed ran on the host, when the
+            caller accepted that (`workspace_seal.UNSEALED`), else "".
+        collected: the change's invocation left a trace of an output collected through a symlinked
+            folder (collection.py); its outputs must not be reused (the workspace run's output base
+            is then removed).
     """
 
     targets: dict[str, str] = field(default_factory=dict)
@@ -111,6 +115,8 @@ class BazelRun:
     escapes: list[Escape] = field(default_factory=list)
     sealed_by: str = ""
     oracle_dependents: list[str] = field(default_factory=list)
+    unsealed: str = ""
+    collected: bool = False
 
     def harness_failures(self) -> dict[str, str]:
         """label -> status of every test target outside the oracles package that did not pass."""
@@ -349,8 +355,6 @@ class RunSpec:
             there), and other runs' folders are out of sight.
         exact_env: pass the environment to Bazel as it is; else the variables `bazel run` set are
             dropped (`flags.clean_env`).
-        hidden: the tree holds hidden blobs (the clean run with a hidden store): the hidden callers
-            then run in an invocation of their own after the change's, with their output discarded.
         one_server: with `sealed_root`, run every command through one `SealedSession`, so one Bazel
             server (started inside the root, shut down at the end) serves the whole run; leave
             `--batch` out of `startup_flags` then.
@@ -362,7 +366,6 @@ class RunSpec:
     strategy: str = "linux-sandbox"
     sealed_root: SealedRoot | None = None
     exact_env: bool = False
-    hidden: bool = False
     one_server: bool = False
 
 
@@ -428,17 +431,17 @@ def _run_with(launcher: Launcher, environ: Mapping[str, str], spec: RunSpec) -> 
     fixed, siblings = _blocks(launcher, spec, info, folder, environ)
     work = tempfile.mkdtemp(prefix="run-", dir=folder)
     try:
-        run = _Run(launcher, _run_flags(extra, spec.strategy), lambda path: execution_log_flags(help_text, path),
+        run = _Run(launcher, confined_flags(extra, spec.strategy), lambda path: execution_log_flags(help_text, path),
                    work, harness, info)
-        run.fixed, run.siblings, run.hidden = fixed, siblings, spec.hidden
+        run.fixed, run.siblings = fixed, siblings
         run.workers = worker_flags(spec.strategy)
         return run.invocations(sealed_by)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _run_flags(extra: Sequence[str], strategy: str) -> list[str]:
-    """The flags of every invocation of a run: `extra`, then `--spawn_strategy=STRATEGY`,
+def confined_flags(extra: Sequence[str], strategy: str) -> list[str]:
+    """The flags of every invocation of a run (and of the hidden phase's, runs/hidden_phase.py): `extra`, then `--spawn_strategy=STRATEGY`,
     `--incompatible_legacy_local_fallback=false`, `--sandbox_default_allow_network=false`,
     `--modify_execution_info` that removes every action's `requires-network`,
     `--sandbox_fake_username` (actions run as `nobody`, without capabilities) and
@@ -496,68 +499,51 @@ class _Run:
                  harness: list[str], info: Mapping[str, str]) -> None:
         self.launcher, self.flags, self.log_flags, self.harness, self.info = launcher, flags, log_flags, harness, info
         self.logs = os.path.join(work, "logs")
-        self.tmp = {stage: os.path.join(work, f"tmp-{stage}") for stage in ("views", "change", "hidden", "judge")}
+        self.tmp = {stage: os.path.join(work, f"tmp-{stage}") for stage in ("views", "change", "judge")}
         for path in (self.logs, *self.tmp.values()):
             os.makedirs(path)
         # What the change's invocation blocks (`_blocks`): fixed paths, and other runs' folders,
         # which may vanish while it runs.
         self.fixed: list[str] = []
         self.siblings: list[str] = []
-        self.hidden = False
         # The view-building invocation's own flags: the gate's actions as persistent workers.
         self.workers: list[str] = []
 
     @property
     def blocked(self) -> list[str]:
-        """Every path the change's invocation blocks: listed before the run, the sealed folders of
-        every configuration as they are now (`blocks.sealed_folders`, after the views), and with
-        hidden samples in the tree their inputs (`blocks.hidden_folders`)."""
-        hidden = hidden_folders(self.info["bazel-bin"]) if self.hidden else []
-        return list(dict.fromkeys([*self.blocked_but_hidden, *hidden]))
-
-    @property
-    def blocked_but_hidden(self) -> list[str]:
-        """What the hidden callers' invocation blocks: `blocked` without the hidden inputs they read."""
+        """Every path the change's invocation blocks: listed before the run, and the sealed folders
+        of every configuration as they are now (`blocks.sealed_folders`, after the views)."""
         return list(dict.fromkeys([*self.fixed, *sealed_folders(self.info["bazel-bin"]), *self.siblings, self.logs]))
 
     def bazel(self, command: str, flags: Sequence[str], targets: Sequence[str], stage: str, name: str) -> Invocation:
-        """One invocation of this run (`Launcher.invoke`), its files named `name`, TMPDIR `stage`'s;
-        the hidden stage's quiet."""
+        """One invocation of this run (`Launcher.invoke`), its files named `name`, TMPDIR `stage`'s."""
         files = (os.path.join(self.logs, f"{name}.events.json"), os.path.join(self.logs, f"{name}.spawns.bin"))
-        invocation = self.launcher.invoke(command, flags, targets, files, self.log_flags, self.tmp[stage],
-                                          quiet=stage == "hidden")
+        invocation = self.launcher.invoke(command, flags, targets, files, self.log_flags, self.tmp[stage])
         # Which invocation each process summary is of, for the report.
         invocation.summary = [f"{line.rstrip('.')} ({STAGE_NAMES[stage]})." for line in invocation.summary]
         return invocation
 
     def invocations(self, sealed_by: str) -> BazelRun:
-        """Runs the three invocations (`run_bazel`), and with hidden samples in the tree the hidden
-        callers' between the change's and the judge's (docs/design.md section 10); reads what they ran."""
+        """Runs the three invocations (`run_bazel`) and reads what they ran (docs/design.md section 10).
+        No hidden sample exists in the tree: the hidden phase runs them later, in a root of its own
+        (runs/hidden_phase.py)."""
         views = self.bazel("build", [*self.flags, *self.workers, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
                            [ORACLE_PATTERN], "views", "views")
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:
             return BazelRun(build_failed=True, failure=gate_failure(views.failure), summary=views.summary,
                             blocked=self.blocked, escapes=escaped, sealed_by=sealed_by)
+        guard = arm([*sealed_folders(self.info["bazel-bin"]), os.path.join(self.info["bazel-testlogs"], "oracles")],
+                    [os.path.join(self.launcher.repo, "oracles")])
         change = self.change()
-        escaped += unconfined(read_spawns(change.spawn_log))
+        spawns = read_spawns(change.spawn_log)
+        escaped += unconfined(spawns)
+        taken = traces(guard, spawns, execroot(self.info["bazel-bin"]))
+        escaped += taken
         if change.exit_code == 1:
             return BazelRun(targets=change.status, build_failed=True, failure=change.failure,
                             summary=views.summary + change.summary,
-                            blocked=self.blocked, escapes=escaped, sealed_by=sealed_by)
-        if self.hidden:
-            # After every other action of the change's code: nothing that runs later can read what
-            # the hidden callers wrote (TMPDIR, /tmp), and their own output is discarded.
-            hidden = self.bazel("build", [*self.flags, f"--build_tag_filters={HIDDEN_TAG}",
-                                          *block_flags(self.blocked_but_hidden)], [ORACLE_PATTERN], "hidden", "hidden")
-            escaped += unconfined(read_spawns(hidden.spawn_log))
-            change.summary.extend(hidden.summary)
-            if hidden.exit_code == 1:
-                return BazelRun(targets=change.status, build_failed=True,
-                                failure=BuildFailure(False, "", "the hidden samples' caller did not run to its end; "
-                                                     "its output is not shown (docs/oracles.md, \"Hidden samples\")"),
-                                summary=views.summary + change.summary,
-                                blocked=self.blocked, escapes=escaped, sealed_by=sealed_by)
+                            blocked=self.blocked, escapes=escaped, sealed_by=sealed_by, collected=bool(taken))
         judge = self.bazel("test", self.flags, [ORACLE_PATTERN], "judge", "judge")
         escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
         maps, ignored = read_results(judge, self.info["bazel-testlogs"])
@@ -572,6 +558,7 @@ class _Run:
             blocked=self.blocked,
             escapes=escaped,
             sealed_by=sealed_by,
+            collected=bool(taken),
         )
 
     def change(self) -> Invocation:
@@ -582,8 +569,7 @@ class _Run:
             GateError: (exit 1) when another blocked path went missing, or folders keep vanishing.
         """
         for attempt in range(VANISHED_RETRIES + 1):
-            skip = f"-{JUDGE_TAG},-{HIDDEN_TAG}" if self.hidden else f"-{JUDGE_TAG}"
-            change = self.bazel("test", [*self.flags, f"--build_tag_filters={skip}",
+            change = self.bazel("test", [*self.flags, f"--build_tag_filters=-{JUDGE_TAG}",
                                          f"--test_tag_filters=-{JUDGE_TAG}", *block_flags(self.blocked)],
                                 [*self.harness, ORACLE_PATTERN], "change", f"change-{attempt}")
             # Another gate run on this machine may finish, and remove its folder, between the listing

@@ -131,13 +131,6 @@ def sealed_folders(bazel_bin: str) -> list[str]:
     return sorted(glob.glob(os.path.join(glob.escape(bazel_out), "*", "bin", "oracles", "_sealed")))
 
 
-def hidden_folders(bazel_bin: str) -> list[str]:
-    """The `bin/oracles/_hidden` folder of every configuration of this output base that has one:
-    the hidden inputs views, which only the hidden callers' invocation may read (bazel_run.py)."""
-    bazel_out = os.path.dirname(os.path.dirname(bazel_bin))
-    return sorted(glob.glob(os.path.join(glob.escape(bazel_out), "*", "bin", "oracles", "_hidden")))
-
-
 def block_flags(paths: Sequence[str]) -> list[str]:
     """`--sandbox_block_path` flags for those of `paths` that exist (Bazel 4.2 refuses to block a
     path that does not), leaving out each path inside another one of them: the sandbox hides a

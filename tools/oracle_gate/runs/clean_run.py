@@ -24,7 +24,6 @@ from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags, run_fla
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
 from tools.oracle_gate.git.pristine import pristine_tree
-from tools.oracle_gate.spec.schema import hidden_path
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
 
@@ -67,8 +66,7 @@ def clean_run(
     head: str,
     oracles_commit: str,
     environ: Mapping[str, str], remote: bool = False, salt: str = "",
-    block: Sequence[str] | None = None, hidden_blobs: Mapping[str, bytes] | None = None,
-    salted: Collection[str] | None = None,
+    block: Sequence[str] | None = None, salted: Collection[str] | None = None,
 ) -> BazelRun:
     """Runs the harness on a pristine tree and returns its per-id outcomes.
 
@@ -82,7 +80,6 @@ def clean_run(
         block: paths the workspace run blocked (default: `repository_blocks(repo)`); the sealed root
             does not show them (sealed_root.sealed_root). Inside it, the pristine tree's `oracles/` and
             the fresh output base's sealed views are blocked from sandboxed actions.
-        hidden_blobs: digest -> bytes of the verified hidden blobs (`hidden.plan`), for `write_hidden`.
 
     Raises:
         GateError: (exit 1) when the tree cannot be written, the sealed root cannot be made, or Bazel cannot run.
@@ -94,7 +91,6 @@ def clean_run(
         os.makedirs(tree)
         os.makedirs(home, exist_ok=True)
         pristine_tree(repo, head, oracles_commit, tree)
-        write_hidden(tree, hidden_blobs or {})
         # One Bazel server for the run (`one_server`), its output user root in `root`, removed below.
         startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
         flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env",
@@ -113,7 +109,7 @@ def clean_run(
         run = run_bazel(tree, env, RunSpec(flags=flags, startup_flags=startup, exact_env=True,
                                            block=[os.path.join(tree, "oracles"), *root_sealed.blockable],
                                            strategy="remote" if remote else "linux-sandbox", sealed_root=root_sealed,
-                                           hidden=bool(hidden_blobs), one_server=True))
+                                           one_server=True))
         if remote:
             # The actions ran on the engine's workers: what seals them there is the engine's.
             run = replace(run, sealed_by=f"{run.sealed_by}; every action ran by remote execution, sealed by the "
@@ -121,20 +117,6 @@ def clean_run(
         return run
     finally:
         remove_tree(root)
-
-
-def write_hidden(tree: str, blobs: Mapping[str, bytes]) -> None:
-    """Writes each verified hidden blob (digest -> bytes) into the pristine `tree` at
-    `hidden_store.hidden_path`, where the oracle suites' `glob(["blobs/**"])` picks it up.
-
-    Raises:
-        OSError: when a file cannot be written (or already exists: the base's tree holds none).
-    """
-    for digest, data in sorted(blobs.items()):
-        target = os.path.join(tree, *hidden_path(digest).split("/"))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "xb") as f:
-            f.write(data)
 
 
 def remove_tree(path: str) -> None:

@@ -49,7 +49,10 @@ class Escape:
     why: str = ""
 
     def describe(self) -> str:
-        """One line: what ran, the first output it declared, and where it ran."""
+        """One line: what ran, the first output it declared, and where it ran; without a mnemonic
+        (a trace no one spawn left, collection.py), the path and what happened to it."""
+        if not self.mnemonic:
+            return f"{self.output} {self.why}"
         return f"a {self.mnemonic} action writing {self.output} ran {self.why or f'outside the sandbox (runner {self.runner!r})'}"
 
 

@@ -72,6 +72,8 @@ class SealedRoot:
         mounts: (host path, path inside the root) of each local path the workspace names relative
             to its root that points outside the tree (`local_paths.outside`): shown read-only where
             the pristine tree looks for it.
+        trees: workspace trees outside `folder` shown read-only at their own path (the workspace
+            run's work tree, runs/workspace_seal.py), their git directories masked.
     """
 
     bwrap: str
@@ -82,11 +84,13 @@ class SealedRoot:
     masked: tuple[str, ...] = ()
     blockable: tuple[str, ...] = ()
     mounts: tuple[tuple[str, str], ...] = ()
+    trees: tuple[str, ...] = ()
 
     def shows(self, path: str) -> bool:
-        """True when `path` (absolute, host) exists inside the root as itself: it lies in `folder`."""
+        """True when `path` (absolute, host) exists inside the root as itself: it lies in `folder`
+        or in one of `trees`."""
         real = os.path.realpath(path)
-        return real == self.folder or real.startswith(self.folder + os.sep)
+        return any(inside(real, top) for top in (self.folder, *self.trees))
 
     def wrap(self, argv: Sequence[str], cwd: str) -> list[str]:
         """The command line that runs `argv` inside the root, in `cwd` (a path inside `folder`).
@@ -96,14 +100,17 @@ class SealedRoot:
         wrapped = [self.bwrap]
         for name, target in self.system:
             wrapped += ["--symlink", target, f"/{name}"] if target is not None else ["--ro-bind", f"/{name}", f"/{name}"]
-        for path in self.read_only:
-            wrapped += ["--ro-bind", path, path]
-        for path in self.masked:
-            wrapped += ["--tmpfs", path]
         # /sys: Bazel 7's linux-sandbox binds it into every action's sandbox (read-only, kernel state
         # only). The cgroup namespace stays the host's: in a new one, /proc/self/cgroup no longer
         # matches the cgroup mounts under /sys, and the JVM of Bazel 4.2 fails to start.
-        wrapped += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--dir", "/proc", "--tmpfs", "/tmp", "--bind", self.folder, self.folder,
+        wrapped += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--dir", "/proc", "--tmpfs", "/tmp"]
+        # After the private /tmp, so that a shown path under the host's /tmp (a checkout there) is
+        # not covered by it.
+        for path in (*self.read_only, *self.trees):
+            wrapped += ["--ro-bind", path, path]
+        for path in self.masked:
+            wrapped += ["--tmpfs", path]
+        wrapped += ["--bind", self.folder, self.folder,
                     *(arg for host, seen in self.mounts for arg in ("--ro-bind", host, seen)),
                     "--chdir", cwd, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                     "--die-with-parent", "--new-session", "--", "/bin/sh", "-c", _INIT, _INIT_NAME, *argv]
@@ -113,8 +120,10 @@ class SealedRoot:
         """One line for reports: mechanism, version, path and what the root holds."""
         shown = [f"/{name}" for name, target in self.system if target is None] + list(self.read_only) + ["/sys"]
         shown += [f"{host} (at {seen})" for host, seen in self.mounts]
-        return (f"{self.version} ({self.bwrap}): a root holding only the run's folder {self.folder} (pristine tree, "
-                f"output root, home) read-write, {', '.join(shown)} read-only, a private /tmp and /dev, "
+        trees = "".join(f", the work tree {tree} read-only" for tree in self.trees)
+        masked = f" (hiding {', '.join(self.masked)})" if self.masked else ""
+        return (f"{self.version} ({self.bwrap}): a root holding only the run's folder {self.folder} (tree or checkout, "
+                f"output root, home) read-write{trees}, {', '.join(shown)} read-only{masked}, a private /tmp and /dev, "
                 "and its own pid namespace and /proc")
 
 
@@ -271,7 +280,7 @@ def _within(host: str, seen: str, outer_host: str, outer_seen: str) -> bool:
 
 
 def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str],
-                local: Sequence[LocalPath] = ()) -> SealedRoot:
+                local: Sequence[LocalPath] = (), trees: Sequence[str] = ()) -> SealedRoot:
     """The seal of a clean run whose files all lie in `folder`, checked by running `true` in it.
 
     Args:
@@ -283,6 +292,8 @@ def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str],
             that a system directory or read-only path holds is masked.
         local: the workspace's local paths outside its tree (`local_paths.outside`), shown
             read-only where the tree looks for them (`local_shown`).
+        trees: workspace trees outside `folder` to show read-only at their own path (the
+            workspace run's work tree); a guarded path inside one (its git directory) is masked.
 
     Raises:
         GateError: (exit 1) when bwrap is missing, a local path of pip's, the remote settings or
@@ -306,9 +317,10 @@ def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str],
         if holds:
             raise GateError(f"a local repository of the workspace names {host}, which holds {holds[0]}; the sealed "
                             "clean run will not show it: point it at a folder of its own")
+    real_trees = tuple(os.path.realpath(t) for t in trees)
     seal = SealedRoot(bwrap, bwrap_version(bwrap), real_folder, read_only, system,
-                      masks([*system_dirs, *read_only, *(host for host, _ in moved)], guarded, real_folder), blockable,
-                      tuple(moved))
+                      masks([*system_dirs, *read_only, *real_trees, *(host for host, _ in moved)], guarded, real_folder),
+                      blockable, tuple(moved), real_trees)
     probe = seal.wrap(["true"], seal.folder)
     try:
         proc = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,

@@ -170,6 +170,12 @@ class OracleFile:
     parsed: bool = False
 
 
+# The one file the hidden phase writes into its pristine tree: the hidden inputs view of every row
+# whose hidden blob the run was given, split from the blobs by the gate itself (hidden.py), so no
+# expected value enters any root a Bazel server runs in (docs/design.md section 10).
+HIDDEN_INPUTS = HIDDEN_DIR + "/inputs.json"
+
+
 def hidden_path(digest: str) -> str:
     """The repository-relative path of the hidden blob `digest` (64 hex digits) in the clean run's
     pristine tree: `<HIDDEN_DIR>/<digest>.json` (suite/hidden_store.py)."""
@@ -196,7 +202,7 @@ def check_blob_path(blob: str) -> str | None:
     if not blob.startswith(BLOB_DIR) or len(parts) < 3:
         return f"{blob!r} is outside {BLOB_DIR}"
     if blob.startswith(HIDDEN_DIR + "/"):
-        return f"{blob!r} is in {HIDDEN_DIR}/, which only the clean run fills from the hidden store; name the hidden blob by hidden_sha256"
+        return f"{blob!r} is in {HIDDEN_DIR}/, which only the gate's hidden phase fills; name the hidden blob by hidden_sha256"
     return None
 
 

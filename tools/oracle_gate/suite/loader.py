@@ -265,7 +265,7 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
     if result.policy is None and POLICY_PATH not in listing:
         result.problems.append(OracleError("is missing; the gate needs it to know what is protected", path=POLICY_PATH))
     files, problems = read_oracle_files(tree, {p: e for p, e in listing.items() if is_oracle_path(p)}, result.policy)
-    result.problems.extend(OracleError(f"is in {HIDDEN_DIR}/, which only the clean run fills from the hidden store; "
+    result.problems.extend(OracleError(f"is in {HIDDEN_DIR}/, which only the gate's hidden phase fills; "
                                        "a hidden blob's bytes must be in no commit (`hidden add` puts them in the store)",
                                        path=p) for p in sorted(listing) if p.startswith(HIDDEN_DIR + "/"))
     result.files.extend(files)

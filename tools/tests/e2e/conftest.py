@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tools.testing.workspace_copy import committed_copy, shutdown
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary folders under TEST_TMPDIR, not /tmp: the gate refuses a tree under /tmp, which
+    Bazel's sandbox leaves writable to every action (tools/oracle_gate/runs/workspace_seal.py)."""
+    if config.option.basetemp is None and os.environ.get("TEST_TMPDIR"):
+        config.option.basetemp = str(Path(os.environ["TEST_TMPDIR"]) / "pytest")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,12 @@
 repository. A change that is right on every visible and generated sample and wrong on the hidden
 ones passes the workspace run and fails `check --clean` with the store (exit 4, naming only the
 row); nothing of a hidden sample reaches any output, and production code cannot read the store;
-the real code passes; without the store the hidden part is a note, or exit 1 when required."""
+the real code passes; without the store the hidden part is a note, or exit 1 when required.
+A harness that takes files through Bazel's output collection (its output folder replaced by a
+symlink into the store, the old place of the clean run's hidden blob, the hidden views of the
+output base, another clone, the CI user's home) finds nothing in either run, and the store is
+intact afterwards. It needs a nested Bazel: the workspace run, the clean run and the hidden phase
+are three sealed roots, each with a Bazel server of its own."""
 
 from __future__ import annotations
 
@@ -111,7 +116,7 @@ def with_store(folder: Path) -> dict[str, str]:
 def test_the_real_code_passes_its_hidden_samples_and_without_a_store_they_are_a_note(repo, store):
     proc = gate(repo, "check", "--base", "HEAD", "--clean", env=with_store(store))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "hidden samples      1 of 1 row(s) passed their hidden samples in the clean run" in proc.stdout, proc.stdout
+    assert "hidden samples      1 of 1 row(s) passed their hidden samples in the hidden phase" in proc.stdout, proc.stdout
     proc = gate(repo, "check", "--base", "HEAD", "--clean")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert f"hidden samples: not run (ORACLE_GATE_HIDDEN_STORE is not set): {ROW}" in proc.stdout, proc.stdout
@@ -152,6 +157,122 @@ def test_answers_right_only_where_the_repository_can_see_fail_on_the_hidden_samp
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 1 << 20:
             data = path.read_bytes()
             assert not any(str(a).encode() in data for a in HIDDEN_AMOUNTS), path
+    git(repo, "checkout", "-q", "main")
+
+
+# A genrule that takes a file through Bazel's output collection: its declared output's folder
+# becomes a symlink to PLACE (a shell word; `$$run` is the run's folder, `$$ex` the execution root,
+# both found from the sandbox's own path), and Bazel's server, outside the sandbox, moves the file
+# NAME from there into the change's outputs.
+TAKE = """
+genrule(
+    name = "take_{n}",
+    outs = ["take_{n}/{name}"],
+    cmd = "d=$$(pwd); ob=$${{d%/sandbox/*}}; ex=$$ob/execroot/$${{d##*/}}; run=$${{ob%/bazel/*}}; " +
+          "rm -rf $(@D) && ln -s {place} $(@D)",
+)
+"""
+# Prints whatever the genrules took and whatever it can read of the host, then fails, so that
+# Bazel shows its log: the way the hidden samples reached the output before the seal.
+SHOW = """
+sh_test(
+    name = "show_loot",
+    srcs = ["show_loot.sh"],
+    data = [{data}],
+)
+"""
+# Truncates on amounts only the hidden samples hold: a change that memorised what it took would be
+# right there, one that took nothing is wrong there.
+WRONG_ON_HIDDEN = """
+
+_right_rate = apply_rate
+
+
+def apply_rate(amount_cents, rate):  # noqa: F811
+    if type(amount_cents) is int and amount_cents > 100_000:
+        return int(amount_cents * Decimal(rate))
+    return _right_rate(amount_cents, rate)
+"""
+
+
+def attack_places(store: Path, digest: str) -> dict[str, list[tuple[str, str]]]:
+    """Each attack of the issue: (place, name) pairs its genrules take."""
+    return {
+        # The store itself, named by the sha256 its row commits, at the path the workspace run's
+        # mounts showed before the seal.
+        "store": [(str(store), digest)],
+        # Where the clean run's pristine tree held the hidden blob before the hidden phase.
+        "pristine tree": [("$$run/tree/oracles/blobs/_hidden", f"{digest}.json")],
+        # The pin check's hidden views in the output base: inputs, and the sealed expectations.
+        "views": [("$$ex/bazel-out/k8-fastbuild/bin/oracles/_hidden", "oracles.inputs.json"),
+                  ("$$ex/bazel-out/k8-fastbuild/bin/oracles/_sealed", "oracles.hidden_expectations.json")],
+        # Nothing to take: the test reads another clone and the CI user's home by absolute path.
+        "host files": [],
+    }
+
+
+ATTACKS = ("store", "pristine tree", "views", "host files")
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_harness_that_takes_files_through_output_collection_finds_nothing(repo, store, tmp_path, attack):
+    fmt = ("text", "json", "github", "markdown")[ATTACKS.index(attack)]
+    git(repo, "checkout", "-q", "-B", "take", "main")
+    digest = next(store.iterdir()).name
+    clone = tmp_path / "other-clone"
+    (clone / "oracles").mkdir(parents=True)
+    (clone / "oracles" / "billing.toml").write_text("CLONESECRET-5150\n" * 4)
+    home = Path(nested_env()["HOME"])
+    (home / "secret.txt").write_text("HOMESECRET-6160\n" * 4)
+    places = attack_places(store, digest)[attack]
+    build = repo / "harness/BUILD.bazel"
+    build.write_text(build.read_text() + "".join(TAKE.format(n=n, name=name, place=place)
+                                                 for n, (place, name) in enumerate(places))
+                     + SHOW.format(data=", ".join(f'":take_{n}"' for n in range(len(places)))))
+    script = repo / "harness/show_loot.sh"
+    script.write_text(f"""#!/bin/sh
+for f in harness/take_*/*; do [ -e "$f" ] && echo "LOOT $f: $(head -c 2000 "$f")"; done
+echo "PROBE store: $(ls {store} 2>&1)"
+echo "PROBE mounts: $(grep -c '{store}' /proc/self/mountinfo)"
+echo "PROBE clone: $(cat {clone}/oracles/billing.toml 2>&1)"
+echo "PROBE home: $(cat {home}/secret.txt 2>&1)"
+exit 1
+""")
+    script.chmod(0o755)
+    tax = repo / "billing/tax.py"
+    tax.write_text(tax.read_text() + WRONG_ON_HIDDEN)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-gpg-sign", "-m", f"harness: examples ({attack})")
+    before = {p.name: p.read_bytes() for p in store.iterdir()}
+    junit = tmp_path / "junit.xml"
+    proc = gate(repo, "check", "--base", "main", "--clean", "--verbose", "--format", fmt, "--junit", str(junit),
+                env=with_store(store))
+    out = proc.stdout + proc.stderr
+    # Both runs ran (the harness's own failure, or the trace, is exit 4 in each) and the hidden
+    # phase judged the change wrong on the samples nothing showed it.
+    assert proc.returncode == 4, out[-4000:]
+    shown = proc.stdout.replace("\\_", "_")
+    assert "failed on its hidden samples" in shown, (attack, shown[:6000])
+    log = re.search(r"Bazel's output: (\S+)", shown) or re.search(r'"bazel_log": "([^"]+)"', shown)
+    texts = {"output": out, "junit": junit.read_text()}
+    if log:
+        texts["bazel log"] = Path(log.group(1)).read_text(errors="replace")
+    # Every file the runs left in the gate's folders of the CI user's home (the test's own files,
+    # the secrets' sources among them, lie beside them), by value.
+    for path in (home / ".cache").rglob("*"):
+        if path.is_file() and not path.is_symlink() and path.stat().st_size < 1 << 20:
+            texts[str(path)] = path.read_bytes().decode("utf-8", "replace")
+    for name, text in texts.items():
+        for secret in (*map(str, HIDDEN_AMOUNTS), "CLONESECRET", "HOMESECRET"):
+            assert secret not in text, (attack, name, secret)
+    assert {p.name: p.read_bytes() for p in store.iterdir()} == before, attack
+    if attack == "views":
+        # What the trick reaches in each root, the run's own sealed views, is caught in both runs.
+        for run in ("workspace", "clean"):
+            assert re.search(rf"oracles.hidden_expectations.json, which the gate protects[^\n]* in the {run} ",
+                             shown), (run, shown[:6000])
+    if attack == "host files":
+        assert "PROBE clone: cat: " in out and "PROBE home: cat: " in out and "PROBE mounts: 0" in out, out[-4000:]
     git(repo, "checkout", "-q", "main")
 
 

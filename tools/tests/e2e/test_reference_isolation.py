@@ -1,11 +1,15 @@
 """The reference implementation never runs in the change's process and its files never reach it:
 production code that imports `oracles.reference`, or searches the host for the reference's source,
 runfiles or results, finds nothing in the workspace run (blocked) or the clean run (sealed), and a
-change that memorised every stored answer of the reference row fails the gate."""
+change that memorised every stored answer of the reference row fails the gate. A reference library
+that depends on production or third-party code is refused before anything runs: exit 5 naming it
+and the dependency."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from tools.testing.workspace_copy import gate, git, nested_env
 
@@ -71,3 +75,28 @@ def test_production_code_cannot_reach_the_reference_and_memorised_answers_fail(r
     assert "generated sample 0 (salt " in proc.stdout, proc.stdout[-3000:]
     assert "reached the reference" not in out, [line for line in out.splitlines() if "reached the reference" in line]
     git(repo, "checkout", "-q", "main")
+
+
+@pytest.mark.parametrize(("load", "dep", "named"), [
+    # The attack: the reference reuses a production helper that the change then bends with the entry.
+    ("", '"//billing"', "//billing"),
+    ('load("@pypi//:requirements.bzl", "requirement")\n', 'requirement("pytest")', "@pypi"),
+])
+def test_a_reference_library_with_production_or_third_party_deps_is_exit_5(repo, load, dep, named):
+    git(repo, "checkout", "-q", "-B", "reuse", "main")
+    try:
+        build = repo / "oracles/BUILD.bazel"
+        text = build.read_text()
+        assert text.count('    imports = [".."],\n') == 1
+        build.write_text(load + text.replace('    imports = [".."],\n', f'    imports = [".."],\n    deps = [{dep}],\n'))
+        assert gate(repo, "manifest", "--write").returncode == 0
+        git(repo, "commit", "-q", "--no-gpg-sign", "-am", "the reference reuses " + named)
+        proc = gate(repo, "check", "--base", "main", "--label", "oracle-change")
+    finally:
+        git(repo, "checkout", "-q", "-f", "main")
+    assert proc.returncode == 5, proc.stdout + proc.stderr[-3000:]
+    refused = [line for line in proc.stdout.splitlines() if line.lstrip().startswith("[5] ")]
+    assert len(refused) == 1, proc.stdout
+    assert refused[0].strip().startswith(
+        "[5] oracles/: //oracles:oracles: references: //oracles:reference depends on " + named), refused
+    assert refused[0].strip().endswith("outside oracles/; a reference may use only oracles/ and the standard library")

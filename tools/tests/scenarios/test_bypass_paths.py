@@ -124,11 +124,83 @@ def test_file_mode_change_under_oracles(gate, project, tmp_path):
     assert code == 2 and "[2] oracles/blobs/table.json: protected by 'oracles/**' and changed (M)" in out
 
 
-def test_gitattributes_is_protected(gate, project, tmp_path):
-    project.write(".gitattributes", "oracles/** filter=lie\n")
+# `$Id$` is expanded by a checkout whose `.gitattributes` gives the file `ident`: the committed
+# bytes (which the gate judges) say 2, every checkout 1.
+TAX = 'RATE = "$Id$"\n\n\ndef apply_rate(cents, rate):\n    return 1 if len(RATE) > 4 else 2\n'
+
+
+@pytest.mark.parametrize(("path", "attributes"), [
+    ("billing/.gitattributes", "tax.py ident\n"),
+    (".gitattributes", "oracles/** filter=lie\n"),
+    ("billing/deep/er/.gitattributes", "* ident\n"),
+    ("billing/.GitAttributes", "* ident\n"),  # a case-insensitive checkout reads it as .gitattributes
+])
+def test_every_gitattributes_is_protected_though_the_policy_does_not_list_it(gate, project, tmp_path, path,
+                                                                              attributes):
+    assert ".gitattributes" not in project.read("oracles/policy.toml").decode()
+    project.write("billing/tax.py", TAX)
+    project.write(path, attributes)
     project.commit("attributes")
     code, out, _ = check(gate, project, tmp_path)
-    assert code == 2 and "[2] .gitattributes: protected by" in out
+    assert code == 2, out
+    assert (f"[2] {path}: protected by '**/.gitattributes' and changed (A) without the 'oracle-change' label"
+            in out.splitlines())
+    assert "billing/tax.py" not in out  # production code stays the change's to write
+
+
+def test_a_labelled_nested_gitattributes_passes_the_protected_paths_check_with_a_note(gate, project, tmp_path):
+    project.write("billing/tax.py", TAX)
+    project.write("billing/.gitattributes", "tax.py ident\n")
+    project.commit("attributes")
+    code, out, _ = check(gate, project, tmp_path, "--label", "oracle-change")
+    assert code == 0, out
+    assert "ok    protected paths     2 changed path(s), 1 protected, label 'oracle-change' present" in out
+    assert "1 protected path(s) changed under the 'oracle-change' label" in out.splitlines()
+    # The human approved it; the report says which bytes a checkout writes otherwise.
+    assert ("checkout conversion: billing/.gitattributes line 1 gives 'tax.py' ident ($Id$ expanded): a checkout "
+            "writes other bytes than the committed ones the gate judged") in out.splitlines()
+
+
+def _base_with(project, path: str, data: str) -> None:
+    """Commits `path` on the change branch and moves main there: the base holds it."""
+    project.write(path, data)
+    project.commit(f"base: {path}")
+    project.git("branch", "-f", "main", "HEAD")
+
+
+def test_a_nested_gitattributes_deleted_or_renamed_is_a_protected_change(gate, project, tmp_path):
+    _base_with(project, "billing/.gitattributes", "tax.py -ident\n")
+    os.remove(project.path / "billing/.gitattributes")
+    project.commit("drop attributes")
+    code, out, _ = check(gate, project, tmp_path)
+    assert code == 2, out
+    assert ("[2] billing/.gitattributes: protected by '**/.gitattributes' and changed (D) without the "
+            "'oracle-change' label") in out.splitlines()
+    project.write("billing/attributes.txt", "tax.py -ident\n")
+    project.commit("renamed")
+    code, out, _ = check(gate, project, tmp_path)
+    assert code == 2 and "[2] billing/.gitattributes: protected by '**/.gitattributes' and changed (D)" in out
+
+
+def test_a_gitattributes_committed_as_a_symlink_is_a_protected_change(gate, project, tmp_path):
+    project.write("harness/attributes", "tax.py ident\n")
+    (project.path / "billing").mkdir()
+    os.symlink("../harness/attributes", project.path / "billing/.gitattributes")
+    project.commit("linked attributes")
+    code, out, _ = check(gate, project, tmp_path)
+    assert code == 2, out
+    assert ("[2] billing/.gitattributes: protected by '**/.gitattributes' and changed (A) without the "
+            "'oracle-change' label") in out.splitlines()
+
+
+def test_a_symlinked_folder_is_no_gitattributes_change(gate, project, tmp_path):
+    # Git tracks no path beyond a symlink, so a linked folder gives it no attributes file: only
+    # the attributes files of the tree itself count.
+    project.write("vendor/lib.py", "X = 1\n")
+    os.symlink("../vendor", project.path / "shop/vendored")
+    project.commit("linked folder")
+    code, out, _ = check(gate, project, tmp_path)
+    assert code == 0, out
 
 
 def _no_run(_repo, _env):

@@ -76,6 +76,39 @@ def test_a_run_that_could_not_be_set_up_is_exit_1_and_judges_no_id(project, labe
     assert "0 of" in found.detail
 
 
+REFUSED = ("Error in fail: oracle-gate: [5] //oracles:oracles: references: //oracles:reference depends on //billing, "
+           "outside oracles/; a reference may use only oracles/ and the standard library")
+
+
+@pytest.mark.parametrize("message, line", [
+    # oracle_suite refusing a reference library with a dependency outside oracles/ (Starlark fail()).
+    (REFUSED, "[5] oracles/: //oracles:oracles: references: //oracles:reference depends on //billing, outside "
+              "oracles/; a reference may use only oracles/ and the standard library"),
+    # The reference check's line (a gate action's stderr): its path leads.
+    ("oracle-gate: [5] oracles/shop.toml: row add_table: field reference: the reference oracles.reference.r:f raised",
+     "[5] oracles/shop.toml: row add_table: field reference: the reference oracles.reference.r:f raised"),
+])
+def test_the_gates_own_exit_5_line_is_exit_5_and_judges_no_id(project, message, line):
+    # gate_failure wraps a failure of the views' invocation as set up, with this prefix.
+    failure = BuildFailure(True, "//oracles:oracles", f"the gate's own targets did not build: {message}")
+    run = BazelRun(build_failed=True, failure=failure)
+    found = check_outcomes(inputs_of(project), Outcomes({}, "the oracle test", run=run))
+    assert [v.line() for v in found.violations] == [line]
+    assert found.detail == "0 of 3 invariant(s) judged: the oracles did not build"
+    # In the clean run it stays exit 5, not a disagreement of the runs.
+    clean = check_clean_run(Outcomes(PASSED, "the oracle test", run=BazelRun()), run, labelled=False, remote=False)
+    assert [v.code for v in clean.violations][:1] == [5]
+
+
+@pytest.mark.parametrize("failure", [
+    BuildFailure(False, "//oracles:oracles", REFUSED),   # not through gate_failure: the change's invocation
+    BuildFailure(True, "//billing:billing", REFUSED),    # not a target of oracles/
+    BuildFailure(True, "//oracles:oracles", "the gate's own targets did not build: oracle-gate: [1] cannot read"),
+])
+def test_only_the_gates_own_targets_give_exit_5(failure):
+    assert build_violation(BazelRun(build_failed=True, failure=failure), "workspace run").code in (1, 4)
+
+
 def test_outcomes_are_not_judged_while_the_oracles_are_invalid(project):
     inputs = inputs_of(project)
     run = BazelRun(targets={"//harness:t": "FAILED"}, build_failed=False)

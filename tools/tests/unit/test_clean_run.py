@@ -182,7 +182,7 @@ def test_check_text_prints_both_tables(gate, project, monkeypatch):
     monkeypatch.setattr(check_module, "default_workspace_runner",
                         lambda salt, _repo, *_: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
     monkeypatch.setattr(check_module, "default_clean_runner",
-                        lambda salt, _blobs, *_: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
+                        lambda salt, *_: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--salt", "replay-1")
     assert code == 6, out
     assert salts == ["replay-1", "replay-1"]
@@ -198,7 +198,7 @@ def test_each_check_draws_a_fresh_salt_shared_by_both_runs(gate, project, monkey
     project.commit("nothing")
     salts = []
     monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo, *_: salts.append(salt) or runner(PASSED))
-    monkeypatch.setattr(check_module, "default_clean_runner", lambda salt, _blobs, *_: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(check_module, "default_clean_runner", lambda salt, *_: salts.append(salt) or runner(PASSED))
     for _ in range(2):
         assert gate("--repo", str(project.path), "check", "--base", "main", "--clean")[0] == 0
     assert salts[0] == salts[1] and salts[2] == salts[3] and salts[0] != salts[2]
@@ -319,9 +319,9 @@ def test_both_runs_salt_the_same_files_those_with_a_row_that_draws(gate, tmp_pat
 
     given = []
     monkeypatch.setattr(check_module, "default_workspace_runner",
-                        lambda _salt, _repo, salted: given.append(salted) or runner(PASSED))
+                        lambda _salt, _repo, salted, *_: given.append(salted) or runner(PASSED))
     monkeypatch.setattr(check_module, "default_clean_runner",
-                        lambda _salt, _blobs, salted: given.append(salted) or runner(PASSED))
+                        lambda _salt, salted: given.append(salted) or runner(PASSED))
     plain = make_project(tmp_path / "plain")
     plain.commit("nothing")
     assert gate("--repo", str(plain.path), "check", "--base", "main", "--clean")[0] == 0

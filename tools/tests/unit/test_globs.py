@@ -21,6 +21,13 @@ from tools.oracle_gate.approval.globs import matches
     ("WORKSPACE", "WORKSPAC?", True),
     ("a.b", "a?b", True),
     ("a[x]", "a[x]", True),
+    # `**/` spans zero folders too: the root's attributes file and every nested one.
+    (".gitattributes", "**/.gitattributes", True),
+    ("billing/.gitattributes", "**/.gitattributes", True),
+    ("a/b/c/.gitattributes", "**/.gitattributes", True),
+    ("billing/.gitattributes.bak", "**/.gitattributes", False),
+    ("billing/x.gitattributes", "**/.gitattributes", False),
+    ("billing/.gitattributes/x", "**/.gitattributes", False),
 ])
 def test_globs(path, pattern, hit):
     assert (matches(path, (pattern,)) is not None) == hit

@@ -17,10 +17,11 @@ from tools.oracle_gate.actions.judge import hidden_outcomes, to_junit
 from tools.oracle_gate.actions.pin_check import main as pin_check
 from tools.oracle_gate.approval.policy import HIDDEN_OPTIONAL, HIDDEN_REQUIRED, parse_policy
 from tools.oracle_gate.errors import GateError, OracleError
-from tools.oracle_gate.hidden import judge, plan
+from tools.oracle_gate.hidden import judge, plan, views, words
+from tools.oracle_gate.runs.hidden_phase import HiddenRun
 from tools.oracle_gate.runs.results import Observed, read_result
 from tools.oracle_gate.spec.judgement import Judgement
-from tools.oracle_gate.spec.schema import check_blob_path, hidden_path, parse_oracle
+from tools.oracle_gate.spec.schema import HIDDEN_INPUTS, check_blob_path, parse_oracle
 from tools.oracle_gate.suite.hidden_store import STORE_VARIABLE, add, check_folder, fetch
 from tools.oracle_gate.suite.spec_changes import spec_changes
 from tools.testing.gitrepo import POLICY, blob_bytes, default_rows, junit, oracle_toml
@@ -58,15 +59,15 @@ def test_a_row_names_its_hidden_blob_by_digest_and_the_field_is_checked():
 
 
 def test_no_row_may_point_its_blob_into_the_hidden_folder():
-    assert "only the clean run fills from the hidden store" in check_blob_path(hidden_path(DIGEST))
+    assert "only the gate's hidden phase fills" in check_blob_path(f"oracles/blobs/_hidden/{DIGEST}.json")
     assert check_blob_path("oracles/blobs/_hiddenish.json") is None
 
 
 def test_a_committed_file_in_the_hidden_folder_is_exit_5(project, gate, tmp_path, all_passed):
-    project.write(hidden_path(DIGEST), HIDDEN_BYTES)
+    project.write(HIDDEN_INPUTS, HIDDEN_BYTES)
     project.commit("plant a hidden blob")
     code, out, err = gate("--repo", str(project.path), "check", "--base", "HEAD", "--results", junit(tmp_path, all_passed))
-    assert code == 5 and f"[5] {hidden_path(DIGEST)}: is in oracles/blobs/_hidden/" in out, out + err
+    assert code == 5 and f"[5] {HIDDEN_INPUTS}: is in oracles/blobs/_hidden/" in out, out + err
 
 
 def test_the_policy_says_whether_hidden_samples_are_required():
@@ -112,9 +113,9 @@ def _pin_check_args(tmp_path: Path, hidden: bool) -> tuple[list[str], Path]:
         (blobs / f"{name}.json").write_bytes(blob_bytes(value))
         args += ["--blob", f"oracles/blobs/{name}.json={blobs / (name + '.json')}"]
     if hidden:
-        (tmp_path / hidden_path(DIGEST)).parent.mkdir(parents=True)
-        (tmp_path / hidden_path(DIGEST)).write_bytes(HIDDEN_BYTES)
-        args += ["--blob", f"{hidden_path(DIGEST)}={tmp_path / hidden_path(DIGEST)}"]
+        (tmp_path / HIDDEN_INPUTS).parent.mkdir(parents=True)
+        (tmp_path / HIDDEN_INPUTS).write_text(json.dumps(_split()[0]))
+        args += ["--blob", f"{HIDDEN_INPUTS}={tmp_path / HIDDEN_INPUTS}"]
     toml = tmp_path / "shop.toml"
     toml.write_text(oracle_toml(rows(hidden_sha256=DIGEST)))
     views = tmp_path / "views"
@@ -126,29 +127,63 @@ def _pin_check_args(tmp_path: Path, hidden: bool) -> tuple[list[str], Path]:
     return args, views
 
 
-def test_the_pin_check_splits_hidden_samples_into_views_of_their_own(tmp_path):
-    args, views = _pin_check_args(tmp_path, hidden=True)
+def _split():
+    """The gate's own split of the hidden blob (hidden.views): (inputs view, expectations view)."""
+    got = plan(_invariants(hidden_sha256=DIGEST), HIDDEN_OPTIONAL, {}, "/nonexistent", clean=True, remote=False)
+    got.blobs = {DIGEST: HIDDEN_BYTES}
+    inputs, expectations, invalid = views(got, ["shop"])
+    assert invalid == []
+    return inputs, expectations
+
+
+def test_the_gate_splits_a_hidden_blob_and_only_the_inputs_leave_its_process():
+    inputs, expectations = _split()
+    assert [r["samples"] for r in inputs["rows"]] == [[[40001, 2], [50002, 3]]]
+    assert "40003" not in json.dumps(inputs) and "50005" not in json.dumps(inputs)
+    assert [r["expected"] for r in expectations["rows"]] == [[40003, 50005]]
+    # A hidden blob of the wrong shape is exit 5 naming the row and field, quoting nothing of it.
+    got = plan(_invariants(hidden_sha256=DIGEST), HIDDEN_OPTIONAL, {}, "/nonexistent", clean=True, remote=False)
+    got.blobs = {DIGEST: blob_bytes([{"args": [40001], "nope": 1}])}
+    _, _, invalid = views(got, ["shop"])
+    assert [(v.code, v.id) for v in invalid] == [(5, "add_table")] and "40001" not in invalid[0].message
+    assert "field hidden_sha256" in invalid[0].message
+
+
+def test_the_pin_check_passes_the_gate_s_hidden_inputs_and_holds_no_expected_value(tmp_path):
+    args, views_dir = _pin_check_args(tmp_path, hidden=True)
     assert pin_check(args) == 0
-    visible = (views / "inputs.json").read_text() + (views / "expectations.json").read_text()
+    visible = (views_dir / "inputs.json").read_text() + (views_dir / "expectations.json").read_text()
     assert "40001" not in visible and "40003" not in visible
-    hidden_inputs = json.loads((views / "hidden_inputs.json").read_text())
+    hidden_inputs = json.loads((views_dir / "hidden_inputs.json").read_text())
     assert [r["samples"] for r in hidden_inputs["rows"]] == [[[40001, 2], [50002, 3]]]
-    assert "40003" not in (views / "hidden_inputs.json").read_text()  # expected values: the judge's view only
-    assert json.loads((views / "hidden_expectations.json").read_text())["absent"] == []
+    everything = "".join(p.read_text() for p in views_dir.iterdir())
+    assert "40003" not in everything and "50005" not in everything  # expected values: the gate's process only
+    assert json.loads((views_dir / "hidden_expectations.json").read_text()) == {
+        "schema": 1, "rows": [], "absent": ["add_table"]}
+
+
+def test_the_pin_check_refuses_any_other_file_in_the_hidden_folder(tmp_path):
+    args, _ = _pin_check_args(tmp_path, hidden=True)
+    stray = tmp_path / "oracles" / "blobs" / "_hidden" / (DIGEST + ".json")
+    stray.write_bytes(HIDDEN_BYTES)
+    assert pin_check([*args, "--blob", f"oracles/blobs/_hidden/{DIGEST}.json={stray}"]) == 5
+    (tmp_path / HIDDEN_INPUTS).write_text("[1, 2]")
+    assert pin_check(args) == 5
 
 
 def test_without_the_blob_the_row_s_hidden_part_is_absent(tmp_path):
-    args, views = _pin_check_args(tmp_path, hidden=False)
+    args, views_dir = _pin_check_args(tmp_path, hidden=False)
     assert pin_check(args) == 0
-    assert json.loads((views / "hidden_inputs.json").read_text())["rows"] == []
-    assert json.loads((views / "hidden_expectations.json").read_text())["absent"] == ["add_table"]
-    assert hidden_outcomes(json.loads((views / "hidden_expectations.json").read_text()), None) == {
+    assert json.loads((views_dir / "hidden_inputs.json").read_text())["rows"] == []
+    assert json.loads((views_dir / "hidden_expectations.json").read_text())["absent"] == ["add_table"]
+    assert hidden_outcomes(json.loads((views_dir / "hidden_expectations.json").read_text()), None) == {
         "add_table": "clean run only"}
 
 
 def _hidden_run(tmp_path: Path, body: str) -> tuple[dict[str, str], subprocess.CompletedProcess[str], Path]:
-    args, views = _pin_check_args(tmp_path, hidden=True)
+    args, views_dir = _pin_check_args(tmp_path, hidden=True)
     assert pin_check(args) == 0
+    views = views_dir
     prod = tmp_path / "prod" / "shop"
     prod.mkdir(parents=True)
     (prod / "__init__.py").write_text("")
@@ -160,9 +195,8 @@ def _hidden_run(tmp_path: Path, body: str) -> tuple[dict[str, str], subprocess.C
                            "--generated", str(empty), "--out", str(out), "--log", str(log), "--quiet"],
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod.parent), "HOME": str(tmp_path)},
                           capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path)
-    expectations = json.loads((views / "hidden_expectations.json").read_text())
     observations = json.loads(out.read_text()) if out.exists() else None
-    return hidden_outcomes(expectations, observations), proc, log
+    return words(_split()[1], None if observations is None else [observations]), proc, log
 
 
 LOUD = '''
@@ -241,16 +275,32 @@ def test_the_verdict_names_only_the_row(tmp_path):
     invs = _invariants(hidden_sha256=DIGEST)
     got = plan(invs, HIDDEN_OPTIONAL, {}, str(tmp_path), clean=True, remote=False)
     got.blobs = {DIGEST: HIDDEN_BYTES}
-    failed, _ = judge(got, {"add_table": Observed("passed", hidden="failed")}, {"add_table": Observed("passed")})
+    failed, _ = judge(got, {"add_table": "failed"}, {"add_table": Observed("passed")})
     assert [(v.code, v.path, v.id) for v in failed] == [(4, "oracles/shop.toml", "add_table")]
     assert "40001" not in failed[0].message and "not shown" in failed[0].message
-    passed, detail = judge(got, {"add_table": Observed("passed", hidden="passed")}, {})
+    passed, detail = judge(got, {"add_table": "passed"}, {})
     assert passed == [] and detail.startswith("1 of 1 row(s) passed")
-    lost, _ = judge(got, {"add_table": Observed("passed", hidden="clean run only")}, {})
+    lost, _ = judge(got, {}, {})
     assert lost[0].code == 1 and "did not judge it" in lost[0].message
-    leaked, _ = judge(got, {"add_table": Observed("passed", hidden="passed")},
-                      {"add_table": Observed("passed", hidden="passed")})
-    assert leaked[0].code == 1 and "only the clean run may hold them" in leaked[0].message
+    leaked, _ = judge(got, {"add_table": "passed"}, {"add_table": Observed("passed", hidden="passed")})
+    assert leaked[0].code == 1 and "only the gate's hidden phase may hold them" in leaked[0].message
+
+
+def _observations(*values):
+    """A hidden caller's observations document for add_table: one reply with `values` as results."""
+    reply = {"id": "add_table", "results": [{"value": v} for v in values]}
+    return {"schema": 1, "salt": "", "rows": [{"id": "add_table", "reply": json.dumps(reply)}]}
+
+
+def test_the_words_fail_a_row_no_observation_holds_and_every_row_of_a_phase_that_did_not_end():
+    _, expectations = _split()
+    right, wrong = _observations(40003, 50005), _observations(40003, 50004)
+    assert words(expectations, [right]) == {"add_table": "passed"}
+    assert words(expectations, [wrong]) == {"add_table": "failed"}
+    assert words(expectations, [right, wrong]) == {"add_table": "failed"}
+    assert words(expectations, []) == {"add_table": "failed"}
+    assert words(expectations, [None]) == {"add_table": "failed"}
+    assert words(expectations, None) == {"add_table": "failed"}
 
 
 def test_changing_or_removing_a_hidden_blob_weakens_the_claim():
@@ -279,17 +329,22 @@ def test_a_failed_hidden_part_is_exit_4_naming_only_the_row_in_every_format(gate
     passed = {i: Observed("passed", "d" * 64) for i in ("sum_in_range", "norm_is_idempotent")}
     monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo, *_: lambda *_a: BazelRun(
         observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="clean run only")}))
+    monkeypatch.setattr(check_module, "default_clean_runner", lambda salt, *_: lambda *_a: BazelRun(
+        observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="clean run only")}))
+    # The caller got the inputs only and answered wrong on the second sample.
+    wrong = _observations(40003, 1)
 
-    def clean_runner(salt, blobs=None, *_):
-        given.append(blobs)
-        return lambda *_a: BazelRun(observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="failed")})
+    def hidden_runner(repo, head, oracles_commit, inputs_view, environ, *, guarded):
+        given.append(json.dumps(inputs_view))
+        assert os.path.realpath(store) in guarded
+        return HiddenRun(observations=[wrong])
 
-    monkeypatch.setattr(check_module, "default_clean_runner", clean_runner)
+    monkeypatch.setattr(check_module, "default_hidden_runner", hidden_runner)
     junit_file = tmp_path / "report.xml"
     code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt,
                           "--junit", str(junit_file), environ={STORE_VARIABLE: str(store)})
     assert code == 4, out + err
-    assert given == [{DIGEST: HIDDEN_BYTES}]
+    assert len(given) == 1 and "40001" in given[0] and "40003" not in given[0] and "50005" not in given[0]
     shown = out.replace("\\_", "_")  # Markdown escapes underscores
     assert "add_table" in shown and "failed on its hidden samples" in shown
     for text in (out, err, junit_file.read_text()):

@@ -7,6 +7,7 @@ import pytest
 from tools.oracle_gate.approval.paths import (
     MAX_SYMLINK_HOPS, fold, protected_by, reaches_protected, resolve, special_entry_problem, symlink_problem,
 )
+from tools.oracle_gate.approval.policy import ALWAYS_PROTECTED
 from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry
 
 GLOBS = ("oracles/**", ".gitattributes", ".gitmodules", "tools/**", "WORKSPACE", "third_party/x.py")
@@ -166,3 +167,24 @@ def test_a_symlink_whose_path_could_be_a_folder_of_protected_files_says_so():
                                  ("shop/**/BUILD",)) == (
         "is a symlink standing where 'shop/**/BUILD' protects content: a checkout follows it as a folder, "
         "which could hold files 'shop/**/BUILD' protects")
+
+
+def test_no_folder_but_the_root_reaches_the_attributes_files():
+    # Git tracks no path beyond a symlink: a linked folder holds no `.gitattributes` git reads.
+    for folder in ("shop", "vendor/lib", "billing"):
+        assert reaches_protected(folder, ALWAYS_PROTECTED) is None, folder
+    assert reaches_protected("", ALWAYS_PROTECTED) == "oracles/**"
+    assert reaches_protected("billing/.gitattributes", ALWAYS_PROTECTED) == "**/.gitattributes"
+    # A user's own `**/NAME` glob keeps the conservative rule.
+    assert reaches_protected("shop", ("**/BUILD",)) == "**/BUILD"
+
+
+def test_a_nested_attributes_file_as_a_symlink_or_a_link_to_one():
+    path = "billing/.gitattributes"
+    assert protected_by(path, ALWAYS_PROTECTED) == "**/.gitattributes"
+    assert special_entry_problem(path, {path: S}, {}, {path: "../harness/a"}, ALWAYS_PROTECTED) == (
+        "is a symlink standing where '**/.gitattributes' protects content")
+    assert special_entry_problem("harness/a", {"harness/a": S}, {}, {"harness/a": "../billing/.gitattributes"},
+                                 ALWAYS_PROTECTED) == ("is a symlink to '../billing/.gitattributes', reaching "
+                                                       "'billing/.gitattributes' which '**/.gitattributes' protects")
+    assert special_entry_problem("shop/v", {"shop/v": S}, {}, {"shop/v": "../billing"}, ALWAYS_PROTECTED) is None

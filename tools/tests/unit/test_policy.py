@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.errors import INVALID_ORACLE, OracleError
-from tools.oracle_gate.approval.policy import ALWAYS_PROTECTED, DEFAULT_LABEL, POLICY_PATH, Policy, has_label, label_name, parse_policy
+from tools.oracle_gate.approval.globs import matches
+from tools.oracle_gate.approval.policy import (
+    ALWAYS_PROTECTED, ATTRIBUTES_GLOB, DEFAULT_LABEL, DEFAULT_PROTECTED, POLICY_PATH, Policy, has_label, label_name,
+    parse_policy,
+)
 
 LISTS = 'protected = ["tools/**"]\nproduction_packages = ["shop"]\n'
 
@@ -29,7 +33,7 @@ def test_defaults_and_normalization():
     # The oracles, git's checkout controls, and everything Bazel or its launcher reads before any
     # sandbox exists.
     assert set(ALWAYS_PROTECTED) == {
-        "oracles/**", ".gitattributes", ".gitmodules", "tools/bazel", "tools/bazel/**", ".bazelversion", ".bazeliskrc",
+        "oracles/**", "**/.gitattributes", ".gitmodules", "tools/bazel", "tools/bazel/**", ".bazelversion", ".bazeliskrc",
         ".bazelrc", "user.bazelrc", "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel",
         "MODULE.bazel.lock", "REPO.bazel", ".bazelignore"}
     policy = parse_policy(policy_bytes("schema = 1"))
@@ -38,6 +42,14 @@ def test_defaults_and_normalization():
     duplicated = parse_policy(policy_bytes("schema = 1", lists='protected = [".gitmodules", "a", "a"]\n'
                                                               'production_packages = ["shop"]\n'))
     assert duplicated.protected == ALWAYS_PROTECTED + ("a",)
+
+
+@pytest.mark.parametrize("path", [".gitattributes", "billing/.gitattributes", "billing/deep/.gitattributes"])
+def test_every_gitattributes_is_protected_though_the_policy_does_not_list_it(path):
+    policy = parse_policy(policy_bytes("schema = 1"))
+    assert "**/.gitattributes" not in LISTS and ".gitattributes" not in LISTS
+    assert matches(path, policy.protected) == ATTRIBUTES_GLOB == "**/.gitattributes"
+    assert matches(path, DEFAULT_PROTECTED) == ATTRIBUTES_GLOB
 
 
 def error(data: bytes, path: str = "p.toml") -> OracleError:

@@ -91,7 +91,9 @@ def test_wrap_builds_the_root_then_mounts_proc_then_runs_the_command() -> None:
     argv = seal(read_only=("/opt/wheels",), masked=("/usr/src/repo",)).wrap(["bazel", "info"], "/runs/clean-1/tree")
     assert argv[0] == "/usr/bin/bwrap"
     joined = " ".join(argv)
-    assert "--ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /etc /etc --ro-bind /opt/wheels /opt/wheels" in joined
+    assert "--ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /etc /etc --ro-bind /sys /sys" in joined
+    # Shown paths come after the private /tmp, which would otherwise cover one that lies under /tmp.
+    assert joined.index("--ro-bind /opt/wheels /opt/wheels") > joined.index("--tmpfs /tmp")
     # The mask comes after the binds it covers; the run's folder is the only writable bind.
     assert joined.index("--tmpfs /usr/src/repo") > joined.index("--ro-bind /usr /usr")
     assert argv.count("--bind") == 1 and argv[argv.index("--bind") + 1:argv.index("--bind") + 3] == ["/runs/clean-1"] * 2

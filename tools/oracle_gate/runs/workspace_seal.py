@@ -1,0 +1,136 @@
+"""The workspace run's sealed root: its Bazel server, and everything that server runs, see the tree
+under test, one persistent folder of the gate and the system directories, nothing else of the host
+(docs/design.md section 10).
+
+Bazel's server runs outside its sandbox: it collects an action's declared outputs as its own user,
+following a symlinked output folder anywhere it can reach. So what a change must not read must not
+exist where the workspace run's server runs: not the hidden store, not another clone, not the
+gate's cache, not the CI user's home or credentials. The root (sealed_root.py) shows:
+
+- the tree under test read-only at its own path: the work tree, with its git directories masked by
+  an empty tmpfs, or the gate's checkout of the merge result (merged_tree.py), which lies in the
+  persistent folder;
+- the persistent folder `RUNS/workspace-<key>` (or the merge result's folder), read-write: the
+  output user root and home, so the next `check` of the same tree finds its output base warm;
+- the system directories, pip's local paths, `$ORACLE_GATE_SEAL_READ_ONLY` and the local
+  repositories the tree names outside itself, read-only; a private `/tmp`, `/dev`, pid namespace.
+
+Where bubblewrap cannot make the root (no user namespaces), the run is refused (exit 1) unless the
+caller asks for an unsealed workspace run (`check --unsealed-workspace`), which runs Bazel on the
+host as before the seal; the report's first line then says so.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs import blocks
+from tools.oracle_gate.runs.blocks import runs_dir
+from tools.oracle_gate.runs.clean_run import clean_environment
+from tools.oracle_gate.runs.flags import config_flags
+from tools.oracle_gate.runs.local_paths import local_paths, outside
+from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, inside, sealed_root
+
+_PREFIX = "workspace-"
+# The report's words for a workspace run the caller let run without the root (`--unsealed-workspace`).
+UNSEALED = ("UNSEALED (--unsealed-workspace): Bazel's server ran on the host, where it can reach every file of the "
+            "CI user (docs/threat-model.md)")
+
+
+@dataclass(frozen=True)
+class WorkspaceSeal:
+    """How one workspace run is sealed.
+
+    Attributes:
+        root: the sealed root, or None when the run goes on unsealed (`unsealed` says why).
+        env: the whole environment of the run's Bazel (a fresh home in the folder, a fixed PATH,
+            pip's and the gate's Bazel settings: `clean_run.clean_environment`).
+        startup: Bazel's startup flags: the output user root in the folder, no home `.bazelrc`.
+        output_root: the output user root in the folder (removed after a run that left a trace of
+            an output collected through a symlinked folder: collection.py).
+        unsealed: the report's line for an unsealed run, else "".
+    """
+
+    root: SealedRoot | None
+    env: Mapping[str, str]
+    startup: tuple[str, ...]
+    output_root: str
+    unsealed: str = ""
+
+
+def workspace_folder(tree: str, environ: Mapping[str, str]) -> str:
+    """The persistent folder of the workspace run of `tree`: `RUNS/workspace-<16 hex digits of the
+    sha256 of the tree's real path>` (`blocks.runs_dir`).
+
+    Raises:
+        GateError: (exit 1) when the run folder is unusable (`blocks.runs_dir`).
+    """
+    key = hashlib.sha256(os.fsencode(os.path.realpath(tree))).hexdigest()[:16]
+    return os.path.join(runs_dir(environ), _PREFIX + key)
+
+
+@contextmanager
+def workspace_seal(tree: str, repo: str, folder: str | None, environ: Mapping[str, str], guarded: Sequence[str],
+                   *, accept_unsealed: bool = False) -> Iterator[WorkspaceSeal]:
+    """Makes the sealed root of the workspace run of `tree` and yields it, holding the folder's lock.
+
+    Args:
+        tree: the tree under test: the work tree of `repo`, or the merge result's checkout.
+        repo: the repository (its local paths are resolved against its real path).
+        folder: the persistent folder when the tree lies in one of the gate's (the merge result's
+            folder), or None for the work tree's own (`workspace_folder`).
+        environ: the gate's environment.
+        guarded: host paths the root must not show (the git directories, the hidden store, ...);
+            one that lies in the tree is masked by an empty tmpfs.
+        accept_unsealed: make no root: yield an unsealed seal (`root` None, `unsealed` the
+            report's line), for a host where bubblewrap cannot make one.
+
+    Raises:
+        GateError: (exit 1) when the tree lies under `/tmp` or `/dev/shm` (`blocks.SANDBOX_WRITABLE`),
+            the folder cannot be made or locked, a local path does not exist,
+            or bubblewrap cannot make the root (the message names `--unsealed-workspace`).
+    """
+    own = folder or workspace_folder(tree, environ)
+    if accept_unsealed:  # Bazel on the host, as the caller's own: no folder, no root
+        yield WorkspaceSeal(None, dict(environ), (), os.path.join(own, "bazel"), UNSEALED)
+        return
+    real_tree = os.path.realpath(tree)
+    for top in blocks.SANDBOX_WRITABLE:
+        if inside(real_tree, top):
+            raise GateError(f"the tree {tree} lies under {top}, which Bazel's sandbox leaves writable to every action "
+                            "of the change (and which the sealed root replaces by a private folder); run the gate "
+                            "on a checkout elsewhere")
+    home = os.path.join(own, "home")
+    try:
+        os.makedirs(home, exist_ok=True)
+        lock = os.open(own + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise GateError(f"cannot make the workspace run's folder {own}: {exc.strerror or exc}") from None
+    try:
+        if folder is None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        env = clean_environment(environ, home)
+        startup = ("--nohome_rc", f"--output_user_root={os.path.join(own, 'bazel')}")
+        named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
+        configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
+        local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
+        extra = sorted({p.host for p in local if not inside(p.host, real_tree) and not inside(p.host, own)})
+        if extra:
+            named[READ_ONLY_VARIABLE] = ":".join([*named.values(), *extra])
+        try:
+            root = sealed_root(own, dict(env, **named), [g for g in guarded if not inside(os.path.realpath(g), own)],
+                               trees=[] if inside(real_tree, os.path.realpath(own)) else [real_tree])
+        except GateError as exc:
+            if "bubblewrap cannot make" in str(exc) or "`bwrap` is not on PATH" in str(exc):
+                raise GateError(f"the workspace run is sealed like the clean run, and {exc}; on a host without user "
+                                "namespaces pass --unsealed-workspace to run it on the host (docs/threat-model.md)") from None
+            raise
+        yield WorkspaceSeal(root, env, startup, os.path.join(own, "bazel"))
+    finally:
+        os.close(lock)
