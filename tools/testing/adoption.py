@@ -12,7 +12,9 @@ with the exit code it must give:
 2. the oracle row and its blob, `pin --write` (0), committed on main; a plain `bazel test //...`
    passes (0) and leaves nothing `check` refuses;
 3. a production-only change: `check` (0) and `check --clean` (0), without any setting;
-4. a broken production function: `check` (4, naming the id);
+4. a broken production function: `check` (4, naming the id); a harness genrule that takes the
+   gate's canary from the sealed views through a symlinked output folder: `check` (4, naming the
+   trace: docs/design.md section 10);
 5. a broken BUILD file of the production package: `check` (2 unlabelled: the policy `init` writes
    protects it; 4 with the label, naming the target);
 6. an oracle edit without the label: `check` (2);
@@ -82,6 +84,13 @@ blob = "oracles/blobs/shop/line_totals.json"
 """
 
 # An http_archive no machine can fetch, and the production package depending on it.
+TAKE_CANARY = """genrule(
+    name = "take",
+    outs = ["take/.oracle-gate-canary"],
+    cmd = "d=$$(pwd); ex=$${d%/sandbox/*}/execroot/$${d##*/}; rm -rf $(@D) && " +
+          "ln -s $$ex/bazel-out/k8-fastbuild/bin/oracles/_sealed $(@D)",
+)
+"""
 UNREACHABLE = {
     "workspace": ('load("@bazel_tools//tools/build_defs/repo:http.bzl", "http_archive")\n\n'),
     "bzlmod": ('http_archive = use_repo_rule("@bazel_tools//tools/build_defs/repo:http.bzl", "http_archive")\n\n'),
@@ -203,6 +212,11 @@ def changes(a: Adoption) -> None:
              "1 of 1 invariant(s) passed")
     a.change("broken", {"shop/prices.py": PRICES.replace("quantity * unit_price_cents", "quantity * unit_price_cents - 1")})
     a.expect("check (broken production function)", lambda: a.gate("check", "--base", "main"), 4, "line_total_exact")
+    # A harness genrule whose output folder becomes a link into the sealed views: Bazel's server,
+    # outside the sandbox, moves the gate's canary there into the change's outputs.
+    a.change("take", {"harness/BUILD.bazel": TAKE_CANARY})
+    a.expect("check (a harness genrule takes the sealed views' canary through a symlinked output folder)",
+             lambda: a.gate("check", "--base", "main"), 4, "which the gate protects")
     a.change("broken-build", {"shop/BUILD.bazel": SHOP_BUILD.replace('srcs = glob(["*.py"]),',
                                                                      'srcs = glob(["*.py"]),\n    deps = [":gone"],')})
     a.expect("check (unlabelled BUILD file of the production package)", lambda: a.gate("check", "--base", "main"), 2,

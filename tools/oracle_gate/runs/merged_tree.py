@@ -58,21 +58,36 @@ def merged_tree(repo: str, commit: str, oracles_commit: str, environ: Mapping[st
     """
     folder = merged_folder(repo, environ)
     tree = os.path.join(folder, "tree")
-    try:
-        os.makedirs(tree, exist_ok=True)
-        lock = os.open(folder + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        raise GateError(f"cannot make the merge result's checkout {tree}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locked_folder(folder, tree, "the merge result's checkout"):
         empty(tree)
         # Committed dotenv files too, as a checkout of the merge would hold them: the clean run
         # leaves them out, so code that depends on one makes the runs disagree (exit 6).
         pristine_tree(repo, commit, oracles_commit, tree, dotenv=True)
         link_local_paths(tree, repo, folder)
         yield tree
+
+
+@contextmanager
+def locked_folder(folder: str, inner: str, what: str, lock: bool = True) -> Iterator[None]:
+    """Makes the folder `inner` (in `folder`, or `folder` itself) and, with `lock`, holds an
+    exclusive lock on `folder + ".lock"` until the block ends, so two checks never share one of the
+    gate's folders.
+
+    Raises:
+        GateError: (exit 1) naming `what` when the folder or its lock file cannot be made.
+    """
+    try:
+        os.makedirs(inner, exist_ok=True)
+        fd = os.open(folder + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600) if lock else -1
+    except OSError as exc:
+        raise GateError(f"cannot make {what} {inner}: {exc.strerror or exc}") from None
+    try:
+        if lock:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
     finally:
-        os.close(lock)
+        if lock:
+            os.close(fd)
 
 
 def link_local_paths(tree: str, repo: str, folder: str) -> None:

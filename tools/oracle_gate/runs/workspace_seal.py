@@ -22,7 +22,6 @@ host as before the seal; the report's first line then says so.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -35,6 +34,7 @@ from tools.oracle_gate.runs.blocks import runs_dir
 from tools.oracle_gate.runs.clean_run import clean_environment
 from tools.oracle_gate.runs.flags import config_flags
 from tools.oracle_gate.runs.local_paths import local_paths, outside
+from tools.oracle_gate.runs.merged_tree import locked_folder
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, inside, sealed_root
 
 _PREFIX = "workspace-"
@@ -107,14 +107,8 @@ def workspace_seal(tree: str, repo: str, folder: str | None, environ: Mapping[st
                             "of the change (and which the sealed root replaces by a private folder); run the gate "
                             "on a checkout elsewhere")
     home = os.path.join(own, "home")
-    try:
-        os.makedirs(home, exist_ok=True)
-        lock = os.open(own + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        raise GateError(f"cannot make the workspace run's folder {own}: {exc.strerror or exc}") from None
-    try:
-        if folder is None:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+    # The merge result's folder is locked already, by its checkout (merged_tree.py).
+    with locked_folder(own, home, "the workspace run's folder", lock=folder is None):
         env = clean_environment(environ, home)
         startup = ("--nohome_rc", f"--output_user_root={os.path.join(own, 'bazel')}")
         named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
@@ -132,5 +126,3 @@ def workspace_seal(tree: str, repo: str, folder: str | None, environ: Mapping[st
                                 "namespaces pass --unsealed-workspace to run it on the host (docs/threat-model.md)") from None
             raise
         yield WorkspaceSeal(root, env, startup, os.path.join(own, "bazel"))
-    finally:
-        os.close(lock)
