@@ -101,6 +101,13 @@ class GitError(GateError):
     """Git could not answer: not a repository, unknown base, no merge base (exit 1)."""
 
 
+class TakenError(GateError):
+    """A file of the gate's own went missing or changed while the change's code ran, as an output
+    that Bazel's server collected through a symlinked folder takes it (exit 4: the change did it)."""
+
+    code = NO_OUTCOME
+
+
 class OracleError(GateError):
     """An oracle file, blob, policy or manifest is invalid (exit 5)."""
 

@@ -123,9 +123,12 @@ def remove_tree(path: str) -> None:
     """Deletes a directory tree, including the read-only files Bazel leaves in an output base."""
 
     def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        # Never through a link: a folder the change's action left may hold one to any file of the
+        # user, whose mode a chmod that follows it would change.
         try:
-            os.chmod(os.path.dirname(target), 0o755)
-            os.chmod(target, 0o755)
+            for path in (os.path.dirname(target), target):
+                if not os.path.islink(path):
+                    os.chmod(path, 0o755)
             func(target)
         except OSError:
             pass

@@ -123,9 +123,9 @@ def empty(folder: str) -> None:
         GateError: (exit 1) when an entry cannot be removed.
     """
     def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
-        os.chmod(os.path.dirname(target), 0o755)
-        if not os.path.islink(target):
-            os.chmod(target, 0o755)
+        for path in (os.path.dirname(target), target):  # never through a link
+            if not os.path.islink(path):
+                os.chmod(path, 0o755)
         func(target)
 
     try:

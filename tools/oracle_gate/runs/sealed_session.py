@@ -16,11 +16,13 @@ from __future__ import annotations
 import os
 import select
 import shlex
+import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 
-from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.errors import GateError, TakenError
 from tools.oracle_gate.runs.sealed_root import SealedRoot
 
 # Reads a command line (`. FILE`), runs it, prints its exit code; stops at the end of its input.
@@ -40,7 +42,8 @@ class SealedSession:
     """
 
     def __init__(self, root: SealedRoot, cwd: str, env: Mapping[str, str], outputs: str) -> None:
-        self.cwd, self.outputs, self._count = cwd, outputs, 0
+        # A folder of the session's own: a fresh name each time, removed by `close`.
+        self.cwd, self.outputs, self._count = cwd, tempfile.mkdtemp(prefix="session-", dir=outputs), 0
         try:
             self._proc = subprocess.Popen(root.wrap(["/bin/sh", "-c", _LOOP], cwd), cwd=cwd, env=dict(env),
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -59,7 +62,8 @@ class SealedSession:
                 f">{shlex.quote(stdout)} 2>{shlex.quote(stderr) if stderr != stdout else '&1'}")
         # The command goes into a file the shell sources, so an argument may hold a line feed.
         script = stdout.rsplit(".", 1)[0] + ".sh"
-        with open(script, "wb") as f:
+        fd = os.open(script, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f:
             f.write(line.encode("utf-8", "surrogateescape") + b"\n")
         assert self._proc.stdin is not None
         try:
@@ -97,10 +101,10 @@ class SealedSession:
         assert code is not None
         texts = []
         for path in (out, err):
-            with open(path, encoding="utf-8", errors="replace") as f:
-                texts.append(f.read())
-            os.unlink(path)
-        os.unlink(out.rsplit(".", 1)[0] + ".sh")
+            with _opened(path) as f:
+                texts.append(f.read().decode("utf-8", "replace"))
+            _remove(path)
+        _remove(out.rsplit(".", 1)[0] + ".sh")
         return subprocess.CompletedProcess(list(argv), code, texts[0], texts[1])
 
     def stream(self, argv: Sequence[str], env: Mapping[str, str] = {}) -> tuple[Iterator[bytes], list[int]]:
@@ -115,7 +119,7 @@ class SealedSession:
         code: list[int] = []
 
         def lines() -> Iterator[bytes]:
-            with open(_wait_for(out, self._proc), "rb") as f:
+            with _opened(_wait_for(out, self._proc)) as f:
                 pending = b""
                 while True:
                     done = self._code(_POLL_S) if not code else code[0]
@@ -127,8 +131,8 @@ class SealedSession:
                         pending += f.read()
                         yield from (piece + b"\n" for piece in pending.split(b"\n") if piece)
                         break
-            os.unlink(out)
-            os.unlink(out.rsplit(".", 1)[0] + ".sh")
+            _remove(out)
+            _remove(out.rsplit(".", 1)[0] + ".sh")
 
         return lines(), code
 
@@ -148,6 +152,39 @@ class SealedSession:
             proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+        shutil.rmtree(self.outputs, ignore_errors=True)
+
+
+def _taken(path: str) -> TakenError:
+    """The error for a session file that is gone or is no longer a regular file of its own."""
+    return TakenError(f"the gate's session file {path} went missing or was replaced while the change's code ran: "
+                      "Bazel's server moved it out as an action's output (an output folder replaced by a symlink, "
+                      "docs/threat-model.md)")
+
+
+def _opened(path: str):  # type: ignore[no-untyped-def]
+    """`path` opened for reading in binary, never through a link.
+
+    Raises:
+        TakenError: (exit 4) when it is gone or not a regular file.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        raise _taken(path) from None
+    return os.fdopen(fd, "rb")
+
+
+def _remove(path: str) -> None:
+    """Removes a session file.
+
+    Raises:
+        TakenError: (exit 4) when it is gone already.
+    """
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        raise _taken(path) from None
 
 
 def _wait_for(path: str, proc: "subprocess.Popen[bytes]") -> str:

@@ -333,3 +333,24 @@ def test_both_runs_salt_the_same_files_those_with_a_row_that_draws(gate, tmp_pat
     given.clear()
     assert gate("--repo", str(drawing.path), "check", "--base", "main", "--clean")[0] == 0
     assert given == [frozenset({"oracles/shop.toml"})] * 2
+
+
+def test_removing_a_run_folder_never_changes_a_mode_through_a_link(tmp_path, monkeypatch):
+    import shutil
+
+    from tools.oracle_gate.runs import clean_run as module
+
+    secret = tmp_path / "secret"
+    secret.mkdir(mode=0o700)
+    run = tmp_path / "run"
+    (run / "out").mkdir(parents=True)
+    (run / "out" / "l").symlink_to(secret)
+    real = shutil.rmtree
+
+    def failing_once(path, onerror):  # as when an unlink is refused (a read-only folder, not root)
+        onerror(os.unlink, str(run / "out" / "l"), None)
+        real(path)
+
+    monkeypatch.setattr(module.shutil, "rmtree", failing_once)
+    module.remove_tree(str(run))
+    assert not run.exists() and oct(secret.stat().st_mode & 0o777) == "0o700"

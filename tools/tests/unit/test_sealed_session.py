@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.errors import GateError, TakenError
 from tools.oracle_gate.runs.sealed_session import SealedSession
 
 
@@ -32,7 +32,7 @@ def test_commands_run_in_order_in_one_shell_with_their_own_output_and_code(tmp_p
     assert (first.returncode, first.stdout, first.stderr) == (3, "out k a b\n", "err\n")
     assert (second.returncode, second.stdout) == (0, f"{tmp_path}\n")
     assert s._proc.pid == shell and s._proc.poll() == 0  # ended with its input
-    assert not [p for p in os.listdir(tmp_path) if p.startswith("command-")]  # output files removed
+    assert os.listdir(tmp_path) == []  # its folder and output files removed
 
 
 def test_stream_yields_lines_as_they_come_and_then_the_code(tmp_path):
@@ -59,3 +59,14 @@ def test_a_stopped_shell_is_exit_1(tmp_path):
     with pytest.raises(GateError):
         s.run(["true"])
     s.close()
+
+
+def test_a_session_file_taken_while_a_command_runs_is_exit_4_not_an_internal_error(tmp_path):
+    # What an output collected through a symlinked folder does to the file: moves it away.
+    with session(tmp_path) as s:
+        with pytest.raises(TakenError, match="went missing or was replaced while the change's code ran") as caught:
+            s.run(["sh", "-c", f'mv {s.outputs}/command-1.out {tmp_path}/taken; echo done'])
+        assert caught.value.code == 4
+        lines, _ = s.stream(["sh", "-c", f'echo a; mv {s.outputs}/command-2.out {tmp_path}/taken2; sleep 0.3'])
+        with pytest.raises(TakenError):
+            list(lines)
