@@ -324,6 +324,7 @@ def render_markdown(report: Report) -> str:
            f"HEAD {report.head[:12]}"
            + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
            + (" (--head-only)" if report.head_only else "")
+           + ("; UNSEALED workspace run (--unsealed-workspace)" if report.unsealed else "")
            + f"; labels: {_cell(', '.join(report.labels)) or 'none'}"
            + (f"; salt {_cell(report.salt)}" if report.salt else ""), "",
            "| check | result | detail |", "|---|---|---|"]

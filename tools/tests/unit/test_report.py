@@ -293,3 +293,21 @@ def test_github_annotates_the_changed_code_a_failing_row_ran(tmp_path):
     warnings = [line for line in render_github(r, "text", str(tmp_path)).splitlines() if line.startswith("::warning")]
     assert warnings == ["::warning file=billing/tax.py,line=12,title=oracle-gate%3A a failing row ran this changed "
                         "code::tax_table fails, and its run entered billing.tax:tax_cents, which this change modified"]
+
+
+def test_an_unsealed_workspace_run_is_named_on_the_first_line_and_a_sealed_one_says_what_sealed_it():
+    from tools.oracle_gate.runs.workspace_seal import UNSEALED
+
+    sealed = report()
+    sealed.workspace_sealed_by = "bubblewrap 0.8.0 (/usr/bin/bwrap): a root holding only ..."
+    text = render_text(sealed)
+    assert "UNSEALED" not in text.splitlines()[0]
+    assert "workspace run sealed by: bubblewrap 0.8.0" in text
+    assert json.loads(render_json(sealed))["unsealed_workspace"] is None
+    unsealed = report()
+    unsealed.unsealed = UNSEALED
+    first = render_text(unsealed).splitlines()[0]
+    assert first.endswith("; UNSEALED workspace run (--unsealed-workspace); labels: oracle-change"), first
+    assert f"workspace run: {UNSEALED}" in render_text(unsealed)
+    assert json.loads(render_json(unsealed))["unsealed_workspace"] == UNSEALED
+    assert "UNSEALED" in render_markdown(unsealed)
