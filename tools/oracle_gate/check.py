@@ -26,7 +26,7 @@ from tools.oracle_gate.approval.policy import HIDDEN_OPTIONAL, HIDDEN_REQUIRED
 from tools.oracle_gate.suite.hidden_store import STORE_VARIABLE
 from tools.oracle_gate.runs.flags import run_flags
 from tools.oracle_gate.runs.clean_run import clean_run
-from tools.oracle_gate.errors import GateError, Violation
+from tools.oracle_gate.errors import GateError, UsageError, Violation
 from tools.oracle_gate.progress import Phases
 from tools.oracle_gate.runs.events import BuildFailure, is_oracle_target
 from tools.oracle_gate.coverage import (
@@ -822,11 +822,12 @@ def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str,
 def _run_or_not_set_up(runner: WorkspaceRunner, tree: str, environ: Mapping[str, str]) -> BazelRun:
     """`runner(tree, environ)`, or, when it cannot run (GateError, exit 1: Bazel missing, crashing
     or refusing its command line, a path it cannot block), a run that was not set up with that
-    error as its root cause, so the report of the commit checks is still printed."""
+    error as its root cause, so the report of the commit checks is still printed. A UsageError
+    (a tree under `/tmp`: workspace_seal.py) is raised as it is: the one line says what to change."""
     try:
         return runner(tree, environ)
     except GateError as exc:
-        if exc.code != errors.UNDECIDED:
+        if exc.code != errors.UNDECIDED or isinstance(exc, UsageError):  # the caller's to fix: one line
             raise
         return BazelRun(build_failed=True, failure=BuildFailure(True, "", str(exc)))
 

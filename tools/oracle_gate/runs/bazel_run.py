@@ -184,7 +184,7 @@ class Launcher:
         """
         proc = self._run("help", "test")
         if proc.returncode != 0:
-            raise GateError(f"`bazel help test` failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
+            raise GateError(f"`bazel help test` failed (exit {proc.returncode}): {failure_cause(proc.stderr)}")
         return proc.stdout
 
     def info(self, flags: Sequence[str], *keys: str) -> dict[str, str]:
@@ -584,3 +584,14 @@ class _Run:
                                 "vanished during the run; run the gate again")
             self.siblings = [s for s in self.siblings if os.path.exists(s)]
         raise AssertionError("unreachable")
+
+
+def failure_cause(stderr: str) -> str:
+    """The one line of a failed Bazel (or bubblewrap) command's stderr that says why: its first
+    line that starts with `ERROR:`, `FATAL:` or `bwrap:` (Bazel's and bubblewrap's own prefixes),
+    else its last line, else "no output"."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("ERROR:", "FATAL:", "bwrap:")):
+            return line
+    return lines[-1] if lines else "no output"

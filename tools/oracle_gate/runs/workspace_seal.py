@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.runs import blocks
 from tools.oracle_gate.runs.blocks import runs_dir
 from tools.oracle_gate.runs.clean_run import clean_environment
@@ -92,20 +92,21 @@ def workspace_seal(tree: str, repo: str, folder: str | None, environ: Mapping[st
             report's line), for a host where bubblewrap cannot make one.
 
     Raises:
-        GateError: (exit 1) when the tree lies under `/tmp` or `/dev/shm` (`blocks.SANDBOX_WRITABLE`),
-            the folder cannot be made or locked, a local path does not exist,
+        UsageError: (exit 1) when the tree lies under `/tmp` or `/dev/shm` (`blocks.SANDBOX_WRITABLE`),
+            sealed or not: every action of the change could write the tree there.
+        GateError: (exit 1) when the folder cannot be made or locked, a local path does not exist,
             or bubblewrap cannot make the root (the message names `--unsealed-workspace`).
     """
     own = folder or workspace_folder(tree, environ)
+    real_tree = os.path.realpath(tree)
+    for top in blocks.SANDBOX_WRITABLE:  # sealed or not: the change's actions could write the tree
+        if inside(real_tree, top):
+            raise UsageError(f"the tree {tree} lies under {top}, which Bazel's sandbox leaves writable to every "
+                             "action of the change (and which the sealed root replaces by a private folder); run "
+                             "the gate on a checkout elsewhere")
     if accept_unsealed:  # Bazel on the host, as the caller's own: no folder, no root
         yield WorkspaceSeal(None, dict(environ), (), os.path.join(own, "bazel"), UNSEALED)
         return
-    real_tree = os.path.realpath(tree)
-    for top in blocks.SANDBOX_WRITABLE:
-        if inside(real_tree, top):
-            raise GateError(f"the tree {tree} lies under {top}, which Bazel's sandbox leaves writable to every action "
-                            "of the change (and which the sealed root replaces by a private folder); run the gate "
-                            "on a checkout elsewhere")
     home = os.path.join(own, "home")
     # The merge result's folder is locked already, by its checkout (merged_tree.py).
     with locked_folder(own, home, "the workspace run's folder", lock=folder is None):

@@ -248,9 +248,9 @@ def test_bzlmod_lockfile_is_neither_read_nor_written_where_bazel_has_one():
 def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
     from tools.oracle_gate.runs import bazel_run
     fake = tmp_path / "bazel"
-    fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\nexit 37\n")
+    fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\necho 'see the server log' >&2\nexit 37\n")
     fake.chmod(0o755)
-    with pytest.raises(GateError, match="`bazel help test` failed: .*cannot start server"):
+    with pytest.raises(GateError, match=r"`bazel help test` failed \(exit 37\): FATAL: cannot start server$"):
         bazel_run.Launcher(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}).help_test()
 
 
@@ -409,3 +409,14 @@ def test_the_persistent_workers_folder_is_blocked_from_the_change(tmp_path):
     base = tmp_path / "0123456789abcdef0123456789abcdef"
     paths = output_base_blocks(str(base / "execroot" / "bin"), str(base / "execroot" / "testlogs"), str(base))
     assert str(base / "bazel-workers") in paths and str(base / "server") in paths
+
+
+@pytest.mark.parametrize("stderr, cause", [
+    ("Extracting Bazel installation...\nbwrap: Can't mount proc on /newroot/proc\n", "bwrap: Can't mount proc on /newroot/proc"),
+    ("INFO: x\nERROR: no such package\nINFO: y\n", "ERROR: no such package"),
+    ("one\ntwo\n", "two"),
+    ("", "no output"),
+])
+def test_a_failed_commands_cause_is_its_first_error_line(stderr, cause):
+    from tools.oracle_gate.runs.bazel_run import failure_cause
+    assert failure_cause(stderr) == cause

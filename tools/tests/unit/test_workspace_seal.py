@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.runs.workspace_seal import workspace_folder, workspace_seal
 
 
@@ -68,6 +68,22 @@ def test_a_tree_under_tmp_is_refused(tmp_path, monkeypatch):
 
     monkeypatch.setattr(blocks, "SANDBOX_WRITABLE", (str(tmp_path / "shm"),))
     tree = tmp_path / "shm" / "tree"
-    with pytest.raises(GateError, match=r"lies under .*shm, which Bazel's sandbox leaves writable to every action"):
-        with workspace_seal(str(tree), str(tree), None, env(tmp_path), []):
-            pass
+    for unsealed in (False, True):  # an unsealed run's actions could write the tree all the same
+        with pytest.raises(UsageError, match=r"lies under .*shm, which Bazel's sandbox leaves writable to every action"):
+            with workspace_seal(str(tree), str(tree), None, env(tmp_path), [], accept_unsealed=unsealed):
+                pass
+
+
+def test_a_refused_tree_is_one_line_not_a_run_that_was_not_set_up(tmp_path):
+    from tools.oracle_gate.check import _run_or_not_set_up
+
+    def refused(tree, environ):
+        raise UsageError(f"the tree {tree} lies under /tmp")
+
+    def broken(tree, environ):
+        raise GateError("bazel is not installed")
+
+    with pytest.raises(UsageError, match="lies under /tmp"):
+        _run_or_not_set_up(refused, str(tmp_path), {})
+    run = _run_or_not_set_up(broken, str(tmp_path), {})
+    assert run.build_failed and "bazel is not installed" in run.failure.message
