@@ -132,13 +132,13 @@ def apply_rate(amount_cents, rate):
 
 
 @pytest.mark.parametrize("where", ["tmp", "home"])
-def test_production_code_that_searches_for_recorded_answers_finds_none_in_the_sealed_clean_run(repo, where):
+def test_production_code_that_searches_for_recorded_answers_finds_none_in_either_sealed_run(repo, where):
     # A copy of the expected values somewhere on the host that git does not name (a CI cache in
-    # /tmp, a folder in the home of the user who runs the gate): the workspace run's sandbox cannot
-    # know to block it. The environment carries nothing in either run: the caller action's
-    # variables are fixed by the rule. The home is the nested runs' own (HOME of `nested_env`, which
-    # holds their output bases), never the machine user's, whose other files would decide what the
-    # search finds.
+    # /tmp, a folder in the home of the user who runs the gate): no sandbox flag could know to
+    # block it, and neither sealed root shows it. The environment carries nothing in either run:
+    # the caller action's variables are fixed by the rule. The home is the nested runs' own (HOME
+    # of `nested_env`, which holds their output bases), never the machine user's, whose other
+    # files would decide what the search finds.
     env = nested_env()
     parent = {"tmp": "/tmp", "home": env["HOME"]}[where]
     stash = Path(tempfile.mkdtemp(prefix="answers-", dir=parent))
@@ -154,12 +154,12 @@ def test_production_code_that_searches_for_recorded_answers_finds_none_in_the_se
         git(repo, "checkout", "-q", "-f", "main")
         shutil.rmtree(stash)
     report = json.loads(proc.stdout)
-    # The workspace run is green: the copy was found. The clean run found nothing.
-    assert report["outcomes"]["tax_round_half_even"] == "passed", report
-    assert [c["name"] for c in report["checks"] if not c["ok"]] == ["clean run"], report
+    # Neither run found the copy: the truncating code fails in both, and the runs agree.
+    assert report["outcomes"]["tax_round_half_even"] == "failed", report
     assert report["clean_outcomes"]["tax_round_half_even"] == "failed", report
-    assert proc.returncode == 6, proc.stdout + proc.stderr[-3000:]
-    assert any(v["code"] == 6 and v["id"] == "tax_round_half_even" for v in report["violations"]), report
+    failing = [c["name"] for c in report["checks"] if not c["ok"]]
+    assert "invariant outcomes" in failing and "clean run" not in failing, report
+    assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
 
 
 def test_the_sealed_root_shows_the_runs_folder_and_the_system_directories_only(repo, tmp_path):
@@ -194,17 +194,25 @@ print("sealed")
     assert seal.description().startswith("bubblewrap ")
 
 
-def test_an_environment_variable_from_the_users_bazelrc(repo, tmp_path):
+@pytest.mark.parametrize("unsealed", [False, True], ids=["sealed", "unsealed"])
+def test_an_environment_variable_from_the_users_bazelrc(repo, tmp_path, unsealed):
+    # The sealed workspace run reads no ~/.bazelrc, like the clean run: the harness fails in both.
+    # An unsealed one reads it, and the clean run tells the two apart.
     change_harness(repo, "env-coupling", "assert os.environ.get('ORACLE_DEMO_FLAG') == '1'")
     env = nested_env()
     Path(env["HOME"], ".bazelrc").write_text("test --test_env=ORACLE_DEMO_FLAG=1\n")
     try:
-        proc = gate(repo, "check", "--base", "main", "--clean", env=env)
+        proc = gate(repo, "check", "--base", "main", "--clean", *(["--unsealed-workspace"] if unsealed else []), env=env)
     finally:
         Path(env["HOME"], ".bazelrc").unlink()
         git(repo, "checkout", "-q", "main")
-    assert proc.returncode == 6, proc.stdout + proc.stderr[-3000:]
-    assert "[6] harness/: //harness:examples_test: workspace run PASSED, clean sandboxed run FAILED" in proc.stdout
+    if unsealed:
+        assert proc.returncode == 6, proc.stdout + proc.stderr[-3000:]
+        assert "[6] harness/: //harness:examples_test: workspace run PASSED, clean sandboxed run FAILED" in proc.stdout
+        assert "; UNSEALED workspace run (--unsealed-workspace);" in proc.stdout.splitlines()[0], proc.stdout
+    else:
+        assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+        assert "[4] harness/: //harness:examples_test FAILED in the workspace run" in proc.stdout
 
 
 def test_a_fixture_file_left_uncommitted(repo):
