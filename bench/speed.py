@@ -214,8 +214,11 @@ def fresh_home(path: Path) -> Path:
 
 
 def shutdown(repo: Path, env: dict[str, str]) -> None:
-    """Stops the Bazel server of `repo` under `env`'s home, and waits for it."""
+    """Stops the Bazel server of `repo` under `env`'s home, and waits for it, and ends the kept
+    roots of the sealed workspace runs there (`oracle-gate stop`)."""
     subprocess.run(["bazel", "shutdown"], cwd=repo, env=env, capture_output=True, check=False)
+    subprocess.run([sys.executable, "-B", "-m", "tools.oracle_gate", "stop"], cwd=GATE, env=env, capture_output=True,
+                   check=False)
 
 
 def warm_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Path, times: int) -> dict[str, float]:
@@ -235,8 +238,8 @@ def warm_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Pat
 def seal_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Path, times: int) -> dict[str, float]:
     """Figure 14: warm `check --base HEAD` of `repo` with its workspace run sealed (the default) /
     the same with `--unsealed-workspace` (Bazel's server on the host and kept between checks, as
-    before the seal), each with a home of its own, both warmed first. Returns {"sealed",
-    "unsealed"} -> median seconds."""
+    before the seal; the sealed run keeps its root and server between checks too: kept_root.py),
+    each with a home of its own, both warmed first. Returns {"sealed", "unsealed"} -> median seconds."""
     sealed_env, unsealed_env = env_for(fresh_home(work / "seal-sealed")), env_for(fresh_home(work / "seal-unsealed"))
     sealed = gate_cmd(repo, "--base", "HEAD")
     unsealed = gate_cmd(repo, "--base", "HEAD", "--unsealed-workspace")
@@ -246,6 +249,7 @@ def seal_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Pat
         return interleaved({"sealed": lambda: wall(sealed, GATE, sealed_env),
                             "unsealed": lambda: wall(unsealed, GATE, unsealed_env)}, times)
     finally:
+        shutdown(repo, sealed_env)
         shutdown(repo, unsealed_env)
 
 

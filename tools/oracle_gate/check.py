@@ -878,8 +878,11 @@ def default_workspace_runner(salt: str, repo: str, salted: frozenset[str] | None
                 return replace(found, unsealed=seal.unsealed)
             found = run_bazel(tree, seal.env, RunSpec(flags=run_flags(salt, "workspace", salted),
                                                       startup_flags=list(seal.startup), block=block,
-                                                      sealed_root=seal.root, exact_env=True, one_server=True))
-            if found.collected:  # what the trick took stays in no output base a later check reuses
+                                                      sealed_root=seal.root, exact_env=True, one_server=True,
+                                                      kept=seal.kept))
+            if found.collected:  # what the trick took stays in no server or output base a later check reuses
+                if seal.kept is not None:
+                    seal.kept.end()
                 remove_tree(seal.output_root)
             return found
 

@@ -26,6 +26,7 @@ from tools.oracle_gate.commands import (
     pin_cmd,
     promote_cmd,
     propose_cmd,
+    stop_cmd,
     vacuity_cmd,
 )
 from tools.oracle_gate.errors import GateError, error_line
@@ -33,7 +34,7 @@ from tools.oracle_gate.progress import configure_default
 from tools.oracle_gate.text import RunnerSafe
 
 # The subcommands, in the order `--help` lists them; each module has the shape commands/__init__.py describes.
-COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, pin_cmd, propose_cmd, vacuity_cmd, promote_cmd, hidden_cmd, compare_cmd, gitlab_labels_cmd, init_cmd, engine_cmd)
+COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, pin_cmd, propose_cmd, vacuity_cmd, promote_cmd, hidden_cmd, compare_cmd, gitlab_labels_cmd, init_cmd, engine_cmd, stop_cmd)
 DESCRIPTION = """\
 Merge gate that keeps human-owned oracles apart from agent-written harnesses:
 a change may touch the protected paths (oracles/ first) only under the

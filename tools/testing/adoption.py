@@ -255,6 +255,7 @@ def main(argv: list[str]) -> int:
         set_up(a, args.future)
         changes(a)
     finally:
+        a.gate("stop")  # the kept roots of the sealed workspace runs, with their servers
         a.run(["bazel", "shutdown"], a.repo)
         shutil.rmtree(a.root, ignore_errors=True)
     verdict = "passed" if not a.failures else f"{a.failures} step(s) failed"

@@ -58,7 +58,9 @@ def git(repo: Path, *args: str) -> str:
 
 def shutdown(workspace: Path) -> None:
     """Stops the nested Bazel server of `workspace`, and those of the gate's merge-result
-    checkouts in the nested run folder (tools/oracle_gate/runs/merged_tree.py), if they run."""
+    checkouts in the nested run folder (tools/oracle_gate/runs/merged_tree.py), if they run, and
+    ends the kept roots of the sealed workspace runs there (`oracle-gate stop`)."""
+    gate(workspace, "stop", cwd=source_root(), timeout=120)
     subprocess.run(["bazel", "shutdown"], cwd=workspace, env=nested_env(), capture_output=True, check=False, timeout=120)
     runs = Path(nested_env()["HOME"]) / ".cache" / "oracle-gate" / "runs"
     for tree in sorted(runs.glob("merged-*/tree")):

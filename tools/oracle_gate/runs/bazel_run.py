@@ -54,6 +54,7 @@ from tools.oracle_gate.runs.flags import (
 )
 from tools.oracle_gate.runs.results import Observed, merge_observed
 from tools.oracle_gate.runs.sealed_root import SealedRoot
+from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.sealed_session import SealedSession
 from tools.oracle_gate.text import visible
 
@@ -358,6 +359,8 @@ class RunSpec:
         one_server: with `sealed_root`, run every command through one `SealedSession`, so one Bazel
             server (started inside the root, shut down at the end) serves the whole run; leave
             `--batch` out of `startup_flags` then.
+        kept: with `sealed_root` and `one_server`, run the session in this kept root
+            (kept_root.py): the root and its server go on after the run, for the next one.
     """
 
     flags: Sequence[str] = ()
@@ -367,6 +370,7 @@ class RunSpec:
     sealed_root: SealedRoot | None = None
     exact_env: bool = False
     one_server: bool = False
+    kept: KeptRoot | None = None
 
 
 def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) -> BazelRun:
@@ -401,6 +405,9 @@ def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) 
     env = dict(environ) if spec.exact_env else clean_env(environ)
     if not (spec.one_server and spec.sealed_root is not None):
         return _run_with(Launcher(repo, env, tuple(spec.startup_flags), spec.sealed_root), environ, spec)
+    if spec.kept is not None:  # the server goes on (the root ends instead should the run raise)
+        with spec.kept.session(spec.sealed_root, repo, env) as session:
+            return _run_with(Launcher(repo, env, tuple(spec.startup_flags), spec.sealed_root, session), environ, spec)
     with SealedSession(spec.sealed_root, repo, env, spec.sealed_root.folder) as session:
         launcher = Launcher(repo, env, tuple(spec.startup_flags), spec.sealed_root, session)
         try:

@@ -92,8 +92,10 @@ class SealedRoot:
         real = os.path.realpath(path)
         return any(inside(real, top) for top in (self.folder, *self.trees))
 
-    def wrap(self, argv: Sequence[str], cwd: str) -> list[str]:
+    def wrap(self, argv: Sequence[str], cwd: str, *, die_with_parent: bool = True) -> list[str]:
         """The command line that runs `argv` inside the root, in `cwd` (a path inside `folder`).
+        With `die_with_parent` (bwrap's `--die-with-parent`), the root ends when the process that
+        started bwrap does; a kept root (kept_root.py) outlives it.
 
         The environment passes through as the caller gives it to the bwrap process.
         """
@@ -113,7 +115,8 @@ class SealedRoot:
         wrapped += ["--bind", self.folder, self.folder,
                     *(arg for host, seen in self.mounts for arg in ("--ro-bind", host, seen)),
                     "--chdir", cwd, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                    "--die-with-parent", "--new-session", "--", "/bin/sh", "-c", _INIT, _INIT_NAME, *argv]
+                    *(["--die-with-parent"] if die_with_parent else []), "--new-session",
+                    "--", "/bin/sh", "-c", _INIT, _INIT_NAME, *argv]
         return wrapped
 
     def description(self) -> str:

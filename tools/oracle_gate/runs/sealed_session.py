@@ -9,46 +9,69 @@ command's output goes to files in the run's folder, which the gate reads as it g
 the session runs `bazel shutdown`, closes the shell's input and waits: the root's pid namespace
 ends with the shell, so nothing the commands started (the server included) outlives the run, and
 the run's folder, output base included, is removed by the clean run as before.
+
+The workspace run's session may instead run in a root kept between checks (kept_root.py): the same
+shell and protocol over two named pipes outside the root, and `close` leaves that root running.
+Each command's exit code comes back tagged with a random tag of the session and the command's
+number, so a code left in a kept root's pipe by an earlier check is never taken for one of this
+check's, and no process inside the root can forge one.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import select
 import shlex
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from tools.oracle_gate.errors import GateError, TakenError
 from tools.oracle_gate.runs.sealed_root import SealedRoot
 
-# Reads a command line (`. FILE`), runs it, prints its exit code; stops at the end of its input.
-_LOOP = 'while IFS= read -r line; do eval "$line"; printf "%s\\n" "$?"; done'
+# Reads a command line (`TAG . FILE`), runs it, prints the tag and its exit code; stops at the end
+# of its input.
+LOOP = 'while read -r tag line; do eval "$line"; printf "%s %s\\n" "$tag" "$?"; done'
 # Seconds between two reads of a growing output file while its command runs.
 _POLL_S = 0.1
+# Seconds between two looks for a command's output file before it starts.
+_START_POLL_S = 0.01
 # Seconds `close` waits for `bazel shutdown` and the shell to end before killing the root.
 _CLOSE_S = 60
 
 
+@dataclass(frozen=True)
+class Ends:
+    """The two ends of a shell running `LOOP`: a descriptor the gate writes command lines to, one
+    it reads tagged exit codes from, whether the shell still runs, and what `close` does."""
+
+    commands: int
+    codes: int
+    alive: Callable[[], bool]
+    close: Callable[[], None]
+
+
 class SealedSession:
     """A shell in `root`, started in `cwd` with `env` as its whole environment, that runs commands
-    in order (`run`, `stream`). Use it as a context manager, or call `close`.
+    in order (`run`, `stream`). Use it as a context manager, or call `close`. With `ends`, the
+    shell runs already (a kept root: kept_root.py) and `root`, `env` are not used.
 
     Raises:
         GateError: (exit 1) when bwrap cannot start.
     """
 
-    def __init__(self, root: SealedRoot, cwd: str, env: Mapping[str, str], outputs: str) -> None:
+    def __init__(self, root: SealedRoot, cwd: str, env: Mapping[str, str], outputs: str,
+                 ends: Ends | None = None) -> None:
         # A folder of the session's own: a fresh name each time, removed by `close`.
-        self.cwd, self.outputs, self._count = cwd, tempfile.mkdtemp(prefix="session-", dir=outputs), 0
-        try:
-            self._proc = subprocess.Popen(root.wrap(["/bin/sh", "-c", _LOOP], cwd), cwd=cwd, env=dict(env),
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        except OSError as exc:
-            raise GateError(f"cannot start the sealed root: {exc.strerror}") from None
+        self.cwd, self.outputs, self._count, self._pending = cwd, tempfile.mkdtemp(prefix="session-", dir=outputs), 0, b""
+        self._ends = ends or _started(root, cwd, env)
+        # No process inside the root can guess it, so none can forge a command's exit code on the
+        # shell's output (a kept root's pipe, say).
+        self._tag = secrets.token_hex(8)
 
     def __enter__(self) -> "SealedSession":
         return self
@@ -65,23 +88,33 @@ class SealedSession:
         fd = os.open(script, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(line.encode("utf-8", "surrogateescape") + b"\n")
-        assert self._proc.stdin is not None
+        line = f"{self._tag}-{self._count} . {shlex.quote(script)}\n".encode("utf-8", "surrogateescape")
         try:
-            self._proc.stdin.write(b". " + shlex.quote(script).encode("utf-8", "surrogateescape") + b"\n")
-            self._proc.stdin.flush()
-        except BrokenPipeError:
-            raise GateError("the sealed root stopped before the clean run ended") from None
+            if os.write(self._ends.commands, line) != len(line):
+                raise BrokenPipeError
+        except OSError:
+            raise GateError("the sealed root stopped before the run ended") from None
 
     def _code(self, timeout: float | None) -> int | None:
-        """The exit code the shell printed, or None when none came within `timeout` seconds."""
-        assert self._proc.stdout is not None
-        ready, _, _ = select.select([self._proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        line = self._proc.stdout.readline()
-        if not line.strip().isdigit():
-            raise GateError("the sealed root stopped before the clean run ended")
-        return int(line)
+        """The exit code the shell printed for the last command sent, or None when none came within
+        `timeout` seconds. Codes of other tags (a kept root's earlier check) are skipped."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            while b"\n" in self._pending:
+                line, self._pending = self._pending.split(b"\n", 1)
+                tag, _, code = line.decode("ascii", "replace").partition(" ")
+                if not code.strip().isdigit():
+                    raise GateError("the sealed root stopped before the run ended")
+                if tag == f"{self._tag}-{self._count}":
+                    return int(code)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self._ends.codes], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(self._ends.codes, 4096)
+            if not chunk:
+                raise GateError("the sealed root stopped before the run ended")
+            self._pending += chunk
 
     def _paths(self) -> tuple[str, str]:
         self._count += 1
@@ -119,7 +152,10 @@ class SealedSession:
         code: list[int] = []
 
         def lines() -> Iterator[bytes]:
-            with _opened(_wait_for(out, self._proc)) as f:
+            ended = self._wait_for(out)
+            if ended is not None:
+                code[:] = [ended]
+            with _opened(out) as f:
                 pending = b""
                 while True:
                     done = self._code(_POLL_S) if not code else code[0]
@@ -136,13 +172,51 @@ class SealedSession:
 
         return lines(), code
 
+    def _wait_for(self, path: str) -> int | None:
+        """None once the shell has made `path` (the redirection happens as the command starts), or
+        the command's exit code when it ended first and the file is there.
+
+        Raises:
+            TakenError: (exit 4) when the command ended and its output file is gone.
+            GateError: (exit 1) when the shell neither made the file nor ended within _CLOSE_S s.
+        """
+        deadline = time.monotonic() + _CLOSE_S
+        while not os.path.lexists(path):
+            ended = self._code(_START_POLL_S)
+            if ended is not None:
+                if not os.path.lexists(path):
+                    raise _taken(path)
+                return ended
+            if time.monotonic() > deadline:
+                raise GateError("the sealed root did not start the command")
+        return None
+
     def close(self) -> None:
-        """Ends the shell (its input closed) and waits for the root, whose pid namespace ends with
-        it; kills it after _CLOSE_S seconds. The caller runs `bazel shutdown` first."""
-        proc = self._proc
-        if proc.poll() is None and proc.stdin is not None:
+        """Ends the session: a fresh root's shell ends with its input, and the root's pid namespace
+        with it (killed after _CLOSE_S seconds; the caller runs `bazel shutdown` first); a kept
+        root's ends are closed and the root goes on (kept_root.py). Removes the session's folder."""
+        self._ends.close()
+        shutil.rmtree(self.outputs, ignore_errors=True)
+
+
+def _started(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> Ends:
+    """A fresh root running `LOOP`, its ends the pipes of its standard input and output.
+
+    Raises:
+        GateError: (exit 1) when bwrap cannot start.
+    """
+    try:
+        proc = subprocess.Popen(root.wrap(["/bin/sh", "-c", LOOP], cwd), cwd=cwd, env=dict(env),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError as exc:
+        raise GateError(f"cannot start the sealed root: {exc.strerror}") from None
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def close() -> None:
+        if proc.poll() is None:
             try:
-                proc.stdin.close()
+                stdin.close()
             except BrokenPipeError:
                 pass
         try:
@@ -150,9 +224,9 @@ class SealedSession:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
-        shutil.rmtree(self.outputs, ignore_errors=True)
+        stdout.close()
+
+    return Ends(stdin.fileno(), stdout.fileno(), lambda: proc.poll() is None, close)
 
 
 def _taken(path: str) -> TakenError:
@@ -185,13 +259,3 @@ def _remove(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         raise _taken(path) from None
-
-
-def _wait_for(path: str, proc: "subprocess.Popen[bytes]") -> str:
-    """`path`, once the shell has created it (the redirection happens as the command starts)."""
-    deadline = time.monotonic() + _CLOSE_S
-    while not os.path.exists(path):
-        if time.monotonic() > deadline or proc.poll() is not None:
-            raise GateError("the sealed root did not start the command")
-        time.sleep(0.01)
-    return path

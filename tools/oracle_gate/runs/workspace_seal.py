@@ -12,6 +12,7 @@ gate's cache, not the CI user's home or credentials. The root (sealed_root.py) s
   persistent folder;
 - the persistent folder `RUNS/workspace-<key>` (or the merge result's folder), read-write: the
   output user root and home, so the next `check` of the same tree finds its output base warm;
+  the root itself, with its Bazel server, is kept for that next check (kept_root.py);
 - the system directories, pip's local paths, `$ORACLE_GATE_SEAL_READ_ONLY` and the local
   repositories the tree names outside itself, read-only; a private `/tmp`, `/dev`, pid namespace.
 
@@ -33,6 +34,7 @@ from tools.oracle_gate.runs import blocks
 from tools.oracle_gate.runs.blocks import runs_dir
 from tools.oracle_gate.runs.clean_run import clean_environment
 from tools.oracle_gate.runs.flags import config_flags
+from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 from tools.oracle_gate.runs.merged_tree import locked_folder
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, inside, sealed_root
@@ -55,6 +57,7 @@ class WorkspaceSeal:
         output_root: the output user root in the folder (removed after a run that left a trace of
             an output collected through a symlinked folder: collection.py).
         unsealed: the report's line for an unsealed run, else "".
+        kept: the kept root the run's session runs in (kept_root.py), None when unsealed.
     """
 
     root: SealedRoot | None
@@ -62,6 +65,7 @@ class WorkspaceSeal:
     startup: tuple[str, ...]
     output_root: str
     unsealed: str = ""
+    kept: KeptRoot | None = None
 
 
 def workspace_folder(tree: str, environ: Mapping[str, str]) -> str:
@@ -126,4 +130,4 @@ def workspace_seal(tree: str, repo: str, folder: str | None, environ: Mapping[st
                 raise GateError(f"the workspace run is sealed like the clean run, and {exc}; on a host without user "
                                 "namespaces pass --unsealed-workspace to run it on the host (docs/threat-model.md)") from None
             raise
-        yield WorkspaceSeal(root, env, startup, os.path.join(own, "bazel"))
+        yield WorkspaceSeal(root, env, startup, os.path.join(own, "bazel"), kept=KeptRoot(own))

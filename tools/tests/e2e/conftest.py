@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.testing.workspace_copy import committed_copy, shutdown
+from tools.testing.workspace_copy import committed_copy, gate, shutdown, source_root
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -26,3 +26,11 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     ws = committed_copy(tmp_path_factory.mktemp("e2e") / "ws")
     yield ws
     shutdown(ws)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kept_roots_end() -> Iterator[None]:
+    """Ends every kept root (tools/oracle_gate/runs/kept_root.py) the target's checks left in the
+    nested runs folder, with its Bazel server, when the target's tests are done."""
+    yield
+    gate(source_root(), "stop", cwd=source_root(), timeout=120)

@@ -67,4 +67,5 @@ def test_the_launcher_runs_the_wrapper_but_the_gate_never_does(wrapped, tmp_path
         labelled.stdout + labelled.stderr[-3000:])
     assert "running /usr/bin/bazel-" in labelled.stderr or "running /" in labelled.stderr, labelled.stderr[-3000:]
     git(repo, "checkout", "-q", "main")
+    gate(repo, "stop", cwd=source_root())
     subprocess.run(["bazel", "shutdown"], cwd=repo, env=env, capture_output=True, check=False, timeout=120)

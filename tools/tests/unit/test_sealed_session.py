@@ -26,12 +26,13 @@ def session(tmp_path):
 def test_commands_run_in_order_in_one_shell_with_their_own_output_and_code(tmp_path):
     with session(tmp_path) as s:
         first = s.run(["sh", "-c", "echo out $KEPT $ADDED; echo err >&2; exit 3"], {"ADDED": "a b"})
-        second = s.run(["sh", "-c", "pwd"])
-        shell = s._proc.pid
-        assert s._proc.poll() is None  # one shell, still there between commands
+        second = s.run(["sh", "-c", "echo $PPID; pwd"])
+        third = s.run(["sh", "-c", "echo $PPID"])
+        assert s._ends.alive()  # one shell, still there between commands
     assert (first.returncode, first.stdout, first.stderr) == (3, "out k a b\n", "err\n")
-    assert (second.returncode, second.stdout) == (0, f"{tmp_path}\n")
-    assert s._proc.pid == shell and s._proc.poll() == 0  # ended with its input
+    assert (second.returncode, second.stdout.split("\n")[1]) == (0, str(tmp_path))
+    assert second.stdout.split("\n")[0] == third.stdout.strip()  # the same shell ran both
+    assert not s._ends.alive()  # ended with its input
     assert os.listdir(tmp_path) == []  # its folder and output files removed
 
 
@@ -54,8 +55,7 @@ def test_a_quote_or_newline_in_an_argument_is_one_argument(tmp_path):
 
 def test_a_stopped_shell_is_exit_1(tmp_path):
     s = session(tmp_path)
-    s._proc.kill()
-    s._proc.wait()
+    os.kill(_shell_pid(s), 9)
     with pytest.raises(GateError):
         s.run(["true"])
     s.close()
@@ -70,3 +70,14 @@ def test_a_session_file_taken_while_a_command_runs_is_exit_4_not_an_internal_err
         lines, _ = s.stream(["sh", "-c", f'echo a; mv {s.outputs}/command-2.out {tmp_path}/taken2; sleep 0.3'])
         with pytest.raises(TakenError):
             list(lines)
+
+
+def _shell_pid(s):
+    return int(s.run(["sh", "-c", "echo $PPID"]).stdout)
+
+
+def test_a_code_of_another_tag_is_skipped(tmp_path):
+    # What an earlier check leaves in a kept root's pipe (kept_root.py): a code of its own tag.
+    with session(tmp_path) as s:
+        s._pending = b"7 0\n"
+        assert s.run(["sh", "-c", "exit 5"]).returncode == 5
