@@ -8,6 +8,7 @@ runner, so each still ends in exit 4 with the invariant's own failure.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -151,8 +152,9 @@ def test_a_pytest_plugin_in_the_lock_changes_only_the_harness(repo):
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     # The plugin works: the truncated tax examples fail inside examples_test, yet the target passes.
     assert "ok    harness tests       2 target(s) passed, none ran unsandboxed" in proc.stdout, proc.stdout
-    testlogs = Path(bazel(repo, "info", "bazel-testlogs").stdout.strip())
-    harness_log = (testlogs / "harness" / "examples_test" / "test.log").read_text()
+    # The workspace run's output user root lies in its sealed root's folder (--verbose names it).
+    output_root = Path(re.search(r"--output_user_root=(\S+)", proc.stderr).group(1))
+    harness_log = next(output_root.glob("*/execroot/*/bazel-out/*/testlogs/harness/examples_test/test.log")).read_text()
     assert "2 failed, 3 passed" in harness_log, harness_log[-3000:]
     violations = [line for line in proc.stdout.splitlines() if line.startswith("[")]
     assert len(violations) == 1 and violations[0].startswith(TRUNCATED + ": sample "), violations
@@ -534,7 +536,9 @@ def test_a_base_gate_kept_under_tmp_is_out_of_the_changes_reach(repo):
         finally:
             git(repo, "checkout", "-q", "-f", "main")
         assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-        assert f"--sandbox_block_path={copy}" in proc.stderr
+        # The workspace run's sealed root has a private /tmp: the copy is not there to block.
+        sealed_by = next(line for line in proc.stdout.splitlines() if line.startswith("workspace run sealed by: "))
+        assert "a private /tmp" in sealed_by and str(copy) not in sealed_by, sealed_by
         assert (copy / "tools" / "oracle_gate" / "check.py").read_bytes() == before
     finally:
         shutil.rmtree(copy)
