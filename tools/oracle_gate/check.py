@@ -876,10 +876,17 @@ def default_workspace_runner(salt: str, repo: str, salted: frozenset[str] | None
                                                          startup_flags=list(MERGED_TREE_STARTUP) if merged else [],
                                                          block=block))
                 return replace(found, unsealed=seal.unsealed)
-            found = run_bazel(tree, seal.env, RunSpec(flags=run_flags(salt, "workspace", salted),
-                                                      startup_flags=list(seal.startup), block=block,
-                                                      sealed_root=seal.root, exact_env=True, one_server=True,
-                                                      kept=seal.kept))
+            if seal.kept is not None and seal.kept.unclean():  # the last check was killed as it ran
+                seal.kept.end()
+                remove_tree(seal.output_root)
+            try:
+                found = run_bazel(tree, seal.env, RunSpec(flags=run_flags(salt, "workspace", salted),
+                                                          startup_flags=list(seal.startup), block=block,
+                                                          sealed_root=seal.root, exact_env=True, one_server=True,
+                                                          kept=seal.kept))
+            except BaseException:  # the root ended with the error; what its actions left goes too
+                remove_tree(seal.output_root)
+                raise
             if found.collected:  # what the trick took stays in no server or output base a later check reuses
                 if seal.kept is not None:
                     seal.kept.end()

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tools.oracle_gate.errors import PREFIX, GateError
+from tools.oracle_gate.errors import PREFIX, GateError, TakenError
 from tools.oracle_gate.runs.bazel_binary import resolve as resolve_bazel
 from tools.oracle_gate.runs.blocks import (
     block_flags,
@@ -573,7 +573,9 @@ class _Run:
         the other runs' folders that vanished meanwhile.
 
         Raises:
-            GateError: (exit 1) when another blocked path went missing, or folders keep vanishing.
+            TakenError: (exit 4) when a blocked path of this run's own went missing: the change's
+                action took it through output collection.
+            GateError: (exit 1) when other runs' folders keep vanishing.
         """
         for attempt in range(VANISHED_RETRIES + 1):
             change = self.bazel("test", [*self.flags, f"--build_tag_filters=-{JUDGE_TAG}",
@@ -586,9 +588,13 @@ class _Run:
             if change.exit_code != 1 or not vanished:
                 return change
             others = vanished - set(self.siblings)
-            if others or attempt == VANISHED_RETRIES:
-                raise GateError(f"Bazel could not block {sorted(others or vanished)[0]} from the sandbox: it "
-                                "vanished during the run; run the gate again")
+            if others:  # a path of this run's own: only output collection moves one away mid-run
+                raise TakenError(f"Bazel could not block {sorted(others)[0]} from the sandbox: it went missing while "
+                                 "the change's code ran, as a folder an action's output collected through a symlinked "
+                                 "folder takes (docs/threat-model.md)")
+            if attempt == VANISHED_RETRIES:
+                raise GateError(f"Bazel could not block {sorted(vanished)[0]} from the sandbox: another run's folder "
+                                "kept vanishing during the run; run the gate again")
             self.siblings = [s for s in self.siblings if os.path.exists(s)]
         raise AssertionError("unreachable")
 

@@ -9,14 +9,16 @@ outside the root, so nothing inside the root (an action, or Bazel's server colle
 outputs through a symlinked folder) can reach them. Each check:
 
 - attaches to the kept root when its key (the sha256 of bwrap's whole command line, the shell's
-  environment and working folder, and the device and inode of every folder the root shows) is the
-  one this check would start, its first process is the one the state file names, and the last
-  check that used it ended normally; else it ends that root and starts a new one;
-- at the end, kills every process in the root but its first process, the shell (with what it runs
-  while it waits) and Bazel's server (with its workers): a daemon an action forked does not see
-  the next check;
+  environment and working folder, and the device and inode of every folder the root shows or
+  masks) is the one this check would start, its first process is the one the state file names,
+  every folder it shows or masks is still mounted in it, and the last check that used it ended
+  normally; else it ends that root and starts a new one;
+- before its first command and after its last, kills every process in the root but its first
+  process, the shell (with what it runs while it waits) and Bazel's server (with its workers): a
+  daemon an action forked does not see the next check; and empties the root's `/tmp` and `/dev/shm`;
 - ends the root when the run raised an error, and when the caller asks (`end`: a trace of an
-  output collected through a symlinked folder, collection.py).
+  output collected through a symlinked folder, collection.py); the caller then removes the output
+  user root, as it does after a check that did not end normally (`unclean`).
 
 The shell ends after `IDLE_S` seconds without a command, and the root with it. `oracle-gate stop`
 ends every kept root of the runs folder at once (`stop_all`).
@@ -26,9 +28,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -46,6 +50,8 @@ IDLE_S = 10800
 KEPT_LOOP = (f'while l=$(timeout {IDLE_S} sh -c \'read -r l && printf "%s" "$l"\'); do '
              'tag=${l%% *}; line=${l#* }; eval "$line"; printf "%s %s\\n" "$tag" "$?"; done')
 SUFFIX = ".kept"
+# The root's private folders every action can write, emptied between checks.
+_PRIVATE = ("/tmp", "/dev/shm")
 _STATE, _COMMANDS, _CODES, _IN_USE = "state.json", "commands", "codes", "in-use"
 
 
@@ -71,10 +77,13 @@ class KeptRoot:
             GateError: (exit 1) when the channel folder cannot be made or bwrap cannot start.
         """
         key = root_key(root, cwd, env)
-        ends = self._attached(key) or self._started(root, cwd, env, key)
+        attached = self._attached(key, root)
+        ends = attached or self._started(root, cwd, env, key)
         session = SealedSession(root, cwd, env, root.folder, ends)
         ended = True
         try:
+            if attached is not None:  # what the last check's actions left in the root's own /tmp
+                session.run(empty_private(root))
             yield session
             ended = False
         finally:
@@ -84,6 +93,12 @@ class KeptRoot:
             else:
                 self.sweep()
                 _unlink(self._path(_IN_USE))
+
+    def unclean(self) -> bool:
+        """True when the last check that used the root did not end normally (the gate was killed
+        while it ran): its invocation may have gone on unwatched, so the caller ends the root and
+        discards the output base before this check (workspace run: check.py)."""
+        return os.path.lexists(self._path(_IN_USE))
 
     def _state(self) -> dict[str, object] | None:
         """The state file's record, or None when there is none or it cannot be read."""
@@ -104,12 +119,12 @@ class KeptRoot:
         stat = _stat(pid)
         return pid if stat is not None and stat[2] == state.get("start") and stat[1] != "Z" else None
 
-    def _attached(self, key: str) -> Ends | None:
+    def _attached(self, key: str, root: SealedRoot) -> Ends | None:
         """The ends of the kept root when it is the one for `key`, runs, and was left by a check
         that ended normally; else None, after ending whatever root was there."""
         state = self._state()
         fresh = state is not None and state.get("key") == key and self._first() is not None
-        if not fresh or os.path.lexists(self._path(_IN_USE)):
+        if not fresh or os.path.lexists(self._path(_IN_USE)) or not self._mounted(root):
             self.end()
             return None
         try:
@@ -181,6 +196,18 @@ class KeptRoot:
 
         return Ends(commands, codes, lambda: self._first() is not None, close)
 
+    def _mounted(self, root: SealedRoot) -> bool:
+        """True when every folder the root shows or masks is still a mount point inside it: the
+        kernel drops a mount whose place on the host was removed (a `.git` made anew), and an inode
+        number can come back for a new folder, so the key alone cannot tell."""
+        inner = [pid for pid, (ppid, _) in _processes().items() if ppid == self._first()]
+        try:
+            with open(f"/proc/{inner[0]}/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+                points = {_unescape(line.split()[4]) for line in f if len(line.split()) > 4}
+        except (IndexError, OSError):
+            return False
+        return {root.folder, *root.trees, *root.read_only, *root.masked} <= points
+
     def members(self) -> dict[int, tuple[int, list[int]]]:
         """The root's processes: host pid -> (host pid of its parent, its pids from the host's pid
         namespace inward: /proc's `NSpid`); empty when the root does not run."""
@@ -194,8 +221,8 @@ class KeptRoot:
         return {pid: (ppid, nspid) for pid, (ppid, nspid) in _processes().items() if _namespace(pid) == namespace}
 
     def sweep(self) -> list[int]:
-        """Kills (SIGKILL) every process of the root but its first (pid 1 inside), the shell with
-        its descendants (the command reader it waits on) and each Bazel server of the root's output
+        """Kills (SIGKILL) every process of the root but its first (pid 1 inside), the shell (pid 2
+        inside, the command pid 1 started) with its descendants (the command reader it waits on) and each Bazel server of the root's output
         bases with its descendants (the persistent workers). Run between checks, when no command runs.
 
         Returns:
@@ -204,7 +231,9 @@ class KeptRoot:
         members = self.members()
         inside = {nspid[-1]: pid for pid, (_, nspid) in members.items()}
         kept = {pid for pid, (_, nspid) in members.items() if nspid[-1] == 1}
-        shell = [pid for pid, (ppid, _) in members.items() if ppid in kept and _command(pid)[:3] == ["/bin/sh", "-c", KEPT_LOOP]]
+        # The shell is the one command bwrap's pid 1 started: pid 2 inside (its `sh -c` execs the
+        # loop), whatever another process's command line says.
+        shell = [pid for pid, (ppid, nspid) in members.items() if ppid in kept and nspid[-1] == 2]
         servers = [inside[n] for n in self._server_pids() if n in inside]
         roots = set(shell) | set(servers)
         for pid in members:
@@ -252,9 +281,10 @@ class KeptRoot:
 
 def root_key(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> str:
     """The sha256 (hex) of what a kept root is: bwrap's command line, the environment, the working
-    folder, and (device, inode) of every folder the root shows (a folder made anew at the same
-    path is not the one a running root shows)."""
-    shown = [root.folder, *root.trees, *root.read_only]
+    folder, and (device, inode) of every folder the root shows or masks (a folder made anew at the
+    same path is not the one a running root shows; a masked one made anew is no longer masked
+    there: the kernel drops a mount whose place was removed)."""
+    shown = [root.folder, *root.trees, *root.read_only, *root.masked]
     stats = []
     for path in shown:
         try:
@@ -265,6 +295,20 @@ def root_key(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> str:
     text = json.dumps([root.wrap(["/bin/sh", "-c", KEPT_LOOP], cwd, die_with_parent=False), sorted(env.items()), cwd,
                        stats])
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def empty_private(root: SealedRoot) -> list[str]:
+    """The command that empties the root's private `/tmp` and `/dev/shm` inside it, but for the
+    JVM's performance-data folders of its servers (`hsperfdata_USER`, which actions cannot write)
+    and the first folder on the way to each host path the root shows there (a bound folder is the
+    host's own: never emptied)."""
+    spared = {"hsperfdata_*"}
+    for path in (root.folder, *root.trees, *root.read_only, *root.masked):
+        for top in _PRIVATE:
+            if path.startswith(top + "/"):
+                spared.add(glob.escape(path[len(top) + 1:].split("/", 1)[0]))
+    tests = [arg for name in sorted(spared) for arg in ("!", "-name", name)]
+    return ["find", *_PRIVATE, "-mindepth", "1", "-maxdepth", "1", *tests, "-exec", "rm", "-rf", "{}", "+"]
 
 
 def stop_all(runs: str) -> int:
@@ -310,21 +354,18 @@ def _processes() -> dict[int, tuple[int, list[int]]]:
     return found
 
 
+def _unescape(field: str) -> str:
+    """A path field of /proc/PID/mountinfo with its octal escapes (`\\040` for a space, proc(5))
+    undone."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
 def _namespace(pid: int) -> str | None:
     """The pid namespace of `pid` (/proc/PID/ns/pid's link), or None when it is gone."""
     try:
         return os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:
         return None
-
-
-def _command(pid: int) -> list[str]:
-    """The command line of `pid`, or [] when it is gone."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return [part.decode("utf-8", "surrogateescape") for part in f.read().split(b"\0")[:-1]]
-    except OSError:
-        return []
 
 
 def _descends(pid: int, roots: set[int], members: Mapping[int, tuple[int, list[int]]]) -> bool:

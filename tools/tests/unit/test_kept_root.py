@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.runs.kept_root import SUFFIX, KeptRoot, stop_all
+from tools.oracle_gate.runs.kept_root import KEPT_LOOP, SUFFIX, KeptRoot, stop_all
 from tools.oracle_gate.runs.sealed_root import sealed_root
 
 ENV = {"PATH": "/usr/bin:/bin"}
@@ -78,15 +78,45 @@ def test_a_daemon_a_command_forked_dies_with_the_session_the_server_does_not(fol
     kept = KeptRoot(str(folder))
     root = sealed_root(str(folder), ENV, [])
     start = "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!"
+    # A process that copies the shell's command line is not the shell.
+    mimic = "setsid /bin/sh -c \"$0\" </dev/null >/dev/null 2>&1 & echo $!"
     with kept.session(root, str(folder), ENV) as s:
         server = s.run(["sh", "-c", start]).stdout.strip()
         daemon = s.run(["sh", "-c", start]).stdout.strip()
+        copy = s.run(["sh", "-c", mimic, KEPT_LOOP.replace("timeout 10800", "timeout 1000")]).stdout.strip()
+        (folder / "tmp-mark").write_text("x")
+        s.run(["sh", "-c", "touch /tmp/left /dev/shm/left"])
         pid_file = folder / "bazel" / "0123" / "server" / "server.pid.txt"
         pid_file.parent.mkdir(parents=True)
         pid_file.write_text(server)
     with kept.session(root, str(folder), ENV) as s:
-        alive = s.run(["sh", "-c", f"kill -0 {server} && echo server; kill -0 {daemon} 2>/dev/null && echo daemon"])
-        assert alive.stdout.split() == ["server"]
+        alive = s.run(["sh", "-c", f"kill -0 {server} && echo server; kill -0 {daemon} 2>/dev/null && echo daemon; "
+                                   f"kill -0 {copy} 2>/dev/null && echo copy; ls /tmp /dev/shm"])
+        words = alive.stdout.split()
+        assert words[0] == "server" and not {"daemon", "copy", "left"} & set(words), alive.stdout
+
+
+def test_a_masked_folder_made_anew_is_another_root(folder, tmp_path):
+    # The kernel drops a mask whose place was removed: a `.git` made anew would show in the old root.
+    tree = tmp_path / "tree"
+    (tree / ".git").mkdir(parents=True)
+    (tree / ".git" / "config").write_text("token\n")
+    root = sealed_root(str(folder), ENV, [str(tree / ".git")], trees=[str(tree)])
+    kept = KeptRoot(str(folder))
+    look = ["sh", "-c", f"cat {tree}/.git/config 2>&1"]
+    with kept.session(root, str(folder), ENV) as s:
+        assert "token" not in s.run(look).stdout
+    first = kept._first()
+    with kept.session(root, str(folder), ENV) as s:
+        assert "token" not in s.run(look).stdout
+    assert kept._first() == first  # attached: the same root, the mask in place
+    (tree / ".git" / "config").unlink()
+    (tree / ".git").rmdir()
+    (tree / ".git").mkdir()  # whatever inode number it gets
+    (tree / ".git" / "config").write_text("token\n")
+    with kept.session(root, str(folder), ENV) as s:
+        again = s.run(look).stdout
+    assert kept._first() not in (None, first) and "token" not in again, again  # a new root, masking it again
 
 
 def test_nothing_of_the_channel_is_inside_the_root(folder):
