@@ -15,7 +15,8 @@ outputs through a symlinked folder) can reach them. Each check:
   normally; else it ends that root and starts a new one;
 - before its first command and after its last, kills every process in the root but its first
   process, the shell (with what it runs while it waits) and Bazel's server (with its workers): a
-  daemon an action forked does not see the next check; and empties the root's `/tmp` and `/dev/shm`;
+  daemon an action forked does not see the next check (the root's private `/tmp` and `/dev/shm`
+  are kept: docs/threat-model.md says what that leaves);
 - ends the root when the run raised an error, and when the caller asks (`end`: a trace of an
   output collected through a symlinked folder, collection.py); the caller then removes the output
   user root, as it does after a check that did not end normally (`unclean`).
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import glob
 import hashlib
 import json
 import os
@@ -50,8 +50,6 @@ IDLE_S = 10800
 KEPT_LOOP = (f'while l=$(timeout {IDLE_S} sh -c \'read -r l && printf "%s" "$l"\'); do '
              'tag=${l%% *}; line=${l#* }; eval "$line"; printf "%s %s\\n" "$tag" "$?"; done')
 SUFFIX = ".kept"
-# The root's private folders every action can write, emptied between checks.
-_PRIVATE = ("/tmp", "/dev/shm")
 _STATE, _COMMANDS, _CODES, _IN_USE = "state.json", "commands", "codes", "in-use"
 
 
@@ -77,13 +75,10 @@ class KeptRoot:
             GateError: (exit 1) when the channel folder cannot be made or bwrap cannot start.
         """
         key = root_key(root, cwd, env)
-        attached = self._attached(key, root)
-        ends = attached or self._started(root, cwd, env, key)
+        ends = self._attached(key, root) or self._started(root, cwd, env, key)
         session = SealedSession(root, cwd, env, root.folder, ends)
         ended = True
         try:
-            if attached is not None:  # what the last check's actions left in the root's own /tmp
-                session.run(empty_private(root))
             yield session
             ended = False
         finally:
@@ -295,20 +290,6 @@ def root_key(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> str:
     text = json.dumps([root.wrap(["/bin/sh", "-c", KEPT_LOOP], cwd, die_with_parent=False), sorted(env.items()), cwd,
                        stats])
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def empty_private(root: SealedRoot) -> list[str]:
-    """The command that empties the root's private `/tmp` and `/dev/shm` inside it, but for the
-    JVM's performance-data folders of its servers (`hsperfdata_USER`, which actions cannot write)
-    and the first folder on the way to each host path the root shows there (a bound folder is the
-    host's own: never emptied)."""
-    spared = {"hsperfdata_*"}
-    for path in (root.folder, *root.trees, *root.read_only, *root.masked):
-        for top in _PRIVATE:
-            if path.startswith(top + "/"):
-                spared.add(glob.escape(path[len(top) + 1:].split("/", 1)[0]))
-    tests = [arg for name in sorted(spared) for arg in ("!", "-name", name)]
-    return ["find", *_PRIVATE, "-mindepth", "1", "-maxdepth", "1", *tests, "-exec", "rm", "-rf", "{}", "+"]
 
 
 def stop_all(runs: str) -> int:
