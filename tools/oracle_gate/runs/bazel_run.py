@@ -185,7 +185,7 @@ class Launcher:
         """
         proc = self._run("help", "test")
         if proc.returncode != 0:
-            raise GateError(f"`bazel help test` failed (exit {proc.returncode}): {failure_cause(proc.stderr)}")
+            raise GateError(f"`bazel help test` failed (exit {proc.returncode}): {visible(failure_cause(proc.stderr))}")
         return proc.stdout
 
     def info(self, flags: Sequence[str], *keys: str) -> dict[str, str]:
@@ -209,9 +209,8 @@ class Launcher:
         if len(keys) == 1 and proc.stdout.strip() and not values:
             values[keys[0]] = proc.stdout.strip()
         if proc.returncode != 0 or set(values) != set(keys):
-            error_lines = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
-            shown = visible((error_lines or proc.stderr.strip().splitlines()[-1:] or [str(proc.returncode)])[0])
-            raise GateError(f"`bazel info {' '.join(keys)}` failed: {shown}{bzlmod_hint(self.repo)}")
+            raise GateError(f"`bazel info {' '.join(keys)}` failed: {visible(failure_cause(proc.stderr))}"
+                            f"{bzlmod_hint(self.repo)}")
         return values
 
     def _relayed(self, cmd: list[str], tmpdir: str | None, quiet: bool) -> tuple[list[str], list[str], int]:
