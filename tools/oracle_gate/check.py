@@ -19,7 +19,6 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.hidden_phase import HiddenRun, hidden_phase
 from tools.oracle_gate.runs.workspace_seal import workspace_seal
-from tools.oracle_gate.runs.clean_run import remove_tree
 from tools.oracle_gate.runs.blocks import repository_blocks
 from tools.oracle_gate import hidden
 from tools.oracle_gate.approval.policy import HIDDEN_OPTIONAL, HIDDEN_REQUIRED
@@ -877,20 +876,17 @@ def default_workspace_runner(salt: str, repo: str, salted: frozenset[str] | None
                                                          block=block))
                 return replace(found, unsealed=seal.unsealed)
             if seal.kept is not None and seal.kept.unclean():  # the last check was killed as it ran
-                seal.kept.end()
-                remove_tree(seal.output_root)
+                seal.discard()
             try:
                 found = run_bazel(tree, seal.env, RunSpec(flags=run_flags(salt, "workspace", salted),
                                                           startup_flags=list(seal.startup), block=block,
                                                           sealed_root=seal.root, exact_env=True, one_server=True,
                                                           kept=seal.kept))
-            except BaseException:  # the root ended with the error; what its actions left goes too
-                remove_tree(seal.output_root)
+            except BaseException:
+                seal.discard()
                 raise
-            if found.collected:  # what the trick took stays in no server or output base a later check reuses
-                if seal.kept is not None:
-                    seal.kept.end()
-                remove_tree(seal.output_root)
+            if found.collected:  # what the trick took
+                seal.discard()
             return found
 
     return run

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.runs import blocks
 from tools.oracle_gate.runs.blocks import runs_dir
-from tools.oracle_gate.runs.clean_run import clean_environment
+from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
 from tools.oracle_gate.runs.flags import config_flags
 from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.local_paths import local_paths, outside
@@ -66,6 +66,14 @@ class WorkspaceSeal:
     output_root: str
     unsealed: str = ""
     kept: KeptRoot | None = None
+
+    def discard(self) -> None:
+        """Ends the kept root (if any) and removes the output user root, so that nothing the
+        change's actions left (a link in the output tree, a file taken through output collection)
+        is in a server or an output base a later check reuses."""
+        if self.kept is not None:
+            self.kept.end()
+        remove_tree(self.output_root)
 
 
 def workspace_folder(tree: str, environ: Mapping[str, str]) -> str:
