@@ -61,13 +61,20 @@ NOT_RUN_WHY = ("protected paths changed without the label, so neither the oracle
 
 @dataclass
 class CheckLine:
-    """One line of the per-check summary: name, `ok`/`FAIL`, a short detail, and the check's
-    violations (for reports that group them by check, such as `--junit`)."""
+    """One line of the per-check summary: name, `ok`/`FAIL` (or `NOT RUN`: `ok` and `not_run`, a
+    check that fails nothing but did not run), a short detail, and the check's violations (for
+    reports that group them by check, such as `--junit`)."""
 
     name: str
     ok: bool
     detail: str
     violations: tuple[Violation, ...] = ()
+    not_run: bool = False
+
+    @property
+    def status(self) -> str:
+        """The summary's word: `ok`, `FAIL` or `NOT RUN`."""
+        return "FAIL" if not self.ok else "NOT RUN" if self.not_run else "ok"
 
 
 @dataclass(frozen=True)
@@ -79,12 +86,14 @@ class Findings:
         violations: what fails the gate, in report order.
         detail: the summary's detail when there is no violation.
         notes: report lines that do not fail the gate, in report order.
+        not_run: with no violation, the check did not run (`NOT RUN` in the summary, not `ok`).
     """
 
     name: str
     violations: tuple[Violation, ...]
     detail: str
     notes: tuple[str, ...] = ()
+    not_run: bool = False
 
 
 @dataclass
@@ -122,6 +131,7 @@ class Report:
     phases: Phases = field(default_factory=Phases)
     bazel_log: str = ""
     coverage: dict[str, Any] | None = None
+    hidden_not_run: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -140,7 +150,7 @@ class Report:
         if found.violations:
             self.checks.append(CheckLine(found.name, False, f"{len(found.violations)} violation(s)", found.violations))
         else:
-            self.checks.append(CheckLine(found.name, True, found.detail))
+            self.checks.append(CheckLine(found.name, True, found.detail, not_run=found.not_run))
 
     def show_outcomes(self, ids: Sequence[str], outcomes: Outcomes) -> None:
         """Records the ids that must have an outcome and what the oracle test reported (shown
@@ -507,8 +517,11 @@ def record_hidden(report: Report, plan: hidden.HiddenPlan, words: Mapping[str, s
     (`problems`), and each hidden part the phase failed (exit 4, naming only the row)."""
     if not plan.rows:
         return
-    found, detail = hidden.judge(plan, None if problems else words, observed)
-    report.record(Findings("hidden samples", (*plan.violations, *problems, *found), detail, tuple(plan.notes)))
+    judged = None if problems else words
+    found, detail = hidden.judge(plan, judged, observed)
+    report.hidden_not_run = sorted(set(plan.rows) - set(plan.delivered))
+    report.record(Findings("hidden samples", (*plan.violations, *problems, *found), detail, tuple(plan.notes),
+                           not_run=bool(report.hidden_not_run) and not plan.delivered))
 
 
 # Inputs.

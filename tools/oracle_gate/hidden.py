@@ -196,6 +196,6 @@ def judge(hidden: HiddenPlan, judged: Mapping[str, str] | None,
             found.append(Violation(errors.UNDECIDED, source, ident,
                                    "the hidden phase was given its hidden blob but did not judge it"))
     if judged is None or not hidden.delivered:
-        return found, f"{len(hidden.rows)} row(s) with hidden samples: {HIDDEN_ABSENT}"
+        return found, f"{len(hidden.rows)} row(s) with hidden samples: not run (see the note)"
     return found, (f"{passed} of {len(hidden.delivered)} row(s) passed their hidden samples in the hidden phase; "
                    f"the workspace and clean runs: {HIDDEN_ABSENT}")

@@ -25,6 +25,10 @@ from tools.oracle_gate.text import columns, runner_safe_json, visible
 
 # The formats `render` knows, for `check --format`; JUnit XML goes to a file (`check --junit`).
 FORMATS = ("text", "json", "github", "markdown")
+# The per-id tables' mark on a row whose hidden samples did not run (docs/oracles.md, "Hidden samples").
+HIDDEN_NOT_RUN_MARK = "hidden samples: NOT RUN"
+# Width of an observation digest cell (`short_digest`: 12 hex digits).
+DIGEST_WIDTH = 12
 
 
 def render(report: Report, fmt: str, repo: str) -> str:
@@ -84,8 +88,9 @@ def render_text(report: Report) -> str:
         + (f"; salt {report.salt}" if report.salt else "")
     ]
     width = max(len(c.name) for c in report.checks)
+    status_width = max(len("FAIL"), *(len(c.status) for c in report.checks))
     for c in report.checks:
-        lines.append(f"  {'ok  ' if c.ok else 'FAIL'}  {c.name.ljust(width)}  {c.detail}")
+        lines.append(f"  {c.status.ljust(status_width)}  {c.name.ljust(width)}  {c.detail}")
     if report.invariants:
         lines.append("per-id outcomes (observation digest):")
         lines.extend(_outcome_table(report))
@@ -158,14 +163,15 @@ def failing_blocks(report: Report) -> list[tuple[str, FailingSamples]]:
 def _outcome_table(report: Report) -> list[str]:
     """The per-id table: outcome and digest of the workspace run, and of the clean run beside them
     (with a header line) when there was one."""
+    marks = {i: (HIDDEN_NOT_RUN_MARK,) for i in report.hidden_not_run}
     if report.clean_outcomes is None:
-        return id_table([(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)))
-                         for i in report.invariants], (9,), indent="  ")
+        return id_table([(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)), *marks.get(i, ()))
+                         for i in report.invariants], (9, DIGEST_WIDTH), indent="  ")
     clean_observed = report.clean_observed or {}
     rows = [(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)),
-             report.clean_outcomes.get(i, "missing"), short_digest(clean_observed.get(i)))
+             report.clean_outcomes.get(i, "missing"), short_digest(clean_observed.get(i)), *marks.get(i, ()))
             for i in sorted(set(report.invariants) | set(report.clean_outcomes))]
-    return id_table(rows, (9, 12, 9), header=("id", "workspace", "", "clean"), indent="  ")
+    return id_table(rows, (9, DIGEST_WIDTH, 9, DIGEST_WIDTH), header=("id", "workspace", "", "clean"), indent="  ")
 
 
 def render_json(report: Report) -> str:
@@ -184,7 +190,8 @@ def render_json(report: Report) -> str:
             "claims": report.claims,
             "head_only": report.head_only,
             "labels": report.labels,
-            "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in report.checks],
+            "checks": [{"name": c.name, "ok": c.ok, "not_run": c.not_run, "detail": c.detail} for c in report.checks],
+            "hidden_not_run": report.hidden_not_run,
             "salt": report.salt,
             "outcomes": {i: report.outcomes.get(i, "missing") for i in report.invariants},
             "observations": {i: _observation_json(report.observed.get(i)) for i in report.invariants},
@@ -328,7 +335,8 @@ def render_markdown(report: Report) -> str:
            + f"; labels: {_cell(', '.join(report.labels)) or 'none'}"
            + (f"; salt {_cell(report.salt)}" if report.salt else ""), "",
            "| check | result | detail |", "|---|---|---|"]
-    out.extend(f"| {_cell(c.name)} | {'ok' if c.ok else '**FAIL**'} | {_cell(c.detail)} |" for c in report.checks)
+    out.extend(f"| {_cell(c.name)} | {'ok' if c.status == 'ok' else '**' + c.status + '**'} | {_cell(c.detail)} |"
+               for c in report.checks)
     if report.invariants:
         clean = report.clean_outcomes
         out += ["", "| id | workspace | digest |" + (" clean | digest |" if clean is not None else ""),
@@ -339,6 +347,8 @@ def render_markdown(report: Report) -> str:
             if clean is not None:
                 row += (f" {_cell(clean.get(ident, 'missing'))} | "
                         f"{short_digest((report.clean_observed or {}).get(ident))} |")
+            if ident in report.hidden_not_run:
+                row += f" {HIDDEN_NOT_RUN_MARK} |"
             out.append(row)
     out.extend(_markdown_failing(report))
     if report.unsealed:
@@ -399,6 +409,8 @@ def junit_xml(report: Report) -> bytes:
             lines = [visible(v.line()) for v in check.violations]
             failure = ET.SubElement(case, "failure", message=visible(check.detail))
             failure.text = "\n".join(lines)
+        elif check.not_run:
+            ET.SubElement(case, "skipped", message=visible(check.detail))
         else:
             ET.SubElement(case, "system-out").text = visible(check.detail)
     ids = _junit_ids(report)

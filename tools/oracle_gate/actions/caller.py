@@ -78,6 +78,9 @@ MAX_REPLY_BYTES = 64 << 20  # the supervisor refuses longer replies
 # side imports nothing of the gate), and the name sys.monitoring knows the recorder by.
 MAX_RAN_FUNCTIONS = 10000
 _TOOL_NAME = "oracle-gate"
+# How a row whose callables could not be loaded begins its error (observe.py starts a fresh caller
+# after such a row and holds the same words).
+LOAD_ERROR = "cannot load entry"
 # The kinds a request may have: schema.KINDS, and `reference` for the reference action's rows.
 KINDS = ("bound", "idempotent", "exact_table", "matches", "agrees", "round_trip", "monotonic", "antisymmetric",
          "composed", "reference")
@@ -291,7 +294,7 @@ def call_row(request: dict[str, object]) -> str:
     try:
         row = Row(request)  # type: ignore[arg-type]
     except _BaseException as exc:  # noqa: BLE001 - any failure to load is this row's error
-        return _dumps({"id": ident, "error": f"cannot load entry {request.get('entry')}: {_raised(exc)['raised']}"})
+        return _dumps({"id": ident, "error": f"{LOAD_ERROR} {request.get('entry')}: {_raised(exc)['raised']}"})
     seed = request.get("seed")
     _seed(seed if _type(seed) is _int else 0)
     packages = request.get("packages")

@@ -51,6 +51,8 @@ from collections.abc import Sequence
 MAX_REPLY_BYTES = 64 << 20
 STOP_GRACE_S = 5.0
 OBSERVATIONS_SCHEMA = 1
+# caller.py's LOAD_ERROR: the reply of a row whose callables could not be loaded begins with it.
+LOAD_ERROR = "cannot load entry"
 # Limits on the caller (docs/design.md section 8, "Limits"). Bytes one row's calls may write to
 # stdout and stderr; bytes of that CALLER.log keeps in all.
 OUTPUT_LIMIT_BYTES = 1 << 20
@@ -326,6 +328,16 @@ def requests(inputs: dict[str, object], generated: dict[str, object]) -> list[tu
     return out
 
 
+def _load_failed(reply: str) -> bool:
+    """Whether a caller's reply (one JSON line) says the row's callables could not be loaded
+    (`caller.call_row`'s `cannot load entry` error)."""
+    try:
+        error = json.loads(reply).get("error")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(error, str) and error.startswith(LOAD_ERROR)
+
+
 def observe(inputs: dict[str, object], generated: dict[str, object], log_fd: int) -> list[dict[str, str]]:
     """Runs every row; returns one `{"id", "reply"}` or `{"id", "error"}` entry per row, in order."""
     rows: list[dict[str, str]] = []
@@ -349,6 +361,11 @@ def observe(inputs: dict[str, object], generated: dict[str, object], log_fd: int
                 caller = None
             else:
                 rows.append({"id": ident, "reply": reply})
+                if _load_failed(reply):
+                    # A failed import can leave part of a package in sys.modules, which the next
+                    # row would import as if whole: a fresh caller imports it anew (and fails alike).
+                    caller.stop()
+                    caller = None
     finally:
         if caller is not None:
             caller.stop()

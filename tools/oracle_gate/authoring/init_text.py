@@ -61,6 +61,9 @@ protected = [
 ]
 # Top-level Python packages an oracle row's entry may name.
 production_packages = [{packages}]
+# A row with hidden samples (`hidden_sha256`) that `check --clean` cannot run (no store, --remote)
+# fails the gate (exit 1) instead of passing with a note: "required" or "optional".
+hidden = "required"
 """
 
 BUILD = """load("@oracle_gate//tools/bazel:oracle.bzl", "oracle_suites")

@@ -120,6 +120,9 @@ def test_the_real_code_passes_its_hidden_samples_and_without_a_store_they_are_a_
     proc = gate(repo, "check", "--base", "HEAD", "--clean")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert f"hidden samples: not run (ORACLE_GATE_HIDDEN_STORE is not set): {ROW}" in proc.stdout, proc.stdout
+    # Not `ok`: the summary line and the row's line in the per-id table say they did not run.
+    assert "  NOT RUN  hidden samples      1 row(s) with hidden samples: not run (see the note)" in proc.stdout, proc.stdout
+    assert re.search(rf"^  {ROW} .* hidden samples: NOT RUN$", proc.stdout, re.M), proc.stdout
 
 
 def test_answers_right_only_where_the_repository_can_see_fail_on_the_hidden_samples(repo, store, tmp_path):
@@ -163,10 +166,13 @@ def test_answers_right_only_where_the_repository_can_see_fail_on_the_hidden_samp
 # A genrule that takes a file through Bazel's output collection: its declared output's folder
 # becomes a symlink to PLACE (a shell word; `$$run` is the run's folder, `$$ex` the execution root,
 # both found from the sandbox's own path), and Bazel's server, outside the sandbox, moves the file
-# NAME from there into the change's outputs.
+# NAME from there into the change's outputs. Each genrule after the first waits for the one before
+# it (`srcs`): a take that fails (nothing of that name there) must not stop the build before the
+# takes after it ran, which Bazel's scheduling would otherwise decide.
 TAKE = """
 genrule(
     name = "take_{n}",
+    srcs = [{after}],
     outs = ["take_{n}/{name}"],
     cmd = "d=$$(pwd); ob=$${{d%/sandbox/*}}; ex=$$ob/execroot/$${{d##*/}}; run=$${{ob%/bazel/*}}; " +
           "rm -rf $(@D) && ln -s {place} $(@D)",
@@ -204,8 +210,9 @@ def attack_places(store: Path, digest: str) -> dict[str, list[tuple[str, str]]]:
         # Where the clean run's pristine tree held the hidden blob before the hidden phase.
         "pristine tree": [("$$run/tree/oracles/blobs/_hidden", f"{digest}.json")],
         # The pin check's hidden views in the output base: inputs, and the sealed expectations.
-        "views": [("$$ex/bazel-out/k8-fastbuild/bin/oracles/_hidden", "oracles.inputs.json"),
-                  ("$$ex/bazel-out/k8-fastbuild/bin/oracles/_sealed", "oracles.hidden_expectations.json")],
+        # The sealed expectations first: each run's view-building invocation writes them.
+        "views": [("$$ex/bazel-out/k8-fastbuild/bin/oracles/_sealed", "oracles.hidden_expectations.json"),
+                  ("$$ex/bazel-out/k8-fastbuild/bin/oracles/_hidden", "oracles.inputs.json")],
         # Nothing to take: the test reads another clone and the CI user's home by absolute path.
         "host files": [],
     }
@@ -226,7 +233,7 @@ def test_a_harness_that_takes_files_through_output_collection_finds_nothing(repo
     (home / "secret.txt").write_text("HOMESECRET-6160\n" * 4)
     places = attack_places(store, digest)[attack]
     build = repo / "harness/BUILD.bazel"
-    build.write_text(build.read_text() + "".join(TAKE.format(n=n, name=name, place=place)
+    build.write_text(build.read_text() + "".join(TAKE.format(n=n, name=name, place=place, after=f'":take_{n - 1}"' if n else "")
                                                  for n, (place, name) in enumerate(places))
                      + SHOW.format(data=", ".join(f'":take_{n}"' for n in range(len(places)))))
     script = repo / "harness/show_loot.sh"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import os
 import subprocess
 import sys
@@ -351,5 +352,17 @@ def test_a_failed_hidden_part_is_exit_4_naming_only_the_row_in_every_format(gate
         for secret in ("40001", "50002", "40003", "50005"):
             assert secret not in text, (fmt, secret)
     # Without the store, the same check says the hidden part did not run, and passes.
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt)
+    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt,
+                        "--junit", str(junit_file))
     assert code == 0 and "ORACLE_GATE_HIDDEN_STORE is not set" in out.replace("\\_", "_"), out
+    # ... and says so where `ok` would stand: never `ok` for hidden samples that did not run.
+    not_run = {"text": "  NOT RUN  hidden samples", "github": "  NOT RUN  hidden samples",
+               "markdown": "| hidden samples | **NOT RUN** |"}
+    if fmt == "json":
+        doc = json.loads(out)
+        assert [c["not_run"] for c in doc["checks"] if c["name"] == "hidden samples"] == [True], out
+        assert doc["hidden_not_run"] == ["add_table"]
+    else:
+        assert not_run[fmt] in out, out
+        assert re.search(r"add.?_table .*hidden samples: NOT RUN", out), out
+    assert '<skipped message="1 row(s) with hidden samples: not run' in junit_file.read_text()

@@ -60,6 +60,23 @@ def test_an_entry_that_cannot_be_imported_fails_its_row(tmp_path):
     assert result.judged["add_table"].reasons == ["cannot load entry shop.calc:add: ImportError: x"]
 
 
+def test_a_package_that_raised_on_import_fails_every_row_that_names_it(tmp_path):
+    # The package imports its submodule, then raises: the submodule stays in sys.modules, where a
+    # caller that served the first row would find it for the second.
+    files = {"shop/__init__.py": "from . import calc\nraise ImportError('x')\n", "shop/calc.py": "def add(a, b): return a + b\n"}
+    result = run_rows(tmp_path, ROWS, TABLE_BLOB, files)
+    for ident in ("add_table", "second_table"):
+        assert result.judged[ident].reasons == ["cannot load entry shop.calc:add: ImportError: x"], ident
+
+
+def test_the_supervisor_and_the_caller_name_a_load_error_alike():
+    from tools.oracle_gate.actions import caller, observe
+    assert caller.LOAD_ERROR == observe.LOAD_ERROR
+    assert observe._load_failed('{"id": "r", "error": "cannot load entry m:f: ImportError: x"}')
+    assert not observe._load_failed('{"id": "r", "results": []}')
+    assert not observe._load_failed("not json")
+
+
 def test_rebinding_the_gate_and_the_caller_changes_nothing(tmp_path):
     # Production code tries to reach the verdict functions and the caller's own helpers.
     body = WRONG_ADD + """
