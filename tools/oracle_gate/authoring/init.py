@@ -9,7 +9,9 @@ It writes what is missing and leaves what is there:
   file deleted after the first run stays deleted;
 - blocks between marker lines (`BEGIN`, `END`), each written once: the dependency on oracle-gate in
   `MODULE.bazel` or `WORKSPACE`, `.bazelrc` (the flags of docs/ci.md, "What init writes"),
-  `.gitignore` (Bazel's output links) and `.gitattributes` (`oracles/` byte-exact).
+  `.gitignore` (Bazel's output links) and `.gitattributes` (`oracles/` byte-exact);
+- inside its `.gitignore` block, a negation of each file it wrote that the repository's ignore
+  rules exclude (`git check-ignore`), so that the change adding the gate commits them.
 
 Nothing it writes holds an absolute path of this machine but the system's packaged rule sets
 (`/usr/share/bazel/...`, Debian's): the dependency is a path relative to the repository.
@@ -19,14 +21,16 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["BEGIN", "END", "MODES", "DEBIAN_RULES", "Setup", "InitResult", "choose_mode", "gate_path_for", "init"]
+__all__ = ["BEGIN", "END", "MODES", "DEBIAN_RULES", "Setup", "InitResult", "choose_mode", "gate_path_for", "ignored", "init", "negations"]
 
 from tools.oracle_gate.authoring import init_text as text
 from tools.oracle_gate.authoring.init_text import Setup
 from tools.oracle_gate.errors import GateError, UsageError
+from tools.oracle_gate.git.gitio import git_env
 from tools.oracle_gate.suite.manifest import write_manifest
 from tools.oracle_gate.git.tree import WorkTree
 
@@ -155,12 +159,94 @@ def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str]) 
         _append_block(repo, ".gitignore", text.GITIGNORE, result)
         _append_block(repo, ".gitattributes", text.GITATTRIBUTES, result)
         _oracles(repo, packages, deps, result)
+        _unignore(repo, result)
     except OSError as exc:
         raise GateError(f"init could not write in {repo}: {exc}") from None
     if not setup.debian_rules and setup.mode == "workspace":
         result.notes.append(f"{DEBIAN_RULES}/java is missing: rules_java comes from Bazel's download (install "
                             "Debian's bazel-rules-java to build offline)")
     return result
+
+
+def _files(repo: str, result: InitResult) -> list[str]:
+    """The files init wrote or kept, relative to `repo` (a kept `oracles/` counts for its files)."""
+    out: list[str] = []
+    for rel in (*result.written, *result.kept):
+        if rel.endswith("/"):
+            folder = os.path.join(repo, rel)
+            out.extend(rel + name for name in sorted(os.listdir(folder)) if os.path.isfile(os.path.join(folder, name)))
+        elif os.path.isfile(os.path.join(repo, rel)):
+            out.append(rel)
+    return list(dict.fromkeys(out))
+
+
+def ignored(repo: str, paths: Sequence[str]) -> dict[str, str]:
+    """path -> `SOURCE:LINE:PATTERN` of each of `paths` (relative to `repo`, not tracked) that git's
+    ignore rules exclude (`git check-ignore -v`: every `.gitignore`, `.git/info/exclude`, the
+    user's `core.excludesFile`); a path a negation re-includes is not there.
+
+    Raises:
+        GateError: (exit 1) when git cannot tell (not a repository, git missing).
+    """
+    if not paths:
+        return {}
+    try:
+        proc = subprocess.run(["git", "-C", repo, "check-ignore", "-v", "-z", "--stdin"],
+                              input="\0".join(paths).encode("utf-8", "surrogateescape") + b"\0",
+                              capture_output=True, env=git_env(os.environ), check=False)
+    except OSError as exc:
+        raise GateError(f"init cannot run git check-ignore: {exc}") from None
+    if proc.returncode not in (0, 1):
+        first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GateError(f"git check-ignore failed in {repo}: {first[0] if first else proc.returncode}")
+    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    out: dict[str, str] = {}
+    for source, line, pattern, path in zip(fields[0::4], fields[1::4], fields[2::4], fields[3::4]):
+        if not pattern.startswith("!"):
+            out[path] = f"{source}:{line}:{pattern}"
+    return out
+
+
+def negations(paths: Sequence[str]) -> list[str]:
+    """The `.gitignore` lines that re-include `paths` (relative, `/`-separated): each folder on the
+    way (git cannot re-include a file whose folder is excluded: gitignore(5)), then the file, each
+    anchored at the root (`!/oracles/`, `!/oracles/policy.toml`), in order, once."""
+    lines: list[str] = []
+    for path in paths:
+        parts = path.split("/")
+        lines.extend(f"!/{'/'.join(parts[:n])}/" for n in range(1, len(parts)))
+        lines.append(f"!/{path}")
+    return list(dict.fromkeys(lines))
+
+
+def _unignore(repo: str, result: InitResult) -> None:
+    """Adds to init's `.gitignore` block a negation of each file init wrote or kept that the
+    repository's ignore rules exclude (a `.*` rule excludes `.bazelrc` and `.gitattributes`), so
+    that the change that adds the gate commits them; says so in a note. A file still excluded after
+    that (by `.git/info/exclude`, the user's excludes file, or a folder's own `.gitignore`) is a
+    note naming the rule: `git add -f` it, or change the rule."""
+    found = ignored(repo, _files(repo, result))
+    if not found:
+        return
+    path = os.path.join(repo, ".gitignore")
+    existing = _read(path)
+    have = set(existing.splitlines())
+    lines = [line for line in negations(sorted(found)) if line not in have]
+    if lines:
+        block = "# Files the gate needs committed, which a rule above ignores.\n" + "".join(f"{line}\n" for line in lines)
+        end = existing.rfind(END)
+        if end < 0:  # the block's end marker was removed by hand: the lines go last
+            existing += "" if existing.endswith("\n") or not existing else "\n"
+            end = len(existing)
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(existing[:end] + block + existing[end:])
+        if ".gitignore" not in result.written:
+            result.written.append(".gitignore")
+        result.notes.append("the repository's ignore rules excluded " + ", ".join(
+            f"{rel} ({found[rel]})" for rel in sorted(found)) + "; .gitignore's oracle-gate block re-includes them")
+    for rel, rule in sorted(ignored(repo, sorted(found)).items()):
+        result.notes.append(f"{rel} is still ignored ({rule}), which a negation in .gitignore cannot undo: "
+                            f"`git add -f {rel}` or change that rule")
 
 
 def _read(path: str) -> str:

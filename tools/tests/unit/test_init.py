@@ -176,3 +176,46 @@ def test_bad_input_is_exit_1(tmp_path, packages, deps, message):
     repo = GitRepo(tmp_path / "plain")
     with pytest.raises(UsageError, match=message):
         init(str(repo.path), setup("workspace"), packages, deps)
+
+
+@pytest.mark.parametrize("rules", [".*\n", ".*\noracles/\n*.toml\n", "*\n!shop/\n!shop/**\n"])
+def test_files_the_repository_ignores_are_re_included_inside_inits_block(tmp_path, gate, rules):
+    # Libraries often ignore every dotfile; some ignore more. What init writes must be committable.
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE", 'workspace(name = "shop")\n')
+    repo.write(".gitignore", rules)
+    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--dep", "//shop", "--bazel", "4")
+    assert code == 0, err
+    assert "init: note: the repository's ignore rules excluded .bazelrc (.gitignore:" in out, out
+    text = repo.read(".gitignore").decode()
+    block = text[text.index(BEGIN):text.index(END)]
+    assert "!/.bazelrc\n" in block and "!/.gitattributes\n" in block, text
+    repo.git("add", "-A")
+    staged = set(repo.git("diff", "--cached", "--name-only").split())
+    for rel in (".bazelrc", ".gitattributes", ".gitignore", "WORKSPACE", "oracles/policy.toml", "oracles/BUILD.bazel",
+                "oracles/MANIFEST.sha256", "oracles/example.toml.sample"):
+        assert rel in staged, (rel, text)
+    assert "shop/__init__.py" in staged  # the owner's own rules stand for everything else
+    repo.commit("gate")
+    before = snapshot(repo.path)
+    code, out, _ = gate("--repo", str(repo.path), "init", "--package", "shop", "--bazel", "4")
+    assert code == 0 and "nothing to do" in out and snapshot(repo.path) == before, out
+
+
+def test_a_file_a_negation_cannot_re_include_is_a_note_naming_the_rule(tmp_path, gate):
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE", 'workspace(name = "shop")\n')
+    (repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (repo.path / ".git" / "info" / "exclude").write_text("oracles/BUILD.bazel\n")
+    repo.write("oracles/.gitignore", "*.sample\n")
+    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--dep", "//shop", "--bazel", "4")
+    assert code == 0, err
+    assert "init: note: oracles/example.toml.sample is still ignored (oracles/.gitignore:1:*.sample)" in out, out
+    assert "`git add -f oracles/example.toml.sample`" in out
+    # .git/info/exclude ranks below every .gitignore: the block's negation re-includes that one.
+    assert "oracles/BUILD.bazel is still ignored" not in out
+    assert "oracles/BUILD.bazel" in repo.git("ls-files", "--others", "--exclude-standard").split()
+
+
+def test_negations_re_include_each_folder_on_the_way():
+    from tools.oracle_gate.authoring.init import negations
+    assert negations([".bazelrc", "oracles/policy.toml", "oracles/blobs/x.json"]) == [
+        "!/.bazelrc", "!/oracles/", "!/oracles/policy.toml", "!/oracles/blobs/", "!/oracles/blobs/x.json"]
