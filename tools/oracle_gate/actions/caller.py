@@ -67,6 +67,9 @@ _getattr = getattr
 _callable = callable
 _seed = random.seed
 _set = set
+_frozenset = frozenset
+# The builders that take a JSON array whole (`build = { x = "builtins:tuple" }`): docs/oracles.md.
+_CONTAINERS = (_tuple, _set, _frozenset)
 _settrace = sys.settrace
 _gettrace = sys.gettrace
 _monitoring = getattr(sys, "monitoring", None)  # Python 3.12 and later
@@ -155,8 +158,8 @@ def _copy(value: object) -> object:
 
 
 def resolve(name: str) -> Any:
-    """The callable `package.module:name` or `package.module:Class.name` names (imported here, in
-    the caller's process).
+    """The callable `package.module:name`, `package.module:Class.name` or `builtins:name` names
+    (imported here, in the caller's process).
 
     Raises:
         whatever the import or the attribute lookup raises; TypeError when it is not callable.
@@ -172,12 +175,24 @@ def resolve(name: str) -> Any:
 
 def built(make: Any, value: Any) -> Any:
     """What `make` builds from a plain JSON value: `make(*value)` for an array, `make(**value)` for
-    an object, `make(value)` for anything else (docs/oracles.md, "Methods and objects")."""
+    an object, `make(value)` for anything else; the container types tuple, set and frozenset take
+    an array whole, `make(value)` (docs/oracles.md, "Methods and objects")."""
+    if make in _CONTAINERS:
+        return make(value)
     if _type(value) is _list:
         return make(*value)
     if _type(value) is _dict:
         return make(**value)
     return make(value)
+
+
+def given(value: Any) -> Any:
+    """An argument as production code gets it: `{"callable": "module:name"}` (an object with that
+    one key) is the callable it names (`resolve`), anything else the value itself (docs/oracles.md,
+    "Structures and callables as arguments"); the gate checked each name when it read the samples."""
+    if _type(value) is _dict and _len(value) == 1 and _type(value.get("callable")) is _str:
+        return resolve(value["callable"])
+    return value
 
 
 def _plain(value: Any, depth: int = 0) -> Any:
@@ -238,6 +253,8 @@ class Row:
         """The entry called on a keyword sample (a fresh copy: `receiver` and `build` applied)."""
         kwargs = _copy(sample)
         receiver = kwargs.pop("receiver", None) if self.receiver is not None else None
+        for name in kwargs:
+            kwargs[name] = given(kwargs[name])
         for name, maker in self.builds.items():
             if name in kwargs:
                 kwargs[name] = built(maker, kwargs[name])
@@ -245,7 +262,7 @@ class Row:
 
     def positional(self, values: list[Any], receiver: Any = None) -> Any:
         """The entry called on positional values (a fresh copy), each named in `args_names` built."""
-        args = _copy(values)
+        args = [given(value) for value in _copy(values)]
         for index, name in enumerate(self.args_names[:_len(args)]):
             if name in self.builds:
                 args[index] = built(self.builds[name], args[index])

@@ -19,9 +19,17 @@ Every generator is a table with exactly one kind key plus only the modifiers tha
 | `{ string = "alphabet", len = [a, b] }` | a string of `a..b` characters, each picked uniformly from the alphabet's characters (a character written twice is twice as likely) |
 | `{ list = <generator>, len = [a, b] }` | an array of `a..b` items |
 | `{ object = { name = <generator>, ... } }` | an object with exactly those keys, in that order |
+| `{ tuple = [<generator>, ...] }` | an array of fixed length, one item per generator, in that order (a tuple of mixed types, such as `(bool, int, int, bool)`) |
+| `{ set = <generator>, len = [a, b] }` | an array of `a..b` distinct items (distinct as JSON values; fewer when the generator cannot give that many): the value of a set |
+| `{ optional = <generator> }` | `null` one time in four, else a value of the generator |
+
+A set or tuple reaches production code as a JSON array; `build = { flags = "builtins:tuple" }` (or
+`builtins:set`, `builtins:frozenset`) turns it into that type in the caller (docs/oracles.md,
+"Methods and objects").
 
 with `0 <= a <= b <= MAX_LEN`. A sample field's generator is at depth 1; the item generator of a list,
-each member generator of an object and each element of an array or table inside a choice value is one
+each member generator of an object, each item generator of a tuple, the generator of a set or
+optional and each element of an array or table inside a choice value is one
 level deeper; nothing may be deeper than MAX_DEPTH. TOML dates and times are never allowed.
 
 For the keyword kinds (`bound`, `matches`, `agrees`, `round_trip`, `monotonic`, `composed`) the fields
@@ -48,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
 from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.spec.call_fields import callable_value, callable_value_problem
 from tools.oracle_gate.spec.values import ARG_PATTERN, INT64_MAX, INT64_MIN, is_number
 
 MAX_COUNT = 100_000
@@ -56,7 +65,7 @@ MAX_LEN = 4096
 """Largest length bound `b` of `len = [a, b]`, in characters (string) or items (list)."""
 MAX_DEPTH = 16
 """Deepest nesting level of a generator or of a choice value (a sample field's generator is level 1)."""
-GENERATOR_KINDS = ("choice", "float", "int", "list", "object", "string")
+GENERATOR_KINDS = ("choice", "float", "int", "list", "object", "optional", "set", "string", "tuple")
 """The kind keys of the vocabulary; a generator table has exactly one."""
 _MODIFIERS: dict[str, tuple[str, ...]] = {
     "choice": (),
@@ -64,8 +73,17 @@ _MODIFIERS: dict[str, tuple[str, ...]] = {
     "int": (),
     "list": ("len",),
     "object": (),
+    "optional": (),
+    "set": ("len",),
     "string": ("len",),
+    "tuple": (),
 }
+MAX_TUPLE = 64
+"""Most generators of one `tuple`."""
+SET_TRIES = 4
+"""A set draws at most SET_TRIES times its length in items before it settles for fewer distinct ones."""
+NONE_ODDS = 4
+"""An `optional` draws `null` one time in NONE_ODDS."""
 _ALL_MODIFIERS = frozenset(m for mods in _MODIFIERS.values() for m in mods)
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -150,7 +168,40 @@ class ObjectGen:
     members: tuple[tuple[str, Gen], ...]
 
 
-Gen = Union[IntGen, FloatGen, ChoiceGen, StringGen, ListGen, ObjectGen]
+@dataclass(frozen=True)
+class TupleGen:
+    """`{ tuple = [<generator>, ...] }`.
+
+    Attributes:
+        items: one generator per position, 1 to MAX_TUPLE of them.
+    """
+
+    items: tuple[Gen, ...]
+
+
+@dataclass(frozen=True)
+class SetGen:
+    """`{ set = <generator>, len = [min_len, max_len] }`.
+
+    Attributes:
+        item: the generator of every item.
+        min_len: fewest distinct items wanted, `0 <= min_len`.
+        max_len: most items, `min_len <= max_len <= MAX_LEN`.
+    """
+
+    item: Gen
+    min_len: int
+    max_len: int
+
+
+@dataclass(frozen=True)
+class OptionalGen:
+    """`{ optional = <generator> }`: `null` one time in NONE_ODDS, else a value of `item`."""
+
+    item: Gen
+
+
+Gen = Union[IntGen, FloatGen, ChoiceGen, StringGen, ListGen, ObjectGen, TupleGen, SetGen, OptionalGen]
 """Any validated generator."""
 
 
@@ -219,9 +270,10 @@ def _plain_problem(value: object, depth: int) -> str | None:
 class _Checker:
     """Collects one OracleError per problem of one row's `generate` table."""
 
-    def __init__(self, path: str, row: str) -> None:
+    def __init__(self, path: str, row: str, entry: str = "") -> None:
         self.path = path
         self.row = row
+        self.entry = entry
         self.errors: list[OracleError] = []
 
     def bad(self, field: str, message: str) -> None:
@@ -275,7 +327,7 @@ class _Checker:
         for key in table:
             if key not in GENERATOR_KINDS and key not in _ALL_MODIFIERS:
                 self.bad(_join(field, key), f"unknown key {key!r}; a generator has exactly one of {kinds_text}, "
-                                            "and len with list and string")
+                                            "and len with list, set and string")
         kinds = [key for key in table if key in GENERATOR_KINDS]
         if len(kinds) > 1:
             self.bad(field, f"has {len(kinds)} generator kinds ({', '.join(kinds)}); give exactly one")
@@ -317,7 +369,22 @@ class _Checker:
         if kind == "list":
             item = self.generator(value, at, depth + 1)
             return ListGen(item, *lengths) if item and lengths else None
+        if kind == "set":
+            item = self.generator(value, at, depth + 1)
+            return SetGen(item, *lengths) if item and lengths else None
+        if kind == "optional":
+            item = self.generator(value, at, depth + 1)
+            return OptionalGen(item) if item else None
+        if kind == "tuple":
+            return self._tuple(value, at, depth)
         return self._object(value, at, depth)
+
+    def _tuple(self, value: object, at: str, depth: int) -> TupleGen | None:
+        if type(value) is not list or not 1 <= len(value) <= MAX_TUPLE:
+            self.bad(at, f"must be an array of 1 to {MAX_TUPLE} generators, one per position, got {_what(value)}")
+            return None
+        items = [self.generator(item, f"{at}[{index}]", depth + 1) for index, item in enumerate(value)]
+        return TupleGen(tuple(i for i in items if i is not None)) if all(i is not None for i in items) else None
 
     def _choice(self, value: object, at: str, depth: int) -> ChoiceGen | None:
         if type(value) is not list or not value:
@@ -326,6 +393,10 @@ class _Checker:
         texts = []
         for index, item in enumerate(value):
             problem = _plain_problem(item, depth)
+            name = callable_value(item)
+            if name is not None and depth == 1:  # an argument given as a callable (call_fields)
+                problem = callable_value_problem(name, self.entry)
+                problem = problem and f"callable {problem}"
             if problem:
                 self.bad(at, f"element {index}: {problem}")
                 return None
@@ -346,7 +417,7 @@ class _Checker:
 
 def parse_generate(
     value: object, kind: str, args: Sequence[str] | None, *, path: str, row: str,
-    positional: Sequence[str] | None = None, receiver: bool = False, over: object = None,
+    positional: Sequence[str] | None = None, receiver: bool = False, over: object = None, entry: str = "",
 ) -> tuple[GenerateSpec | None, list[OracleError]]:
     """Validates the `generate` value of one row.
 
@@ -363,12 +434,14 @@ def parse_generate(
         receiver: True when the row has a `receiver` (a `receiver` field is then required).
         over: the `monotonic` row's `over` name: that field's generator must be a `list` of at least
             two items.
+        entry: the row's entry: a sample field's `choice` may give callables
+            (`{ callable = "builtins:int" }`) from builtins, the standard library or its package.
 
     Returns:
         (spec, errors): the spec and no errors, or None and one OracleError (exit 5) per problem, each
         naming `path`, `row` and the field as a dotted path such as `generate.lines.list.object.quantity.int`.
     """
-    check = _Checker(path, row)
+    check = _Checker(path, row, entry)
     if type(value) is not dict:
         check.bad("generate", f"must be a table ([invariant.generate]), got {_what(value)}")
         return None, check.errors
@@ -481,7 +554,26 @@ def _draw_one(gen: Gen, rng: random.Random) -> Any:
     if isinstance(gen, ListGen):
         n = rng.randint(gen.min_len, gen.max_len)
         return [_draw_one(gen.item, rng) for _ in range(n)]
+    if isinstance(gen, TupleGen):
+        return [_draw_one(item, rng) for item in gen.items]
+    if isinstance(gen, SetGen):
+        return _draw_set(gen, rng)
+    if isinstance(gen, OptionalGen):
+        return None if rng.randrange(NONE_ODDS) == 0 else _draw_one(gen.item, rng)
     return {key: _draw_one(member, rng) for key, member in gen.members}
+
+
+def _draw_set(gen: SetGen, rng: random.Random) -> list[Any]:
+    """`n` (drawn from the length bounds) distinct items, in the order first drawn: at most
+    SET_TRIES * n draws, so a generator with fewer distinct values gives fewer items."""
+    n = rng.randint(gen.min_len, gen.max_len)
+    seen: dict[str, Any] = {}
+    for _ in range(SET_TRIES * n):
+        if len(seen) == n:
+            break
+        item = _draw_one(gen.item, rng)
+        seen.setdefault(json.dumps(item, sort_keys=True, separators=(",", ":")), item)
+    return list(seen.values())
 
 
 class Drawable(Protocol):
@@ -528,6 +620,7 @@ def gen_to_json(gen: Gen) -> dict[str, Any]:
     """A validated generator as a plain JSON value, for the expectations view (`gen_from_json`
     reads it back): `{"int": [lo, hi]}`, `{"float": [lo, hi]}`, `{"choice": [JSON text, ...]}`,
     `{"string": alphabet, "len": [a, b]}`, `{"list": <generator>, "len": [a, b]}`,
+    `{"set": <generator>, "len": [a, b]}`, `{"tuple": [<generator>, ...]}`, `{"optional": <generator>}`,
     `{"object": [[key, <generator>], ...]}`. Raises nothing."""
     if isinstance(gen, IntGen):
         return {"int": [gen.lo, gen.hi]}
@@ -539,6 +632,12 @@ def gen_to_json(gen: Gen) -> dict[str, Any]:
         return {"string": gen.alphabet, "len": [gen.min_len, gen.max_len]}
     if isinstance(gen, ListGen):
         return {"list": gen_to_json(gen.item), "len": [gen.min_len, gen.max_len]}
+    if isinstance(gen, SetGen):
+        return {"set": gen_to_json(gen.item), "len": [gen.min_len, gen.max_len]}
+    if isinstance(gen, TupleGen):
+        return {"tuple": [gen_to_json(item) for item in gen.items]}
+    if isinstance(gen, OptionalGen):
+        return {"optional": gen_to_json(gen.item)}
     return {"object": [[key, gen_to_json(member)] for key, member in gen.members]}
 
 
@@ -563,6 +662,12 @@ def gen_from_json(value: Any, depth: int = 1) -> Gen:
         return StringGen(value["string"], low, high)
     if set(value) == {"list", "len"} and low <= high:
         return ListGen(gen_from_json(value["list"], depth + 1), low, high)
+    if set(value) == {"set", "len"} and low <= high:
+        return SetGen(gen_from_json(value["set"], depth + 1), low, high)
+    if set(value) == {"tuple"} and type(value["tuple"]) is list and value["tuple"]:
+        return TupleGen(tuple(gen_from_json(item, depth + 1) for item in value["tuple"]))
+    if set(value) == {"optional"}:
+        return OptionalGen(gen_from_json(value["optional"], depth + 1))
     if set(value) == {"object"} and type(value["object"]) is list:
         return ObjectGen(tuple(_member(item, depth + 1) for item in value["object"]))
     raise ValueError("not a generator")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tools.oracle_gate.spec import verdicts
+from tools.oracle_gate.spec.call_fields import callable_value
 from tools.oracle_gate.spec.ran_record import ran_record
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 
@@ -275,7 +276,8 @@ def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: Row
         sample = data.inputs[index]
         if kind == "monotonic":
             return verdicts.judge_monotonic(value, len(sample[expect["over"]]), expect["direction"])
-        x = next(v for k, v in sample.items() if not (k == "receiver" and expect.get("receiver")))
+        x = next(v for k, v in sample.items()
+                 if not (k == "receiver" and expect.get("receiver")) and callable_value(v) is None)
         return verdicts.judge_round_trip(value, x)
     if kind == "bound" or (kind == "composed" and "min" in expect):
         return verdicts.judge_bound(value, expect["min"], expect["max"])

@@ -8,6 +8,7 @@ import math
 import operator
 from typing import TYPE_CHECKING, Any
 
+from tools.oracle_gate.spec.call_fields import callable_value, callable_value_problem
 from tools.oracle_gate.spec.encoding import text_problem
 
 if TYPE_CHECKING:
@@ -154,6 +155,19 @@ def check_sample(invariant: Invariant, index: int, sample: Any) -> None:
         _check_keyword_sample(invariant, index, sample)
 
 
+def _check_callables(invariant: Invariant, index: int, values: Any) -> None:
+    """Each argument given as a callable (`call_fields.callable_value`) names one the row may pass.
+
+    Raises:
+        SampleError: naming the sample and the argument."""
+    items = values.items() if type(values) is dict else enumerate(values)
+    for key, value in items:
+        name = callable_value(value)
+        problem = callable_value_problem(name, invariant.entry) if name is not None else None
+        if problem:
+            raise SampleError(f"sample {index}: {'argument ' + str(key) if type(key) is int else key}: callable {problem}")
+
+
 def _check_receiver(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
     if invariant.receiver is None:
         return
@@ -174,14 +188,16 @@ def _check_table_sample(invariant: Invariant, index: int, sample: dict[str, Any]
         raise SampleError(f"sample {index}: args has {len(sample['args'])} value(s) for the "
                           f"{len(invariant.args_names)} args_names")
     _check_receiver(invariant, index, sample)
+    _check_callables(invariant, index, sample["args"])
 
 
 def _check_keyword_sample(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
     _check_receiver(invariant, index, sample)
-    arguments = [key for key in sample if not (key == "receiver" and invariant.receiver)]
-    if invariant.kind == "round_trip" and len(arguments) != 1:
+    arguments = {key: value for key, value in sample.items() if not (key == "receiver" and invariant.receiver)}
+    _check_callables(invariant, index, arguments)
+    if invariant.kind == "round_trip" and len([v for v in arguments.values() if callable_value(v) is None]) != 1:
         raise SampleError(f"sample {index} must have exactly one argument (the value x of inverse(entry(x)) == x)"
-                          + (" besides receiver" if invariant.receiver else ""))
+                          + (" besides receiver" if invariant.receiver else "") + " besides callables")
     if invariant.kind == "monotonic":
         values = sample.get(invariant.over)
         if type(values) is not list or len(values) < 2:

@@ -250,7 +250,8 @@ def _validate_row(
         else:
             spec, generate_errs = parse_generate(row["generate"], kind, valid_args, path=path, row=label,
                                                  positional=args_names, receiver="receiver" in row,
-                                                 over=row.get("over") if kind == "monotonic" else None)
+                                                 over=row.get("over") if kind == "monotonic" else None,
+                                                 entry=_first_entry(row))
             errs.extend(generate_errs)
     if errs:
         return None, errs
@@ -271,6 +272,13 @@ def _check_keys(row: dict[str, object], bad: _Bad) -> None:
     for key in ("id", "entry", "kind", "blob", "blob_sha256"):
         if key in row and type(row[key]) is not str:
             bad(key, f"must be a string, got {type(row[key]).__name__}")
+
+
+def _first_entry(row: dict[str, object]) -> str:
+    """The callable a row names first: `entry`, or a `composed` row's first of `entries`; "" when neither is a string."""
+    entries = row.get("entries")
+    first = row.get("entry", entries[0] if type(entries) is list and entries else "")
+    return first if type(first) is str else ""
 
 
 def _check_common(row: dict[str, object], allowed_packages: Sequence[str] | None, bad: _Bad) -> None:
