@@ -39,3 +39,36 @@ def py_library(**kwargs):
 def py_test(**kwargs):
     """Declares a Python test; see rules_python's (or Bazel's native) `py_test`."""
     _py_test(**kwargs)
+
+def py_dist_info(name, dist_name, version, entry_points = {}, visibility = None):
+    """Distribution metadata for a production package that Bazel runs from its sources, so that
+    `importlib.metadata.version(dist_name)` and `entry_points()` work in every run (docs/adopting.md,
+    "Package metadata"): a `<dist>-<version>.dist-info` folder (`METADATA`, `entry_points.txt`)
+    generated into `<name>_site/`, on the Python path of every target that depends on `name`.
+
+    Args:
+      name: the py_library to add to the production library's `deps`.
+      dist_name: the distribution's name, as `[project] name` in pyproject.toml gives it.
+      version: its version string.
+      entry_points: group -> list of `name = module:attr` lines (`console_scripts`, ...).
+      visibility: the library's visibility.
+    """
+    folder = "{}_site/{}-{}.dist-info".format(name, dist_name.replace("-", "_"), version)
+    metadata = "Metadata-Version: 2.1\nName: {}\nVersion: {}\n".format(dist_name, version)
+    points = "".join(["[{}]\n{}\n".format(group, "\n".join(lines)) for group, lines in sorted(entry_points.items())])
+    files = {"METADATA": metadata, "entry_points.txt": points}
+    outs = [folder + "/" + f for f in sorted(files)]
+    native.genrule(
+        name = name + "_files",
+        outs = outs,
+        cmd = " && ".join(["printf '%s' {} > $(location {})".format(_shell_quote(files[f]), folder + "/" + f) for f in sorted(files)]),
+    )
+    _py_library(
+        name = name,
+        data = outs,
+        imports = [name + "_site"],
+        visibility = visibility,
+    )
+
+def _shell_quote(text):
+    return "'" + text.replace("'", "'\\''") + "'"

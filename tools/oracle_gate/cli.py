@@ -22,6 +22,7 @@ from tools.oracle_gate.commands import (
     gitlab_labels_cmd,
     hidden_cmd,
     init_cmd,
+    lock_cmd,
     manifest_cmd,
     pin_cmd,
     promote_cmd,
@@ -34,7 +35,7 @@ from tools.oracle_gate.progress import configure_default
 from tools.oracle_gate.text import RunnerSafe
 
 # The subcommands, in the order `--help` lists them; each module has the shape commands/__init__.py describes.
-COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, pin_cmd, propose_cmd, vacuity_cmd, promote_cmd, hidden_cmd, compare_cmd, gitlab_labels_cmd, init_cmd, engine_cmd, stop_cmd)
+COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, pin_cmd, propose_cmd, vacuity_cmd, promote_cmd, hidden_cmd, compare_cmd, gitlab_labels_cmd, init_cmd, lock_cmd, engine_cmd, stop_cmd)
 DESCRIPTION = """\
 Merge gate that keeps human-owned oracles apart from agent-written harnesses:
 a change may touch the protected paths (oracles/ first) only under the

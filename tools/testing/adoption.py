@@ -1,16 +1,20 @@
 """A team adopts the gate, end to end, with the `bazel` on PATH: from a git repository that holds
-only a production package, through `init`, one oracle row and `pin --write`, to the checks of
-docs/ci.md, "Adopting the gate".
+only the source of a library as it comes (a `pyproject.toml`, two third-party dependencies in a
+`requirements.in`, `importlib.metadata.version` called at import, a `.gitignore` that ignores every
+dotfile), through `init --requirements`, three oracle rows and `pin --write`, to the checks of
+docs/ci.md, "Adopting the gate". No file of the library is edited by hand.
 
 The repository (`shop`) and a copy of this checkout (`oracle-gate`, the dependency `init` writes as
 `../oracle-gate`) are made side by side in `$XDG_CACHE_HOME/oracle-gate/adoption-<name>` (default
 `~/.cache`; not /tmp, which Bazel 7's sandbox mounts empty), and removed at the end. Steps, each
 with the exit code it must give:
 
-1. `init --package shop --dep //shop` writes MODULE.bazel or WORKSPACE and every block (0), with no
-   absolute path of this machine; a second `init` changes no byte;
-2. the oracle row and its blob, `pin --write` (0), committed on main; a plain `bazel test //...`
-   passes (0) and leaves nothing `check` refuses;
+1. `init --package shop --requirements requirements.in` writes MODULE.bazel or WORKSPACE and every
+   block, the lock and `shop/BUILD.bazel` (0), with no absolute path of this machine, and every file
+   it wrote is committable; a second `init` changes no byte;
+2. the oracle rows (an exact table, a round trip with `conv=int`, a bound on a generated
+   `(bool, int, int, bool)` tuple) and their blobs, `pin --write` (0), committed on main; a plain
+   `bazel test //...` passes (0) and leaves nothing `check` refuses;
 3. a production-only change: `check` (0) and `check --clean` (0), without any setting;
 4. a broken production function: `check` (4, naming the id); a harness genrule that takes the
    gate's canary from the sealed views through a symlinked output folder: `check` (4, naming the
@@ -19,7 +23,8 @@ with the exit code it must give:
    protects it; 4 with the label, naming the target);
 6. an oracle edit without the label: `check` (2);
 7. a base whose production package depends on an external repository that cannot be fetched:
-   `check` (1, naming the repository).
+   `check` (1, naming the repository);
+8. a production package that raises on import: `check` (4, every row naming the import error).
 
 Run: `python3 tools/testing/adoption.py --mode workspace|bzlmod [--flags-of-bazel-9]`; on Bazel 7
 through `tools/bazel7/bazel7.sh --run`. It prints one line per step with its time and exits 0 when
@@ -57,22 +62,60 @@ FUTURE_FLAGS = (
 
 PRICES = '''"""Prices of the shop, in integer cents."""
 
+import attr
+from sortedcontainers import SortedList
+
+
+@attr.s(frozen=True)
+class Line:
+    quantity = attr.ib()
+    unit_price_cents = attr.ib()
+
 
 def line_total_cents(quantity: int, unit_price_cents: int) -> int:
     """Returns quantity x unit price, in cents."""
-    return quantity * unit_price_cents
+    line = Line(quantity, unit_price_cents)
+    return line.quantity * line.unit_price_cents
+
+
+def render(amount, conv=str):
+    """The amount as text, after `conv`."""
+    return str(conv(amount))
+
+
+def parse(text):
+    """The amount `render` wrote."""
+    return int(text)
+
+
+def flagged_units(flags):
+    """Units of a (gift, first, second, rush) tuple, sorted: at most 18."""
+    if type(flags) is not tuple:
+        raise TypeError("flags must be a tuple")
+    gift, first, second, rush = flags
+    return sum(SortedList([first, second])) if not gift else 0
 '''
 
-SHOP_BUILD = """load("@oracle_gate//tools/bazel:python.bzl", "py_library")
+INIT = '''"""The shop library."""
 
-py_library(
-    name = "shop",
-    srcs = glob(["*.py"]),
-    visibility = ["//visibility:public"],
-)
+import importlib.metadata
+
+__version__ = importlib.metadata.version("shop")
+'''
+
+PYPROJECT = """[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "shop"
+version = "1.4.0"
+dependencies = ["attrs", "sortedcontainers"]
 """
 
 BLOB = json.dumps([{"args": [q, p], "expected": q * p} for q, p in ((0, 5), (1, 99), (3, 250), (7, 1))], indent=1) + "\n"
+AMOUNTS = json.dumps([{"amount": a, "conv": {"callable": "builtins:int"}} for a in (0, 7, 1250)], indent=1) + "\n"
+FLAGS = json.dumps([{"flags": [False, 2, 3, True]}, {"flags": [True, 9, 9, False]}], indent=1) + "\n"
 
 ORACLE = """schema = 1
 
@@ -81,7 +124,33 @@ id = "line_total_exact"
 entry = "shop.prices:line_total_cents"
 kind = "exact_table"
 blob = "oracles/blobs/shop/line_totals.json"
+
+[[invariant]]
+id = "render_round_trip"
+entry = "shop.prices:render"
+kind = "round_trip"
+inverse = "shop.prices:parse"
+blob = "oracles/blobs/shop/amounts.json"
+
+[invariant.generate]
+count = 20
+amount = { int = [0, 1000000] }
+conv = { choice = [{ callable = "builtins:int" }, { callable = "builtins:abs" }] }
+
+[[invariant]]
+id = "flagged_units_bound"
+entry = "shop.prices:flagged_units"
+kind = "bound"
+min = 0
+max = 18
+build = { flags = "builtins:tuple" }
+blob = "oracles/blobs/shop/flags.json"
+
+[invariant.generate]
+count = 30
+flags = { tuple = [{ choice = [true, false] }, { int = [0, 9] }, { int = [0, 9] }, { choice = [true, false] }] }
 """
+ROW_IDS = ("line_total_exact", "render_round_trip", "flagged_units_bound")
 
 # An http_archive no machine can fetch, and the production package depending on it.
 TAKE_CANARY = """genrule(
@@ -180,24 +249,33 @@ def snapshot(root: Path) -> dict[str, bytes]:
 def set_up(a: Adoption, future: bool) -> None:
     """Steps 1 and 2: the production package, `init`, the row, `pin --write`, a plain `bazel test`."""
     a.git("init", "-q", "-b", "main")
-    a.write({"shop/__init__.py": "", "shop/prices.py": PRICES, "shop/BUILD.bazel": SHOP_BUILD})
-    a.git("add", "-A")
-    a.git("commit", "-q", "-m", "the shop package")
-    a.expect("init", lambda: a.gate("init", "--package", "shop", "--dep", "//shop", "--mode", a.mode), 0,
-             "init: wrote oracles/policy.toml")
+    a.write({"shop/__init__.py": INIT, "shop/prices.py": PRICES, "pyproject.toml": PYPROJECT,
+             "requirements.in": "attrs\nsortedcontainers\n", ".gitignore": ".*\n"})
+    a.git("add", "-A", "--force")
+    a.git("commit", "-q", "-m", "the shop library")
+    requirements = str(a.repo / "requirements.in")
+    a.expect("init --requirements", lambda: a.gate("init", "--package", "shop", "--requirements", requirements,
+                                                   "--mode", a.mode), 0, "init: wrote shop/BUILD.bazel")
     written = snapshot(a.repo)
     machine = [rel for rel, data in written.items() if str(a.root).encode() in data or b"/root/" in data]
     if machine:
         a.failures += 1
         print(f"adoption ({a.name}): FAIL init wrote an absolute path of this machine into {', '.join(machine)}")
-    a.expect("init again", lambda: a.gate("init", "--package", "shop", "--dep", "//shop"), 0, "nothing to do")
+    a.git("add", "-A")
+    ignored = a.run(["git", "ls-files", "--others", "--ignored", "--exclude-standard"], a.repo).stdout.split()
+    if ignored:
+        a.failures += 1
+        print(f"adoption ({a.name}): FAIL git ignores what init wrote: {', '.join(ignored)}")
+    a.expect("init again", lambda: a.gate("init", "--package", "shop", "--requirements", requirements), 0,
+             "nothing to do")
     if snapshot(a.repo) != written:
         a.failures += 1
         print(f"adoption ({a.name}): FAIL the second init changed files")
     if future:
         with open(a.repo / ".bazelrc", "a", encoding="utf-8") as f:
             f.write("# The defaults of Bazel 8 and 9, simulated on Bazel 7.\n" + "\n".join(FUTURE_FLAGS) + "\n")
-    a.write({"oracles/shop.toml": ORACLE, "oracles/blobs/shop/line_totals.json": BLOB})
+    a.write({"oracles/shop.toml": ORACLE, "oracles/blobs/shop/line_totals.json": BLOB,
+             "oracles/blobs/shop/amounts.json": AMOUNTS, "oracles/blobs/shop/flags.json": FLAGS})
     a.expect("pin --write", lambda: a.gate("pin", "--write"), 0)
     a.git("add", "-A")
     a.git("commit", "-q", "-m", "adopt the gate")
@@ -209,16 +287,16 @@ def changes(a: Adoption) -> None:
     a.change("reword", {"shop/prices.py": PRICES.replace("in integer cents", "in whole cents")})
     a.expect("check (production-only change)", lambda: a.gate("check", "--base", "main"), 0, "gate ok")
     a.expect("check --clean (production-only change)", lambda: a.gate("check", "--clean", "--base", "main"), 0,
-             "1 of 1 invariant(s) passed")
-    a.change("broken", {"shop/prices.py": PRICES.replace("quantity * unit_price_cents", "quantity * unit_price_cents - 1")})
+             "3 of 3 invariant(s) passed")
+    a.change("broken", {"shop/prices.py": PRICES.replace("line.quantity * line.unit_price_cents", "line.quantity * line.unit_price_cents - 1")})
     a.expect("check (broken production function)", lambda: a.gate("check", "--base", "main"), 4, "line_total_exact")
     # A harness genrule whose output folder becomes a link into the sealed views: Bazel's server,
     # outside the sandbox, moves the gate's canary there into the change's outputs.
     a.change("take", {"harness/BUILD.bazel": TAKE_CANARY})
     a.expect("check (a harness genrule takes the sealed views' canary through a symlinked output folder)",
              lambda: a.gate("check", "--base", "main"), 4, "which the gate protects")
-    a.change("broken-build", {"shop/BUILD.bazel": SHOP_BUILD.replace('srcs = glob(["*.py"]),',
-                                                                     'srcs = glob(["*.py"]),\n    deps = [":gone"],')})
+    shop_build = (a.repo / "shop/BUILD.bazel").read_text(encoding="utf-8")
+    a.change("broken-build", {"shop/BUILD.bazel": shop_build.replace("deps = [", 'deps = [":gone", ')})
     a.expect("check (unlabelled BUILD file of the production package)", lambda: a.gate("check", "--base", "main"), 2,
              "shop/BUILD.bazel")
     a.expect("check (broken BUILD file, labelled)",
@@ -230,11 +308,21 @@ def changes(a: Adoption) -> None:
     text = (a.repo / control).read_text(encoding="utf-8")
     a.git("checkout", "-q", "main")
     a.write({control: text + "\n" + UNREACHABLE[a.mode] + FAR,
-             "shop/BUILD.bazel": SHOP_BUILD.replace('srcs = glob(["*.py"]),', 'srcs = glob(["*.py"]),\n    data = ["@far//:x"],')})
+             "shop/BUILD.bazel": shop_build.replace('srcs = glob(["**/*.py"]),',
+                                                    'srcs = glob(["**/*.py"]),\n    data = ["@far//:x"],')})
     a.git("add", "-A")
     a.git("commit", "-q", "-m", "a dependency nobody can fetch")
     a.change("on-a-broken-base", {"shop/prices.py": PRICES.replace("in integer cents", "in cents")})
     a.expect("check (a base that cannot fetch @far)", lambda: a.gate("check", "--base", "main"), 1, "far")
+    a.git("checkout", "-q", "main")
+    a.git("reset", "-q", "--hard", "HEAD~1")
+    a.change("import-error", {"shop/__init__.py": INIT + "\nfrom shop import prices\nraise ImportError('shop is broken')\n"})
+    out = a.expect("check (the production package raises on import)", lambda: a.gate("check", "--base", "main"), 4,
+                   "ImportError: shop is broken")
+    missing = [i for i in ROW_IDS if f"{i}: failed" not in out or out.count("ImportError: shop is broken") < len(ROW_IDS)]
+    if missing:
+        a.failures += 1
+        print(f"adoption ({a.name}): FAIL rows that did not name the import error: {', '.join(missing)}")
 
 
 def main(argv: list[str]) -> int:

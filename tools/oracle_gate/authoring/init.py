@@ -22,12 +22,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["BEGIN", "END", "MODES", "DEBIAN_RULES", "Setup", "InitResult", "choose_mode", "gate_path_for", "ignored", "init", "negations"]
 
 from tools.oracle_gate.authoring import init_text as text
+from tools.oracle_gate.authoring import lock as lock_mod
+from tools.oracle_gate.authoring.dist_metadata import dist_metadata
+from tools.oracle_gate.authoring.init_text import DistMetadata
 from tools.oracle_gate.authoring.init_text import Setup
 from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.git.gitio import git_env
@@ -100,21 +104,25 @@ def _write_new(repo: str, rel: str, content: str, result: InitResult) -> None:
     result.written.append(rel)
 
 
-def _append_block(repo: str, rel: str, content: str, result: InitResult, head: str = "") -> None:
-    """Appends `content` between the markers to `rel` (made, starting with `head`, when missing),
-    unless the file has the markers already."""
+def _append_block(repo: str, rel: str, content: str, result: InitResult, head: str = "", begin: str = BEGIN) -> None:
+    """Appends `content` between the markers (`begin`, END) to `rel` (made, starting with `head`,
+    when missing), unless the file has the `begin` marker already."""
     path = os.path.join(repo, rel)
     existing = head
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             existing = f.read()
-    if BEGIN in existing:
-        result.kept.append(rel)
+    if begin in existing:
+        if rel not in result.kept and rel not in result.written:
+            result.kept.append(rel)
         return
     separator = "" if not existing or existing.endswith("\n\n") else ("\n" if existing.endswith("\n") else "\n\n")
     with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(existing + separator + f"{BEGIN}\n{content.rstrip()}\n{END}\n")
-    result.written.append(rel)
+        f.write(existing + separator + f"{begin}\n{content.rstrip()}\n{END}\n")
+    if rel in result.kept:
+        result.kept.remove(rel)
+    if rel not in result.written:
+        result.written.append(rel)
 
 
 def _oracles(repo: str, packages: Sequence[str], deps: Sequence[str], result: InitResult) -> None:
@@ -129,21 +137,46 @@ def _oracles(repo: str, packages: Sequence[str], deps: Sequence[str], result: In
     result.written.append("oracles/MANIFEST.sha256")
 
 
-def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str]) -> InitResult:
+def package_folder(repo: str, package: str) -> str | None:
+    """The folder of the production package `package`, relative to `repo`: `package` at the root,
+    else `src/package` (the src layout), else None."""
+    for rel in (package, f"src/{package}"):
+        if os.path.isdir(os.path.join(repo, rel)):
+            return rel
+    return None
+
+
+def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str], *,
+         requirements: str | None = None, environ: Mapping[str, str] | None = None,
+         dist_name: str | None = None, dist_version: str | None = None) -> InitResult:
     """Adds the gate to the repository `repo`; see the module doc.
 
     Args:
         repo: the repository's root (a git work tree).
         setup: how it uses Bazel (`choose_mode`, `gate_path_for`).
         packages: production packages for the policy (may be empty: fill it in later).
-        deps: production `py_library` labels for the oracle tests.
+        deps: production `py_library` labels for the oracle tests; empty: the label of each
+            package's folder (`package_folder`).
+        requirements: a requirements.in or a lock (`lock.is_lock`) of the production packages'
+            third-party distributions: `requirements_lock.txt` is made from it (`lock.resolve`) and
+            installed as `@pypi` (WORKSPACE or MODULE.bazel block), and a package folder without a
+            BUILD file gets a `py_library` that depends on what its modules import.
+        environ: pip's environment (its index settings), default `os.environ`.
+        dist_name, dist_version: the distribution's metadata for the `py_library` init writes
+            (`dist_metadata.dist_metadata`: pyproject.toml, these overriding).
 
     Raises:
-        UsageError: (exit 1) when a package or label is malformed.
+        UsageError: (exit 1) when a package or label is malformed, or the requirements cannot be
+            locked (`lock.LockError`: one line naming the file and why); nothing is written then.
         GateError: (exit 1) when a file cannot be written.
     """
     _validate(packages, deps)
     result = InitResult()
+    folders = {p: package_folder(repo, p) for p in packages}
+    if not deps:
+        deps = [f"//{folder}" for folder in folders.values() if folder is not None]
+    metadata, metadata_notes = dist_metadata(repo, dist_name, dist_version)
+    lock = _lock(repo, requirements, environ if environ is not None else os.environ) if requirements else None
     name = text.repository_name(os.path.basename(os.path.realpath(repo)))
     try:
         if setup.mode == "bzlmod":
@@ -158,6 +191,11 @@ def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str]) 
         _append_block(repo, ".bazelrc", text.bazelrc_lines(setup), result)
         _append_block(repo, ".gitignore", text.GITIGNORE, result)
         _append_block(repo, ".gitattributes", text.GITATTRIBUTES, result)
+        if lock is not None:
+            _wire_lock(repo, setup, lock, result)
+        _libraries(repo, folders, lock, environ if environ is not None else os.environ, metadata, result)
+        if any(rel.endswith("/BUILD.bazel") and rel != "oracles/BUILD.bazel" for rel in result.written):
+            result.notes.extend(metadata_notes)
         _oracles(repo, packages, deps, result)
         _unignore(repo, result)
     except OSError as exc:
@@ -166,6 +204,81 @@ def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str]) 
         result.notes.append(f"{DEBIAN_RULES}/java is missing: rules_java comes from Bazel's download (install "
                             "Debian's bazel-rules-java to build offline)")
     return result
+
+
+@dataclass
+class _Lock:
+    """The lock `init --requirements` uses: its text, and whether it must be written."""
+
+    text: str
+    new: bool
+
+
+def _lock(repo: str, requirements: str, environ: Mapping[str, str]) -> _Lock:
+    """The lock's text, from `requirements` (a lock as it is, else resolved), before anything is
+    written. Raises LockError (exit 1)."""
+    target = os.path.join(repo, lock_mod.LOCK_NAME)
+    try:
+        with open(requirements, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise lock_mod.LockError(f"--requirements {requirements}: cannot read it: {exc}") from None
+    if lock_mod.is_lock(text):
+        same = os.path.exists(target) and os.path.samefile(requirements, target)
+        return _Lock(text, not same)
+    if os.path.exists(target):
+        with open(target, encoding="utf-8") as f:
+            return _Lock(f.read(), False)
+    source = os.path.relpath(os.path.realpath(requirements), os.path.realpath(repo))
+    return _Lock(lock_mod.lock_text(lock_mod.resolve(requirements, environ), source), True)
+
+
+def _wire_lock(repo: str, setup: Setup, lock: _Lock, result: InitResult) -> None:
+    """Writes `requirements_lock.txt` (when new) and the block that installs it as `@pypi`."""
+    if lock.new:
+        with open(os.path.join(repo, lock_mod.LOCK_NAME), "w", encoding="utf-8", newline="\n") as f:
+            f.write(lock.text)
+        result.written.append(lock_mod.LOCK_NAME)
+    else:
+        result.kept.append(lock_mod.LOCK_NAME)
+    label = f"//:{lock_mod.LOCK_NAME}"
+    if setup.mode == "bzlmod":
+        _append_block(repo, "MODULE.bazel", text.module_deps_lines(label), result, begin=text.DEPS_BEGIN)
+    else:
+        workspace = "WORKSPACE.bazel" if os.path.exists(os.path.join(repo, "WORKSPACE.bazel")) else "WORKSPACE"
+        _append_block(repo, workspace, text.workspace_deps_lines(label), result, begin=text.DEPS_BEGIN)
+    rc = text.bazelrc_deps_lines(setup)
+    if rc:
+        _append_block(repo, ".bazelrc", rc, result, begin=text.DEPS_BEGIN)
+    if not os.path.lexists(os.path.join(repo, "BUILD.bazel")) and not os.path.lexists(os.path.join(repo, "BUILD")):
+        _write_new(repo, "BUILD.bazel", f'exports_files(["{lock_mod.LOCK_NAME}"])\n', result)
+
+
+def _libraries(repo: str, folders: Mapping[str, str | None], lock: _Lock | None, environ: Mapping[str, str],
+               metadata: DistMetadata | None, result: InitResult) -> None:
+    """A `py_library` for each production package folder without a BUILD file, depending on the
+    locked distributions its modules import (`lock.modules_of`, `lock.third_party`) and, with
+    `metadata`, on a `py_dist_info` of the distribution; a note for each imported module no locked
+    distribution gives."""
+    todo = {p: f for p, f in folders.items() if f is not None
+            and not any(os.path.lexists(os.path.join(repo, f, n)) for n in ("BUILD", "BUILD.bazel"))}
+    if not todo:
+        return
+    modules: dict[str, str] = {}
+    if lock is not None:
+        with tempfile.TemporaryDirectory(prefix="oracle-gate-init-") as tmp:
+            path = os.path.join(tmp, lock_mod.LOCK_NAME)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(lock.text)
+            modules = lock_mod.modules_of(path, environ)
+    for package, folder in sorted(todo.items()):
+        dists, unknown = lock_mod.third_party(lock_mod.imports_of(os.path.join(repo, folder)), package, modules)
+        _write_new(repo, f"{folder}/BUILD.bazel",
+                   text.library_build(package, folder.startswith("src/"), dists, unknown, metadata), result)
+        if unknown:
+            result.notes.append(f"{package} imports {', '.join(unknown)}, which no locked distribution gives"
+                                + ("" if lock is not None else " (pass --requirements)")
+                                + f": add them to {folder}/BUILD.bazel's deps by hand")
 
 
 def _files(repo: str, result: InitResult) -> list[str]:

@@ -3,6 +3,8 @@ repository's `Setup`. docs/ci.md, "What init writes", explains every line."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -207,4 +209,100 @@ def bazelrc_lines(setup: Setup) -> str:
         if setup.debian_rules:
             lines.append("# Offline: Debian's packaged rule sets for what Bazel's WORKSPACE suffix downloads.")
             lines += [f"common --override_repository={n}={p}" for n, p in BAZEL7_WORKSPACE_OVERRIDES]
+    return "\n".join(lines) + "\n"
+
+
+# The repository the third-party distributions of the lock come from, as BUILD files load it.
+PIP_REPOSITORY = "pypi"
+DEPS_BEGIN = "# --- oracle-gate (init --requirements) ---"
+
+
+def workspace_deps_lines(lock: str) -> str:
+    """The WORKSPACE block that installs the lock `lock` (a label) as `@pypi`: the gate's
+    `python_dependencies` (pip_lock_repository on Bazel 4.2, rules_python's pip_parse from a
+    checked copy on Bazel 7), then `install_deps()`."""
+    return (f'load("@oracle_gate_python_rules//:workspace.bzl", "python_dependencies")\n\n'
+            f'python_dependencies(name = "{PIP_REPOSITORY}", lock = "{lock}")\n\n'
+            f'load("@{PIP_REPOSITORY}//:requirements.bzl", "install_deps")\n\n'
+            "install_deps()\n")
+
+
+def module_deps_lines(lock: str) -> str:
+    """The MODULE.bazel block that installs the lock `lock` (a label) as `@pypi` with rules_python's
+    pip extension, from a copy the gate's `checked_lock` extension makes only when the lock holds
+    pins and hashes alone (rules_python would pass a pip option found in the lock on to pip)."""
+    return ('checked_lock = use_extension("@oracle_gate//tools/bazel:extensions.bzl", "checked_lock")\n'
+            f'checked_lock.lock(name = "{PIP_REPOSITORY}_lock", lock = "{lock}")\n'
+            f'use_repo(checked_lock, "{PIP_REPOSITORY}_lock")\n\n'
+            'pip = use_extension("@rules_python//python/extensions:pip.bzl", "pip")\n'
+            "pip.parse(\n"
+            f'    name = "{PIP_REPOSITORY}",\n'
+            "    # Wheels only, and the interpreter on PATH: fetching builds and downloads nothing else.\n"
+            '    extra_pip_args = ["--only-binary=:all:"],\n'
+            '    python_interpreter = "python3",\n'
+            f'    requirements_lock = "@{PIP_REPOSITORY}_lock//:requirements_lock.txt",\n'
+            ")\n"
+            f'use_repo(pip, "{PIP_REPOSITORY}")\n')
+
+
+def _starlark(value: object) -> str:
+    """A str, list or dict of them as Starlark source (JSON's syntax is Starlark's for these)."""
+    return json.dumps(value, ensure_ascii=True)
+
+
+def library_build(name: str, src_layout: bool, dists: Sequence[str], unknown: Sequence[str],
+                  metadata: DistMetadata | None = None) -> str:
+    """A production package's BUILD.bazel: one `py_library` named `name` over its `.py` files, with
+    `imports = [".."]` under `src/`, `requirement(...)` of each locked distribution it imports
+    (`dists`, normalized names), and, with `metadata`, a `py_dist_info` it depends on; `unknown`
+    modules are named in a comment."""
+    rules = '"py_dist_info", "py_library"' if metadata else '"py_library"'
+    loads = [f'load("@oracle_gate//tools/bazel:python.bzl", {rules})']
+    own = [f'":{name}_dist"'] if metadata else []
+    if dists:
+        loads.append(f'load("@{PIP_REPOSITORY}//:requirements.bzl", "requirement")')
+    lines = [*loads, "",
+             "# The production package the oracle rows call (oracle-gate's init wrote it from the imports of its modules).",
+             *([f"# Imported, but no locked distribution gives it: {', '.join(unknown)}."] if unknown else []),
+             "py_library(", f'    name = "{name}",', '    srcs = glob(["**/*.py"]),',
+             *(['    imports = [".."],'] if src_layout else []),
+             *([f"    deps = [{', '.join([*own, *(f'requirement({_starlark(d)})' for d in dists)])}],"]
+               if dists or own else []),
+             '    visibility = ["//visibility:public"],', ")"]
+    if metadata:
+        lines += ["", "# The distribution's metadata, for importlib.metadata.version() and entry_points() (from "
+                      f"{metadata.source}).",
+                  "py_dist_info(", f'    name = "{name}_dist",', f"    dist_name = {_starlark(metadata.name)},",
+                  f"    version = {_starlark(metadata.version)},",
+                  *([f"    entry_points = {_starlark(metadata.entry_points)},"] if metadata.entry_points else []), ")"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class DistMetadata:
+    """What `py_dist_info` gets: the distribution's name and version, its entry points (group ->
+    `name = module:attr` lines), and where they were read (`pyproject.toml`, `--dist-name`)."""
+
+    name: str
+    version: str
+    entry_points: dict[str, list[str]]
+    source: str
+
+
+# Where tools/bazel7/bazel7.sh's Debian sid root holds the newer pip and setuptools that rules_python
+# 0.22.1's own fail without on sid's Python (docs/ci.md, "Bazel versions").
+RULES_PYTHON_WHEELS = "/usr/local/share/oracle-gate/rules-python"
+
+
+def bazelrc_deps_lines(setup: Setup) -> str:
+    """The .bazelrc block for `init --requirements` on Bazel 7 and later, where RULES_PYTHON_WHEELS
+    exists: rules_python's internal pip and setuptools from there (in bzlmod under both canonical
+    name forms, Bazel 7's `~` and Bazel 8's `+`); "" when none is needed."""
+    if setup.bazel_major < 7 or not os.path.isdir(RULES_PYTHON_WHEELS):
+        return ""
+    lines = ["# rules_python 0.22.1's own pip and setuptools fail on Debian sid's Python: newer ones."]
+    prefixes = ("rules_python~~internal_deps~", "rules_python++internal_deps+") if setup.mode == "bzlmod" else ("",)
+    for prefix in prefixes:
+        lines += [f"common --override_repository={prefix}pypi__{name}={RULES_PYTHON_WHEELS}/pypi__{name}"
+                  for name in ("pip", "setuptools")]
     return "\n".join(lines) + "\n"

@@ -278,6 +278,17 @@ def run_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, package
     return next((j for j in judged if j.id == inv.id), None)
 
 
+def _caller_trouble(work: Path) -> str:
+    """Why a caller wrote no readable observations: the last line of its log, else a general line."""
+    try:
+        lines = [line for line in (work / "caller.log").read_text(errors="replace").splitlines()
+                 if line.strip() and not line.startswith("--- oracle-gate")]
+    except OSError:
+        lines = []
+    return (f"the caller wrote no observations: {lines[-1].strip()[:300]}" if lines
+            else "the caller wrote no observations (it crashed or timed out)")
+
+
 def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
               progress: Callable[[int, int], None] = lambda done, total: None) -> RowResult:
     """Runs one row against every mutant of its entry; the row must pass on the code as it is.
@@ -305,9 +316,11 @@ def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
     none = "" if found else why_no_mutants(source, function)
     with tempfile.TemporaryDirectory(prefix="vacuity-") as tmp:
         work = Path(tmp)
-        if not judge_row(repo, inv, oracle_bytes, blob, packages, None, work):
-            return RowResult(inv.id, inv.entry, len(found), (), "the row fails on the code as it is; fix that first",
-                             no_mutants=none)
+        as_is = run_row(repo, inv, oracle_bytes, blob, packages, None, work, SALT)
+        if as_is is None or not as_is.ok:
+            why = "; ".join(as_is.reasons[:3]) if as_is is not None and as_is.reasons else _caller_trouble(work)
+            return RowResult(inv.id, inv.entry, len(found), (),
+                             f"the row fails on the code as it is ({why}); fix that first", no_mutants=none)
         survived: list[Mutant] = []
         killed: list[Mutant] = []
         for index, mutant in enumerate(found):

@@ -1,5 +1,5 @@
-"""`init [--package P...] [--dep LABEL...] [--mode M] [--bazel N] [--gate-path P]`: adds the gate to a
-repository (authoring/init.py)."""
+"""`init [--package P...] [--dep LABEL...] [--requirements FILE] [--mode M] [--bazel N] [--gate-path P]`:
+adds the gate to a repository (authoring/init.py)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,12 @@ or WORKSPACE when it has neither, the oracle-gate dependency in it (a path
 relative to the repository), oracles/policy.toml, oracles/BUILD.bazel (one
 oracle test per oracle file), oracles/example.toml.sample and the manifest,
 and blocks in .bazelrc, .gitignore and .gitattributes (docs/ci.md, "What init
-writes"). Writes only what is missing: a second run changes no byte. Prints
-the next steps. Exits 0, or 1 for bad options or a file it cannot write."""
+writes"). With --requirements, the hash-pinned requirements_lock.txt of the
+production packages' third-party distributions, installed as @pypi; a
+production package folder without a BUILD file gets a py_library that depends
+on what its modules import. Writes only what is missing: a second run changes
+no byte. Prints the next steps. Exits 0, or 1 for bad options, requirements
+that cannot be locked, or a file it cannot write."""
 
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
@@ -42,6 +46,15 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
                         help="a production package the oracle rows may name (repeatable)")
     parser.add_argument("--dep", action="append", default=[], metavar="LABEL",
                         help="a production py_library the oracle tests load, e.g. //shop (repeatable)")
+    parser.add_argument("--requirements", default=None, metavar="FILE",
+                        help="the production packages' third-party requirements (a requirements.in, or a lock with "
+                             "hashes): locked into requirements_lock.txt with pip's configured index and installed as "
+                             "@pypi (docs/adopting.md, \"Third-party dependencies\")")
+    parser.add_argument("--dist-name", default=None, metavar="NAME",
+                        help="the distribution the production packages belong to, for importlib.metadata "
+                             "(default: pyproject.toml's project name; docs/adopting.md, \"Package metadata\")")
+    parser.add_argument("--dist-version", default=None, metavar="V",
+                        help="its version (default: pyproject.toml's; 0.0.0 when it is computed at build time)")
     parser.add_argument("--mode", choices=MODES, default=None,
                         help="for a repository with neither MODULE.bazel nor WORKSPACE: which to write "
                              "(default: bzlmod on Bazel 7 and later, else workspace)")
@@ -86,7 +99,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     major = args.bazel if args.bazel is not None else installed_bazel_major(os.environ)
     setup = Setup(choose_mode(repo, args.mode, major), major, gate_path_for(repo, gate_root, args.gate_path),
                   os.path.isdir(DEBIAN_RULES))
-    result = init(repo, setup, args.package, args.dep)
+    result = init(repo, setup, args.package, args.dep, requirements=args.requirements, environ=context.environ,
+                  dist_name=args.dist_name, dist_version=args.dist_version)
     for rel in result.written:
         print(visible(f"init: wrote {rel}"))
     for rel in result.kept:
@@ -98,8 +112,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
         return errors.OK
     print(visible(f"init: {setup.mode} mode for Bazel {setup.bazel_major}; oracle-gate at {setup.gate_path}"))
     print("next steps:")
-    print("  1. give each production package a py_library loaded from @oracle_gate//tools/bazel:python.bzl in its "
-          "BUILD.bazel (init writes none; docs/adopting.md, step 2)" + ("" if args.dep else
+    print("  1. check each production package's py_library (init writes one, with its locked third-party deps, "
+          "where a package folder has no BUILD file; docs/adopting.md, step 2)" + ("" if args.package else
           ", and name it in oracles/BUILD.bazel's deps and oracles/policy.toml's production_packages"))
     print("  2. write an oracle file from oracles/example.toml.sample and its blob, then run `pin --write`")
     print("  3. commit on a branch: the change that adds the gate adds protected files, so it needs the policy's "

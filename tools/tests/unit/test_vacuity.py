@@ -50,10 +50,19 @@ def test_a_wide_bound_checks_nothing_and_a_table_kills_its_mutant(tmp_path, gate
     assert out.splitlines()[-1] == "1 row(s); 1 check nothing: sum_in_range"
 
 
+def test_a_row_whose_package_raises_on_import_says_the_exception(tmp_path, gate):
+    project = make_project(tmp_path / "repo", default_rows())
+    project.write("shop/__init__.py", "raise RuntimeError('broken at import')\n")
+    project.commit("broken")
+    code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
+    assert code == 0 and "cannot load entry shop.calc:add: RuntimeError: broken at import" in out, out
+
+
 def test_a_row_that_fails_as_the_code_is_is_reported_not_judged(tmp_path, gate):
     project = make_project(tmp_path / "repo", default_rows(min_=1000, max_=2000))
     code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
-    assert code == 0 and "sum_in_range: the row fails on the code as it is; fix that first" in out
+    assert code == 0 and ("sum_in_range: the row fails on the code as it is (sample 0 (0-based): result 3 is outside "
+                          "[1000, 2000]; sample 1 (0-based): result 0 is outside [1000, 2000]); fix that first") in out, out
     code, out, _ = gate("--repo", str(project.path), "vacuity", "--format", "json", "sum_in_range")
     assert code == 0 and json.loads(out)[0]["verdict"] == "fails"
 
