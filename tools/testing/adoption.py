@@ -24,7 +24,10 @@ with the exit code it must give:
 6. an oracle edit without the label: `check` (2);
 7. a base whose production package depends on an external repository that cannot be fetched:
    `check` (1, naming the repository);
-8. a production package that raises on import: `check` (4, every row naming the import error).
+8. a production package that raises on import: `check` (4, every row naming the import error), and
+   `vacuity` saying the exception;
+9. on main, `vacuity` (0, judging every row against mutants through Bazel) and `promote` of the
+   generated tuple row (0, nothing fails).
 
 Run: `python3 tools/testing/adoption.py --mode workspace|bzlmod [--flags-of-bazel-9]`; on Bazel 7
 through `tools/bazel7/bazel7.sh --run`. It prints one line per step with its time and exits 0 when
@@ -323,6 +326,12 @@ def changes(a: Adoption) -> None:
     if missing:
         a.failures += 1
         print(f"adoption ({a.name}): FAIL rows that did not name the import error: {', '.join(missing)}")
+    a.expect("vacuity (the production package raises on import)", lambda: a.gate("vacuity", "line_total_exact"), 0,
+             "cannot load entry shop.prices:line_total_cents: ImportError: shop is broken")
+    a.git("checkout", "-q", "main")
+    a.expect("vacuity", lambda: a.gate("vacuity"), 0, "line_total_exact (shop.prices:line_total_cents): killed")
+    a.expect("promote (a generated tuple row)", lambda: a.gate("promote", "flagged_units_bound", "--salt", "adoption"),
+             0, "flagged_units_bound: 0 of 30 generated sample(s) fail with salt adoption")
 
 
 def main(argv: list[str]) -> int:

@@ -1,8 +1,8 @@
 """`promote`: failing generated samples of one run become stored samples of the row's blob
 (docs/oracles.md, "Promoting failing samples").
 
-The row is run on the work tree's code with the run's salt (`vacuity.run_row`: the gate's own
-caller and judge); every generated sample that fails is drawn again (`generate.draw`, the same
+The row is run on the work tree's code with the run's salt (`vacuity.run_row`: the oracle test's
+own caller action, built by Bazel on a copy of the work tree, and the judge's functions); every generated sample that fails is drawn again (`generate.draw`, the same
 samples for the same row and salt) and appended to the row's blob: an `exact_table` sample with
 its expected value from the row's reference (the reference view), the other kinds' samples as
 inputs only (their expected values come from the row itself: bounds, a pattern, a relation, a
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.oracle_gate.authoring.reference_local import run_references
-from tools.oracle_gate.authoring.vacuity import run_row
+from tools.oracle_gate.authoring.vacuity import RowRunner, run_row
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.spec.generate import draw
 from tools.oracle_gate.spec.samples import load_samples
@@ -40,14 +40,14 @@ class Promotion:
     samples: tuple[dict[str, Any], ...]
 
 
-def failing_samples(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
+def failing_samples(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner,
                     salt: str) -> Promotion:
     """Runs the row with `salt` and returns its failing generated samples in blob shape.
 
     Args:
         repo: the work tree; inv: the row, which must have a `generate` table.
         oracle_bytes, blob: the bytes of the row's oracle file and blob.
-        packages: the policy's production packages.
+        runner: runs the row's oracle file (`vacuity.open_runner`).
         salt: the salt of the run whose failures are promoted (`check` prints it).
 
     Raises:
@@ -59,7 +59,7 @@ def failing_samples(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes,
         raise GateError(f"row {inv.id} has no generate table: it has no generated samples to promote")
     stored = load_samples(blob)
     with tempfile.TemporaryDirectory(prefix="promote-") as tmp:
-        judged = run_row(repo, inv, oracle_bytes, blob, packages, None, Path(tmp), salt)
+        judged = run_row(repo, inv, oracle_bytes, blob, runner, None, Path(tmp), salt)
         if judged is None or (not judged.ok and not judged.failed):
             why = judged.reasons[0] if judged is not None and judged.reasons else "the caller wrote no observations"
             raise GateError(f"row {inv.id} failed as a whole ({why}); no sample can be promoted")

@@ -1,6 +1,8 @@
 """`vacuity`: rows that check nothing. Each row runs against mutants of its entry function, through
-the gate's own row runner (the caller process and the judge), and a row that passes on every
-mutant is reported with the mutants it missed (docs/oracles.md, "Rows that check nothing").
+the oracle test's own caller action built by Bazel on a copy of the work tree (`BazelRunner`,
+authoring/bazel_rows.py: the row's suite, the production library's deps, the caller) and the
+judge's functions, and a row that passes on every mutant is reported with the mutants it missed
+(docs/oracles.md, "Rows that check nothing").
 
 The mutants come from a small `ast` mutator, one change each inside the entry function: an
 arithmetic operator swapped (`+` and `-`, `*` and `//`, ...), a comparison swapped (`<` and `<=`,
@@ -16,17 +18,15 @@ the entry was changed to see whether the row notices. Never run by `check`.
 from __future__ import annotations
 
 import ast
-import json
+import contextlib
 import os
-import shutil
-import subprocess
-import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
-import tools.oracle_gate.actions as actions_pkg
+from tools.oracle_gate.authoring.bazel_rows import BazelRows
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.authoring.reference_local import run_references
 from tools.oracle_gate.spec import judgement
@@ -35,8 +35,6 @@ from tools.oracle_gate.spec.views import split
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant
 
-# Seconds one mutant's caller may take, on top of the row's own time limit.
-CALLER_SLACK_S = 30.0
 SALT = "vacuity"  # fixed: the same generated samples for every mutant, and a replayable report
 
 _BINOPS: dict[type[ast.operator], type[ast.operator]] = {
@@ -198,46 +196,78 @@ def _function(tree: ast.Module, name: str) -> ast.AST:
 
 
 def module_file(repo: str, entry: str) -> str:
-    """The repository-relative file of an entry's module (`pkg/mod.py` or `pkg/mod/__init__.py`).
+    """The repository-relative file of an entry's module (`pkg/mod.py` or `pkg/mod/__init__.py`),
+    at the root or under `src/` (the src layout).
 
     Raises:
-        GateError: (exit 1) when neither exists.
+        GateError: (exit 1) when none exists.
     """
     module = entry.split(":", 1)[0].replace(".", "/")
-    for rel in (f"{module}.py", f"{module}/__init__.py"):
+    for rel in (f"{module}.py", f"{module}/__init__.py", f"src/{module}.py", f"src/{module}/__init__.py"):
         if os.path.isfile(os.path.join(repo, rel)):
             return rel
-    raise GateError(f"entry {entry}: no file {module}.py in the work tree (a production package must be a "
-                    "folder at the repository's root; docs/adopting.md)")
+    raise GateError(f"entry {entry}: no file {module}.py in the work tree, at its root or under src/")
 
 
-def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
+class RowRunner(Protocol):
+    """What runs a row's oracle file for the owners' tools: the observations document of the file
+    `source`'s caller, its samples drawn with `salt`, on the work tree with `files` (relative path ->
+    text) written over it. `BazelRows` is the one `vacuity` and `promote` use; tests substitute one."""
+
+    def observe(self, source: str, salt: str, files: Mapping[str, str]) -> Any: ...
+
+
+@contextlib.contextmanager
+def open_runner(repo: str, environ: Mapping[str, str]) -> Iterator[RowRunner]:
+    """The row runner of `vacuity` and `promote` on the work tree `repo`: a `BazelRunner` on a copy
+    of it, closed (its Bazel shut down, the copy removed) when the block ends.
+
+    Raises:
+        GateError: (exit 1) as `BazelRows`.
+    """
+    with BazelRows(repo, environ) as rows:
+        yield BazelRunner(rows)
+
+
+class BazelRunner:
+    """`RowRunner` through the oracle test's own caller action (`bazel_rows.BazelRows`)."""
+
+    def __init__(self, rows: BazelRows) -> None:
+        self.rows = rows
+
+    def observe(self, source: str, salt: str, files: Mapping[str, str]) -> Any:
+        """See `RowRunner`. Raises GateError (exit 1) when Bazel cannot build the observations."""
+        self.rows.set_sources(files)
+        return self.rows.observations(source, salt)
+
+
+def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner,
               mutant: Mutant | None, work: Path) -> bool:
-    """True when the row passes with `mutant` applied to the production packages (None: as they
-    are); `run_row` with vacuity's own salt. A caller that writes no readable observations (it
-    crashed, timed out) is a failing row.
+    """True when the row passes with `mutant` applied to its entry's module (None: as it is);
+    `run_row` with vacuity's own salt. A caller that writes no readable observations (it crashed,
+    timed out) is a failing row.
 
     Raises:
         GateError, OracleError: as `run_row`.
     """
-    judged = run_row(repo, inv, oracle_bytes, blob, packages, mutant, work, SALT)
+    judged = run_row(repo, inv, oracle_bytes, blob, runner, mutant, work, SALT)
     return judged is not None and judged.ok
 
 
-def run_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
+def run_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner,
             mutant: Mutant | None, work: Path, salt: str) -> judgement.Judgement | None:
     """Runs one row on the work tree's code and judges it: its Judgement, or None when the caller
     wrote no readable observations (it crashed or timed out).
 
-    The production packages are copied into `work`, the mutant written over its module, and the
-    row run by the gate's caller (`actions/observe.py`, a separate process whose Python path holds
-    only that copy) on its blob samples and the samples drawn for `salt`, and judged by the
-    judge's own functions.
+    The row's oracle file runs through `runner` (the oracle test's caller action: the row's
+    suite, the production library's deps, the caller and its limits), with the mutant written over
+    its entry's module, on its blob samples and the samples drawn for `salt`; it is judged by the
+    judge's own functions, here.
 
     Args:
         repo: the work tree.
         inv: the row; oracle_bytes: its oracle file's bytes; blob: its blob's bytes.
-        packages: the policy's production packages (top-level folders of `repo`).
+        runner: the row runner (`BazelRunner`).
         mutant: the mutant, or None for the code as it is.
         work: an empty folder this call may fill and reuse.
         salt: the salt the generated samples are drawn with.
@@ -246,31 +276,16 @@ def run_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, package
     process of its own (`reference_local.run_references`).
 
     Raises:
-        GateError: (exit 1) when the entry's module file is missing (`module_file`); OracleError
-            (exit 5) when the row's reference is broken.
+        GateError: (exit 1) when the entry's module file is missing (`module_file`) or the runner
+            cannot run the row; OracleError (exit 5) when the row's reference is broken.
     """
-    prod = work / "prod"
-    shutil.rmtree(prod, ignore_errors=True)
-    for package in packages:
-        if os.path.isdir(os.path.join(repo, package)):
-            shutil.copytree(os.path.join(repo, package), prod / package,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "BUILD*"))
-    if mutant is not None:
-        (prod / module_file(repo, inv.entry)).write_text(mutant.source, encoding="utf-8")
+    files = {module_file(repo, inv.entry): mutant.source} if mutant is not None else {}
+    observed = runner.observe(inv.source, salt, files)
+    if type(observed) is not dict or type(observed.get("rows")) is not list:
+        return None
+    observations = dict(observed, rows=[r for r in observed["rows"] if type(r) is dict and r.get("id") == inv.id])
     inputs, expectations = split([(inv, load_samples(blob))])
     generated, _ = generated_view({inv.source: oracle_bytes}, salt)
-    for name, doc in (("inputs", inputs), ("generated", generated)):
-        (work / f"{name}.json").write_text(json.dumps(doc), encoding="utf-8")
-    out, log = work / "observations.json", work / "caller.log"
-    out.unlink(missing_ok=True)
-    try:
-        subprocess.run([sys.executable, "-S", "-B", str(Path(actions_pkg.__file__).parent / "observe.py"), "--inputs",
-                        str(work / "inputs.json"), "--generated", str(work / "generated.json"), "--out", str(out),
-                        "--log", str(log)], env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod), "TZ": "UTC"},
-                       capture_output=True, check=False, timeout=inv.timeout_s + CALLER_SLACK_S, cwd=work)
-        observations = load_samples(out.read_bytes())
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return None
     reference, problems = run_references(work / "reference", Path(repo), [(inv, load_samples(blob))], generated)
     if problems:
         raise problems[0]
@@ -278,18 +293,12 @@ def run_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, package
     return next((j for j in judged if j.id == inv.id), None)
 
 
-def _caller_trouble(work: Path) -> str:
-    """Why a caller wrote no readable observations: the last line of its log, else a general line."""
-    try:
-        lines = [line for line in (work / "caller.log").read_text(errors="replace").splitlines()
-                 if line.strip() and not line.startswith("--- oracle-gate")]
-    except OSError:
-        lines = []
-    return (f"the caller wrote no observations: {lines[-1].strip()[:300]}" if lines
-            else "the caller wrote no observations (it crashed or timed out)")
+def _caller_trouble() -> str:
+    """Why a row has no judgement: its caller wrote no readable observations."""
+    return "the caller wrote no observations (it crashed or timed out; the oracle test's log says why)"
 
 
-def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packages: Sequence[str],
+def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner,
               progress: Callable[[int, int], None] = lambda done, total: None) -> RowResult:
     """Runs one row against every mutant of its entry; the row must pass on the code as it is.
 
@@ -298,7 +307,7 @@ def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
         inv: the row.
         oracle_bytes: its oracle file's bytes (for the generated samples).
         blob: its blob's bytes.
-        packages: the policy's production packages (copied for each run).
+        runner: runs the row's oracle file (`BazelRunner`).
         progress: called with (mutants done, mutants in all).
 
     Returns:
@@ -316,16 +325,16 @@ def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, packa
     none = "" if found else why_no_mutants(source, function)
     with tempfile.TemporaryDirectory(prefix="vacuity-") as tmp:
         work = Path(tmp)
-        as_is = run_row(repo, inv, oracle_bytes, blob, packages, None, work, SALT)
+        as_is = run_row(repo, inv, oracle_bytes, blob, runner, None, work, SALT)
         if as_is is None or not as_is.ok:
-            why = "; ".join(as_is.reasons[:3]) if as_is is not None and as_is.reasons else _caller_trouble(work)
+            why = "; ".join(as_is.reasons[:3]) if as_is is not None and as_is.reasons else _caller_trouble()
             return RowResult(inv.id, inv.entry, len(found), (),
                              f"the row fails on the code as it is ({why}); fix that first", no_mutants=none)
         survived: list[Mutant] = []
         killed: list[Mutant] = []
         for index, mutant in enumerate(found):
             progress(index, len(found))
-            passed = judge_row(repo, inv, oracle_bytes, blob, packages, mutant, work)
+            passed = judge_row(repo, inv, oracle_bytes, blob, runner, mutant, work)
             (survived if passed else killed).append(mutant)
         progress(len(found), len(found))
     return RowResult(inv.id, inv.entry, len(found), tuple(survived), killed=tuple(killed), no_mutants=none)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
+from tools.oracle_gate.authoring import vacuity
 from tools.oracle_gate.authoring.promote import blob_text, failing_samples
 from tools.oracle_gate.commands import Context, Parser, valid_oracles, pin_cmd
 from tools.oracle_gate.errors import UsageError, exit_codes_help
@@ -67,8 +68,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
                          "before promoting samples into it")
     listing = tree.files("oracles")
     blob = tree.read(listing[inv.blob])
-    packages = oracles.policy.production_packages if oracles.policy is not None else ()
-    found = failing_samples(repo, inv, tree.read(listing[inv.source]), blob, packages, args.salt)
+    with vacuity.open_runner(repo, context.environ) as runner:
+        found = failing_samples(repo, inv, tree.read(listing[inv.source]), blob, runner, args.salt)
     count = len(found.samples)
     print(visible(f"{inv.id}: {count} of {inv.generate.count if inv.generate else 0} generated sample(s) fail "
                   f"with salt {args.salt}"))

@@ -13,7 +13,8 @@ from tools.oracle_gate.commands import Context, Parser, valid_oracles
 from tools.oracle_gate.errors import UsageError, exit_codes_help
 from tools.oracle_gate.text import runner_safe_json, visible
 from tools.oracle_gate.git.tree import WorkTree
-from tools.oracle_gate.authoring.vacuity import RowResult, check_row
+from tools.oracle_gate.authoring import vacuity
+from tools.oracle_gate.authoring.vacuity import RowResult
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers
@@ -77,13 +78,13 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if unknown:
         raise UsageError(f"no oracle row has the id {unknown[0]!r}")
     listing = tree.files("oracles")
-    packages = oracles.policy.production_packages if oracles.policy is not None else ()
     results: list[RowResult] = []
-    for ident in args.ids or list(rows):
-        inv = rows[ident]
-        oracle_bytes = tree.read(listing[inv.source])
-        blob = tree.read(listing[inv.blob])
-        results.append(check_row(repo, inv, oracle_bytes, blob, packages, _bar(ident)))
+    with vacuity.open_runner(repo, context.environ) as runner:
+        for ident in args.ids or list(rows):
+            inv = rows[ident]
+            oracle_bytes = tree.read(listing[inv.source])
+            blob = tree.read(listing[inv.blob])
+            results.append(vacuity.check_row(repo, inv, oracle_bytes, blob, runner, _bar(ident)))
     lines = [runner_safe_json(json.dumps([_json(r) for r in results], indent=2))] if args.format == "json" \
         else report_lines(results)
     for line in lines:

@@ -3,11 +3,23 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from tools.oracle_gate.spec.generate import draw
 from tools.oracle_gate.spec.schema import parse_oracle
 from tools.testing.gitrepo import default_rows, oracle_toml
+
+
+@pytest.fixture(autouse=True)
+def _runner_without_bazel(monkeypatch):
+    # The rows run as the caller action runs them, without Bazel (tools/testing/local_rows.py);
+    # the Bazel runner itself runs in tools/testing/adoption.py.
+    from tools.oracle_gate.authoring import vacuity
+    from tools.testing.local_rows import local_runner
+    monkeypatch.setattr(vacuity, "open_runner", local_runner)
+
 
 BUGGY_ADD = "def add(a, b):\n    return 0 if a == 3 else a + b\n\n\ndef norm(state, k):\n    return state\n"
 

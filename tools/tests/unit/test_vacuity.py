@@ -11,6 +11,16 @@ from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.authoring.vacuity import mutants, why_no_mutants
 from tools.testing.gitrepo import default_rows, make_project
 
+
+@pytest.fixture(autouse=True)
+def _runner_without_bazel(monkeypatch):
+    # The rows run as the caller action runs them, without Bazel (tools/testing/local_rows.py);
+    # the Bazel runner itself runs in tools/testing/adoption.py.
+    from tools.oracle_gate.authoring import vacuity
+    from tools.testing.local_rows import local_runner
+    monkeypatch.setattr(vacuity, "open_runner", local_runner)
+
+
 SOURCE = "def f(a, b):\n    if a < b and True:\n        return a + 1\n    return a * b\n\n\ndef g():\n    return 0 + 0\n"
 
 
