@@ -71,4 +71,6 @@ def py_dist_info(name, dist_name, version, entry_points = {}, visibility = None)
     )
 
 def _shell_quote(text):
-    return "'" + text.replace("'", "'\\''") + "'"
+    """`text` as one shell word of a genrule's `cmd`: single-quoted, and `$` doubled, which Bazel
+    would otherwise expand before the shell sees it."""
+    return "'" + text.replace("'", "'\\''").replace("$", "$$") + "'"

@@ -96,21 +96,43 @@ class BazelRows:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GateError(f"bazel {args[0]} on the copy of the work tree failed: {exc}") from None
 
+    def _own_file(self, rel: str) -> str:
+        """The copy's regular file `rel`, reached through no symbolic link.
+
+        Raises:
+            GateError: (exit 1) when `rel` or a folder on its way is a symbolic link: a write there
+                could land outside the copy, in the owner's work tree.
+        """
+        path = os.path.join(self.tree, rel)
+        if os.path.realpath(os.path.dirname(path)) != os.path.join(os.path.realpath(self.tree), os.path.dirname(rel)) \
+                or os.path.islink(path) or not os.path.isfile(path):
+            raise GateError(f"{rel} is a symbolic link, lies under one, or is not a file: the owners' tools write "
+                            "changed sources only into regular files of the copy")
+        return path
+
+    def _write(self, rel: str, data: bytes) -> None:
+        path = self._own_file(rel)
+        os.unlink(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+
     def set_sources(self, files: Mapping[str, str]) -> None:
         """Writes `files` (repository-relative path -> text) into the copy, and puts back every
-        file an earlier call changed that `files` does not name."""
+        file an earlier call changed that `files` does not name.
+
+        Raises:
+            GateError: (exit 1) for a file that is a symbolic link or lies under one (`_own_file`).
+        """
         for rel, original in list(self.changed.items()):
             if rel not in files:
-                with open(os.path.join(self.tree, rel), "wb") as f:
-                    f.write(original)
+                self._write(rel, original)
                 del self.changed[rel]
         for rel, text in files.items():
-            path = os.path.join(self.tree, rel)
             if rel not in self.changed:
-                with open(path, "rb") as f:
+                with open(self._own_file(rel), "rb") as f:
                     self.changed[rel] = f.read()
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
+            self._write(rel, text.encode("utf-8"))
 
     def observations(self, source: str, salt: str) -> Any:
         """The observations document of the oracle file `source`'s caller action on the copy as it

@@ -46,6 +46,25 @@ def _entry_points(project: dict[str, Any], poetry: dict[str, Any]) -> dict[str, 
     return {group: lines for group, lines in out.items() if lines}
 
 
+# An entry point group (`console_scripts`, `pint.plugins`) and one `name = module:attr [extras]` line.
+_GROUP = re.compile(r"[A-Za-z0-9_.-]+")
+_ENTRY = re.compile(r"[A-Za-z0-9_.-]+ = [A-Za-z_][A-Za-z0-9_.]*(:[A-Za-z_][A-Za-z0-9_.]*)?( \[[A-Za-z0-9_, -]*\])?")
+
+
+def _check_entry_points(points: dict[str, list[str]]) -> None:
+    """Refuses an entry point group or line that a `.dist-info`'s `entry_points.txt` cannot hold as it
+    is (PyPA's entry points specification: a group name, `name = module:attr`).
+
+    Raises:
+        UsageError: (exit 1) naming pyproject.toml and the group or line."""
+    for group, lines in points.items():
+        if not _GROUP.fullmatch(group):
+            raise UsageError(f"pyproject.toml: entry point group {group!r} is not a group name")
+        for line in lines:
+            if not _ENTRY.fullmatch(line):
+                raise UsageError(f"pyproject.toml: entry point {line!r} of {group!r} is not `name = module:attr`")
+
+
 def dist_metadata(repo: str, dist_name: str | None = None, dist_version: str | None = None) -> tuple[DistMetadata | None, list[str]]:
     """(metadata, notes) of the repository's distribution: from `pyproject.toml` at `repo`'s root,
     with `dist_name`/`dist_version` (the flags) overriding; (None, []) with neither.
@@ -84,4 +103,6 @@ def dist_metadata(repo: str, dist_name: str | None = None, dist_version: str | N
         raise UsageError(f"{'--dist-version' if dist_version else 'pyproject.toml: field project.version'}: "
                          f"{version!r} is not a version a dist-info folder can name")
     source = "pyproject.toml" if given and not (dist_name and dist_version) else "init's --dist-name"
-    return DistMetadata(name, version, _entry_points(project, poetry), source), notes
+    points = _entry_points(project, poetry)
+    _check_entry_points(points)
+    return DistMetadata(name, version, points, source), notes

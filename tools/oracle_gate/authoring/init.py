@@ -196,6 +196,10 @@ def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str], 
         _libraries(repo, folders, lock, environ if environ is not None else os.environ, metadata, result)
         if any(rel.endswith("/BUILD.bazel") and rel != "oracles/BUILD.bazel" for rel in result.written):
             result.notes.extend(metadata_notes)
+        kept = sorted(f"{f}/BUILD.bazel" for f in folders.values() if f is not None and f"{f}/BUILD.bazel" not in result.written)
+        if (dist_name or dist_version) and kept:
+            result.notes.append(f"--dist-name and --dist-version go into the BUILD files init writes; {', '.join(kept)} "
+                                "exists already: edit its py_dist_info (docs/adopting.md, \"Package metadata\")")
         _oracles(repo, packages, deps, result)
         _unignore(repo, result)
     except OSError as exc:
@@ -218,6 +222,8 @@ def _lock(repo: str, requirements: str, environ: Mapping[str, str]) -> _Lock:
     """The lock's text, from `requirements` (a lock as it is, else resolved), before anything is
     written. Raises LockError (exit 1)."""
     target = os.path.join(repo, lock_mod.LOCK_NAME)
+    if os.path.islink(target):
+        raise lock_mod.LockError(f"{lock_mod.LOCK_NAME} is a symbolic link; the lock must be a regular file")
     try:
         with open(requirements, encoding="utf-8") as f:
             text = f.read()
@@ -274,11 +280,22 @@ def _libraries(repo: str, folders: Mapping[str, str | None], lock: _Lock | None,
     for package, folder in sorted(todo.items()):
         dists, unknown = lock_mod.third_party(lock_mod.imports_of(os.path.join(repo, folder)), package, modules)
         _write_new(repo, f"{folder}/BUILD.bazel",
-                   text.library_build(package, folder.startswith("src/"), dists, unknown, metadata), result)
+                   text.library_build(package, folder.startswith("src/"), dists, unknown, metadata,
+                                      data=_has_data(os.path.join(repo, folder))), result)
         if unknown:
             result.notes.append(f"{package} imports {', '.join(unknown)}, which no locked distribution gives"
                                 + ("" if lock is not None else " (pass --requirements)")
                                 + f": add them to {folder}/BUILD.bazel's deps by hand")
+
+
+def _has_data(folder: str) -> bool:
+    """Whether the package folder holds a file that is neither Python nor Bazel's (`DATA_GLOB`)."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+        if any(not n.endswith((".py", ".pyc", ".bzl")) and n not in ("BUILD", "BUILD.bazel") and not n.startswith(".")
+               for n in files):
+            return True
+    return False
 
 
 def _files(repo: str, result: InitResult) -> list[str]:
@@ -326,10 +343,18 @@ def negations(paths: Sequence[str]) -> list[str]:
     anchored at the root (`!/oracles/`, `!/oracles/policy.toml`), in order, once."""
     lines: list[str] = []
     for path in paths:
-        parts = path.split("/")
+        parts = [_literal(part) for part in path.split("/")]
         lines.extend(f"!/{'/'.join(parts[:n])}/" for n in range(1, len(parts)))
-        lines.append(f"!/{path}")
+        lines.append(f"!/{'/'.join(parts)}")
     return list(dict.fromkeys(lines))
+
+
+def _literal(name: str) -> str:
+    """A path part as a gitignore pattern that matches it alone: `*`, `?`, `[`, `\\` and `!`
+    escaped with a backslash, and trailing blanks too (gitignore(5))."""
+    out = re.sub(r"([*?\[\\!#])", r"\\\1", name)
+    stripped = out.rstrip(" ")
+    return stripped + "\\ " * (len(out) - len(stripped))
 
 
 def _unignore(repo: str, result: InitResult) -> None:

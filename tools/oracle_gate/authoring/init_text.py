@@ -250,12 +250,18 @@ def _starlark(value: object) -> str:
     return json.dumps(value, ensure_ascii=True)
 
 
+# The package's files that are not Python sources nor Bazel's: its data (`importlib.resources`,
+# files opened beside `__file__`), in the library's runfiles.
+DATA_GLOB = ('glob(["**/*"], exclude = ["**/*.py", "**/*.pyc", "**/__pycache__/**", "**/BUILD", "**/BUILD.bazel", '
+             '"**/*.bzl"])')
+
+
 def library_build(name: str, src_layout: bool, dists: Sequence[str], unknown: Sequence[str],
-                  metadata: DistMetadata | None = None) -> str:
+                  metadata: DistMetadata | None = None, data: bool = False) -> str:
     """A production package's BUILD.bazel: one `py_library` named `name` over its `.py` files, with
     `imports = [".."]` under `src/`, `requirement(...)` of each locked distribution it imports
     (`dists`, normalized names), and, with `metadata`, a `py_dist_info` it depends on; `unknown`
-    modules are named in a comment."""
+    modules are named in a comment; `data`: the package holds other files (`DATA_GLOB`)."""
     rules = '"py_dist_info", "py_library"' if metadata else '"py_library"'
     loads = [f'load("@oracle_gate//tools/bazel:python.bzl", {rules})']
     own = [f'":{name}_dist"'] if metadata else []
@@ -265,6 +271,7 @@ def library_build(name: str, src_layout: bool, dists: Sequence[str], unknown: Se
              "# The production package the oracle rows call (oracle-gate's init wrote it from the imports of its modules).",
              *([f"# Imported, but no locked distribution gives it: {', '.join(unknown)}."] if unknown else []),
              "py_library(", f'    name = "{name}",', '    srcs = glob(["**/*.py"]),',
+             *([f"    data = {DATA_GLOB},"] if data else []),
              *(['    imports = [".."],'] if src_layout else []),
              *([f"    deps = [{', '.join([*own, *(f'requirement({_starlark(d)})' for d in dists)])}],"]
                if dists or own else []),

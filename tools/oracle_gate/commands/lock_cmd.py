@@ -49,7 +49,15 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if os.path.exists(target):
         with open(target, encoding="utf-8") as f:
             old = f.read()
-    source = args.requirements or os.path.join(repo, source_of(old) or "requirements.in")
+    if os.path.islink(target):
+        raise LockError(f"lock: {LOCK_NAME} is a symbolic link; the lock must be a regular file of the repository")
+    named = source_of(old)
+    if named is not None and not args.requirements and (
+            os.path.isabs(named) or ".." in named.split("/")
+            or not os.path.realpath(os.path.join(repo, named)).startswith(os.path.realpath(repo) + os.sep)):
+        raise LockError(f"lock: {LOCK_NAME} names the source {named!r}, which is not a file of the repository; "
+                        "pass --requirements FILE")
+    source = args.requirements or os.path.join(repo, named or "requirements.in")
     if not os.path.isfile(source):
         raise LockError(f"lock: no requirements file {source}; pass --requirements FILE")
     rel = os.path.relpath(os.path.realpath(source), os.path.realpath(repo))
@@ -58,7 +66,10 @@ def run(args: argparse.Namespace, context: Context) -> int:
         print(f"lock: {LOCK_NAME} is up to date with {rel}")
         return errors.OK
     try:
-        with open(target, "w", encoding="utf-8", newline="\n") as f:
+        if os.path.lexists(target):
+            os.unlink(target)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(new)
     except OSError as exc:
         raise errors.GateError(f"lock: cannot write {target}: {exc}") from None

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
 from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.spec.call_fields import callable_value, callable_value_problem
+from tools.oracle_gate.spec.call_fields import CALLABLE_KEY, callable_value, callable_value_problem
 from tools.oracle_gate.spec.values import ARG_PATTERN, INT64_MAX, INT64_MIN, is_number
 
 MAX_COUNT = 100_000
@@ -313,8 +313,10 @@ class _Checker:
             return None
         return float(a), float(b)
 
-    def generator(self, spec: object, field: str, depth: int) -> Gen | None:
-        """Validates one generator table at dotted path `field`, nesting level `depth`."""
+    def generator(self, spec: object, field: str, depth: int, top: bool = False) -> Gen | None:
+        """Validates one generator table at dotted path `field`, nesting level `depth`; `top`: it
+        gives a sample field's own value (the field's generator, or its `optional`'s), the only
+        place a callable may be given (`call_fields.callable_value`)."""
         kinds_text = ", ".join(GENERATOR_KINDS)
         if depth > MAX_DEPTH:
             self.bad(field, f"nests deeper than {MAX_DEPTH} levels")
@@ -341,12 +343,12 @@ class _Checker:
                     self.bad(_join(field, modifier), f"is not allowed for generator kind {kind!r}")
                 elif modifier not in table and modifier in _MODIFIERS[kind]:
                     self.bad(_join(field, modifier), f"is required for generator kind {kind!r}")
-            built = self._kind(kind, table, field, depth)
+            built = self._kind(kind, table, field, depth, top)
             if len(self.errors) == before:
                 return built
         return None
 
-    def _kind(self, kind: str, table: dict[str, object], field: str, depth: int) -> Gen | None:
+    def _kind(self, kind: str, table: dict[str, object], field: str, depth: int, top: bool) -> Gen | None:
         at = _join(field, kind)
         value = table[kind]
         lengths: tuple[int, int] | None = None
@@ -360,7 +362,7 @@ class _Checker:
             fpair = self.float_pair(value, at)
             return FloatGen(*fpair) if fpair else None
         if kind == "choice":
-            return self._choice(value, at, depth)
+            return self._choice(value, at, depth, top)
         if kind == "string":
             if type(value) is not str or not value:
                 self.bad(at, f"must be a non-empty string of the characters to draw from, got {_what(value)}")
@@ -373,10 +375,14 @@ class _Checker:
             item = self.generator(value, at, depth + 1)
             return SetGen(item, *lengths) if item and lengths else None
         if kind == "optional":
-            item = self.generator(value, at, depth + 1)
+            item = self.generator(value, at, depth + 1, top)
             return OptionalGen(item) if item else None
         if kind == "tuple":
             return self._tuple(value, at, depth)
+        if top and type(value) is dict and list(value) == [CALLABLE_KEY]:
+            self.bad(at, f"an object whose one key is {CALLABLE_KEY} would be read as a callable argument; "
+                         "give callables as values of a choice")
+            return None
         return self._object(value, at, depth)
 
     def _tuple(self, value: object, at: str, depth: int) -> TupleGen | None:
@@ -386,7 +392,7 @@ class _Checker:
         items = [self.generator(item, f"{at}[{index}]", depth + 1) for index, item in enumerate(value)]
         return TupleGen(tuple(i for i in items if i is not None)) if all(i is not None for i in items) else None
 
-    def _choice(self, value: object, at: str, depth: int) -> ChoiceGen | None:
+    def _choice(self, value: object, at: str, depth: int, top: bool = False) -> ChoiceGen | None:
         if type(value) is not list or not value:
             self.bad(at, f"must be a non-empty array of values, got {_what(value)}")
             return None
@@ -394,9 +400,12 @@ class _Checker:
         for index, item in enumerate(value):
             problem = _plain_problem(item, depth)
             name = callable_value(item)
-            if name is not None and depth == 1:  # an argument given as a callable (call_fields)
+            if name is not None and top:  # an argument given as a callable (call_fields)
                 problem = callable_value_problem(name, self.entry)
                 problem = problem and f"callable {problem}"
+            elif name is not None:
+                problem = ("a callable is given only as a sample field's own value (a choice of the field, or of "
+                           "its optional)")
             if problem:
                 self.bad(at, f"element {index}: {problem}")
                 return None
@@ -465,14 +474,41 @@ def parse_generate(
                 check.bad(_join("generate", name), f"{name!r} is not a usable keyword argument name")
         if receiver and "receiver" not in names:
             check.bad("generate", "has no generator for receiver; a row with a receiver generates its arguments")
-    fields = [(name, check.generator(table[name], _join("generate", name), 1)) for name in order]
+    fields = [(name, check.generator(table[name], _join("generate", name), 1, top=True)) for name in order]
     if type(over) is str:
         _check_over(check, dict(fields), over)
+    if kind == "round_trip" and not check.errors:
+        _check_round_trip(check, [(n, g) for n, g in fields if n != "receiver" and g is not None])
     if check.errors:
         return None, check.errors
     assert type(count) is int
     packed = tuple(positional) if kind == "exact_table" and positional else ()
     return GenerateSpec(count, tuple((name, gen) for name, gen in fields if gen is not None), packed), []
+
+
+def _callables(gen: Gen) -> str:
+    """"all" when `gen` draws only callables (a choice of callables), "some" when it may draw one
+    and may draw a plain value (a mixed choice, an optional of callables), else "none"."""
+    if isinstance(gen, OptionalGen):
+        return "some" if _callables(gen.item) != "none" else "none"
+    if isinstance(gen, ChoiceGen):
+        given = [callable_value(json.loads(v)) is not None for v in gen.values]
+        return "all" if all(given) else "some" if any(given) else "none"
+    return "none"
+
+
+def _check_round_trip(check: _Checker, fields: list[tuple[str, Gen]]) -> None:
+    """A `round_trip` row's generated samples hold exactly one argument `x` that is never a callable;
+    every other field draws callables only (`conv = { choice = [{ callable = "builtins:int" }] }`)."""
+    kinds = {name: _callables(gen) for name, gen in fields}
+    for name, found in kinds.items():
+        if found == "some":
+            check.bad(_join("generate", name), "may draw a callable or a plain value; a round_trip row's fields "
+                                               "draw either callables only or the one value x")
+    plain = [name for name, found in kinds.items() if found == "none"]
+    if not any(found == "some" for found in kinds.values()) and len(plain) != 1:
+        check.bad("generate", f"has {len(plain)} field(s) that are not callables ({', '.join(plain) or 'none'}); a "
+                              "round_trip row generates exactly one value x, besides callables and receiver")
 
 
 def _check_over(check: _Checker, fields: dict[str, Gen | None], over: str) -> None:

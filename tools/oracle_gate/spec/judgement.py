@@ -276,9 +276,11 @@ def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: Row
         sample = data.inputs[index]
         if kind == "monotonic":
             return verdicts.judge_monotonic(value, len(sample[expect["over"]]), expect["direction"])
-        x = next(v for k, v in sample.items()
-                 if not (k == "receiver" and expect.get("receiver")) and callable_value(v) is None)
-        return verdicts.judge_round_trip(value, x)
+        plain = [v for k, v in sample.items() if not (k == "receiver" and expect.get("receiver")) and callable_value(v) is None]
+        if len(plain) != 1:
+            return verdicts.Verdict(False, f"the sample has {len(plain)} argument(s) that are not callables; a round "
+                                           "trip needs exactly one, x")
+        return verdicts.judge_round_trip(value, plain[0])
     if kind == "bound" or (kind == "composed" and "min" in expect):
         return verdicts.judge_bound(value, expect["min"], expect["max"])
     table = data.expected if data.expected is not None else expect.get("expected")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tools.oracle_gate.authoring.dist_metadata import DYNAMIC_VERSION, dist_metadata
@@ -47,3 +49,12 @@ def test_without_pyproject_only_the_flags_name_it(tmp_path):
 def test_bad_metadata_is_one_line(tmp_path, text, name, version, message):
     with pytest.raises(UsageError, match=message.replace("(", r"\(")):
         dist_metadata(project(tmp_path, text), name, version)
+
+
+@pytest.mark.parametrize("table, message", [
+    ('[project.scripts]\ngo = "shop.cli:main $HOME"\n', "entry point 'go = shop.cli:main $HOME' of 'console_scripts'"),
+    ('[project.entry-points."grp]\\n[x"]\na = "shop:b"\n', "entry point group 'grp]\\n[x' is not a group name"),
+])
+def test_an_entry_point_that_entry_points_txt_cannot_hold_is_one_line(tmp_path, table, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        dist_metadata(project(tmp_path, '[project]\nname = "shop"\nversion = "1"\n' + table))

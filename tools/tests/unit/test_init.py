@@ -219,3 +219,27 @@ def test_negations_re_include_each_folder_on_the_way():
     from tools.oracle_gate.authoring.init import negations
     assert negations([".bazelrc", "oracles/policy.toml", "oracles/blobs/x.json"]) == [
         "!/.bazelrc", "!/oracles/", "!/oracles/policy.toml", "!/oracles/blobs/", "!/oracles/blobs/x.json"]
+
+
+def test_negations_match_only_the_file_they_name(tmp_path):
+    from tools.oracle_gate.authoring.init import ignored, negations
+    repo = GitRepo(tmp_path / "r")
+    names = ["oracles/a[1].toml", "oracles/x*y.toml", "oracles/a1.toml", "oracles/xzzy.toml"]
+    for rel in names:
+        repo.write(rel, "")
+    repo.write(".gitignore", "*.toml\n" + "".join(line + "\n" for line in negations(names[:2])))
+    assert set(ignored(str(repo.path), names)) == {"oracles/a1.toml", "oracles/xzzy.toml"}
+
+
+def test_a_package_with_data_files_gets_them_as_data_and_dist_flags_on_a_kept_build_are_a_note(tmp_path, gate):
+    repo = bazel_repo(tmp_path / "shop", "WORKSPACE", 'workspace(name = "shop")\n')
+    repo.write("shop/rates.txt", "0.2\n")
+    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--bazel", "4",
+                          "--dist-name", "shop", "--dist-version", "1.0")
+    assert code == 0, err
+    build = repo.read("shop/BUILD.bazel").decode()
+    assert 'data = glob(["**/*"], exclude = ["**/*.py"' in build and 'version = "1.0",' in build, build
+    code, out, _ = gate("--repo", str(repo.path), "init", "--package", "shop", "--bazel", "4", "--dist-version", "2.0")
+    assert "init: note: --dist-name and --dist-version go into the BUILD files init writes; shop/BUILD.bazel exists " \
+           "already: edit its py_dist_info" in out, out
+    assert 'version = "1.0",' in repo.read("shop/BUILD.bazel").decode()

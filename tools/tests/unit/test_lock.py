@@ -164,3 +164,22 @@ def test_the_lock_command_refreshes_the_lock_from_its_source(tmp_path, index, ga
     code, out, _ = gate("--repo", str(repo.path), "lock", environ=index)
     assert code == 0 and "lock: gamma 3.0 -> -" in out and "wrote requirements_lock.txt" in out, out
     assert "gamma" not in repo.read("requirements_lock.txt").decode()
+
+
+def test_the_lock_command_writes_no_link_and_reads_no_source_outside_the_repository(tmp_path, index, gate):
+    repo, _ = library(tmp_path, "workspace", index, gate)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-token\n")
+    lock_path = repo.path / "requirements_lock.txt"
+    text = lock_path.read_text()
+    lock_path.write_text(text.replace("# source: requirements.in", "# source: ../secret.txt"))
+    code, out, err = gate("--repo", str(repo.path), "lock", environ=index)
+    assert code == 1 and "names the source '../secret.txt', which is not a file of the repository" in err, err
+    assert "TOPSECRET" not in out + err
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    lock_path.unlink()
+    lock_path.symlink_to(victim)
+    code, out, err = gate("--repo", str(repo.path), "lock", environ=index)
+    assert code == 1 and "requirements_lock.txt is a symbolic link" in err, err
+    assert victim.read_text() == "keep\n"

@@ -127,3 +127,40 @@ def test_a_callable_outside_builtins_the_standard_library_and_the_package_is_ref
         check_sample(inv, 3, {"amount": 1, "conv": {"callable": "evil.mod:f"}})
     with pytest.raises(SampleError, match="exactly one argument"):
         check_sample(inv, 0, {"amount": 1, "other": 2, "conv": {"callable": "builtins:str"}})
+
+
+@pytest.mark.parametrize("fields, field, message", [
+    ({"c": {"object": {"callable": {"choice": ["elsewhere.mod:f"]}}}}, "generate.c.object",
+     "an object whose one key is callable would be read as a callable argument"),
+    ({"c": {"optional": {"choice": [{"callable": "evil.m:x"}]}}}, "generate.c.optional.choice",
+     "callable 'evil.m:x' is outside builtins"),
+    ({"c": {"list": {"choice": [{"callable": "builtins:int"}]}, "len": [1, 2]}}, "generate.c.list.choice",
+     "a callable is given only as a sample field's own value"),
+])
+def test_a_callable_anywhere_but_a_fields_own_value_is_refused(fields, field, message):
+    found, errors = parse_generate({"count": 3, **fields}, "bound", None, path="oracles/shop.toml", row="r",
+                                   entry="shop.calc:f")
+    assert found is None and [(e.field, message in str(e)) for e in errors] == [(field, True)], [str(e) for e in errors]
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"amount": {"int": [0, 9]}, "places": {"int": [2, 2]}}, "has 2 field(s) that are not callables (amount, places)"),
+    ({"conv": {"choice": [{"callable": "builtins:str"}]}}, "has 0 field(s) that are not callables (none)"),
+    ({"amount": {"int": [0, 9]}, "conv": {"choice": [{"callable": "builtins:str"}, 7]}}, "may draw a callable or a plain value"),
+])
+def test_a_generated_round_trip_draws_exactly_one_x_besides_callables(fields, message):
+    found, errors = parse_generate({"count": 3, **fields}, "round_trip", None, path="oracles/shop.toml", row="r",
+                                   entry="shop.calc:f")
+    assert found is None and any(message in str(e) for e in errors), [str(e) for e in errors]
+    ok, errors = parse_generate({"count": 3, "amount": {"int": [0, 9]}, "conv": {"choice": [{"callable": "builtins:str"}]}},
+                                "round_trip", None, path="oracles/shop.toml", row="r", entry="shop.calc:f")
+    assert ok is not None and not errors
+
+
+def test_a_round_trip_sample_without_exactly_one_x_fails_in_the_judge_not_with_a_traceback():
+    from tools.oracle_gate.spec.judgement import RowData, judge_sample
+    expect = {"kind": "round_trip"}
+    for inputs in ([{"conv": {"callable": "builtins:str"}}], [{"a": 1, "b": 2}]):
+        verdict = judge_sample(expect, 0, {"value": 1}, RowData(inputs=inputs))
+        assert not verdict.ok and "a round trip needs exactly one, x" in verdict.reason, verdict
+    assert judge_sample(expect, 0, {"value": 5}, RowData(inputs=[{"x": 5, "conv": {"callable": "builtins:int"}}])).ok
