@@ -137,6 +137,29 @@ def _oracles(repo: str, packages: Sequence[str], deps: Sequence[str], result: In
     result.written.append("oracles/MANIFEST.sha256")
 
 
+def _control_block(repo: str, setup: Setup, result: InitResult) -> None:
+    """The oracle-gate block of MODULE.bazel (bzlmod) or WORKSPACE, the file made when missing."""
+    name = text.repository_name(os.path.basename(os.path.realpath(repo)))
+    if setup.mode == "bzlmod":
+        existing = _read(os.path.join(repo, "MODULE.bazel"))
+        _append_block(repo, "MODULE.bazel", text.module_lines(setup, existing), result, head=f'module(name = "{name}")\n')
+        return
+    workspace = "WORKSPACE.bazel" if os.path.exists(os.path.join(repo, "WORKSPACE.bazel")) else "WORKSPACE"
+    existing = _read(os.path.join(repo, workspace))
+    _append_block(repo, workspace, text.workspace_lines(setup, existing), result, head=f'workspace(name = "{name}")\n')
+
+
+def _metadata_notes(folders: Mapping[str, str | None], notes: Sequence[str], flags: bool, result: InitResult) -> None:
+    """The metadata notes of a py_library init wrote; with `flags` (`--dist-name`, `--dist-version`),
+    a note naming each package BUILD file that existed already, which the flags do not change."""
+    if any(rel.endswith("/BUILD.bazel") and rel != "oracles/BUILD.bazel" for rel in result.written):
+        result.notes.extend(notes)
+    kept = sorted(f"{f}/BUILD.bazel" for f in folders.values() if f is not None and f"{f}/BUILD.bazel" not in result.written)
+    if flags and kept:
+        result.notes.append(f"--dist-name and --dist-version go into the BUILD files init writes; {', '.join(kept)} "
+                            "exists already: edit its py_dist_info (docs/adopting.md, \"Package metadata\")")
+
+
 def package_folder(repo: str, package: str) -> str | None:
     """The folder of the production package `package`, relative to `repo`: `package` at the root,
     else `src/package` (the src layout), else None."""
@@ -177,29 +200,15 @@ def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str], 
         deps = [f"//{folder}" for folder in folders.values() if folder is not None]
     metadata, metadata_notes = dist_metadata(repo, dist_name, dist_version)
     lock = _lock(repo, requirements, environ if environ is not None else os.environ) if requirements else None
-    name = text.repository_name(os.path.basename(os.path.realpath(repo)))
     try:
-        if setup.mode == "bzlmod":
-            existing = _read(os.path.join(repo, "MODULE.bazel"))
-            _append_block(repo, "MODULE.bazel", text.module_lines(setup, existing), result,
-                          head=f'module(name = "{name}")\n')
-        else:
-            workspace = "WORKSPACE.bazel" if os.path.exists(os.path.join(repo, "WORKSPACE.bazel")) else "WORKSPACE"
-            existing = _read(os.path.join(repo, workspace))
-            _append_block(repo, workspace, text.workspace_lines(setup, existing), result,
-                          head=f'workspace(name = "{name}")\n')
+        _control_block(repo, setup, result)
         _append_block(repo, ".bazelrc", text.bazelrc_lines(setup), result)
         _append_block(repo, ".gitignore", text.GITIGNORE, result)
         _append_block(repo, ".gitattributes", text.GITATTRIBUTES, result)
         if lock is not None:
             _wire_lock(repo, setup, lock, result)
         _libraries(repo, folders, lock, environ if environ is not None else os.environ, metadata, result)
-        if any(rel.endswith("/BUILD.bazel") and rel != "oracles/BUILD.bazel" for rel in result.written):
-            result.notes.extend(metadata_notes)
-        kept = sorted(f"{f}/BUILD.bazel" for f in folders.values() if f is not None and f"{f}/BUILD.bazel" not in result.written)
-        if (dist_name or dist_version) and kept:
-            result.notes.append(f"--dist-name and --dist-version go into the BUILD files init writes; {', '.join(kept)} "
-                                "exists already: edit its py_dist_info (docs/adopting.md, \"Package metadata\")")
+        _metadata_notes(folders, metadata_notes, bool(dist_name or dist_version), result)
         _oracles(repo, packages, deps, result)
         _unignore(repo, result)
     except OSError as exc:
