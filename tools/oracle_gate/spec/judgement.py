@@ -462,8 +462,8 @@ def _result_and_expected(expect: Mapping[str, Any], index: int, observed: Any,
     (key, value), = observed.items()
     if key == "raised":
         return (f"raised {value}" if type(value) is str else "raised (malformed message)"), expected
-    if key == "unplain":
-        return (value if type(value) is str else "not plain JSON"), expected
+    if key == "unplain":  # shown after "result": the caller's "result is a ..." reads once
+        return (value.removeprefix("result ") if type(value) is str else "not plain JSON"), expected
     if key != "value":
         return "a malformed observation", expected
     if kind == "idempotent" and type(value) is list and value:
