@@ -84,6 +84,9 @@ SET_TRIES = 4
 """A set draws at most SET_TRIES times its length in items before it settles for fewer distinct ones."""
 NONE_ODDS = 4
 """An `optional` draws `null` one time in NONE_ODDS."""
+MAX_DRAWS = 10_000_000
+"""Most values one row's samples may need drawn, `count` times the most one sample needs (`draws`):
+a bound on the time and memory of drawing, which nesting lengths would otherwise multiply."""
 _ALL_MODIFIERS = frozenset(m for mods in _MODIFIERS.values() for m in mods)
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -467,16 +470,12 @@ def parse_generate(
     elif kind in ("exact_table", "antisymmetric"):
         order = _exact_fields(check, names, positional, receiver)
     else:
-        if not names:
-            check.bad("generate", "needs a generator for at least one keyword argument besides count")
-        for name in names:
-            if not ARG_PATTERN.fullmatch(name):
-                check.bad(_join("generate", name), f"{name!r} is not a usable keyword argument name")
-        if receiver and "receiver" not in names:
-            check.bad("generate", "has no generator for receiver; a row with a receiver generates its arguments")
+        _keyword_fields(check, names, receiver)
     fields = [(name, check.generator(table[name], _join("generate", name), 1, top=True)) for name in order]
     if type(over) is str:
         _check_over(check, dict(fields), over)
+    if not check.errors and type(count) is int:
+        _check_draws(check, count, [gen for _, gen in fields if gen is not None])
     if kind == "round_trip" and not check.errors:
         _check_round_trip(check, [(n, g) for n, g in fields if n != "receiver" and g is not None])
     if check.errors:
@@ -484,6 +483,41 @@ def parse_generate(
     assert type(count) is int
     packed = tuple(positional) if kind == "exact_table" and positional else ()
     return GenerateSpec(count, tuple((name, gen) for name, gen in fields if gen is not None), packed), []
+
+
+def draws(gen: Gen) -> int:
+    """The most values one draw of `gen` takes from the random source, counting each length and
+    each leaf (a set tries SET_TRIES times its length). Raises nothing."""
+    if isinstance(gen, (ListGen, SetGen)):
+        return 1 + gen.max_len * draws(gen.item) * (SET_TRIES if isinstance(gen, SetGen) else 1)
+    if isinstance(gen, StringGen):
+        return 1 + gen.max_len
+    if isinstance(gen, TupleGen):
+        return sum(draws(item) for item in gen.items)
+    if isinstance(gen, ObjectGen):
+        return sum(draws(member) for _, member in gen.members)
+    if isinstance(gen, OptionalGen):
+        return 1 + draws(gen.item)
+    return 1
+
+
+def _keyword_fields(check: _Checker, names: list[str], receiver: bool) -> None:
+    """The fields of a keyword row: at least one, each a usable keyword name, `receiver` when the row has one."""
+    if not names:
+        check.bad("generate", "needs a generator for at least one keyword argument besides count")
+    for name in names:
+        if not ARG_PATTERN.fullmatch(name):
+            check.bad(_join("generate", name), f"{name!r} is not a usable keyword argument name")
+    if receiver and "receiver" not in names:
+        check.bad("generate", "has no generator for receiver; a row with a receiver generates its arguments")
+
+
+def _check_draws(check: _Checker, count: int, gens: Sequence[Gen]) -> None:
+    """A row's drawing is bounded: `count` times the draws of one sample at most MAX_DRAWS."""
+    most = count * sum(draws(gen) for gen in gens)
+    if most > MAX_DRAWS:
+        check.bad("generate", f"may draw {most:,} values ({count} samples times the most one sample needs), more "
+                              f"than {MAX_DRAWS:,}; lower count or the len ranges")
 
 
 def _callables(gen: Gen) -> str:

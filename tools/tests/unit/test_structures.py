@@ -164,3 +164,13 @@ def test_a_round_trip_sample_without_exactly_one_x_fails_in_the_judge_not_with_a
         verdict = judge_sample(expect, 0, {"value": 1}, RowData(inputs=inputs))
         assert not verdict.ok and "a round trip needs exactly one, x" in verdict.reason, verdict
     assert judge_sample(expect, 0, {"value": 5}, RowData(inputs=[{"x": 5, "conv": {"callable": "builtins:int"}}])).ok
+
+
+@pytest.mark.parametrize("fields, most", [
+    ({"count": 100_000, "s": {"set": {"int": [0, 0]}, "len": [4096, 4096]}}, "1,638,500,000"),
+    ({"count": 2, "m": {"list": {"list": {"int": [0, 9]}, "len": [0, 4096]}, "len": [0, 4096]}}, "33,562,626"),
+])
+def test_a_row_whose_drawing_would_not_end_is_one_line(fields, most):
+    found, errors = parse_generate(fields, "bound", None, path="oracles/shop.toml", row="r", entry="shop.calc:f")
+    assert found is None and [e.field for e in errors] == ["generate"], [str(e) for e in errors]
+    assert f"may draw {most} values" in str(errors[0]) and "more than 10,000,000" in str(errors[0])
