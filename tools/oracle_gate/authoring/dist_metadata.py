@@ -10,6 +10,7 @@ import re
 import tomllib
 from typing import Any
 
+from tools.lock.lock_check import normalize
 from tools.oracle_gate.authoring.init_text import DistMetadata
 from tools.oracle_gate.errors import UsageError
 
@@ -18,11 +19,6 @@ DYNAMIC_VERSION = "0.0.0"
 # PEP 508 names; PEP 440-ish versions (what a dist-info folder's name may hold).
 _NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _VERSION = re.compile(r"[A-Za-z0-9.+!_-]+")
-
-
-def normalize(name: str) -> str:
-    """PEP 503's normalized form of a distribution name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _table(doc: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tools.lock.lock_check import line_problems, normalize
+from tools.lock.lock_check import line_problems, normalize, parse_lock
 from tools.oracle_gate.errors import UsageError
 
 LOCK_NAME = "requirements_lock.txt"
@@ -35,7 +35,6 @@ SOURCE_PREFIX = "# source: "
 _PIP_ENV = {"PIP_PREFIX": "", "PIP_REQUIRE_VIRTUALENV": "0", "PIP_ROOT": "", "PIP_TARGET": "", "PIP_USER": "0"}
 # A requirements.in line: a name, extras, a version specifier, a marker; nothing that is a pip option, URL or path.
 _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._, -]*\])?\s*([<>=!~][^#@]*)?(;[^#@]*)?")
-_PIN = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+?)\s*\\?$")
 
 
 @dataclass(frozen=True)
@@ -52,23 +51,10 @@ class LockError(UsageError):
 
 
 def is_lock(text: str) -> bool:
-    """True when `text` is a lock already: at least one pin, and every line passes the lock's
-    allow-list (`lock_check.line_problems`: pins, `--hash=sha256:` lines, comments)."""
-    return any(_PIN.match(line) for line in text.splitlines()) and not line_problems(text) \
-        and all(_hashed(text).values())
-
-
-def _hashed(text: str) -> dict[str, bool]:
-    out: dict[str, bool] = {}
-    current = ""
-    for line in text.splitlines():
-        pin = _PIN.match(line)
-        if pin:
-            current = normalize(pin.group(1))
-            out[current] = False
-        elif current and line.strip().startswith("--hash=sha256:"):
-            out[current] = True
-    return out
+    """True when `text` is a lock already: at least one pin, every pin with a sha256 hash, and
+    every line passing the lock's allow-list (`lock_check.parse_lock`, `lock_check.line_problems`)."""
+    pins, hashed, _ = parse_lock(text)
+    return bool(pins) and set(pins) == hashed and not line_problems(text)
 
 
 def check_requirements(text: str, path: str) -> None:

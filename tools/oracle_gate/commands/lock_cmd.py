@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from tools.lock.lock_check import parse_lock
 from tools.oracle_gate import errors
 from tools.oracle_gate.authoring.lock import LOCK_NAME, LockError, lock_text, resolve, source_of
 from tools.oracle_gate.commands import Context, Parser
@@ -73,18 +74,9 @@ def run(args: argparse.Namespace, context: Context) -> int:
             f.write(new)
     except OSError as exc:
         raise errors.GateError(f"lock: cannot write {target}: {exc}") from None
-    before, after = _pins(old), _pins(new)
+    before, after = parse_lock(old)[0], parse_lock(new)[0]
     for name in sorted(set(before) | set(after)):
         if before.get(name) != after.get(name):
             print(visible(f"lock: {name} {before.get(name, '-')} -> {after.get(name, '-')}"))
     print(f"lock: wrote {LOCK_NAME} from {rel}")
     return errors.OK
-
-
-def _pins(text: str) -> dict[str, str]:
-    out = {}
-    for line in text.splitlines():
-        name, sep, version = line.partition("==")
-        if sep and not line.startswith((" ", "#")):
-            out[name] = version.removesuffix("\\").strip()
-    return out
