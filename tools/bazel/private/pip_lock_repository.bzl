@@ -45,10 +45,12 @@ package(default_visibility = ["//visibility:public"])
 py_library(
     name = "pkgs",
     srcs = glob(["site/**/*.py"], allow_empty = True),
+    # site/bin's console-script wrappers name this machine's interpreter and stay out; a program a
+    # wheel ships (ruff's) is data, where the package's own finder looks for it (`<site>/bin`).
     data = glob(
         ["site/**"],
         exclude = ["site/**/*.py", "site/**/*.pyc", "site/**/__pycache__/**", "site/bin/**"],
-    ),
+    ) + {programs},
     imports = ["site"],
 )
 
@@ -199,6 +201,13 @@ def _pinned_names(lock_text):
             names.append(_normalize(head))
     return names
 
+def _programs(rctx):
+    """The files of site/bin that are programs, not console-script wrappers (which start with `#!`)."""
+    folder = rctx.path("site/bin")
+    if not folder.exists:
+        return []
+    return sorted(["site/bin/" + f.basename for f in folder.readdir() if not rctx.read(f).startswith("#!")])
+
 def _pip_lock_repository_impl(rctx):
     lock = rctx.path(rctx.attr.lock)
     lock_text = rctx.read(lock)
@@ -251,7 +260,7 @@ def _pip_lock_repository_impl(rctx):
             result.stdout,
             result.stderr,
         ))
-    rctx.file("BUILD.bazel", _BUILD_TEMPLATE.format(lock = str(rctx.attr.lock)))
+    rctx.file("BUILD.bazel", _BUILD_TEMPLATE.format(lock = str(rctx.attr.lock), programs = _programs(rctx)))
     rctx.file("WORKSPACE", "workspace(name = \"{}\")\n".format(rctx.name))
 
 _pip_site_repository = repository_rule(

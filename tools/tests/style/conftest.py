@@ -1,0 +1,1 @@
+"""The style tests need no fixtures beyond pytest's own."""
