@@ -292,6 +292,11 @@ class Row:
         a, b = sample
         return encode([project(self.call_positional(pair), self.project) for pair in ([a, b], [b, a], [a, a])])
 
+    def swapped(self, sample: Any) -> str:
+        """`[f(a, b), f(b, a)]` for a sample `[a, b]`."""
+        a, b = sample
+        return encode([project(self.call_positional(pair), self.project) for pair in ([a, b], [b, a])])
+
     def states(self, sample: Any) -> str:
         """The states after each of `repeat` calls, each fed back and encoded as soon as it is returned."""
         state_text = encode(sample["state"], "state")
@@ -323,6 +328,7 @@ CALLS = {
     "exact_table": Row.positional,
     "monotonic": Row.over_values,
     "antisymmetric": Row.swapped_and_same,
+    "commutative": Row.swapped,
     "reference": Row.reference,
 }
 

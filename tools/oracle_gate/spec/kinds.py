@@ -26,9 +26,9 @@ ONE_X, OVER = "one x", "over"
 # The caller's ways of calling the entry on one sample (`Kind.calls`, the names of the functions of
 # actions/caller.py `CALLS`): once with keyword arguments (then the rest of `entries`); the same
 # then `inverse`; repeatedly on the state; once with positional arguments; once per value of `over`;
-# f(a, b), f(b, a), f(a, a).
-ONCE, INVERTED, STATES, POSITIONAL, OVER_VALUES, SWAPPED_AND_SAME = (
-    "once", "inverted", "states", "positional", "over_values", "swapped_and_same")
+# f(a, b), f(b, a), f(a, a); f(a, b), f(b, a).
+ONCE, INVERTED, STATES, POSITIONAL, OVER_VALUES, SWAPPED_AND_SAME, SWAPPED = (
+    "once", "inverted", "states", "positional", "over_values", "swapped_and_same", "swapped")
 # A sample field the judge does not have (`Kind.judge`'s inputs or expected value).
 MISSING: Any = object()
 # The expected value of a failing sample as `Kind.shows` templates write it: `{expected}`, the
@@ -68,7 +68,7 @@ class Kind:
             also allows.
         sample: the shape of a blob sample: KEYWORDS, STATE, TABLE or PAIR.
         sample_rule: what a KEYWORDS sample must hold besides: "" (nothing), ONE_X or OVER.
-        calls: how the caller calls the entry on one sample (ONCE ... SWAPPED_AND_SAME), the name of a
+        calls: how the caller calls the entry on one sample (ONCE ... SWAPPED), the name of a
             function of actions/caller.py `CALLS`.
         refuses: the call fields (`receiver`, `build`, `project`) it does not allow.
         receiver_hint: what to do instead of a refused `receiver`, after the refusal ("" for none).
@@ -165,6 +165,24 @@ def _antisymmetric(value: Any, expect: Mapping[str, Any], inputs: Any, expected:
     return verdicts.judge_antisymmetric(value)
 
 
+def judge_commutative(results: Any) -> Verdict:
+    """`commutative`: results `[f(a, b), f(b, a)]`, plain JSON values, strictly equal (the type of
+    every leaf compared too)."""
+    if type(results) is not list or len(results) != 2:
+        return Verdict(False, "malformed observation: expected the results of f(a, b) and f(b, a)")
+    problem = verdicts.plain_problem(results, "results")
+    if problem:
+        return Verdict(False, problem)
+    ab, ba = results
+    if not verdicts.strict_equal(ab, ba):
+        return Verdict(False, f"f(a, b) is {ab!r} and f(b, a) is {ba!r}: not equal")
+    return Verdict(True)
+
+
+def _commutative(value: Any, expect: Mapping[str, Any], inputs: Any, expected: Any) -> Verdict:
+    return judge_commutative(value)
+
+
 def _composed(value: Any, expect: Mapping[str, Any], inputs: Any, expected: Any) -> Verdict:
     judge = _bound if "min" in expect else _exact
     return judge(value, expect, inputs, expected)
@@ -198,6 +216,8 @@ ALL = (
          sample=PAIR, calls=SWAPPED_AND_SAME, refuses=("receiver",), receiver_hint=_PAIR_RECEIVER),
     Kind("composed", ("entries",), _composed, lambda expect: BOUND_SHOWN if "min" in expect else EXPECTED_SHOWN,
          allowed=("min", "max", "reference"), entries=True, weakened_by=("bound widened",), check=_one_judge),
+    Kind("commutative", ("args_names",), _commutative, _shown("f(a, b) == f(b, a)"), sample=PAIR, calls=SWAPPED,
+         refuses=("receiver",), receiver_hint=_PAIR_RECEIVER),
 )
 NAMES = tuple(kind.name for kind in ALL)
 _BY_NAME = {kind.name: kind for kind in ALL}
