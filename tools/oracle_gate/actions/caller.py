@@ -84,9 +84,6 @@ _TOOL_NAME = "oracle-gate"
 # How a row whose callables could not be loaded begins its error (observe.py starts a fresh caller
 # after such a row and holds the same words).
 LOAD_ERROR = "cannot load entry"
-# The kinds a request may have: schema.KINDS, and `reference` for the reference action's rows.
-KINDS = ("bound", "idempotent", "exact_table", "matches", "agrees", "round_trip", "monotonic", "antisymmetric",
-         "composed", "reference")
 
 
 class NotPlain(Exception):
@@ -249,7 +246,7 @@ class Row:
             return self.fn
         return _getattr(built(self.receiver, receiver), self.method)
 
-    def keywords(self, sample: dict[str, Any]) -> Any:
+    def call_keywords(self, sample: dict[str, Any]) -> Any:
         """The entry called on a keyword sample (a fresh copy: `receiver` and `build` applied)."""
         kwargs = _copy(sample)
         receiver = kwargs.pop("receiver", None) if self.receiver is not None else None
@@ -260,7 +257,7 @@ class Row:
                 kwargs[name] = built(maker, kwargs[name])
         return self.target(receiver)(**kwargs)
 
-    def positional(self, values: list[Any], receiver: Any = None) -> Any:
+    def call_positional(self, values: list[Any], receiver: Any = None) -> Any:
         """The entry called on positional values (a fresh copy), each named in `args_names` built."""
         args = [given(value) for value in _copy(values)]
         for index, name in enumerate(self.args_names[:_len(args)]):
@@ -268,30 +265,72 @@ class Row:
                 args[index] = built(self.builds[name], args[index])
         return self.target(receiver)(*args)
 
-    def value(self, sample: Any) -> Any:
-        """The plain value the caller reports for one sample of a row that is not idempotent."""
-        kind = self.kind
-        if kind == "reference":
-            if self.style == "keywords":
-                return self.fn(**_copy(sample))
-            if _type(sample) is _dict:
-                return self.fn(*_copy(sample["args"]), receiver=_copy(sample["receiver"]))
-            return self.fn(*_copy(sample))
-        if kind == "exact_table":
-            if _type(sample) is _dict:
-                return project(self.positional(sample["args"], sample["receiver"]), self.project)
-            return project(self.positional(sample), self.project)
-        if kind == "antisymmetric":
-            a, b = sample
-            return [project(self.positional(pair), self.project) for pair in ([a, b], [b, a], [a, a])]
-        if kind == "monotonic":
-            return [project(self.keywords(dict(sample, **{self.over: item})), self.project) for item in sample[self.over]]
-        result = self.keywords(sample)
-        if kind == "round_trip":
-            result = self.inverse(result)
+    def once(self, sample: Any) -> str:
+        """The entry called on a keyword sample, then each of the rest of `entries` on the result before."""
+        result = self.call_keywords(sample)
         for then in self.then:
             result = then(result)
-        return project(result, self.project)
+        return encode(project(result, self.project))
+
+    def inverted(self, sample: Any) -> str:
+        """`inverse(entry(x))` for a keyword sample."""
+        return encode(project(self.inverse(self.call_keywords(sample)), self.project))
+
+    def positional(self, sample: Any) -> str:
+        """The entry called on a sample's argument list, or on `{"args": [...], "receiver": R}`."""
+        if _type(sample) is _dict:
+            return encode(project(self.call_positional(sample["args"], sample["receiver"]), self.project))
+        return encode(project(self.call_positional(sample), self.project))
+
+    def over_values(self, sample: Any) -> str:
+        """The entry called once per value of `over` (the sample's other arguments kept), in order."""
+        return encode([project(self.call_keywords(dict(sample, **{self.over: item})), self.project)
+                       for item in sample[self.over]])
+
+    def swapped_and_same(self, sample: Any) -> str:
+        """`[f(a, b), f(b, a), f(a, a)]` for a sample `[a, b]`."""
+        a, b = sample
+        return encode([project(self.call_positional(pair), self.project) for pair in ([a, b], [b, a], [a, a])])
+
+    def swapped(self, sample: Any) -> str:
+        """`[f(a, b), f(b, a)]` for a sample `[a, b]`."""
+        a, b = sample
+        return encode([project(self.call_positional(pair), self.project) for pair in ([a, b], [b, a])])
+
+    def states(self, sample: Any) -> str:
+        """The states after each of `repeat` calls, each fed back and encoded as soon as it is returned."""
+        state_text = encode(sample["state"], "state")
+        kwargs = sample["kwargs"]
+        states = []
+        for number in range(self.repeat):
+            returned = self.fn(_loads(state_text), **_copy(kwargs))
+            state_text = encode(returned, f"state after call {number + 1}")
+            states.append(state_text)
+        return "[" + _join(",", states) + "]"
+
+    def reference(self, sample: Any) -> str:
+        """A reference row's value (the reference action): the reference called in the row's `style`."""
+        if self.style == "keywords":
+            return encode(self.fn(**_copy(sample)))
+        if _type(sample) is _dict:
+            return encode(self.fn(*_copy(sample["args"]), receiver=_copy(sample["receiver"])))
+        return encode(self.fn(*_copy(sample)))
+
+
+# How the caller calls the entry on one sample, per kind: the kinds of the gate's spec/kinds.py,
+# whose `Kind.calls` names the function here (tools/tests/unit/test_kinds.py ties the two; this
+# file imports nothing of the gate), and `reference` for the reference action's rows. Each returns
+# the encoded value of the sample.
+CALLS = {
+    "bound": Row.once, "matches": Row.once, "agrees": Row.once, "composed": Row.once,
+    "round_trip": Row.inverted,
+    "idempotent": Row.states,
+    "exact_table": Row.positional,
+    "monotonic": Row.over_values,
+    "antisymmetric": Row.swapped_and_same,
+    "commutative": Row.swapped,
+    "reference": Row.reference,
+}
 
 
 def call_row(request: dict[str, object]) -> str:
@@ -332,23 +371,15 @@ def call_row(request: dict[str, object]) -> str:
 
 
 def _serve(row: Row, sample: Any) -> str:
-    """The result text of one sample: `{"value": V}` (for idempotent, V is the states after each
-    call, each encoded as soon as it is returned).
+    """The result text of one sample: `{"value": V}`, V as its kind's function of CALLS encodes it
+    (for idempotent, the states after each call, each encoded as soon as it is returned).
 
     Raises:
         NotPlain: when a result is not plain JSON; whatever production code raises."""
-    if row.kind not in KINDS:
+    call = CALLS.get(row.kind)
+    if call is None:
         return _dumps({"raised": f"unknown kind {row.kind!r}"})
-    if row.kind == "idempotent":
-        state_text = encode(sample["state"], "state")
-        kwargs = sample["kwargs"]
-        states = []
-        for number in range(row.repeat):
-            returned = row.fn(_loads(state_text), **_copy(kwargs))
-            state_text = encode(returned, f"state after call {number + 1}")
-            states.append(state_text)
-        return '{"value":[' + _join(",", states) + "]}"
-    return '{"value":' + encode(row.value(sample)) + "}"
+    return '{"value":' + call(row, sample) + "}"
 
 
 def _call_samples(serve: Any, request: dict[str, object]) -> tuple[list[str], str | None]:

@@ -21,6 +21,7 @@ from typing import Any
 from tools.oracle_gate.authoring.reference_local import run_references
 from tools.oracle_gate.authoring.vacuity import RowRunner, run_row
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.spec.generate import draw
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant
@@ -66,7 +67,7 @@ def failing_samples(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes,
         indices = tuple(i - len(stored) for i in judged.failed if i >= len(stored))
         drawn = draw(inv, salt)
         picked = [dict(drawn[i]) for i in indices]
-        if inv.kind == "exact_table" and picked:
+        if kinds.kind(inv.kind).expected_stored and picked:
             generated, _ = generated_view({inv.source: oracle_bytes}, salt)
             reference, problems = run_references(Path(tmp) / "reference", Path(repo), [(inv, stored)], generated)
             if problems:

@@ -34,6 +34,7 @@ from tools.oracle_gate.approval.policy import POLICY_PATH
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.gitio import git
 from tools.oracle_gate.git.tree import Tree
+from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.spec.schema import BLOB_DIR, ENTRY_PATTERN, KINDS, is_oracle_path, parse_oracle
 from tools.oracle_gate.text import visible
 
@@ -58,15 +59,6 @@ _BLOCKS = {ast.If: "if", ast.Try: "try", ast.TryStar: "try", ast.With: "with", a
            ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.Match: "match"}
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
-
-# The fields a kind requires besides the common ones, as placeholders to fill in (docs/oracles.md).
-KIND_FIELDS = {
-    "bound": ["# min = 0  # the smallest result the claim allows", "# max = 0  # the largest"],
-    "idempotent": ['# args = ["..."]  # the sample fields passed as keyword arguments besides the state',
-                   "# repeat = 2"],
-    "exact_table": [],
-}
-
 
 @dataclass(frozen=True)
 class Row:
@@ -125,7 +117,7 @@ class Candidate:
         line: the `def`'s 1-based line at HEAD.
         status: "added" or "changed".
         signature: the parameter list as written, e.g. "amount_cents, rate".
-        kind: the suggested kind (one of KINDS).
+        kind: the suggested kind, one of KINDS whose `Kind.proposal` says what to suggest.
         reason: why that kind.
         id: the suggested id, unique among HEAD's rows and the other candidates.
         oracle_file: the oracle file suggested for the row (`oracles/NAME.toml`).
@@ -432,7 +424,16 @@ def oracle_file_for(module: str, oracles: HeadRows) -> tuple[str, str]:
     return path, f"a new oracle file for package {top}: start it with `schema = 1`"
 
 
-_ID_SUFFIX = {"bound": "in_range", "idempotent": "is_idempotent", "exact_table": "table"}
+def _proposal(name: str) -> kinds.Proposal:
+    """What `propose` suggests for a row of the kind `name` (`Kind.proposal`).
+
+    Raises:
+        KeyError: for a kind it never suggests.
+    """
+    proposal = kinds.kind(name).proposal
+    if proposal is None:
+        raise KeyError(name)
+    return proposal
 
 
 def _unique_id(wanted: str, taken: set[str]) -> str:
@@ -479,7 +480,8 @@ def _candidate(found: Found, oracles: HeadRows, taken: set[str]) -> Candidate:
     node = found.node
     assert node is not None  # only removed functions have none, and they get no candidate
     kind, reason = suggest_kind(node)
-    ident = _unique_id(f"{row_entry(found).partition(':')[2].replace('.', '_').lower()}_{_ID_SUFFIX[kind]}", taken)
+    name = row_entry(found).partition(':')[2].replace('.', '_').lower()
+    ident = _unique_id(f"{name}_{_proposal(kind).id_suffix}", taken)
     oracle_file, placement = oracle_file_for(found.module, oracles)
     return Candidate(row_entry(found), found.path, found.line, found.status, ast.unparse(node.args), kind, reason,
                      ident, oracle_file, placement, receiver=_receiver(found), project=_project(found))
@@ -555,7 +557,7 @@ def render(candidate: Candidate) -> list[str]:
           if c.receiver else []),
         *([f"# project = {c.project}  # the object is not plain JSON: the row compares this (docs/oracles.md, "
            "\"Projections\")"] if c.project else []),
-        *KIND_FIELDS[c.kind],
+        *_proposal(c.kind).fields,
         f'# blob = "{c.blob}"  # samples for {name}({c.signature})',
         "# # needs `pin --write` once the blob exists (it adds blob_sha256)",
         f"# rationale: {name}({c.signature}) was {c.status} in {c.path}",

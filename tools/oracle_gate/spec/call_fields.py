@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 
+from tools.oracle_gate.spec.kinds import PAIR, Kind
 from tools.oracle_gate.spec.values import ARG_PATTERN, IDENT
 
 # `package.module:name`, `package.module:Class.name`: what `entry`, `receiver`, `build`, `inverse`
@@ -31,18 +32,9 @@ RESERVED_FIELDS = ("args", "expected", "receiver")
 
 # `build` values that take a JSON array whole and are not production code: docs/oracles.md.
 CONTAINER_BUILDS = ("builtins:tuple", "builtins:set", "builtins:frozenset")
-# A callable passed as an argument: a sample's `{"callable": "module:name"}` (docs/oracles.md,
-# "Structures and callables as arguments"), in `builtins`, the standard library or the row's package.
-CALLABLE_KEY = "callable"
+# A callable passed as an argument (`values.callable_value`) is in `builtins`, the standard library
+# or the row's package.
 CALLABLE_VALUE_PATTERN = re.compile(rf"({IDENT}(?:\.{IDENT})*):({IDENT}(?:\.{IDENT})?)")
-
-
-def callable_value(value: object) -> str | None:
-    """The name a sample's argument value gives as a callable (`{"callable": "module:name"}`, an
-    object with that one key and a string), or None for any other value."""
-    if type(value) is dict and len(value) == 1 and type(value.get(CALLABLE_KEY)) is str:
-        return value[CALLABLE_KEY]  # type: ignore[no-any-return]
-    return None
 
 
 def callable_value_problem(name: str, entry: str) -> str | None:
@@ -87,22 +79,25 @@ def is_method(name: str) -> bool:
     return "." in name.partition(":")[2]
 
 
-def check_receiver(row: dict[str, object], kind: str, allowed_packages: Sequence[str] | None, bad: Bad) -> None:
-    """`receiver` builds the object a method entry is called on; the entry must be `Class.method`."""
+def check_receiver(row: dict[str, object], kind: Kind | None, allowed_packages: Sequence[str] | None,
+                   bad: Bad) -> None:
+    """`receiver` builds the object a method entry is called on; the entry must be `Class.method`.
+    `kind` is the row's Kind, None for an unknown kind."""
     if "receiver" not in row:
         return
-    if kind in ("idempotent", "antisymmetric"):
-        bad("receiver", f"is not allowed for kind {kind!r}"
-            + ("; name the method as the entry and build both arguments with `build`" if kind == "antisymmetric" else ""))
+    if kind is not None and "receiver" in kind.refuses:
+        bad("receiver", f"is not allowed for kind {kind.name!r}" + kind.receiver_hint)
         return
     if check_callable(row["receiver"], "receiver", allowed_packages, bad):
-        entry = row.get("entries", [None])[0] if kind == "composed" and type(row.get("entries")) is list else row.get("entry")
+        entries = kind is not None and kind.entries and type(row.get("entries")) is list
+        entry = row.get("entries", [None])[0] if entries else row.get("entry")  # type: ignore[index]
         if type(entry) is str and not is_method(entry):
             bad("receiver", f"needs a method entry (package.module:Class.method), and {entry!r} is not one")
 
 
-def check_args_names(row: dict[str, object], kind: str, bad: Bad) -> tuple[str, ...] | None:
-    """`args_names` names the positional arguments (exact_table, antisymmetric); returns them when valid."""
+def check_args_names(row: dict[str, object], kind: Kind | None, bad: Bad) -> tuple[str, ...] | None:
+    """`args_names` names the positional arguments (`Kind.positional`; a PAIR kind's exactly two);
+    returns them when valid."""
     if "args_names" not in row:
         return None
     names = row["args_names"]
@@ -116,43 +111,42 @@ def check_args_names(row: dict[str, object], kind: str, bad: Bad) -> tuple[str, 
     if len(set(names)) != len(names):
         bad("args_names", "names an argument twice")
         return None
-    if kind == "antisymmetric" and len(names) != 2:
-        bad("args_names", f"must name exactly two arguments for kind 'antisymmetric', got {len(names)}")
+    if kind is not None and kind.sample == PAIR and len(names) != 2:
+        bad("args_names", f"must name exactly two arguments for kind {kind.name!r}, got {len(names)}")
         return None
     return tuple(names)
 
 
-def check_build(row: dict[str, object], kind: str, args_names: tuple[str, ...] | None,
+def check_build(row: dict[str, object], kind: Kind | None, args_names: tuple[str, ...] | None,
                 allowed_packages: Sequence[str] | None, bad: Bad) -> None:
     """`build = { name = "pkg.mod:Class.parse" }`: the argument `name` is built from its JSON value."""
     if "build" not in row:
         return
     table = row["build"]
-    if kind == "idempotent":
-        bad("build", "is not allowed for kind 'idempotent'")
+    if kind is not None and "build" in kind.refuses:
+        bad("build", f"is not allowed for kind {kind.name!r}")
         return
     if type(table) is not dict or not table:
         bad("build", "must be a non-empty table of argument name = \"package.module:callable\"")
         return
-    positional = kind in ("exact_table", "antisymmetric")
     for name, value in table.items():
         where = f"build.{name}"
         if not ARG_PATTERN.fullmatch(name) or name in RESERVED_FIELDS:
             bad(where, f"{name!r} is not a usable argument name")
-        elif positional and (args_names is None or name not in args_names):
-            bad(where, f"names {name!r}, which is not in args_names; kind {kind!r} builds positional arguments "
+        elif kind is not None and kind.positional and (args_names is None or name not in args_names):
+            bad(where, f"names {name!r}, which is not in args_names; kind {kind.name!r} builds positional arguments "
                        "named by args_names")
         if value not in CONTAINER_BUILDS:
             check_callable(value, where, allowed_packages, bad)
 
 
-def check_project(row: dict[str, object], kind: str, bad: Bad) -> None:
+def check_project(row: dict[str, object], kind: Kind | None, bad: Bad) -> None:
     """`project` turns a result that is not plain JSON into plain JSON (`PROJECTIONS`, `attrs`, `call`)."""
     if "project" not in row:
         return
     value = row["project"]
-    if kind == "idempotent":
-        bad("project", "is not allowed for kind 'idempotent'")
+    if kind is not None and "project" in kind.refuses:
+        bad("project", f"is not allowed for kind {kind.name!r}")
     elif type(value) is str:
         if value not in PROJECTIONS:
             bad("project", f"unknown projection {value!r}; projections are {', '.join(PROJECTIONS)}, "
@@ -192,8 +186,9 @@ def check_reference(row: dict[str, object], bad: Bad) -> None:
                              "(oracles.reference.module:function)")
 
 
-def check_relation(row: dict[str, object], kind: str, allowed_packages: Sequence[str] | None, bad: Bad) -> None:
-    """The fields of the relation kinds: `inverse`, `over` and `direction`, `entries`."""
+def check_relation(row: dict[str, object], allowed_packages: Sequence[str] | None, bad: Bad) -> None:
+    """The fields of the relation kinds: `inverse`, `over` and `direction`, `entries` (a kind's
+    own rule on them is its `Kind.check`)."""
     if "inverse" in row:
         check_callable(row["inverse"], "inverse", allowed_packages, bad)
     if "over" in row and (type(row["over"]) is not str or not ARG_PATTERN.fullmatch(row["over"])
@@ -208,7 +203,3 @@ def check_relation(row: dict[str, object], kind: str, allowed_packages: Sequence
             return
         for index, item in enumerate(entries):
             check_callable(item, f"entries[{index}]", allowed_packages, bad)
-    if kind == "composed":
-        judged = ("min" in row and "max" in row) + ("reference" in row)
-        if judged != 1 or (("min" in row) != ("max" in row)):
-            bad("kind", "a composed row is judged by either min and max or a reference: give exactly one of them")

@@ -56,8 +56,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
 from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.spec.call_fields import CALLABLE_KEY, callable_value, callable_value_problem
-from tools.oracle_gate.spec.values import ARG_PATTERN, INT64_MAX, INT64_MIN, is_number
+from tools.oracle_gate.spec import kinds
+from tools.oracle_gate.spec.call_fields import callable_value_problem
+from tools.oracle_gate.spec.values import ARG_PATTERN, CALLABLE_KEY, INT64_MAX, INT64_MIN, callable_value, is_number
 
 MAX_COUNT = 100_000
 """Largest `count`: samples drawn per row."""
@@ -319,7 +320,7 @@ class _Checker:
     def generator(self, spec: object, field: str, depth: int, top: bool = False) -> Gen | None:
         """Validates one generator table at dotted path `field`, nesting level `depth`; `top`: it
         gives a sample field's own value (the field's generator, or its `optional`'s), the only
-        place a callable may be given (`call_fields.callable_value`)."""
+        place a callable may be given (`values.callable_value`)."""
         kinds_text = ", ".join(GENERATOR_KINDS)
         if depth > MAX_DEPTH:
             self.bad(field, f"nests deeper than {MAX_DEPTH} levels")
@@ -435,13 +436,14 @@ def parse_generate(
 
     Args:
         value: the parsed TOML value of the row's `generate` key.
-        kind: the row's kind, one of schema.KINDS (the schema refuses `generate` on an
-            `exact_table` row without a reference before calling this).
+        kind: the row's kind, one of schema.KINDS; its `Kind.sample` says which fields it
+            generates (the schema refuses `generate` on an `exact_table` row without a reference
+            before calling this).
         args: the row's validated `args` (`idempotent`), or None when they are invalid (then the
             field-name rule of `idempotent` is not checked; the `args` error is reported already).
         path: repository-relative path of the oracle file, for messages.
         row: the row's label (its id, or `#N`), for messages.
-        positional: the row's validated `args_names` (`exact_table`, `antisymmetric`): the fields
+        positional: the row's validated `args_names` (`Kind.positional`): the fields
             must be exactly those (and `receiver` when the row has one); None when they are invalid.
         receiver: True when the row has a `receiver` (a `receiver` field is then required).
         over: the `monotonic` row's `over` name: that field's generator must be a `list` of at least
@@ -465,9 +467,10 @@ def parse_generate(
         check.bad("generate.count", f"must be an integer from 1 to {MAX_COUNT}, got {_what(count)}")
     names = [name for name in table if name != "count"]
     order = names
-    if kind == "idempotent":
+    row_kind = kinds.kind(kind)
+    if row_kind.sample == kinds.STATE:
         order = _idempotent_fields(check, table, names, args)
-    elif kind in ("exact_table", "antisymmetric"):
+    elif row_kind.positional:
         order = _exact_fields(check, names, positional, receiver)
     else:
         _keyword_fields(check, names, receiver)
@@ -476,12 +479,12 @@ def parse_generate(
         _check_over(check, dict(fields), over)
     if not check.errors and type(count) is int:
         _check_draws(check, count, [gen for _, gen in fields if gen is not None])
-    if kind == "round_trip" and not check.errors:
+    if row_kind.sample_rule == kinds.ONE_X and not check.errors:
         _check_round_trip(check, [(n, g) for n, g in fields if n != "receiver" and g is not None])
     if check.errors:
         return None, check.errors
     assert type(count) is int
-    packed = tuple(positional) if kind == "exact_table" and positional else ()
+    packed = tuple(positional) if row_kind.sample == kinds.TABLE and positional else ()
     return GenerateSpec(count, tuple((name, gen) for name, gen in fields if gen is not None), packed), []
 
 

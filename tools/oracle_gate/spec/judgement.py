@@ -19,8 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tools.oracle_gate.spec import verdicts
-from tools.oracle_gate.spec.call_fields import callable_value
+from tools.oracle_gate.spec import kinds, verdicts
 from tools.oracle_gate.spec.ran_record import ran_record
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 
@@ -251,7 +250,8 @@ class RowData:
 
 def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: RowData = RowData()) -> verdicts.Verdict:
     """Judges one sample's observation (`{"value": V}`, `{"raised": ...}` or `{"unplain": ...}`)
-    by its row's kind (docs/design.md section 2)."""
+    by its row's kind (docs/design.md section 2): its `Kind.judge`, given the sample's inputs and
+    expected value when the judge has them."""
     if type(observed) is not dict or len(observed) != 1:
         return verdicts.Verdict(False, "malformed observation: expected one of value, raised, unplain")
     (key, value), = observed.items()
@@ -261,34 +261,18 @@ def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: Row
         return verdicts.Verdict(False, value if type(value) is str else "result is not plain JSON")
     if key != "value":
         return verdicts.Verdict(False, f"malformed observation: unknown key {key!r}")
-    kind = expect["kind"]
-    if kind == "idempotent":
-        if type(value) is not list or len(value) != expect["repeat"]:
-            return verdicts.Verdict(False, f"malformed observation: expected {expect['repeat']} states")
-        return verdicts.judge_idempotent(value)
-    if kind == "matches":
-        return verdicts.judge_matches(value, expect["pattern"])
-    if kind == "antisymmetric":
-        return verdicts.judge_antisymmetric(value)
-    if kind in ("round_trip", "monotonic"):
-        if data.inputs is None or index >= len(data.inputs):
-            return verdicts.Verdict(False, "the judge does not know this sample's inputs")
-        sample = data.inputs[index]
-        if kind == "monotonic":
-            return verdicts.judge_monotonic(value, len(sample[expect["over"]]), expect["direction"])
-        plain = [v for k, v in sample.items() if not (k == "receiver" and expect.get("receiver")) and callable_value(v) is None]
-        if len(plain) != 1:
-            return verdicts.Verdict(False, f"the sample has {len(plain)} argument(s) that are not callables; a round "
-                                           "trip needs exactly one, x")
-        return verdicts.judge_round_trip(value, plain[0])
-    if kind == "bound" or (kind == "composed" and "min" in expect):
-        return verdicts.judge_bound(value, expect["min"], expect["max"])
+    kind = kinds.kind_of(expect["kind"])
+    if kind is None:
+        return verdicts.Verdict(False, f"unknown kind {expect['kind']!r}")
+    inputs = data.inputs[index] if data.inputs is not None and index < len(data.inputs) else kinds.MISSING
+    return kind.judge(value, expect, inputs, _expected(expect, index, data))
+
+
+def _expected(expect: Mapping[str, Any], index: int, data: RowData) -> Any:
+    """The expected value of the row's sample `index`: the RowData's, else the expectations row's
+    `expected`; kinds.MISSING when the judge has none."""
     table = data.expected if data.expected is not None else expect.get("expected")
-    if kind in ("exact_table", "agrees", "composed") and type(table) in (list, tuple) and index < len(table):
-        return verdicts.judge_exact(value, table[index])
-    if kind in ("exact_table", "agrees", "composed"):
-        return verdicts.Verdict(False, "the judge has no expected value for this sample")
-    return verdicts.Verdict(False, f"unknown kind {kind!r}")
+    return table[index] if type(table) in (list, tuple) and index < len(table) else kinds.MISSING
 
 
 def row_data(expect: Mapping[str, Any], reference: Sequence[Any] | None, generated: Sequence[Any] | None,
@@ -303,14 +287,16 @@ def row_data(expect: Mapping[str, Any], reference: Sequence[Any] | None, generat
             to draw them again for `salt`.
     """
     data_expected = None
+    kind = kinds.kind_of(expect["kind"])
+    own = kind is not None and kind.expected_stored
     if expect.get("reference"):
-        wanted = expect["generated"] + (0 if expect["kind"] == "exact_table" else expect["blob_samples"])
+        wanted = expect["generated"] + (0 if own else expect["blob_samples"])
         if type(reference) not in (list, tuple) or len(reference) != wanted:
             return "no reference values for this row: the reference action's output is missing or short"
-        stored = expect.get("expected", []) if expect["kind"] == "exact_table" else []
+        stored = expect.get("expected", []) if own else []
         data_expected = list(stored) + list(reference)  # type: ignore[arg-type]
     inputs = None
-    if expect["kind"] in ("round_trip", "monotonic"):
+    if kind is not None and kind.reads_inputs:
         recorded = expect.get("inputs")
         drawn = list(generated) if generated is not None else _drawn_inputs(expect, salt, expect["generated"])
         inputs = (list(recorded) if type(recorded) is list else []) + drawn
@@ -441,22 +427,8 @@ def _drawn_inputs(expect: Mapping[str, Any], salt: str, limit: int) -> list[Any]
 def _result_and_expected(expect: Mapping[str, Any], index: int, observed: Any,
                          data: RowData = RowData()) -> tuple[str, str]:
     """(result, expected) of one failing sample as FailingSample holds them, not cut yet."""
-    kind = expect["kind"]
-    table = data.expected if data.expected is not None else expect.get("expected")
-    if kind == "bound" or (kind == "composed" and "min" in expect):
-        expected = f"a number in [{compact(expect.get('min'))}, {compact(expect.get('max'))}]"
-    elif kind in ("exact_table", "agrees", "composed"):
-        expected = compact(table[index]) if type(table) in (list, tuple) and index < len(table) else ""
-    elif kind == "matches":
-        expected = f"a str matching {compact(expect.get('pattern'))}"
-    elif kind == "round_trip":
-        expected = "x, the sample's argument"
-    elif kind == "monotonic":
-        expected = f"results {str(expect.get('direction', '')).replace('_', '-')} in the over values"
-    elif kind == "antisymmetric":
-        expected = "f(a, b) == -f(b, a) and f(a, a) == 0"
-    else:
-        expected = "the state after call 1, from every call"
+    kind = kinds.kind_of(expect["kind"])
+    expected = _expected_shown(expect, kind, _expected(expect, index, data))
     if type(observed) is not dict or len(observed) != 1:
         return "a malformed observation", expected
     (key, value), = observed.items()
@@ -466,11 +438,23 @@ def _result_and_expected(expect: Mapping[str, Any], index: int, observed: Any,
         return (value.removeprefix("result ") if type(value) is str else "not plain JSON"), expected
     if key != "value":
         return "a malformed observation", expected
-    if kind == "idempotent" and type(value) is list and value:
+    if kind is not None and kind.calls == kinds.STATES and type(value) is list and value:
         differs = next((i for i, state in enumerate(value[1:], 1) if not verdicts.strict_equal(value[0], state)), 0)
         if differs:
             return compact(value[differs]), compact(value[0])
     return compact(value), expected
+
+
+def _expected_shown(expect: Mapping[str, Any], kind: kinds.Kind | None, expected: Any) -> str:
+    """A failing sample's expected value as shown: its kind's `Kind.shows` template filled in from
+    the expectations row and the sample's expected value ("" when the judge has none); "" for an
+    unknown kind."""
+    if kind is None:
+        return ""
+    return kind.shows(expect).format(
+        expected=compact(expected) if expected is not kinds.MISSING else "", min=compact(expect.get("min")),
+        max=compact(expect.get("max")), pattern=compact(expect.get("pattern")),
+        direction=str(expect.get("direction", "")).replace("_", "-"))
 
 
 def _row_failure(ident: str, reason: str, results: Any = None) -> Judgement:

@@ -8,8 +8,10 @@ import math
 import operator
 from typing import TYPE_CHECKING, Any
 
-from tools.oracle_gate.spec.call_fields import callable_value, callable_value_problem
+from tools.oracle_gate.spec import kinds
+from tools.oracle_gate.spec.call_fields import callable_value_problem
 from tools.oracle_gate.spec.encoding import text_problem
+from tools.oracle_gate.spec.values import callable_value
 
 if TYPE_CHECKING:
     from tools.oracle_gate.spec.schema import Invariant
@@ -104,7 +106,7 @@ def check_samples(invariant: Invariant, samples: list[Any], first: int = 0) -> N
     Raises:
         SampleError: naming the first wrong sample, as `check_sample` does.
     """
-    if invariant.kind == "exact_table" and _tables_ok(invariant, samples):
+    if kinds.kind(invariant.kind).sample == kinds.TABLE and _tables_ok(invariant, samples):
         return
     for index, sample in enumerate(samples, first):
         check_sample(invariant, index, sample)
@@ -129,26 +131,27 @@ EMPTY = "must be a non-empty JSON array of samples"
 
 
 def check_sample(invariant: Invariant, index: int, sample: Any) -> None:
-    """Checks one parsed sample, the `index`-th (0-based) of its blob: a JSON object; `idempotent`
-    ones hold `state` and every name of `args`; `exact_table` ones exactly `args` (an array, as long
-    as `args_names` when the row has them) and `expected`, plus `receiver` when the row has one;
-    `antisymmetric` ones exactly the two `args_names`; the keyword kinds' ones a `receiver` (an
-    array or an object) when the row has one, `round_trip` ones exactly one argument besides it,
-    and `monotonic` ones an `over` field that is an array of at least two numbers or of at least two
-    strings.
+    """Checks one parsed sample, the `index`-th (0-based) of its blob, by its kind's `Kind.sample`:
+    a JSON object; STATE ones (`idempotent`) hold `state` and every name of `args`; TABLE ones
+    (`exact_table`) exactly `args` (an array, as long as `args_names` when the row has them) and
+    `expected`, plus `receiver` when the row has one; PAIR ones (`antisymmetric`) exactly the two
+    `args_names`; KEYWORDS ones a `receiver` (an array or an object) when the row has one, and by
+    `Kind.sample_rule` exactly one argument besides it (ONE_X, `round_trip`) or an `over` field
+    that is an array of at least two numbers or of at least two strings (OVER, `monotonic`).
 
     Raises:
         SampleError: naming the sample by `index` and what is wrong with it.
     """
     if type(sample) is not dict:
         raise SampleError(f"sample {index} must be a JSON object")
-    if invariant.kind == "idempotent":
+    shape = kinds.kind(invariant.kind).sample
+    if shape == kinds.STATE:
         missing = [k for k in ("state", *invariant.args) if k not in sample]
         if missing:
             raise SampleError(f"sample {index} lacks {', '.join(missing)}")
-    elif invariant.kind == "exact_table":
+    elif shape == kinds.TABLE:
         _check_table_sample(invariant, index, sample)
-    elif invariant.kind == "antisymmetric":
+    elif shape == kinds.PAIR:
         if set(sample) != set(invariant.args_names):
             raise SampleError(f"sample {index} must have exactly the keys {', '.join(invariant.args_names)}")
     else:
@@ -156,7 +159,7 @@ def check_sample(invariant: Invariant, index: int, sample: Any) -> None:
 
 
 def _check_callables(invariant: Invariant, index: int, values: Any) -> None:
-    """Each argument given as a callable (`call_fields.callable_value`) names one the row may pass.
+    """Each argument given as a callable (`values.callable_value`) names one the row may pass.
 
     Raises:
         SampleError: naming the sample and the argument."""
@@ -195,10 +198,11 @@ def _check_keyword_sample(invariant: Invariant, index: int, sample: dict[str, An
     _check_receiver(invariant, index, sample)
     arguments = {key: value for key, value in sample.items() if not (key == "receiver" and invariant.receiver)}
     _check_callables(invariant, index, arguments)
-    if invariant.kind == "round_trip" and len([v for v in arguments.values() if callable_value(v) is None]) != 1:
+    rule = kinds.kind(invariant.kind).sample_rule
+    if rule == kinds.ONE_X and len([v for v in arguments.values() if callable_value(v) is None]) != 1:
         raise SampleError(f"sample {index} must have exactly one argument (the value x of inverse(entry(x)) == x)"
                           + (" besides receiver" if invariant.receiver else "") + " besides callables")
-    if invariant.kind == "monotonic":
+    if rule == kinds.OVER:
         values = sample.get(invariant.over)
         if type(values) is not list or len(values) < 2:
             raise SampleError(f"sample {index}: {invariant.over} must be a JSON array of at least two values")

@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from tools.oracle_gate.spec import call_fields
+from tools.oracle_gate.spec import call_fields, kinds
 from tools.oracle_gate.spec.call_fields import CALLABLE_PATTERN
 from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
 from tools.oracle_gate.errors import OracleError
@@ -20,13 +20,8 @@ from tools.oracle_gate.spec.generate import GenerateSpec, parse_generate
 from tools.oracle_gate.spec.values import ARG_PATTERN, IDENT, INT64_MAX, INT64_MIN, is_number
 
 SCHEMA_VERSION = 1
-KINDS = ("bound", "idempotent", "exact_table", "matches", "agrees", "round_trip", "monotonic", "antisymmetric",
-         "composed")
-# Kinds whose samples are objects of keyword arguments (docs/design.md section 2); exact_table and
-# antisymmetric samples are positional, idempotent ones `state` plus `args`.
-KEYWORD_KINDS = ("bound", "matches", "agrees", "round_trip", "monotonic", "composed")
-# Kinds that judge a relation between calls rather than one result.
-RELATIONS = ("round_trip", "monotonic", "antisymmetric", "composed")
+# The kinds' names, in the order messages list them (spec/kinds.py).
+KINDS = kinds.NAMES
 BLOB_DIR = "oracles/blobs/"
 # Where only the clean run's pristine tree holds the verified hidden blobs (suite/hidden_store.py):
 # no commit may hold a file there, and no row's `blob` may point there.
@@ -48,18 +43,8 @@ MAX_MEMORY_MIB = 65536
 
 _COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s", "memory_mib", "receiver", "build",
            "project", "generate", "hidden_sha256")
-# Per kind: (keys it requires, keys it also allows) among _KIND_SPECIFIC.
-_KIND_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "bound": (("min", "max"), ()),
-    "idempotent": (("args", "repeat"), ()),
-    "exact_table": ((), ("reference", "args_names")),
-    "matches": (("pattern",), ()),
-    "agrees": (("reference", "generate"), ()),
-    "round_trip": (("inverse",), ()),
-    "monotonic": (("over", "direction"), ()),
-    "antisymmetric": (("args_names",), ()),
-    "composed": (("entries",), ("min", "max", "reference")),
-}
+# The keys of some kinds only: a kind says which it requires and which it also allows (Kind.required,
+# Kind.allowed).
 _KIND_SPECIFIC = ("min", "max", "args", "repeat", "reference", "args_names", "pattern", "inverse", "over",
                   "direction", "entries")
 _ALL_KEYS = frozenset(_COMMON + _KIND_SPECIFIC)
@@ -73,7 +58,7 @@ class Invariant:
     Attributes:
         id: unique invariant id, a full match of ID_PATTERN (`[a-z][a-z0-9_]{0,63}`).
         entry: `package.module:function`, the production callable under test.
-        kind: one of KINDS.
+        kind: one of KINDS (spec/kinds.py: `kinds.kind(invariant.kind)` is its Kind).
         blob: repository-relative path of the JSON sample file under `oracles/blobs/`.
         blob_sha256: 64 lowercase hex digits, the sha256 of the blob's bytes.
         source: repository-relative path of the oracle file holding the row.
@@ -230,7 +215,7 @@ def _validate_row(
     _check_keys(row, bad)
     if errs:
         return None, errs
-    kind = str(row["kind"])
+    kind = kinds.kind_of(row["kind"])
     _check_common(row, allowed_packages, bad)
     _check_kind_keys(row, kind, bad)
     _check_bounds(row, bad)
@@ -238,19 +223,19 @@ def _validate_row(
     _check_limits(row, bad)
     args_names = _check_call_fields(row, kind, allowed_packages, bad)
     spec: GenerateSpec | None = None
-    if "generate" in row and kind in KINDS:
+    if "generate" in row and kind is not None:
         args = row.get("args")
         valid_args = tuple(args) if type(args) is list and not any(e.field == "args" for e in errs) else None
-        if kind == "exact_table" and "reference" not in row:
-            bad("generate", "is not allowed for kind 'exact_table' without a reference: a generated sample "
+        if kind.expected_stored and "reference" not in row:
+            bad("generate", f"is not allowed for kind {kind.name!r} without a reference: a generated sample "
                             "has no stored expected value, so the reference must give it")
-        elif kind == "exact_table" and "args_names" not in row:
-            bad("args_names", "is required when an exact_table row generates samples: it names the generated "
+        elif kind.sample == kinds.TABLE and "args_names" not in row:
+            bad("args_names", f"is required when an {kind.name} row generates samples: it names the generated "
                               "fields that become the positional arguments, in order")
         else:
-            spec, generate_errs = parse_generate(row["generate"], kind, valid_args, path=path, row=label,
+            spec, generate_errs = parse_generate(row["generate"], kind.name, valid_args, path=path, row=label,
                                                  positional=args_names, receiver="receiver" in row,
-                                                 over=row.get("over") if kind == "monotonic" else None,
+                                                 over=row.get("over") if kind.sample_rule == kinds.OVER else None,
                                                  entry=_first_entry(row))
             errs.extend(generate_errs)
     if errs:
@@ -263,11 +248,12 @@ def _check_keys(row: dict[str, object], bad: _Bad) -> None:
     `composed` row names its callables in `entries` and has no `entry`."""
     for key in sorted(set(row) - _ALL_KEYS):
         bad(key, f"unknown key {key!r}; allowed keys are {', '.join(sorted(_ALL_KEYS))}")
-    composed = row.get("kind") == "composed"
-    if composed and "entry" in row:
-        bad("entry", "is not allowed for kind 'composed': name the callables, in call order, in entries")
+    kind = kinds.kind_of(row.get("kind"))
+    entries = kind is not None and kind.entries
+    if entries and "entry" in row:
+        bad("entry", f"is not allowed for kind {row['kind']!r}: name the callables, in call order, in entries")
     for key in _REQUIRED:
-        if key not in row and not (composed and key == "entry"):
+        if key not in row and not (entries and key == "entry"):
             bad(key, "is required")
     for key in ("id", "entry", "kind", "blob", "blob_sha256"):
         if key in row and type(row[key]) is not str:
@@ -297,7 +283,7 @@ def _check_common(row: dict[str, object], allowed_packages: Sequence[str] | None
     if not SHA256_PATTERN.fullmatch(str(row["blob_sha256"])):
         bad("blob_sha256", "must be 64 lowercase hex digits (the sha256 of the blob's bytes)")
     if "hidden_sha256" in row:
-        _check_hidden(row, kind, bad)
+        _check_hidden(row, kinds.kind_of(kind), bad)
     seed = row.get("seed")
     if "seed" in row and type(seed) is not int:
         bad("seed", f"must be an integer, got {type(seed).__name__}")
@@ -305,44 +291,45 @@ def _check_common(row: dict[str, object], allowed_packages: Sequence[str] | None
         bad("seed", "must fit in a signed 64-bit integer")
 
 
-def _check_hidden(row: dict[str, object], kind: str, bad: _Bad) -> None:
+def _check_hidden(row: dict[str, object], kind: kinds.Kind | None, bad: _Bad) -> None:
     """`hidden_sha256` is 64 lowercase hex digits and names a blob other than the row's own; hidden
-    samples are judged as stored ones are, so a kind whose stored samples the reference judges
-    (`agrees`, a `composed` row with a reference) cannot have them."""
+    samples are judged as stored ones are, so a row whose stored samples its reference judges
+    (`Kind.reference_judges_stored`: `agrees`, a `composed` row with a reference) cannot have them."""
     hidden = row["hidden_sha256"]
     if type(hidden) is not str or not SHA256_PATTERN.fullmatch(hidden):
         bad("hidden_sha256", "must be 64 lowercase hex digits (the sha256 of the hidden blob's bytes)")
     elif hidden == row.get("blob_sha256"):
         bad("hidden_sha256", "is the visible blob's own digest: a hidden blob holds samples the repository does not")
-    if kind == "agrees" or (kind == "composed" and "reference" in row):
-        bad("hidden_sha256", f"is not allowed for kind {kind!r} judged by its reference: hidden samples are judged "
-                             "by their stored expected values, bounds or relation, never by a reference")
+    if kind is not None and kind.reference_judges_stored and ("reference" in row or "reference" in kind.required):
+        bad("hidden_sha256", f"is not allowed for kind {kind.name!r} judged by its reference: hidden samples are "
+                             "judged by their stored expected values, bounds or relation, never by a reference")
 
 
-def _check_kind_keys(row: dict[str, object], kind: str, bad: _Bad) -> None:
+def _check_kind_keys(row: dict[str, object], kind: kinds.Kind | None, bad: _Bad) -> None:
     """Reports the kind-specific keys (`_KIND_SPECIFIC`, and `generate` where a kind requires it)
     a known kind forbids or requires."""
-    if kind not in KINDS:
+    if kind is None:
         return
-    required, optional = _KIND_KEYS[kind]
     for key in _KIND_SPECIFIC + ("generate",):
-        if key in row and key not in required + optional and key != "generate":
-            bad(key, f"is not allowed for kind {kind!r}")
-        elif key not in row and key in required:
-            bad(key, f"is required for kind {kind!r}")
+        if key in row and key not in kind.required + kind.allowed and key != "generate":
+            bad(key, f"is not allowed for kind {kind.name!r}")
+        elif key not in row and key in kind.required:
+            bad(key, f"is required for kind {kind.name!r}")
 
 
-def _check_call_fields(row: dict[str, object], kind: str, allowed_packages: Sequence[str] | None,
+def _check_call_fields(row: dict[str, object], kind: kinds.Kind | None, allowed_packages: Sequence[str] | None,
                        bad: _Bad) -> tuple[str, ...] | None:
-    """Checks receiver, build, args_names, project and the kinds' own fields (`call_fields`);
-    returns the valid `args_names`, or None."""
+    """Checks receiver, build, args_names, project and the kinds' own fields (`call_fields`, and
+    `Kind.check` of a kind that has one); returns the valid `args_names`, or None."""
     args_names = call_fields.check_args_names(row, kind, bad)
     call_fields.check_receiver(row, kind, allowed_packages, bad)
     call_fields.check_build(row, kind, args_names, allowed_packages, bad)
     call_fields.check_project(row, kind, bad)
     call_fields.check_pattern(row, bad)
     call_fields.check_reference(row, bad)
-    call_fields.check_relation(row, kind, allowed_packages, bad)
+    call_fields.check_relation(row, allowed_packages, bad)
+    if kind is not None and kind.check is not None:
+        kind.check(row, bad)
     return args_names
 
 

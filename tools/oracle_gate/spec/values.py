@@ -2,7 +2,7 @@
 
 A number is a 64-bit integer (TOML's integer range, TOML v1.0.0 "Integer") or a finite float;
 `bool` is not a number. A name (an argument, a sample field, each part of an entry's module path)
-is a Python identifier in ASCII.
+is a Python identifier in ASCII. A sample's argument may name a callable (`callable_value`).
 """
 
 from __future__ import annotations
@@ -24,3 +24,16 @@ def is_number(value: object) -> bool:
     if type(value) is int:
         return INT64_MIN <= value <= INT64_MAX
     return type(value) is float and math.isfinite(value)
+
+
+# A callable passed as an argument: a sample's `{"callable": "module:name"}` (docs/oracles.md,
+# "Structures and callables as arguments"); call_fields.callable_value_problem says which it may name.
+CALLABLE_KEY = "callable"
+
+
+def callable_value(value: object) -> str | None:
+    """The name a sample's argument value gives as a callable (`{"callable": "module:name"}`, an
+    object with that one key and a string), or None for any other value."""
+    if type(value) is dict and len(value) == 1 and type(value.get(CALLABLE_KEY)) is str:
+        return value[CALLABLE_KEY]  # type: ignore[no-any-return]
+    return None

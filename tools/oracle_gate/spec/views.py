@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.spec.generate import draw, spec_to_json
 from tools.oracle_gate.spec.schema import Invariant, parse_oracle
 
@@ -40,23 +41,24 @@ def input_samples(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> list[
 
 def caller_inputs(kind: str, args: Sequence[str], samples: Sequence[Mapping[str, Any]],
                   receiver: bool = False, over: str | None = None) -> list[Any]:
-    """What the caller calls the entry with, per sample of a row of `kind` (one of schema.KINDS):
-    the keyword kinds the sample as keyword arguments (for `monotonic`, the `over` values sorted
-    ascending: numbers by value, strings by code point); `idempotent` `{"state": S, "kwargs":
-    {name: value}}` for each name of `args`; `exact_table` the sample's `args` list, or
-    `{"args": [...], "receiver": R}` for a row with a `receiver`; `antisymmetric` the two values,
-    in `args_names` order (the sample's key order, which the shape check and the generator keep).
+    """What the caller calls the entry with, per sample of a row of `kind` (one of schema.KINDS),
+    by its `Kind.sample`: KEYWORDS the sample as keyword arguments (for an OVER `sample_rule`, the
+    `over` values sorted ascending: numbers by value, strings by code point); STATE `{"state": S,
+    "kwargs": {name: value}}` for each name of `args`; TABLE the sample's `args` list, or
+    `{"args": [...], "receiver": R}` for a row with a `receiver`; PAIR the two values, in
+    `args_names` order (the sample's key order, which the shape check and the generator keep).
     The samples must have that kind's shape (blob samples after `check_shape`, or drawn ones): a
-    missing key raises KeyError."""
-    if kind == "idempotent":
+    missing key raises KeyError, as does an unknown kind."""
+    found = kinds.kind(kind)
+    if found.sample == kinds.STATE:
         return [{"state": s["state"], "kwargs": {name: s[name] for name in args}} for s in samples]
-    if kind == "exact_table":
+    if found.sample == kinds.TABLE:
         if receiver:
             return [{"args": list(s["args"]), "receiver": s["receiver"]} for s in samples]
         return [list(sample["args"]) for sample in samples]
-    if kind == "antisymmetric":
+    if found.sample == kinds.PAIR:
         return [list(sample.values()) for sample in samples]
-    if kind == "monotonic" and over is not None:
+    if found.sample_rule == kinds.OVER and over is not None:
         return [dict(sample, **{over: sorted(sample[over])}) for sample in samples]
     return [dict(sample) for sample in samples]
 
@@ -77,7 +79,7 @@ def input_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str,
         "memory_mib": inv.memory_mib,
         "samples": input_samples(inv, samples),
     }
-    if inv.kind == "idempotent":
+    if kinds.kind(inv.kind).sample == kinds.STATE:
         row["args"] = list(inv.args)
         row["repeat"] = inv.repeat
     for name in _CALL_FIELDS:
@@ -95,15 +97,17 @@ def input_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str,
 def reference_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """One row of the reference inputs view (the reference action's own inputs), or None for a
     row without a reference: the reference's name as the entry, kind `reference`, the call style
-    (`keywords`: the sample's fields, `receiver` included, as keyword arguments; `positional`: the
-    `args` list, and `receiver=R` when the row has one), and the stored samples whose expected value
-    the reference gives (every one but those of an `exact_table` row, which stores its own); the
+    (`keywords`: the sample's fields, `receiver` included, as keyword arguments; `positional`, for a
+    TABLE sample: the `args` list, and `receiver=R` when the row has one), and the stored samples
+    whose expected value the reference gives (every one but those of a kind whose samples store
+    their own, `Kind.expected_stored`); the
     generated samples join them from the generated view, as for the caller."""
     if inv.reference is None:
         return None
-    stored = [] if inv.kind == "exact_table" else input_samples(inv, samples)
+    kind = kinds.kind(inv.kind)
+    stored = [] if kind.expected_stored else input_samples(inv, samples)
     return {"id": inv.id, "entry": inv.reference, "kind": "reference", "source": inv.source,
-            "style": "positional" if inv.kind == "exact_table" else "keywords",
+            "style": "positional" if kind.sample == kinds.TABLE else "keywords",
             "seed": inv.seed if inv.seed is not None else 0, "timeout_s": inv.timeout_s,
             "memory_mib": inv.memory_mib, "samples": stored}
 
@@ -137,10 +141,11 @@ def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dic
             row[name] = getattr(inv, name)
     if inv.min is not None:
         row["min"], row["max"] = inv.min, inv.max
-    if inv.kind == "idempotent":
+    kind = kinds.kind(inv.kind)
+    if kind.sample == kinds.STATE:
         row["repeat"] = inv.repeat
         row["args"] = list(inv.args)
-    elif inv.kind == "exact_table":
+    elif kind.expected_stored:
         row["expected"] = [sample["expected"] for sample in samples]
     return row
 

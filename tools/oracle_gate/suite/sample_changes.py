@@ -1,7 +1,8 @@
 """The per-sample part of the spec-change report: what a changed blob does to a row's samples
 (docs/oracles.md, "Reviewing an oracle change").
 
-A sample is known by its inputs: the whole sample, less `expected` for an `exact_table` row. Two
+A sample is known by its inputs: the whole sample, less `expected` for a row of a kind whose
+samples store it (`Kind.expected_stored`: `exact_table`). Two
 blobs are compared as multisets of inputs: an input in HEAD's blob and not in the base's is
 added, the other way removed, and an input in both whose expected value differs is changed, with
 its old and new expected value. A changed expected value and a removed sample weaken the claim: a
@@ -17,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tools.oracle_gate.spec.kinds import kind_of
 from tools.oracle_gate.text import one_line
 
 # How many samples of each part the report shows; the rest are counted.
@@ -98,7 +100,8 @@ def canonical(value: object) -> str:
 
 def _split(kind: str, sample: object) -> tuple[str, str | None]:
     """(inputs, expected) of one sample as canonical JSON; expected is None for kinds without one."""
-    if kind == "exact_table" and isinstance(sample, dict) and "expected" in sample:
+    found = kind_of(kind)
+    if found is not None and found.expected_stored and isinstance(sample, dict) and "expected" in sample:
         inputs = {k: v for k, v in sample.items() if k != "expected"}
         return canonical(inputs), canonical(sample["expected"])
     return canonical(sample), None
@@ -108,7 +111,7 @@ def sample_changes(kind: str, old: object, new: object) -> SampleChanges:
     """Compares a row's samples at the base (`old`) and at HEAD (`new`), both parsed blobs.
 
     Args:
-        kind: the row's kind at HEAD (`exact_table` samples carry an expected value).
+        kind: the row's kind at HEAD (`exact_table` samples carry an expected value: `Kind.expected_stored`).
         old, new: the parsed JSON of each blob: a list of samples; anything else is a `problem`.
 
     Returns:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.errors import Violation
+from tools.oracle_gate.spec.kinds import ALL as KINDS
 from tools.oracle_gate.suite.loader import Oracles
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 from tools.oracle_gate.spec.schema import Invariant
@@ -26,10 +27,12 @@ from tools.oracle_gate.suite.sample_changes import SampleChanges, changed_lines,
 BlobReader = Callable[[str], "bytes | None"]
 
 CHANGELOG_PATH = "oracles/CHANGELOG.md"
-# Marks of a change that weakens a claim; each needs a changelog line under the label.
-WEAKENING = ("bound widened", "fewer generated samples", "row removed", "row retired", "reference removed",
-             "expected value changed", "stored samples removed", "kind changed", "reference code changed",
-             "hidden samples removed", "hidden samples changed")
+# Marks of a change that weakens a claim; each needs a changelog line under the label: those of
+# every row, then those of some kinds (`Kind.weakened_by`: "bound widened", "expected value changed").
+WEAKENING = tuple(dict.fromkeys(
+    ("fewer generated samples", "row removed", "row retired", "reference removed", "stored samples removed",
+     "kind changed", "reference code changed", "hidden samples removed", "hidden samples changed")
+    + tuple(mark for kind in KINDS for mark in kind.weakened_by)))
 # Where the reference implementations live: a change to any file there may change the expected
 # value of every row with a reference (a reference may import any module of the package).
 REFERENCE_DIR = "oracles/reference/"

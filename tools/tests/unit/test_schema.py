@@ -80,7 +80,7 @@ CASES = [
     ("id too long", doc(row(id='"' + "a" * 65 + '"')), f"{PATH}: row #1: field id: '{'a' * 65}' does not match ^[a-z][a-z0-9_]{{0,63}}$"),
     ("duplicate id in file", doc(row(), row()), f"{PATH}: row ok_row: field id: duplicate id 'ok_row' in this file"),
     ("unknown kind", doc(row(kind='"fuzzy"')),
-     f"{PATH}: row ok_row: field kind: unknown kind 'fuzzy'; kinds are bound, idempotent, exact_table, matches, agrees, round_trip, monotonic, antisymmetric, composed (a new kind is a schema change)"),
+     f"{PATH}: row ok_row: field kind: unknown kind 'fuzzy'; kinds are bound, idempotent, exact_table, matches, agrees, round_trip, monotonic, antisymmetric, composed, commutative (a new kind is a schema change)"),
     ("entry malformed", doc(row(entry='"shop.calc"')), f"{PATH}: row ok_row: field entry: 'shop.calc' is not of the form package.module:function or package.module:Class.method"),
     ("entry os:system", doc(row(entry='"os:system"')), f"{PATH}: row ok_row: field entry: 'os:system' is not of the form package.module:function or package.module:Class.method"),
     ("entry outside production", doc(row(entry='"os.path:join"')),

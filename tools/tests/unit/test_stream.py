@@ -29,6 +29,7 @@ ROWS = {
     "exact_table": row("exact_table", args_names=("a", "b")),
     "exact_table_receiver": row("exact_table", receiver="shop.calc:Calc"),
     "antisymmetric": row("antisymmetric", args_names=("a", "b")),
+    "commutative": row("commutative", args_names=("a", "b")),
     "round_trip": row("round_trip", inverse="shop.calc:sub", receiver="shop.calc:Calc"),
     "monotonic": row("monotonic", over="xs", direction="increasing"),
 }
@@ -65,6 +66,7 @@ GOOD = {
     "exact_table": b'[{"args": [1, 2], "expected": 3}, {"args": [-1.5e3, "\\u00e9"], "expected": {"x": [1]}}]\n',
     "exact_table_receiver": b'[{"args": [], "expected": 1, "receiver": [1]}, {"args": [2], "expected": 2, "receiver": {}}]',
     "antisymmetric": b'[{"a": 1, "b": 2}, {"b": "y", "a": "x"}]',
+    "commutative": b'[{"a": [1], "b": {"c": 2}}, {"b": "y", "a": "x"}]',
     "round_trip": b'[{"x": 1, "receiver": []}, {"y": "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "receiver": {"k": 1}}]',
     "monotonic": b'[{"xs": [1, 2.5]}, {"xs": ["a", "b", "c"], "other": 1}]',
 }
