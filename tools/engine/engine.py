@@ -531,6 +531,6 @@ def execution_engine(workdir: Path, python: str | None = None) -> Iterator[str]:
         def render(port: int, storage: Path) -> str:
             return execution_config(port, storage, database_url)
 
-        with buildgrid_server(workdir / "buildgrid", render, python=python) as target:
-            with worker(workdir / "worker", target, python):
-                yield target
+        with (buildgrid_server(workdir / "buildgrid", render, python=python) as target,
+              worker(workdir / "worker", target, python)):
+            yield target

@@ -171,7 +171,7 @@ def sandbox_argv(bwrap: str, input_root: Path, working_directory: str, environme
     return [*argv, "--", ENV_PROGRAM, *pwd, *arguments]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bwrap_version(bwrap: str) -> str:
     try:
         proc = subprocess.run([bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -334,11 +334,11 @@ class Cas:
             if d.size_bytes > BATCH_BYTES:
                 name = self._resource("blobs", d.hash, str(d.size_bytes))
                 request = bytestream_pb2.ReadRequest(resource_name=name)
-                out[d.hash] = with_retries(lambda: b"".join(r.data for r in self.bytestream.Read(request)),
+                out[d.hash] = with_retries(lambda request=request: b"".join(r.data for r in self.bytestream.Read(request)),
                                            f"read {d.hash}")
         for batch in _batches(small):
             batch_request = re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=batch)
-            reply = with_retries(lambda: self.cas.BatchReadBlobs(batch_request), "BatchReadBlobs")
+            reply = with_retries(lambda batch_request=batch_request: self.cas.BatchReadBlobs(batch_request), "BatchReadBlobs")
             for r in reply.responses:
                 if r.status.code != code_pb2.OK:
                     raise KeyError(f"blob {r.digest.hash}/{r.digest.size_bytes}: {r.status.message}")
@@ -355,7 +355,7 @@ class Cas:
             update = re_pb2.BatchUpdateBlobsRequest(
                 instance_name=self.instance,
                 requests=[re_pb2.BatchUpdateBlobsRequest.Request(digest=d, data=blobs[d.hash]) for d in batch])
-            reply = with_retries(lambda: self.cas.BatchUpdateBlobs(update), "BatchUpdateBlobs")
+            reply = with_retries(lambda update=update: self.cas.BatchUpdateBlobs(update), "BatchUpdateBlobs")
             for r in reply.responses:
                 if r.status.code != code_pb2.OK:
                     raise RuntimeError(f"upload of {r.digest.hash}: {r.status.message}")
