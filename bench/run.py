@@ -135,10 +135,9 @@ def harness_figure(work: Path, invariants: int, samples: int) -> tuple[float, fl
     expectations view. The plain loop imports the same function and makes the same comparisons.
     """
     from tools.oracle_gate.spec import judgement
-    from tools.oracle_gate.spec.views import generated_view
-    from tools.oracle_gate.spec.views import split
     from tools.oracle_gate.spec.samples import load_samples
     from tools.oracle_gate.spec.schema import parse_oracle
+    from tools.oracle_gate.spec.views import generated_view, split
 
     folder = work / "harness-figure"
     (folder / "prod").mkdir(parents=True, exist_ok=True)

@@ -191,18 +191,42 @@ def execution_config(port: int, storage: Path, database_url: str, keepalive: int
         database_url: SQLAlchemy URL, `postgresql+psycopg2://...` (see `postgres_url`).
         keepalive: Bot session keepalive timeout, seconds.
     """
-    return cache_config(port, storage).replace(
-        "instances:\n",
-        """\
+    config = _with_client_action_cache(cache_config(port, storage))
+    config = _with_sql_scheduler(config, database_url, keepalive)
+    return config.replace("    services:\n", _EXECUTION_SERVICE, 1)
+
+
+# The read-only view of the action cache that clients reach (`execution_config`).
+_CLIENT_ACTION_CACHE = """\
   - !with-cache-action-cache &client-ac
     cache: *ac
     fallback: *ac
     allow-updates: false
     cache-failed-actions: false
 instances:
-""", 1).replace(
+"""
+
+# The Execution service on the SQL scheduler (`execution_config`).
+_EXECUTION_SERVICE = """\
+    services:
+      - !execution
+        scheduler: *scheduler
+        operation-stream-keepalive-timeout: 30
+"""
+
+
+def _with_client_action_cache(config: str) -> str:
+    """`config` with the client's view of the action cache (`client-ac`, no updates) declared, and
+    served as the instance's action cache in place of the writable `ac`."""
+    return config.replace("instances:\n", _CLIENT_ACTION_CACHE, 1).replace(
         "      - !action-cache\n        cache: *ac\n",
-        "      - !action-cache\n        cache: *client-ac\n", 1).replace(
+        "      - !action-cache\n        cache: *client-ac\n", 1)
+
+
+def _with_sql_scheduler(config: str, database_url: str, keepalive: int) -> str:
+    """`config` with the SQL connection to `database_url` and the scheduler on it (bot keepalive
+    `keepalive` seconds, jobs assigned every 0.1 s) declared."""
+    return config.replace(
         "storages:\n",
         f"""\
 connections:
@@ -228,13 +252,6 @@ schedulers:
         count: 1
         interval: 0.1
 instances:
-""", 1).replace(
-        "    services:\n",
-        """\
-    services:
-      - !execution
-        scheduler: *scheduler
-        operation-stream-keepalive-timeout: 30
 """, 1)
 
 
@@ -514,6 +531,6 @@ def execution_engine(workdir: Path, python: str | None = None) -> Iterator[str]:
         def render(port: int, storage: Path) -> str:
             return execution_config(port, storage, database_url)
 
-        with buildgrid_server(workdir / "buildgrid", render, python=python) as target:
-            with worker(workdir / "worker", target, python):
-                yield target
+        with (buildgrid_server(workdir / "buildgrid", render, python=python) as target,
+              worker(workdir / "worker", target, python)):
+            yield target

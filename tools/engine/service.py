@@ -8,8 +8,8 @@ supervisor SIGTERM, which stops the worker, the server and PostgreSQL by pid, in
 is still alive after STOP_TIMEOUT_S seconds is killed by the pids on record.
 
 State lives in `$ORACLE_GATE_ENGINE_DIR`, else `engine/` under the cache root (`venv.cache_root`:
-`$ORACLE_GATE_CACHE`, else `~/.cache/oracle-gate`): `state.json`, `engine.log` (the supervisor's output) and `work/` (each
-part's folder with its log and pid file). Standard library only; BuildGrid runs from its own
+`$ORACLE_GATE_CACHE`, else `~/.cache/oracle-gate`): `state.json`, `engine.log` (the supervisor's
+output) and `work/` (each part's folder with its log and pid file). Standard library only; BuildGrid runs from its own
 virtual environment (`venv.buildgrid_python`), which `start` installs, repairs and verifies in the
 foreground, before the supervisor starts. The supervisor runs isolated (`python -I`) in an
 environment of its own: nothing of the caller's PYTHON* or pip settings reaches it or its parts.
@@ -37,8 +37,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script by `start`: make `tools` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.engine.engine import EngineError, execution_engine, pid_alive, port_open, tail  # noqa: E402
-from tools.engine.venv import buildgrid_python, cache_root, process_environment  # noqa: E402
+from tools.engine.engine import EngineError, execution_engine, pid_alive, port_open, tail
+from tools.engine.venv import buildgrid_python, cache_root, process_environment
 
 STATE_FILE = "state.json"
 LOG_FILE = "engine.log"

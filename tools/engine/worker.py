@@ -171,7 +171,7 @@ def sandbox_argv(bwrap: str, input_root: Path, working_directory: str, environme
     return [*argv, "--", ENV_PROGRAM, *pwd, *arguments]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bwrap_version(bwrap: str) -> str:
     try:
         proc = subprocess.run([bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -334,11 +334,11 @@ class Cas:
             if d.size_bytes > BATCH_BYTES:
                 name = self._resource("blobs", d.hash, str(d.size_bytes))
                 request = bytestream_pb2.ReadRequest(resource_name=name)
-                out[d.hash] = with_retries(lambda: b"".join(r.data for r in self.bytestream.Read(request)),
+                out[d.hash] = with_retries(lambda request=request: b"".join(r.data for r in self.bytestream.Read(request)),
                                            f"read {d.hash}")
         for batch in _batches(small):
             batch_request = re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=batch)
-            reply = with_retries(lambda: self.cas.BatchReadBlobs(batch_request), "BatchReadBlobs")
+            reply = with_retries(lambda batch_request=batch_request: self.cas.BatchReadBlobs(batch_request), "BatchReadBlobs")
             for r in reply.responses:
                 if r.status.code != code_pb2.OK:
                     raise KeyError(f"blob {r.digest.hash}/{r.digest.size_bytes}: {r.status.message}")
@@ -355,7 +355,7 @@ class Cas:
             update = re_pb2.BatchUpdateBlobsRequest(
                 instance_name=self.instance,
                 requests=[re_pb2.BatchUpdateBlobsRequest.Request(digest=d, data=blobs[d.hash]) for d in batch])
-            reply = with_retries(lambda: self.cas.BatchUpdateBlobs(update), "BatchUpdateBlobs")
+            reply = with_retries(lambda update=update: self.cas.BatchUpdateBlobs(update), "BatchUpdateBlobs")
             for r in reply.responses:
                 if r.status.code != code_pb2.OK:
                     raise RuntimeError(f"upload of {r.digest.hash}: {r.status.message}")
@@ -529,6 +529,41 @@ def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Ev
     """
     command = re_pb2.Command.FromString(cas.read([action.command_digest])[action.command_digest.hash])
     root = scratch / "root"
+    cwd, real_root = _input_root(cas, action, command, root)
+    env = {v.name: v.value for v in command.environment_variables}
+    timeout = action.timeout.ToTimedelta().total_seconds() if action.HasField("timeout") else None
+    result = re_pb2.ActionResult()
+    result.execution_metadata.worker = socket.gethostname()
+    result.execution_metadata.execution_start_timestamp.GetCurrentTime()
+    status, returncode, timed_out = _run_sandboxed(bwrap, root, command, env, scratch, cancel, timeout)
+    if timed_out:
+        raise TimeoutError(f"action timed out after {timeout:.0f} s")
+    if "exit-code" in status:  # The command's status; 128 + N if signal N killed it, as a shell reports.
+        result.exit_code = status["exit-code"]
+    elif cancel.is_set():
+        result.exit_code = 128 + signal.SIGKILL
+    else:
+        raise SandboxError(f"bwrap exited with {returncode} before running the command: "
+                           f"{_last_line(scratch / 'stderr')}")
+    result.execution_metadata.execution_completed_timestamp.GetCurrentTime()
+    blobs: dict[str, bytes] = {}
+    collect_outputs(command, cwd, result, blobs, visible=[real_root, *map(os.path.realpath, system_directories())])
+    for name in ("stdout", "stderr"):
+        data = (scratch / name).read_bytes()
+        d = digest_of(data)
+        blobs[d.hash] = data
+        getattr(result, f"{name}_digest").CopyFrom(d)
+    cas.write(blobs)
+    return result
+
+
+def _input_root(cas: Cas, action: re_pb2.Action, command: re_pb2.Command, root: Path) -> tuple[Path, str]:
+    """Writes the action's input root into `root` (created here) with the working directory and
+    the outputs' parent directories; returns the working directory and `root` resolved.
+
+    Raises:
+        ValueError: The working directory or an output's directory leaves the input root.
+    """
     root.mkdir()
     materialise(cas, action.input_root_digest, root)
     real_root = os.path.realpath(root)
@@ -543,11 +578,15 @@ def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Ev
         if not resolves_within(parent, [real_root]):
             raise ValueError(f"output directory leaves the input root: {relative!r}")
         parent.mkdir(parents=True, exist_ok=True)
-    env = {v.name: v.value for v in command.environment_variables}
-    timeout = action.timeout.ToTimedelta().total_seconds() if action.HasField("timeout") else None
-    result = re_pb2.ActionResult()
-    result.execution_metadata.worker = socket.gethostname()
-    result.execution_metadata.execution_start_timestamp.GetCurrentTime()
+    return cwd, real_root
+
+
+def _run_sandboxed(bwrap: str, root: Path, command: re_pb2.Command, env: dict[str, str], scratch: Path,
+                   cancel: threading.Event, timeout: float | None) -> tuple[dict[str, int], int, bool]:
+    """Runs `command` under bwrap on the input root `root`, its output in `scratch`'s `stdout` and
+    `stderr`, until it ends, `cancel` is set or `timeout` seconds pass; returns what bwrap reported
+    (`read_status`), bwrap's exit code and whether the timeout ended it. Every process of the
+    sandbox is gone when it returns (`reap_sandbox`)."""
     status_read, status_write = os.pipe()
     try:
         argv = sandbox_argv(bwrap, root, command.working_directory, env, list(command.arguments), status_write)
@@ -559,42 +598,31 @@ def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Ev
                                     start_new_session=True, pass_fds=(status_write,))
         os.close(status_write)
         status_write = -1
-        started = time.monotonic()
-        timed_out = False
-        while proc.poll() is None:
-            if cancel.is_set() or (timeout and time.monotonic() - started > timeout):
-                timed_out = not cancel.is_set()
-                # bwrap dies; --die-with-parent then kills the sandbox's pid 1, which takes the
-                # whole pid namespace with it. reap_sandbox below waits for that.
-                os.killpg(proc.pid, signal.SIGKILL)
-                break
-            time.sleep(0.05)
-        proc.wait()
+        timed_out = _wait(proc, cancel, timeout)
         status = read_status(status_read)
         reap_sandbox(status.get("child-pid"))
     finally:
         os.close(status_read)
         if status_write != -1:
             os.close(status_write)
-    if timed_out:
-        raise TimeoutError(f"action timed out after {timeout:.0f} s")
-    if "exit-code" in status:  # The command's status; 128 + N if signal N killed it, as a shell reports.
-        result.exit_code = status["exit-code"]
-    elif cancel.is_set():
-        result.exit_code = 128 + signal.SIGKILL
-    else:
-        raise SandboxError(f"bwrap exited with {proc.returncode} before running the command: "
-                           f"{_last_line(scratch / 'stderr')}")
-    result.execution_metadata.execution_completed_timestamp.GetCurrentTime()
-    blobs: dict[str, bytes] = {}
-    collect_outputs(command, cwd, result, blobs, visible=[real_root, *map(os.path.realpath, system_directories())])
-    for name in ("stdout", "stderr"):
-        data = (scratch / name).read_bytes()
-        d = digest_of(data)
-        blobs[d.hash] = data
-        getattr(result, f"{name}_digest").CopyFrom(d)
-    cas.write(blobs)
-    return result
+    return status, proc.returncode, timed_out
+
+
+def _wait(proc: subprocess.Popen[bytes], cancel: threading.Event, timeout: float | None) -> bool:
+    """Waits for bwrap (`proc`) to exit, killing it when `cancel` is set or `timeout` seconds
+    pass; returns whether the timeout killed it."""
+    started = time.monotonic()
+    timed_out = False
+    while proc.poll() is None:
+        if cancel.is_set() or (timeout and time.monotonic() - started > timeout):
+            timed_out = not cancel.is_set()
+            # bwrap dies; --die-with-parent then kills the sandbox's pid 1, which takes the
+            # whole pid namespace with it. reap_sandbox (in _run_sandboxed) waits for that.
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.05)
+    proc.wait()
+    return timed_out
 
 
 def _last_line(path: Path) -> str:

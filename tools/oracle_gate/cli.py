@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             stream.reconfigure(errors="backslashreplace")
     # No `##[` reaches a CI runner's log from anything the gate writes (text.RunnerSafe).
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = RunnerSafe(sys.stdout), RunnerSafe(sys.stderr)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = RunnerSafe(sys.stdout), RunnerSafe(sys.stderr)
     configure_default()
     try:
         return _main(argv, env, environ is None)
@@ -109,7 +109,7 @@ def _main(argv: Sequence[str] | None, env: Mapping[str, str], own_process: bool)
         if own_process and env.get("BUILD_WORKING_DIRECTORY"):
             os.chdir(env["BUILD_WORKING_DIRECTORY"])
         args = build_parser().parse_args(args_list)
-        command = next(c for c in COMMANDS if c.NAME == args.command)
+        command = next(c for c in COMMANDS if args.command == c.NAME)
         return command.run(args, Context(env, args.repo))
     except GateError as exc:
         print(error_line(exc.code, str(exc)), file=sys.stderr)

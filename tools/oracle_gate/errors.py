@@ -141,7 +141,7 @@ class Violation:
         return visible(" ".join(parts) + f": {self.message}")
 
     @classmethod
-    def from_error(cls, error: GateError) -> "Violation":
+    def from_error(cls, error: GateError) -> Violation:
         """Builds a violation from a GateError, keeping its code, path and row."""
         where = f"field {error.field}: " if error.field else ""
         fix = f"; {error.fix}" if error.fix else ""

@@ -113,4 +113,6 @@ def columns(rows: Iterable[Sequence[str]], widths: Sequence[int], indent: str = 
         One line per row: `indent`, then the cells two spaces apart. Cells are not escaped: pass
         the values, or the lines, through `visible`.
     """
-    return [indent + "  ".join([cell.ljust(width) for cell, width in zip(row[:-1], widths)] + [row[-1]]) for row in rows]
+    # A row may have fewer cells than there are widths: zip stops at the shorter.
+    return [indent + "  ".join([cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=False)] + [row[-1]])
+            for row in rows]

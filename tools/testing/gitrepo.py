@@ -8,8 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from tools.oracle_gate.suite.manifest import MANIFEST_PATH, render
 from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.suite.manifest import MANIFEST_PATH, render
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -96,7 +96,7 @@ class GitRepo:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(GIT_ENV)
         proc = subprocess.run(["git", "-C", str(self.path), *args], env=env, check=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              capture_output=True)
         return proc.stdout.decode()
 
     def write(self, rel: str, data: str | bytes) -> None:

@@ -67,7 +67,7 @@ class LocalRunner:
 @contextlib.contextmanager
 def local_runner(repo: str, environ: Mapping[str, str]) -> Iterator[LocalRunner]:
     """`vacuity.open_runner`'s stand-in: the policy's production packages, a scratch folder."""
-    from tools.oracle_gate.approval.policy import parse_policy  # noqa: PLC0415 - test support
+    from tools.oracle_gate.approval.policy import parse_policy
     policy = parse_policy(Path(repo, "oracles/policy.toml").read_bytes(), "oracles/policy.toml")
     with tempfile.TemporaryDirectory(prefix="local-rows-") as tmp:
         yield LocalRunner(repo, policy.production_packages, Path(tmp))

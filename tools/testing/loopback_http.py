@@ -17,7 +17,7 @@ def serve(answer: Answer) -> Iterator[str]:
     ends; yields the base URL `http://127.0.0.1:PORT`."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             status, headers, body = answer(self.path, self.headers)
             self.send_response(status)
             for name, value in headers.items():

@@ -21,10 +21,9 @@ from typing import Any
 import tools.oracle_gate.actions as actions_pkg
 from tools.oracle_gate.authoring.reference_local import run_references
 from tools.oracle_gate.spec import judgement
-from tools.oracle_gate.spec.views import generated_view
-from tools.oracle_gate.spec.views import split
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import parse_oracle
+from tools.oracle_gate.spec.views import generated_view, split
 from tools.testing.gitrepo import oracle_toml
 
 ACTIONS_DIR = Path(actions_pkg.__file__).parent

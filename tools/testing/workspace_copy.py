@@ -53,7 +53,7 @@ def nested_env() -> dict[str, str]:
 def git(repo: Path, *args: str) -> str:
     env = nested_env() | GIT_ENV
     return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout.decode()
+                          capture_output=True).stdout.decode()
 
 
 def shutdown(workspace: Path) -> None:

@@ -32,7 +32,7 @@ this exit code, turns a failed hidden part into exit 4. Exit code 0 when every i
 else 1. The contract: docs/design.md sections 5, 8 and 9.
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
 
 import argparse
 import json
@@ -41,8 +41,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tools.oracle_gate.spec.judgement import (HIDDEN_ABSENT, HIDDEN_FAILED, HIDDEN_PASSED, MAX_MESSAGE_CHARS, Judgement,
-                                              judge_all)
+from tools.oracle_gate.spec.judgement import (
+    HIDDEN_ABSENT,
+    HIDDEN_FAILED,
+    HIDDEN_PASSED,
+    MAX_MESSAGE_CHARS,
+    Judgement,
+    judge_all,
+)
 from tools.oracle_gate.spec.ran_record import RAN_PROPERTY, ran_text
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 

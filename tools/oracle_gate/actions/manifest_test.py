@@ -4,16 +4,16 @@ On failure it prints the differing lines and the command that regenerates the ma
 The manifest and its checkout rewrites: docs/design.md section 4.
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
 
 import difflib
 from collections.abc import Mapping, Sequence
 
 from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.git.tree import WorkTree
 from tools.oracle_gate.suite.loader import load_oracles
 from tools.oracle_gate.suite.manifest import MANIFEST_PATH, REWRITE_FIX, checkout_rewrites, manifest_fix, render
 from tools.oracle_gate.text import visible
-from tools.oracle_gate.git.tree import WorkTree
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:

@@ -28,15 +28,16 @@ writes OBSERVATIONS.json, which it creates afresh. It is not dumpable, so the ca
 same user, can neither ptrace it nor write its memory (`seal_supervisor`).
 
 The action exits 0 whatever production code does; it exits 1 only when its own inputs are unusable
-or the supervisor cannot be sealed (docs/design.md section 8). The judge copies CALLER.log into the test log. With `--quiet` (the
-hidden caller, run on the hidden inputs view) this process's stdout and stderr and the caller's
-output all go to /dev/null and CALLER.log stays empty: nothing of a hidden sample reaches a log.
+or the supervisor cannot be sealed (docs/design.md section 8). The judge copies CALLER.log into the
+test log. With `--quiet` (the hidden caller, run on the hidden inputs view) this process's stdout
+and stderr and the caller's output all go to /dev/null and CALLER.log stays empty: nothing of a
+hidden sample reaches a log.
 
 Standard library only; this file must not import the gate package (the action's runfiles hold the
 production library, not the gate).
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
 
 import argparse
 import ctypes

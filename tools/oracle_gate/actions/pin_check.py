@@ -12,14 +12,15 @@ On success the JSON index of oracle files and blobs is written to INDEX, the inp
 expectations view to EXPECTATIONS (`spec/views.py`), the reference inputs view to REFERENCE (given
 by a suite with `references`; without it, a row that names a `reference` is a problem), the hidden
 views to HIDDEN_INPUTS and HIDDEN_EXPECTATIONS (the inputs of the rows' hidden samples, only when the
-hidden phase's tree holds the gate's hidden inputs view at `schema.HIDDEN_INPUTS`; no expected value), and the exit code is 0; on any
-problem one line per problem goes to stderr (`oracle-gate: [5] ...`, errors.error_line) and the exit
-code is 5, which fails the build; a file that cannot be read is exit 1. The validation is the
+hidden phase's tree holds the gate's hidden inputs view at `schema.HIDDEN_INPUTS`; no expected
+value), and the exit code is 0; on any problem one line per problem goes to stderr
+(`oracle-gate: [5] ...`, errors.error_line) and the exit code is 5, which fails the build; a file
+that cannot be read is exit 1. The validation is the
 loader's own (loader.py), so the build and `check` judge oracle files alike.
 The contract: docs/design.md sections 2, 4 (checkout rewrites of blobs) and 8 (the views).
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E702 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
 
 
 
@@ -27,17 +28,18 @@ import argparse
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.errors import OracleError, error_line
-from tools.oracle_gate.suite.loader import check_blob, load_policy, read_oracle_files
 from tools.oracle_gate.approval.policy import Policy
-from tools.oracle_gate.spec.views import VIEW_SCHEMA, reference_view, split
+from tools.oracle_gate.errors import OracleError, error_line
+from tools.oracle_gate.git.objects import Hashed
+from tools.oracle_gate.git.tree import REGULAR, Entry
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 from tools.oracle_gate.spec.schema import HIDDEN_DIR, HIDDEN_INPUTS, Invariant
-from tools.oracle_gate.git.tree import REGULAR, Entry, Hashed
+from tools.oracle_gate.spec.views import VIEW_SCHEMA, reference_view, split
+from tools.oracle_gate.suite.loader import check_blob, load_policy, read_oracle_files
 
 
 def _pairs(values: Sequence[str]) -> dict[str, str]:

@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.approval.gitlab_labels import LABELERS_VARIABLE, labelers_from
+from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.text import one_line
 
 EVENT_VARIABLE = "GITHUB_EVENT_PATH"

@@ -110,7 +110,8 @@ def _read_list(base: str, path: str, token: str, fetch: Fetch) -> list[dict[str,
                 hint = f" (is {TOKEN_VARIABLE} a token with the read_api scope?)"
             elif 300 <= exc.code < 400:
                 location = one_line(str(exc.headers.get("Location", "")), 120) if exc.headers else ""
-                hint = f" (a redirect to {location!r}: not followed, the token would go with it; set CI_API_V4_URL to the API itself)"
+                hint = (f" (a redirect to {location!r}: not followed, the token would go with it; "
+                        "set CI_API_V4_URL to the API itself)")
             raise UsageError(f"GitLab API GET {url}: HTTP {exc.code} {one_line(str(exc.reason), 80)}{hint}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise UsageError(f"GitLab API GET {url}: {one_line(str(exc), 120)}") from None

@@ -44,8 +44,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tools.oracle_gate.git.gitio import parents, resolve_commit
 from tools.oracle_gate.approval.github_labels import event_labels
+from tools.oracle_gate.git.gitio import parents, resolve_commit
 from tools.oracle_gate.text import one_line
 
 FULL_ID = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")

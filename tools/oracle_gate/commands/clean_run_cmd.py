@@ -10,15 +10,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.runs.clean_run import clean_run
+from tools.oracle_gate.approval.change import approve_change
+from tools.oracle_gate.approval.labels import collect_labels
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.commands.check_cmd import choose_salt
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
 from tools.oracle_gate.git.gitio import default_base, refuse_grafts, resolve_commit
 from tools.oracle_gate.git.objects import Trust
-from tools.oracle_gate.approval.change import approve_change
-from tools.oracle_gate.approval.labels import collect_labels
 from tools.oracle_gate.report import failing_lines, id_table, observed_failing
+from tools.oracle_gate.runs.clean_run import clean_run
 from tools.oracle_gate.runs.results import short_digest, to_junit
 from tools.oracle_gate.text import visible
 
@@ -51,7 +51,8 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    """Runs the oracle test and the harness on a pristine tree and writes `--out`; returns 0, or 1 when Bazel could not build it.
+    """Runs the oracle test and the harness on a pristine tree and writes `--out`; returns 0, or 1
+    when Bazel could not build it.
 
     The tree holds the committed code and harness of what would land (docs/design.md section 11:
     HEAD, or the merge result of HEAD into the base tip) with the tip's `oracles/` (the merge

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, exit_codes_help
-from tools.oracle_gate.runs.results import FAILED, differences, load_observed
 from tools.oracle_gate.report import failing_lines, id_table
+from tools.oracle_gate.runs.results import FAILED, differences, load_observed
 from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:

@@ -67,7 +67,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     try:
         if args.action == "start":
             state, started = service.start(context.environ)
-            print(visible(f"engine: {'started' if started else 'already running'}; state in {service.state_dir(context.environ)}"))
+            print(visible(f"engine: {'started' if started else 'already running'}; state in "
+                          f"{service.state_dir(context.environ)}"))
             for line in describe(state):
                 print(visible(line))
             return errors.OK

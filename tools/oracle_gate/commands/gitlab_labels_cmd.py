@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
+from tools.oracle_gate.approval.gitlab_labels import merge_request_labels
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import exit_codes_help
 from tools.oracle_gate.git.gitio import resolve_commit
-from tools.oracle_gate.approval.gitlab_labels import merge_request_labels
 from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:

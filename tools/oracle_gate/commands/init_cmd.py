@@ -7,15 +7,14 @@ import argparse
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
+from tools.oracle_gate.authoring.init import DEBIAN_RULES, MODES, Setup, choose_mode, gate_path_for, init
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import UsageError, exit_codes_help
-from tools.oracle_gate.authoring.init import DEBIAN_RULES, MODES, Setup, choose_mode, gate_path_for, init
 from tools.oracle_gate.runs.bazel_binary import resolve
 from tools.oracle_gate.text import visible
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import error_line, exit_codes_help
-from tools.oracle_gate.suite.manifest import MANIFEST_PATH, manifest_problems, write_manifest
 from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.suite.manifest import MANIFEST_PATH, manifest_problems, write_manifest
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers

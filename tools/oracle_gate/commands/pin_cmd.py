@@ -10,14 +10,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
+from tools.oracle_gate.authoring.pin import Pin, read_pins, rewrite
 from tools.oracle_gate.commands import Context, Parser, valid_oracles
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
 from tools.oracle_gate.files import replace_file
-from tools.oracle_gate.suite.manifest import checkout_rewrites, write_manifest
-from tools.oracle_gate.authoring.pin import Pin, read_pins, rewrite
-from tools.oracle_gate.spec.schema import is_oracle_path
-from tools.oracle_gate.text import columns, visible
 from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.spec.schema import is_oracle_path
+from tools.oracle_gate.suite.manifest import checkout_rewrites, write_manifest
+from tools.oracle_gate.text import columns, visible
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers

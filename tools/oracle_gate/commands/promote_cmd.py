@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.authoring import vacuity
 from tools.oracle_gate.authoring.promote import blob_text, failing_samples
-from tools.oracle_gate.commands import Context, Parser, valid_oracles, pin_cmd
+from tools.oracle_gate.commands import Context, Parser, pin_cmd, valid_oracles
 from tools.oracle_gate.errors import UsageError, exit_codes_help
 from tools.oracle_gate.files import replace_file
 from tools.oracle_gate.git.tree import WorkTree
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     count = len(found.samples)
     print(visible(f"{inv.id}: {count} of {inv.generate.count if inv.generate else 0} generated sample(s) fail "
                   f"with salt {args.salt}"))
-    for index, sample in zip(found.indices, found.samples):
+    for index, sample in zip(found.indices, found.samples, strict=True):
         print(visible(f"  generated sample {index}: {canonical(sample)}"))
     if not count:
         print("nothing to promote")

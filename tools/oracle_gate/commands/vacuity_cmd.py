@@ -9,12 +9,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.commands import Context, Parser, valid_oracles
-from tools.oracle_gate.errors import UsageError, exit_codes_help
-from tools.oracle_gate.text import runner_safe_json, visible
-from tools.oracle_gate.git.tree import WorkTree
 from tools.oracle_gate.authoring import vacuity
 from tools.oracle_gate.authoring.vacuity import RowResult
+from tools.oracle_gate.commands import Context, Parser, valid_oracles
+from tools.oracle_gate.errors import UsageError, exit_codes_help
+from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.text import runner_safe_json, visible
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers

@@ -93,7 +93,7 @@ def _lines(data: bytes) -> list[tuple[int, str, list[str]]]:
 
 def _macros(root: bytes | None) -> dict[str, tuple[str, ...]]:
     """The macros the top-level `.gitattributes` defines, over the built-in ones."""
-    macros = dict(_BUILTIN_MACROS)
+    macros: dict[str, tuple[str, ...]] = dict(_BUILTIN_MACROS)
     for _, pattern, tokens in _lines(root or b""):
         if pattern.startswith(_MACRO) and len(pattern) > len(_MACRO):
             macros[pattern[len(_MACRO):]] = tuple(tokens)

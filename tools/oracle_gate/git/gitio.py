@@ -32,8 +32,7 @@ def git(repo: str, *args: str) -> bytes:
     try:
         proc = subprocess.run(
             ["git", "-C", repo, *_NO_QUOTE, *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             stdin=subprocess.DEVNULL,
             env=git_env(os.environ),
             check=False,
@@ -257,7 +256,8 @@ class MergeConflict(GitError):
         shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
         super().__init__(
             f"HEAD does not merge cleanly into the base tip {tip[:12]}: conflict in {shown or 'the trees'}",
-            fix="update the branch (merge or rebase it onto the base tip), resolve the conflict, and run the gate again")
+            fix="update the branch (merge or rebase it onto the base tip), resolve the "
+                "conflict, and run the gate again")
         self.paths = paths
 
 
@@ -297,7 +297,7 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
         env["GIT_INDEX_FILE"] = os.path.join(empty, "index")
         proc = subprocess.run(["git", f"--git-dir={git_dir}", "--bare", *_NO_QUOTE, "merge-tree", "--write-tree",
                                "--no-messages", "--name-only", "-z", tip, head], cwd=empty,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+                              capture_output=True, stdin=subprocess.DEVNULL, env=env,
                               check=False)
     del env["GIT_INDEX_FILE"]
     fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
@@ -312,7 +312,7 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
     env.update(MERGE_IDENTITY)
     made = subprocess.run(["git", "-C", repo, *_NO_QUOTE, "-c", "commit.gpgSign=false", "commit-tree", tree,
                            "-p", tip, "-p", head, "-m", f"oracle-gate: merge result of {head} into {tip}"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, check=False)
+                          capture_output=True, stdin=subprocess.DEVNULL, env=env, check=False)
     if made.returncode != 0:
         why = made.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git commit-tree failed: {why[0] if why else f'exit {made.returncode}'}")

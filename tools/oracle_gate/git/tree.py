@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
 from tools.oracle_gate.errors import GateError

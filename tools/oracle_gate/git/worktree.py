@@ -69,7 +69,7 @@ def differences(repo: str, head: GitTree) -> list[str]:
             with open(full, "rb") as f:
                 data = f.read()
         if object_id(data, algorithm) != entry.ref:
-            what = explain(data, lambda original: object_id(original, algorithm) == entry.ref)
+            what = explain(data, lambda original: object_id(original, algorithm) == entry.ref)  # noqa: B023 - explain calls it here
             out.append(f"{path} (bytes differ from the commit, rewritten at checkout: {what}; restore with "
                        f"`{restore_command(path)}`)" if what else f"{path} (bytes differ from the commit)")
     raw = git(repo, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all",

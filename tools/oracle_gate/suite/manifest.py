@@ -13,14 +13,14 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 
+from tools.oracle_gate.approval.policy import in_labelled_change
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.files import replace_file
-from tools.oracle_gate.suite.loader import Oracles, load_oracles, shape_key
 from tools.oracle_gate.git.objects import Trust
-from tools.oracle_gate.approval.policy import in_labelled_change
-from tools.oracle_gate.spec.schema import ID_PATTERN
 from tools.oracle_gate.git.transform import explain
 from tools.oracle_gate.git.tree import Entry, Tree, WorkTree
+from tools.oracle_gate.spec.schema import ID_PATTERN
+from tools.oracle_gate.suite.loader import Oracles, load_oracles, shape_key
 
 MANIFEST_PATH = "oracles/MANIFEST.sha256"
 COMMITTED_REWRITE_FIX = ("do not regenerate the manifest or re-pin: commit the recorded bytes, not a converted copy "
@@ -115,7 +115,7 @@ def checkout_rewrites(tree: Tree) -> list[str]:
     for pinned, path, found in listed_files(data, listing):
         content = tree.read(found)
         if hashlib.sha256(content).hexdigest() != pinned:
-            what = explain(content, lambda original: hashlib.sha256(original).hexdigest() == pinned)
+            what = explain(content, lambda original: hashlib.sha256(original).hexdigest() == pinned)  # noqa: B023 - explain calls it here
             if what:
                 out.append(f"{path} ({what})")
     return out

@@ -38,7 +38,7 @@ from buildgrid._protos.build.bazel.remote.execution.v2 import remote_execution_p
 
 # The worker's CAS helpers, from tools/engine (this file runs as a script, under BuildGrid's Python).
 sys.path.insert(0, str(Path(os.path.abspath(__file__)).parents[2] / "engine"))
-from worker import Cas, digest_of, tree_of  # noqa: E402
+from worker import Cas, digest_of, tree_of
 
 EXECUTE_TIMEOUT_S = 300.0
 
@@ -101,7 +101,8 @@ def run(channel: grpc.Channel, instance: str, spec: dict[str, Any]) -> dict[str,
         children = {digest_of(c.SerializeToString(deterministic=True)).hash: c for c in tree.children}
         files: dict[str, str] = {}
 
-        def walk(node: re_pb2.Directory, prefix: str) -> None:
+        def walk(node: re_pb2.Directory, prefix: str, files: dict[str, str] = files,
+                 children: dict[str, re_pb2.Directory] = children) -> None:
             for f in node.files:
                 files[prefix + f.name] = text(cas, f.digest)
             for s in node.symlinks:
@@ -170,9 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dump({"digest": f"{digest.hash}/{digest.size_bytes}", "text": back}, sys.stdout)
         return 0
     specs = json.load(sys.stdin)
-    with grpc.insecure_channel(args.target.removeprefix("grpc://")) as channel:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(specs))) as pool:
-            results = list(pool.map(lambda spec: run(channel, args.instance, spec), specs))
+    with (grpc.insecure_channel(args.target.removeprefix("grpc://")) as channel,
+          concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(specs))) as pool):
+        results = list(pool.map(lambda spec: run(channel, args.instance, spec), specs))
     json.dump(results, sys.stdout, indent=1, sort_keys=True)
     return 0
 

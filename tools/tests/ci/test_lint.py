@@ -104,5 +104,7 @@ def test_the_gitlab_job_runs_the_base_revisions_gate_on_the_labelled_head():
     assert '--junit "$gate/oracle-gate-junit.xml"' in script[gate]
     assert script[gate + 1:] == [
         'rm -f "$CI_PROJECT_DIR/oracle-gate-junit.xml"',
-        'if [ -f "$gate/oracle-gate-junit.xml" ]; then cp "$gate/oracle-gate-junit.xml" "$CI_PROJECT_DIR/oracle-gate-junit.xml"; fi',
+        'if [ -f "$gate/oracle-gate-junit.xml" ]; then cp '
+        '"$gate/oracle-gate-junit.xml" "$CI_PROJECT_DIR/oracle-gate-junit.xml"; '
+        'fi',
         'exit "$status"']

@@ -7,7 +7,6 @@ import os
 import subprocess
 from pathlib import Path
 
-
 from tools.testing.workspace_copy import gate, git, nested_env
 
 
@@ -102,7 +101,7 @@ def test_a_change_branched_before_main_gained_a_row_is_judged_on_the_merge_with_
         assert before.returncode == 0, before.stdout + before.stderr[-3000:]
         proc = gate(repo, "check", "--base", "new-main", "--clean")
         assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
-        shown = proc.stdout + "\n".join(l for l in proc.stderr.splitlines() if "ERROR" in l or "rror:" in l)
+        shown = proc.stdout + "\n".join(err for err in proc.stderr.splitlines() if "ERROR" in err or "rror:" in err)
         assert "[4] oracles/billing.toml tax_round_half_even: failed: the invariant does not hold" in proc.stdout, shown
         row = [line for line in proc.stdout.splitlines() if line.strip().startswith("tax_round_half_even ")]
         assert len(row) == 1 and row[0].split()[1] == "failed" and row[0].split()[3] == "failed", shown

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import os
 import shutil
 import subprocess
 import tempfile
@@ -166,9 +165,10 @@ def test_the_sealed_root_shows_the_runs_folder_and_the_system_directories_only(r
     folder = Path(tempfile.mkdtemp(prefix="seal-", dir=Path(nested_env()["HOME"])))
     secret = Path(tempfile.mkdtemp(prefix="host-", dir="/tmp"))
     (secret / "answers.json").write_text("[]")
+    outside = [str(repo), str(repo / "oracles"), str(secret), "/home", "/work", "/opt", "/srv", "/var"]
     probe = f"""
 import os
-folder, outside = {str(folder)!r}, {[str(repo), str(repo / "oracles"), str(secret), "/home", "/work", "/opt", "/srv", "/var"]!r}
+folder, outside = {str(folder)!r}, {outside!r}
 assert os.access(folder, os.W_OK), "the run folder is not writable"
 assert os.path.isdir("/usr/bin") and os.path.isfile("/etc/passwd"), "system directories missing"
 for path in outside:

@@ -9,7 +9,6 @@ and never runs the wrapper, and its report says so.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 

@@ -17,7 +17,6 @@ from tools.testing.workspace_copy import bazel as run_bazel
 from tools.testing.workspace_copy import committed_copy, copy_workspace, nested_env
 
 
-
 def bazel(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """A batch-mode nested Bazel with its own output root, so no server outlives the test."""
     tmp = Path(os.environ["TEST_TMPDIR"])

@@ -17,9 +17,8 @@ import re
 import subprocess
 from pathlib import Path
 
-
-from tools.testing.workspace_copy import gate, git, nested_env
 from tools.engine.engine import cache_server, execution_engine
+from tools.testing.workspace_copy import gate, git, nested_env
 
 TIMEOUT_S = 1500
 

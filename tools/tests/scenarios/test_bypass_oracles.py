@@ -89,7 +89,8 @@ def test_runs_compare_as_maps_whatever_the_order_hosts_and_times(gate, tmp_path)
                  '<testcase name="test_invariant[x]" time="0.1"/><testcase name="test_invariant[y]" time="9"/>'
                  "</testsuite></testsuites>")
     b.write_text('<testsuites><testsuite hostname="clean-runner" timestamp="2027-06-06T12:00:00">'
-                 '<testcase name="test_invariant[y]" time="0.001"/><testcase classname="other" name="test_invariant[x]" time="3"/>'
+                 '<testcase name="test_invariant[y]" time="0.001"/><testcase '
+                 'classname="other" name="test_invariant[x]" time="3"/>'
                  "</testsuite></testsuites>")
     code, out, _ = gate("compare", str(a), str(b))
     assert (code, out.strip()) == (0, "runs agree: 2 id(s), same outcomes and observation digests")
@@ -107,8 +108,8 @@ def test_an_id_present_in_one_run_only(gate, tmp_path):
 
 @pytest.mark.parametrize("package", ["os", "subprocess", "builtins", "tools", "harness", "pytest"])
 def test_policy_cannot_make_the_standard_library_or_the_gate_production(package):
-    from tools.oracle_gate.errors import OracleError
     from tools.oracle_gate.approval.policy import parse_policy
+    from tools.oracle_gate.errors import OracleError
 
     text = f'schema = 1\nprotected = ["x"]\nproduction_packages = ["shop", "{package}"]\n'
     with pytest.raises(OracleError, match="is the standard library or the gate itself"):

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from tools.oracle_gate.runs.bazel_run import BazelRun
-from tools.oracle_gate.runs.results import Observed
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs.bazel_run import BazelRun
+from tools.oracle_gate.runs.results import Observed
 from tools.testing.gitrepo import IDS, junit
 
 

@@ -23,7 +23,8 @@ from tools.oracle_gate.runs.results import read_result
 from tools.testing.gitrepo import POLICY, GitRepo, junit
 from tools.testing.rowrun import run_tree
 
-PRICES = "def discount(cents):\n    return cents // 10\n\n\nclass Cart:\n    def total(self, lines):\n        return sum(lines)\n"
+PRICES = ("def discount(cents):\n    return cents // 10\n\n\nclass Cart:\n    def "
+          "total(self, lines):\n        return sum(lines)\n")
 # A regression in functions no row's entry calls: every row still passes.
 BROKEN_PRICES = PRICES.replace("cents // 10", "cents // 100").replace("sum(lines)", "sum(lines) - 1")
 CALC = "def add(a, b):\n    return a + b\n\n\ndef norm(state, k):\n    return state\n"
@@ -119,7 +120,8 @@ def test_with_uncovered_changes_fail_the_same_regression_is_exit_4(project, tmp_
     assert report.exit_code == 4
     assert [v.line() for v in report.violations] == [
         '[4] shop/prices.py: shop.prices:discount (changed at line 1) was modified by the change and no invariant ran '
-        'it; the policy says uncovered_changes = "fail": add or extend a row whose entry reaches it (a labelled change)',
+        'it; the policy says uncovered_changes = "fail": add or extend a row '
+        'whose entry reaches it (a labelled change)',
         '[4] shop/prices.py: shop.prices:Cart.total (changed at line 6) was modified by the change and no invariant '
         'ran it; the policy says uncovered_changes = "fail": add or extend a row whose entry reaches it (a labelled '
         'change)',

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 from tools.testing.gitrepo import IDS, blob_bytes, default_rows, junit, oracle_toml
 
 
@@ -143,7 +144,8 @@ def test_row_pasted_without_a_correct_hash_exits_5(gate, project, tmp_path, all_
     project.commit("paste a row")
     code, out, _ = check(gate, project, junit(tmp_path, {**all_passed, "pasted_row": "passed"}), "--label", "oracle-change")
     assert code == 5, out
-    assert "[5] oracles/shop.toml pasted_row: field blob_sha256: oracles/blobs/table.json does not match its pin: expected sha256 " + "0" * 64 in out
+    assert ("[5] oracles/shop.toml pasted_row: field blob_sha256: "
+            "oracles/blobs/table.json does not match its pin: expected sha256 ") + "0" * 64 in out
 
 
 def test_id_dropped_at_head_exits_3(gate, project, tmp_path, all_passed):

@@ -12,15 +12,15 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.oracle_gate.errors import GateError, GitError, OracleError
-from tools.oracle_gate.git.gitio import parse_name_status
-from tools.oracle_gate.suite.loader import check_blob
 from tools.oracle_gate.approval.paths import fold, protected_by, reaches_protected, resolve
 from tools.oracle_gate.approval.policy import parse_policy
+from tools.oracle_gate.errors import GateError, GitError, OracleError
+from tools.oracle_gate.git.gitio import parse_name_status
+from tools.oracle_gate.git.tree import REGULAR, Entry
 from tools.oracle_gate.runs.results import read_result
 from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.spec.schema import parse_oracle
-from tools.oracle_gate.git.tree import REGULAR, Entry
+from tools.oracle_gate.suite.loader import check_blob
 from tools.testing.gitrepo import IDS, default_rows, junit, make_project, oracle_toml
 
 FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=300,

@@ -110,7 +110,7 @@ RULES = {
 # tree is made of.
 ORACLE_FILE_CHECKS = {f"{PACKAGE}.actions.pin_check", f"{PACKAGE}.actions.manifest_test"}
 ORACLE_FILE_CHECK_EXTRA = {f"{PACKAGE}.suite.loader", f"{PACKAGE}.suite.manifest", f"{PACKAGE}.approval.policy",
-                           f"{PACKAGE}.git.tree"}
+                           f"{PACKAGE}.git.tree", f"{PACKAGE}.git.objects"}
 
 
 def rule_violations(graph: dict[str, set[str]]) -> list[str]:
@@ -128,16 +128,93 @@ def rule_violations(graph: dict[str, set[str]]) -> list[str]:
     return bad
 
 
+# What the modules of ORACLE_FILE_CHECK_EXTRA import in turn: the git invocations and checkout
+# rewrites a tree is read with (`git/`), and the file writer of `manifest --write` (`files`).
+ORACLE_FILE_CHECK_CHAIN = ORACLE_FILE_CHECK_EXTRA | {f"{PACKAGE}.git.gitio", f"{PACKAGE}.git.transform",
+                                                    f"{PACKAGE}.files"}
+
+
+def action_chain_violations(graph: dict[str, set[str]]) -> list[str]:
+    """One line per module that a module of `actions/` reaches through a chain of imports and that
+    the actions' rule does not allow, with the chain (`a -> b -> c`). The oracle-file checks may also
+    reach ORACLE_FILE_CHECK_CHAIN; an action that imports an oracle-file check (the worker) is
+    checked up to that import, and the check on its own."""
+    bad = []
+    for action in sorted(m for m in graph if folder(m) == "actions"):
+        extra = ORACLE_FILE_CHECK_CHAIN if action in ORACLE_FILE_CHECKS else set()
+        chains = {action: [action]}
+        todo = [action]
+        while todo:
+            module = todo.pop(0)
+            if module in ORACLE_FILE_CHECKS and module != action:
+                continue
+            for dep in sorted(graph.get(module, ())):
+                if dep in chains:
+                    continue
+                chains[dep] = [*chains[module], dep]
+                if folder(dep) in RULES["actions"] or dep in extra:
+                    todo.append(dep)
+                else:
+                    bad.append(f"{action} reaches {dep}: {' -> '.join(chains[dep])}")
+    return bad
+
+
 GRAPH = import_graph()
 MODULES = sorted(m for m in GRAPH if not m.endswith("__main__"))
+
+
+# Folder imports left out of the folder-circle check, each (importing folder, imported folder):
+# approval/change.py reads the oracles with suite/loader.py while suite/ reads the policy of
+# approval/. The set is emptied when approval/change.py no longer imports suite/.
+KNOWN_FOLDER_EDGES = {("approval", "suite")}
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
+    """Folder -> each other folder its modules import -> the module imports that make the edge
+    (`a imports b` lines), for a module graph as `import_graph` returns it."""
+    edges: dict[str, dict[str, list[str]]] = {}
+    for module, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            if folder(dep) != folder(module):
+                edges.setdefault(folder(module), {}).setdefault(folder(dep), []).append(f"{module} imports {dep}")
+    return edges
+
+
+def folder_circles(graph: dict[str, set[str]], known: set[tuple[str, str]]) -> list[str]:
+    """One line per circle of folders (`folders approval, suite: ...` when some module of approval/
+    imports suite/ and one of suite/ imports approval/), followed by the module imports between the
+    circle's folders; the folder edges in `known` (importing folder, imported folder) are left out."""
+    edges = folder_graph(graph)
+    reduced = {a: {b for b in targets if (a, b) not in known} for a, targets in edges.items()}
+    found = []
+    for circle in circles(reduced):
+        members = set(circle)
+        imports = [line for a in circle for b, lines in sorted(edges.get(a, {}).items())
+                   if b in members and (a, b) not in known for line in lines]
+        found.append(f"folders {', '.join(circle)}: " + "; ".join(imports))
+    return found
 
 
 def test_the_package_has_no_import_circle():
     assert circles(GRAPH) == []
 
 
+def test_the_folders_have_no_import_circle():
+    assert folder_circles(GRAPH, KNOWN_FOLDER_EDGES) == []
+
+
+def test_each_known_folder_edge_still_exists():
+    # An edge that is gone is taken off KNOWN_FOLDER_EDGES, so that it cannot come back unseen.
+    edges = folder_graph(GRAPH)
+    assert {(a, b) for a, b in KNOWN_FOLDER_EDGES if b not in edges.get(a, {})} == set()
+
+
 def test_each_folder_imports_only_what_its_rule_allows():
     assert rule_violations(GRAPH) == []
+
+
+def test_every_module_an_action_reaches_obeys_the_actions_rule():
+    assert action_chain_violations(GRAPH) == []
 
 
 def test_the_checks_catch_a_circle_and_a_broken_rule(tmp_path):
@@ -160,6 +237,29 @@ def test_the_checks_catch_a_circle_and_a_broken_rule(tmp_path):
         f"{PACKAGE}.git.c imports {PACKAGE}.text",
         f"{PACKAGE}.spec.b imports {PACKAGE}.git.c",
     ]
+
+
+def test_the_checks_catch_a_folder_circle_and_an_action_chain(tmp_path):
+    # No module circle and no direct import against a rule: a folder circle spec -> git -> spec,
+    # and an action that reaches git/ through spec/.
+    pkg = tmp_path / "tools" / "oracle_gate"
+    for sub in ("spec", "git", "actions"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "actions" / "run.py").write_text("from tools.oracle_gate.spec import v\n")
+    (pkg / "spec" / "v.py").write_text("from tools.oracle_gate.git import g\n")
+    (pkg / "spec" / "w.py").write_text("")
+    (pkg / "git" / "g.py").write_text("from tools.oracle_gate.spec import w\n")
+    graph = import_graph(tmp_path)
+    assert circles(graph) == []
+    assert [line for line in rule_violations(graph) if line.startswith(f"{PACKAGE}.actions")] == []
+    assert folder_circles(graph, set()) == [
+        f"folders git, spec: {PACKAGE}.git.g imports {PACKAGE}.spec.w; {PACKAGE}.spec.v imports {PACKAGE}.git.g"]
+    assert folder_circles(graph, {("git", "spec")}) == []
+    assert action_chain_violations(graph) == [
+        f"{PACKAGE}.actions.run reaches {PACKAGE}.git.g: "
+        f"{PACKAGE}.actions.run -> {PACKAGE}.spec.v -> {PACKAGE}.git.g"]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -190,7 +290,7 @@ def test_the_cli_loads_all_of_check_before_running_anything():
             "print(sorted(m for m in sys.modules if m.startswith('tools.oracle_gate')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={"PYTHONPATH": ":".join(sys.path)})
-    loaded = set(eval(proc.stdout))  # noqa: S307 - our own repr of a list of str
+    loaded = set(eval(proc.stdout))
     assert {m for m in MODULES if folder(m) != "actions"} - loaded == set()
 
 
@@ -223,7 +323,7 @@ def test_the_judge_imports_no_production_harness_or_third_party_code():
             "print(sorted(m for m in sys.modules))")
     proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
                           env={"PYTHONPATH": ":".join(sys.path)})
-    loaded = set(eval(proc.stdout.strip().splitlines()[-1]))  # noqa: S307 - our own repr of a list of str
+    loaded = set(eval(proc.stdout.strip().splitlines()[-1]))
     roots = {m.split(".")[0] for m in loaded}
     # -S: the host's site-packages hooks are not the judge's doing.
     assert roots <= set(sys.stdlib_module_names) | {"tools", "__main__"}, roots
@@ -231,16 +331,116 @@ def test_the_judge_imports_no_production_harness_or_third_party_code():
     assert {folder(m) for m in gate} <= RULES["actions"], sorted(gate)
 
 
-# A function longer than this is split into named steps (docstring included).
+# A function longer than this is split into named steps (docstring included), in the gate and in
+# the loopback engine (tools/engine).
 MAX_FUNCTION_LINES = 60
+ENGINE = REPO / "tools" / "engine"
 
 
-def test_no_function_of_the_gate_is_over_the_limit():
-    long = [f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
-            for path in sorted(ROOT.rglob("*.py")) for node in ast.walk(ast.parse(path.read_text()))
+def long_functions(paths: list[pathlib.Path], repo: pathlib.Path) -> list[str]:
+    """`path:line name (N lines)` for each function of the files `paths` over MAX_FUNCTION_LINES."""
+    return [f"{path.relative_to(repo)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in paths for node in ast.walk(ast.parse(path.read_text()))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
-    assert long == []
+            and node.end_lineno is not None and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+
+
+def test_no_function_of_the_gate_or_the_engine_is_over_the_limit():
+    engine = sorted(ENGINE.glob("*.py"))
+    assert {path.name for path in engine} >= {"engine.py", "worker.py"}, f"{ENGINE} is incomplete"
+    assert long_functions(sorted(ROOT.rglob("*.py")) + engine, REPO) == []
+
+
+def test_the_length_check_sees_a_long_function(tmp_path):
+    body = "".join(f"    x = {i}\n" for i in range(MAX_FUNCTION_LINES - 1))
+    (tmp_path / "ok.py").write_text("def fits():\n" + body)
+    (tmp_path / "long.py").write_text("import os\n\n\nclass C:\n    def over(self):\n" + body.replace("    ", "        ")
+                                      + "        return x\n")
+    assert long_functions([tmp_path / "ok.py", tmp_path / "long.py"], tmp_path) == [
+        f"long.py:5 over ({MAX_FUNCTION_LINES + 1} lines)"]
+
+
+# Every module of the gate has its unit test, tools/tests/unit/test_<file name>.py (the folder's
+# BUILD.bazel), named otherwise in UNIT_TEST_NAMES, or is in WITHOUT_UNIT_TEST with the reason.
+UNIT_TESTS = REPO / "tools" / "tests" / "unit"
+UNIT_TEST_NAMES = {f"{PACKAGE}.runs.flags": "test_run_flags.py"}  # `flags` alone says not which
+_COMMAND = "a subcommand's arguments and output, around the module it names; run in "
+WITHOUT_UNIT_TEST = {
+    f"{PACKAGE}.__main__": "the `python -m` entry point: the path guard, then cli.main (test_cli.py)",
+    f"{PACKAGE}.files": "one function, replace_file, run by `pin --write` and `manifest --write` "
+                        "(test_pin.py, test_manifest.py)",
+    f"{PACKAGE}.progress": "the phase lines and Bazel's relayed output, run by every command (test_cli.py)",
+    f"{PACKAGE}.actions.manifest_test": "a Bazel test's main around suite/manifest.py (test_manifest.py); "
+                                        "e2e/test_verdict.py runs it",
+    f"{PACKAGE}.actions.reference_check": "an action's main, run as a worker in test_worker.py and by Bazel "
+                                          "in the e2e tests",
+    f"{PACKAGE}.approval.change": "the approval step of `check` and `clean-run` (test_check.py, "
+                                  "test_clean_run.py, scenarios/test_decision_table.py)",
+    f"{PACKAGE}.approval.github_labels": "read through labels.py (test_labels.py, test_cli.py)",
+    f"{PACKAGE}.authoring.init_text": "the texts `init` writes (test_init.py)",
+    f"{PACKAGE}.authoring.reference_local": "the reference run of `vacuity` (test_vacuity.py)",
+    f"{PACKAGE}.runs.blocks": "what each run hides, read by the runs (test_bazel_run.py, test_workspace_seal.py)",
+    f"{PACKAGE}.runs.events": "the Build Event Protocol file of a run (test_bazel_run.py, test_check.py)",
+    f"{PACKAGE}.runs.merged_tree": "the checkout of a merge result (scenarios/test_stale_base.py)",
+    f"{PACKAGE}.spec.judgement": "what the judge decides (test_judge.py, test_results.py)",
+    f"{PACKAGE}.spec.values": "the number and name rules of rows and generators (test_schema.py, test_generate.py)",
+    f"{PACKAGE}.suite.hidden_store": "the hidden store, with the hidden phase (test_hidden.py)",
+    f"{PACKAGE}.commands.check_cmd": _COMMAND + "test_cli.py and e2e/test_check.py",
+    f"{PACKAGE}.commands.clean_run_cmd": _COMMAND + "test_clean_run.py",
+    f"{PACKAGE}.commands.compare_cmd": _COMMAND + "test_cli.py",
+    f"{PACKAGE}.commands.engine_cmd": _COMMAND + "e2e/test_engine_service.py",
+    f"{PACKAGE}.commands.gitlab_labels_cmd": _COMMAND + "test_gitlab_labels.py",
+    f"{PACKAGE}.commands.hidden_cmd": _COMMAND + "test_hidden.py and e2e/test_hidden.py",
+    f"{PACKAGE}.commands.init_cmd": _COMMAND + "test_init.py",
+    f"{PACKAGE}.commands.lock_cmd": _COMMAND + "test_lock.py",
+    f"{PACKAGE}.commands.manifest_cmd": _COMMAND + "test_manifest.py and test_cli.py",
+    f"{PACKAGE}.commands.pin_cmd": _COMMAND + "test_pin.py",
+    f"{PACKAGE}.commands.promote_cmd": _COMMAND + "scenarios/test_promote.py",
+    f"{PACKAGE}.commands.propose_cmd": _COMMAND + "test_propose.py",
+    f"{PACKAGE}.commands.stop_cmd": _COMMAND + "e2e/test_launcher.py",
+    f"{PACKAGE}.commands.vacuity_cmd": _COMMAND + "test_vacuity.py",
+}
+
+
+def unit_test_gaps(repo: pathlib.Path, names: dict[str, str], without: dict[str, str]) -> list[str]:
+    """One line per module of the package under `repo` (its packages' `__init__.py` left out) that
+    has no unit test under tools/tests/unit (`test_<file name>.py`, or the file `names` gives) and is
+    not in `without`, and per entry of `without` that names no module or a module that has one."""
+    unit = repo / "tools" / "tests" / "unit"
+    tests = {path.name for path in unit.glob("test_*.py")}
+    modules = {_module_name(path, repo) for path in (repo / PACKAGE.replace(".", "/")).rglob("*.py")
+               if path.name != "__init__.py"}
+    gaps = []
+    for module in sorted(modules):
+        test = names.get(module, f"test_{module.rsplit('.', 1)[1]}.py")
+        if test not in tests and module not in without:
+            gaps.append(f"{module} has no {unit.relative_to(repo) / test}")
+        elif test in tests and module in without:
+            gaps.append(f"{module} has {unit.relative_to(repo) / test}: take it off the list")
+    gaps.extend(f"{module} is listed but is no module" for module in sorted(set(without) - modules))
+    return gaps
+
+
+def test_every_module_has_its_unit_test_or_a_reason():
+    assert any(UNIT_TESTS.glob("test_*.py")), f"{UNIT_TESTS} holds no test"
+    assert unit_test_gaps(REPO, UNIT_TEST_NAMES, WITHOUT_UNIT_TEST) == []
+
+
+def test_the_unit_test_check_sees_a_module_without_one(tmp_path):
+    for folder_path in ("tools/oracle_gate/spec", "tools/oracle_gate/runs", "tools/tests/unit"):
+        (tmp_path / folder_path).mkdir(parents=True)
+    for name in ("__init__.py", "spec/__init__.py", "spec/schema.py", "spec/values.py", "runs/flags.py", "cli.py"):
+        (tmp_path / "tools/oracle_gate" / name).write_text("")
+    for name in ("test_schema.py", "test_run_flags.py", "test_cli.py"):
+        (tmp_path / "tools/tests/unit" / name).write_text("")
+    names = {f"{PACKAGE}.runs.flags": "test_run_flags.py"}
+    assert unit_test_gaps(tmp_path, names, {f"{PACKAGE}.spec.values": "reason"}) == []
+    assert unit_test_gaps(tmp_path, {}, {f"{PACKAGE}.cli": "reason", f"{PACKAGE}.gone": "reason"}) == [
+        f"{PACKAGE}.cli has tools/tests/unit/test_cli.py: take it off the list",
+        f"{PACKAGE}.runs.flags has no tools/tests/unit/test_flags.py",
+        f"{PACKAGE}.spec.values has no tools/tests/unit/test_values.py",
+        f"{PACKAGE}.gone is listed but is no module",
+    ]
 
 
 # The only module that imports by name at run time: the caller imports the production entries.

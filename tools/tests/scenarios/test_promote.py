@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
+
+import pytest
 
 from tools.oracle_gate.spec.generate import draw
 from tools.oracle_gate.spec.schema import parse_oracle

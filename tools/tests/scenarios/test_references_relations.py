@@ -154,7 +154,8 @@ def test_monotonic(tmp_path, body, ok):
 
 
 def test_monotonic_calls_the_entry_once_per_value_in_ascending_order(tmp_path):
-    body = "SEEN = []\ndef total(price, discount):\n    SEEN.append(discount)\n    return -discount if SEEN == sorted(SEEN) else 0\n"
+    body = ("SEEN = []\ndef total(price, discount):\n    SEEN.append(discount)\n    "
+            "return -discount if SEEN == sorted(SEEN) else 0\n")
     judged = run_rows(tmp_path, [{k: v for k, v in MONO[0].items() if k != "generate"}], MONO_BLOB, calc(body)).judged["row"]
     assert judged.ok, judged.reasons
 

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.oracle_gate.runs.bazel_run import BazelRun
-from tools.oracle_gate.check import run_check
 from tools.oracle_gate.approval.globs import matches
 from tools.oracle_gate.approval.policy import DEFAULT_PROTECTED
+from tools.oracle_gate.check import run_check
+from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.testing.gitrepo import IDS, POLICY, blob_bytes, default_rows, junit, oracle_toml
 
 BAZEL_FILES = ["WORKSPACE.bazel", "user.bazelrc", ".bazelignore", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
@@ -136,7 +136,6 @@ def test_the_default_protection_is_this_repositorys_policy():
     # must not drift from the list this repository's own policy ships with.
     policy = Path(__file__).resolve().parents[3] / "oracles" / "policy.toml"
     from tools.oracle_gate.approval.policy import DEFAULT_LABEL, parse_policy
-
     from tools.oracle_gate.authoring.init_text import package_build_globs
 
     ours = parse_policy(policy.read_bytes())

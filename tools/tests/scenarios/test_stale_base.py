@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.runs.bazel_run import BazelRun
-from tools.oracle_gate.runs.results import Observed
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.runs.bazel_run import BazelRun
+from tools.oracle_gate.runs.results import Observed
 from tools.testing.gitrepo import BOUND_SAMPLES, GitRepo, blob_bytes, default_rows, oracle_toml, sha256
 from tools.testing.rowrun import run_tree
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE, resolve, wrapper_note
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE, resolve, wrapper_note
 
 LAUNCHER = "#!/bin/bash\n# Bazel's launcher: runs tools/bazel when the workspace has one\nexec \"$BAZEL_REAL\" \"$@\"\n"
 
@@ -80,7 +80,7 @@ def test_this_machines_bazel_resolves_to_a_binary():
         pytest.skip("no Bazel on /usr/bin")
     with open(found, "rb") as f:
         assert f.read(4) == b"\x7fELF"
-    assert os.path.basename(found) != "bazel" or not open("/usr/bin/bazel", "rb").read(2) == b"#!"
+    assert os.path.basename(found) != "bazel" or Path("/usr/bin/bazel").read_bytes()[:2] != b"#!"
 
 
 def test_a_folder_of_starlark_named_tools_bazel_gets_no_note(tmp_path):

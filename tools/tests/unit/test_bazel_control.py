@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.oracle_gate.runs.bazel_control import control_globs
 from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.runs.bazel_control import control_globs
 
 
 def globs(tmp_path: Path, files: dict[str, str]) -> tuple[str, ...]:
@@ -33,7 +33,8 @@ def test_loads_are_followed_through_bzl_files_in_every_label_spelling(tmp_path):
     found = globs(tmp_path, {
         "WORKSPACE": 'load("//defs:a.bzl", "a")\nload("@//defs:b.bzl", "b")\nload("@rules_x//:x.bzl", "x")\n'
                      'register_toolchains("//defs:toolchain")\nhttp_archive(name = "y", build_file = "//defs:y.BUILD")\n',
-        "MODULE.bazel": 'ext = use_extension("@@//ext:ext.bzl", "ext")\nlocal_path_override(module_name = "m", path = "third/m")\n',
+        "MODULE.bazel": 'ext = use_extension("@@//ext:ext.bzl", '
+                        '"ext")\nlocal_path_override(module_name = "m", path = "third/m")\n',
         "defs/a.bzl": 'load(":c.bzl", "c")\n',
         "defs/b.bzl": "",
         "defs/c.bzl": 'load("//defs/deeper:d.bzl", "d")\n',

@@ -5,6 +5,7 @@ names, and the copy removed at the end."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -32,12 +33,12 @@ def test_a_mutant_goes_into_the_copy_and_the_original_comes_back(tmp_path):
     rows = BazelRows(str(repo.path), env(tmp_path))
     try:
         assert os.path.dirname(rows.tree) == str(tmp_path) and os.path.basename(rows.tree).startswith(".lib.oracle-gate-")
-        assert open(os.path.join(rows.tree, "notes.txt")).read() == "untracked but not ignored\n"
+        assert Path(rows.tree, "notes.txt").read_text() == "untracked but not ignored\n"
         rows.set_sources({"shop/calc.py": "def f(x):\n    return x - 1\n"})
-        assert "x - 1" in open(os.path.join(rows.tree, "shop/calc.py")).read()
+        assert "x - 1" in Path(rows.tree, "shop/calc.py").read_text()
         assert "x + 1" in repo.read("shop/calc.py").decode()
         rows.set_sources({})
-        assert "x + 1" in open(os.path.join(rows.tree, "shop/calc.py")).read()
+        assert "x + 1" in Path(rows.tree, "shop/calc.py").read_text()
     finally:
         rows.close()
     assert not os.path.exists(rows.tree) and not os.path.exists(rows.out)

@@ -9,13 +9,11 @@ import tempfile
 
 import pytest
 
-from tools.oracle_gate.runs.flags import clean_env
-
-from tools.oracle_gate.runs.blocks import gate_cache_entries
-
-from tools.oracle_gate.runs.bazel_run import RunSpec
-from tools.oracle_gate.runs.events import junit_path_in_testlogs, parse_bep
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs.bazel_run import RunSpec
+from tools.oracle_gate.runs.blocks import gate_cache_entries
+from tools.oracle_gate.runs.events import junit_path_in_testlogs, parse_bep
+from tools.oracle_gate.runs.flags import clean_env
 
 
 def event(**kw):
@@ -56,12 +54,12 @@ def test_nested_bazel_does_not_inherit_bazel_run_variables():
 
 
 def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
+    import os
+
     import pytest
 
-    from tools.oracle_gate.runs.blocks import runs_dir
     from tools.oracle_gate.errors import GateError
-
-    import os
+    from tools.oracle_gate.runs.blocks import runs_dir
 
     base = os.path.realpath(os.environ.get("TEST_TMPDIR", str(tmp_path)))
     if not base.startswith(("/tmp/", "/dev/shm/")):  # under Bazel, TEST_TMPDIR is in the output base
@@ -142,8 +140,7 @@ exit 0
 
 
 def _fake_bazel(tmp_path, monkeypatch, missing="", vanish=True):
-    from tools.oracle_gate.runs import bazel_run
-    from tools.oracle_gate.runs import blocks
+    from tools.oracle_gate.runs import bazel_run, blocks
     monkeypatch.setattr(blocks, "SANDBOX_WRITABLE", ())  # tmp_path lies under /tmp here
     bin_dir, out, cache = tmp_path / "bin", tmp_path / "out", tmp_path / "cache"
     bin_dir.mkdir()

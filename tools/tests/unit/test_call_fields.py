@@ -27,7 +27,9 @@ def test_a_method_row_with_receiver_build_and_projection_is_valid():
     ('entry = "shop.v:A.B.c"\nkind = "bound"\nmin = 0\nmax = 1\n', "entry", "is not of the form"),
     ('entry = "shop.v:f"\nkind = "exact_table"\nbuild = { x = "shop.v:g" }\n', "build.x", "not in args_names"),
     ('entry = "shop.v:f"\nkind = "exact_table"\ngenerate = { count = 1 }\n', "generate", "without a reference"),
-    ('entry = "shop.v:f"\nkind = "exact_table"\nreference = "oracles.reference.m:f"\ngenerate = { count = 1, a = { int = [0, 1] } }\n',
+    ('entry = "shop.v:f"\nkind = "exact_table"\nreference = '
+     '"oracles.reference.m:f"\ngenerate = { count = 1, a = { int = [0, 1] } '
+     '}\n',
      "args_names", "is required when an exact_table row generates"),
     ('entry = "shop.v:f"\nkind = "exact_table"\nreference = "shop.v:f"\n', "reference", "not a function of a package under oracles/reference/"),
     ('entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nproject = "repr"\n', "project", "unknown projection 'repr'"),
@@ -37,7 +39,8 @@ def test_a_method_row_with_receiver_build_and_projection_is_valid():
     ('entry = "shop.v:f"\nkind = "agrees"\nreference = "oracles.reference.m:f"\n', "generate", "is required for kind 'agrees'"),
     ('entry = "shop.v:f"\nkind = "antisymmetric"\nargs_names = ["a"]\n', "args_names", "exactly two"),
     ('entry = "shop.v:f"\nkind = "monotonic"\nover = "x"\ndirection = "up"\n', "direction", "must be one of"),
-    ('entry = "shop.v:f"\nkind = "monotonic"\nover = "x"\ndirection = "non_decreasing"\ngenerate = { count = 1, x = { int = [0, 1] } }\n',
+    ('entry = "shop.v:f"\nkind = "monotonic"\nover = "x"\ndirection = '
+     '"non_decreasing"\ngenerate = { count = 1, x = { int = [0, 1] } }\n',
      "generate.x", "must be a list generator of at least two items"),
     ('kind = "composed"\nentries = ["shop.v:f", "shop.v:g"]\n', "kind", "either min and max or a reference"),
     ('entry = "shop.v:f"\nkind = "composed"\nentries = ["shop.v:f", "shop.v:g"]\nmin = 0\nmax = 1\n', "entry", "not allowed for kind 'composed'"),

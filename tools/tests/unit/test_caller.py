@@ -8,6 +8,7 @@ import json
 import os
 import random
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -146,7 +147,7 @@ def test_main_stops_at_a_request_that_is_not_json():
 
 
 def test_the_caller_imports_the_standard_library_only():
-    tree = ast.parse(open(caller.__file__, encoding="utf-8").read())
+    tree = ast.parse(Path(caller.__file__).read_text(encoding="utf-8"))
     names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert names == {"importlib", "json", "math", "os", "random", "sys", "typing"}

@@ -6,15 +6,22 @@ from dataclasses import replace
 
 import pytest
 
-from tools.oracle_gate.runs.events import BuildFailure
-from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.oracle_gate.check import (
-    Outcomes, build_violation, check_clean_run, check_harness, check_ids_kept, check_outcomes, check_protected_paths, gather_inputs,
+    Outcomes,
+    build_violation,
+    check_clean_run,
+    check_harness,
+    check_ids_kept,
+    check_outcomes,
+    check_protected_paths,
+    gather_inputs,
     withhold_while_invalid,
 )
 from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.suite.loader import Oracles
+from tools.oracle_gate.runs.bazel_run import BazelRun
+from tools.oracle_gate.runs.events import BuildFailure
 from tools.oracle_gate.runs.results import Observed
+from tools.oracle_gate.suite.loader import Oracles
 from tools.testing.gitrepo import IDS, POLICY
 
 PASSED = {i: Observed("passed") for i in IDS}
@@ -85,7 +92,8 @@ REFUSED = ("Error in fail: oracle-gate: [5] //oracles:oracles: references: //ora
     (REFUSED, "[5] oracles/: //oracles:oracles: references: //oracles:reference depends on //billing, outside "
               "oracles/; a reference may use only oracles/ and the standard library"),
     # The reference check's line (a gate action's stderr): its path leads.
-    ("oracle-gate: [5] oracles/shop.toml: row add_table: field reference: the reference oracles.reference.r:f raised",
+    ("oracle-gate: [5] oracles/shop.toml: row add_table: field reference: the "
+     "reference oracles.reference.r:f raised",
      "[5] oracles/shop.toml: row add_table: field reference: the reference oracles.reference.r:f raised"),
 ])
 def test_the_gates_own_exit_5_line_is_exit_5_and_judges_no_id(project, message, line):
@@ -169,8 +177,8 @@ def test_protected_paths_and_ids_kept_read_only_the_inputs(project):
 
 
 def _oracles_of(tmp_path, name, rows, extra=None):
-    from tools.oracle_gate.suite.loader import load_oracles
     from tools.oracle_gate.git.tree import WorkTree
+    from tools.oracle_gate.suite.loader import load_oracles
     from tools.testing.gitrepo import make_project
 
     repo = make_project(tmp_path / name, rows)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import stat
 
-from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.oracle_gate.check import run_check
-from tools.oracle_gate.runs.clean_run import clean_environment, remote_flags
-from tools.oracle_gate.report import render_text
 from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.report import render_text
+from tools.oracle_gate.runs.bazel_run import BazelRun
+from tools.oracle_gate.runs.clean_run import clean_environment, remote_flags
 from tools.oracle_gate.runs.results import Observed, load_observed, to_junit
 from tools.testing.gitrepo import IDS, blob_bytes
 

@@ -8,8 +8,14 @@ import pytest
 from tools.oracle_gate.approval.policy import Policy
 from tools.oracle_gate.authoring.propose import Found
 from tools.oracle_gate.coverage import (
-    NOT_MEASURED_NO_RECORD, NOT_MEASURED_RESULTS, changed_functions, function_name, measure, production_paths,
-    runtime_module, uncovered_setting,
+    NOT_MEASURED_NO_RECORD,
+    NOT_MEASURED_RESULTS,
+    changed_functions,
+    function_name,
+    measure,
+    production_paths,
+    runtime_module,
+    uncovered_setting,
 )
 from tools.oracle_gate.runs.results import Observed
 
@@ -143,9 +149,11 @@ def test_with_the_fail_setting_each_uncovered_function_is_an_exit_4_violation():
     found = measure(CHANGES, {"a": Observed("passed", ran=("shop.prices:fresh",))}, setting="fail")
     assert [v.line() for v in found.violations()] == [
         '[4] shop/prices.py: shop.prices:discount (changed at line 3) was modified by the change and no invariant ran '
-        'it; the policy says uncovered_changes = "fail": add or extend a row whose entry reaches it (a labelled change)',
+        'it; the policy says uncovered_changes = "fail": add or extend a row '
+        'whose entry reaches it (a labelled change)',
         '[4] shop/cart.py: shop.cart:Cart.total (changed at line 9) was modified by the change and no invariant ran '
-        'it; the policy says uncovered_changes = "fail": add or extend a row whose entry reaches it (a labelled change)',
+        'it; the policy says uncovered_changes = "fail": add or extend a row '
+        'whose entry reaches it (a labelled change)',
     ]
     covered = measure(CHANGES, {"a": Observed("passed", ran=("shop.prices:fresh", "shop.prices:discount",
                                                              "shop.cart:Cart.total"))}, setting="fail")

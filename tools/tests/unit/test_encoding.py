@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.oracle_gate.spec.encoding import Language, text_problem
-from tools.oracle_gate.errors import INVALID_ORACLE, OracleError
-from tools.oracle_gate.suite.loader import check_blob, load_oracles
 from tools.oracle_gate.approval.policy import parse_policy
+from tools.oracle_gate.errors import INVALID_ORACLE, OracleError
+from tools.oracle_gate.git.tree import REGULAR, Entry, GitTree
+from tools.oracle_gate.spec.encoding import Language, text_problem
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 from tools.oracle_gate.spec.schema import parse_oracle
-from tools.oracle_gate.git.tree import REGULAR, Entry, GitTree
+from tools.oracle_gate.suite.loader import check_blob, load_oracles
 from tools.testing.gitrepo import IDS, POLICY, TABLE_SAMPLES, blob_bytes, default_rows, junit, oracle_toml, sha256
 
 ORACLE_PATH = "oracles/shop.toml"
@@ -116,7 +116,8 @@ CULPRITS = [
      f"is not UTF-8: byte 0x93 at line 2, column 2 (byte offset 2) is '\u201c' in Latin-1/Windows-1252, {LATIN}",
      "="),
     ("undefined_byte", _second_line(b" \x81"),
-     "is not UTF-8: byte 0x81 at line 2, column 2 (byte offset 2) cannot occur there in UTF-8; save the file as UTF-8",
+     "is not UTF-8: byte 0x81 at line 2, column 2 (byte offset 2) cannot "
+     "occur there in UTF-8; save the file as UTF-8",
      "="),
     ("surrogate", _second_line(b"\xed\xa0\x80"),
      "is not UTF-8: bytes ED A0 80 at line 2, column 1 (byte offset 1) encode the lone surrogate U+D800, which "

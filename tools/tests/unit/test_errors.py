@@ -6,7 +6,15 @@ import pytest
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.errors import (
-    EXIT_CODES, PREFIX, GateError, GitError, OracleError, UsageError, Violation, error_line, exit_codes_help,
+    EXIT_CODES,
+    PREFIX,
+    GateError,
+    GitError,
+    OracleError,
+    UsageError,
+    Violation,
+    error_line,
+    exit_codes_help,
 )
 
 

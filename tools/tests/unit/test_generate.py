@@ -39,7 +39,7 @@ CART = """count = 40
 lines = { list = { object = { quantity = { int = [0, 1000] }, unit_price_cents = { int = [0, 10000000] } } }, len = [0, 6] }
 discount_cents = { int = [0, 5000] }
 tax_rate = { choice = ["0", "0.0825", "0.2"] }
-"""
+"""  # noqa: E501 - a TOML inline table is one line
 
 
 def values_of(samples: list[dict], name: str) -> list:
@@ -202,7 +202,8 @@ def test_list_length_and_items():
 
 
 def test_object_has_exactly_its_keys_in_order():
-    spec = 'count = 50\nx = { object = { b = { int = [0, 1] }, a = { string = "q", len = [1, 1] }, "unit price" = { float = [0, 1] } } }'
+    spec = ('count = 50\nx = { object = { b = { int = [0, 1] }, a = { string = "q", '
+            'len = [1, 1] }, "unit price" = { float = [0, 1] } } }')
     xs = values_of(draw(invariant(spec), "s"), "x")
     assert all(list(x) == ["b", "a", "unit price"] for x in xs)
     assert all(x["a"] == "q" and x["b"] in (0, 1) and 0.0 <= x["unit price"] <= 1.0 for x in xs)

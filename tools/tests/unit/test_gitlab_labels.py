@@ -9,8 +9,8 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.approval.gitlab_labels import given_on, merge_request_labels
+from tools.oracle_gate.errors import UsageError
 from tools.testing.loopback_http import serve
 
 A, B = "a" * 40, "b" * 40

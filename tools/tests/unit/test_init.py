@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tools.oracle_gate.approval.policy import parse_policy
 from tools.oracle_gate.authoring.init import BEGIN, END, Setup, choose_mode, gate_path_for, init
 from tools.oracle_gate.authoring.init_text import AGENT_INSTRUCTIONS
 from tools.oracle_gate.errors import UsageError
-from tools.oracle_gate.approval.policy import parse_policy
 from tools.testing.gitrepo import GitRepo
 
 

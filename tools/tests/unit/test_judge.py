@@ -14,7 +14,6 @@ from tools.oracle_gate.runs.results import read_result
 from tools.oracle_gate.spec.judgement import MAX_SHOWN, MAX_SHOWN_CHARS, FailingSample, FailingSamples, judge_row
 from tools.testing.rowrun import BOUND, BOUND_BLOB, IDEM, IDEM_BLOB, TABLE, TABLE_BLOB, calc, run_rows
 
-
 LIARS = {
     "eq_always_true": """
         class Yes:

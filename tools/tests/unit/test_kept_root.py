@@ -61,9 +61,8 @@ def test_a_changed_key_a_session_that_raised_or_never_ended_starts_a_new_root(fo
         pass
     second = kept._first()
     assert second != first and not _alive(first)
-    with pytest.raises(RuntimeError):
-        with kept.session(root, str(folder), dict(ENV, LANG="C")):
-            raise RuntimeError("the run failed")
+    with pytest.raises(RuntimeError), kept.session(root, str(folder), dict(ENV, LANG="C")):
+        raise RuntimeError("the run failed")
     assert kept._first() is None and not _alive(second)
     with kept.session(root, str(folder), ENV):
         pass

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.oracle_gate.errors import UsageError
 from tools.oracle_gate.approval.labels import collect_labels
+from tools.oracle_gate.errors import UsageError
 from tools.testing.gitrepo import GIT_ENV, IDS, GitRepo, default_rows, junit, oracle_toml
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -287,7 +287,7 @@ def run_gate(repo: GitRepo, results: str, environ: dict[str, str], *extra: str) 
     return subprocess.run(
         [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo.path), "check", "--base", "main",
          "--results", results, *extra],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False,
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )
 
 
@@ -349,9 +349,9 @@ def test_end_to_end_pr_labels_do_not_carry_into_a_pushed_merge(project, tmp_path
 # The same rule in `clean-run`, which picks HEAD's oracles only for a labelled change.
 
 def test_clean_run_uses_head_oracles_only_for_a_label_given_on_head(gate, project, pushed, tmp_path, monkeypatch):
+    from tools.oracle_gate.commands import clean_run_cmd
     from tools.oracle_gate.runs.bazel_run import BazelRun
     from tools.oracle_gate.runs.results import Observed
-    from tools.oracle_gate.commands import clean_run_cmd
 
     a, b = pushed
     used: list[str] = []
@@ -372,8 +372,8 @@ def test_clean_run_uses_head_oracles_only_for_a_label_given_on_head(gate, projec
 
 
 def test_check_refuses_when_head_moved_after_the_labels_were_read(gate, project, pushed, tmp_path, monkeypatch):
-    from tools.oracle_gate.commands import check_cmd
     from tools.oracle_gate.approval.labels import Labels
+    from tools.oracle_gate.commands import check_cmd
 
     a, b = pushed
     monkeypatch.setattr(check_cmd, "collect_labels", lambda *_a, **_k: Labels({LABEL}, [], a))

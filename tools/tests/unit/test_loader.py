@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from tools.oracle_gate.suite.loader import load_oracles
 from tools.oracle_gate.git.tree import GitTree
+from tools.oracle_gate.suite.loader import load_oracles
 from tools.testing.gitrepo import blob_bytes, default_rows, oracle_toml, sha256
 
 
@@ -29,14 +29,16 @@ def test_the_fixture_project_is_valid(project):
 def test_missing_blob(project):
     os.remove(project.path / "oracles/blobs/table.json")
     project.commit("drop blob")
-    assert head_problems(project) == ["oracles/shop.toml: row add_table: field blob: oracles/blobs/table.json does not exist"]
+    assert head_problems(project) == ["oracles/shop.toml: row add_table: field blob: oracles/blobs/table.json "
+                                      "does not exist"]
 
 
 def test_hash_mismatch_names_blob_and_expected_hash(project):
     project.write("oracles/blobs/table.json", blob_bytes([{"args": [1, 2], "expected": 4}]))
     project.commit("edit")
     [problem] = head_problems(project)
-    assert problem.startswith("oracles/shop.toml: row add_table: field blob_sha256: oracles/blobs/table.json does not match its pin: expected sha256 ")
+    assert problem.startswith("oracles/shop.toml: row add_table: field blob_sha256: "
+                              "oracles/blobs/table.json does not match its pin: expected sha256 ")
     assert problem.endswith("; if you changed the blob on purpose, update blob_sha256 (`pin --write`) in a change labelled oracle-change; "
                             "if you did not and HEAD has the file, `git cat-file blob HEAD:oracles/blobs/table.json > "
                             "oracles/blobs/table.json` restores the committed bytes")
@@ -49,7 +51,8 @@ def test_symlinked_blob_is_refused(project):
     os.symlink("../../harness/table.json", project.path / "oracles/blobs/table.json")
     project.commit("symlink")
     assert head_problems(project) == [
-        "oracles/shop.toml: row add_table: field blob: oracles/blobs/table.json is a symlink; blobs must be regular files under oracles/blobs/"
+        "oracles/shop.toml: row add_table: field blob: oracles/blobs/table.json "
+        "is a symlink; blobs must be regular files under oracles/blobs/"
     ]
 
 

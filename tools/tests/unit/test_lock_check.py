@@ -237,7 +237,8 @@ CONTINUATIONS = [
      [(1, "`# -*- coding: utf-7 -*-` declares the encoding `utf-7`, which pip then decodes the whole lock with; "
           "pip-compile never writes it, so remove it")]),
     ("lone_carriage_return", "pkg==1.0\r-r other.txt\n",
-     [(1, "`pkg==1.0\\r-r other.txt` holds U+000D, which pip reads as a line break, so what follows it would be a "
+     [(1, "`pkg==1.0\\r-r other.txt` holds U+000D, which pip reads as a line "
+          "break, so what follows it would be a "
           "line of its own; a lock is plain ASCII")]),
     ("crlf_line_endings", f"pkg==1.0 \\\r\n    --hash=sha256:{H1}\r\n", []),
     ("coding_word_after_line_two", f"#\n#\n# decoding: utf-7 is fine here\npkg==1.0 \\\n    --hash=sha256:{H1}\n", []),
@@ -280,7 +281,7 @@ def _starlark() -> dict[str, object]:
     parts += re.findall(r"^def (?:_only|_file_extension|lock_line_problem|lock_problems)\(.*?(?=^\S)", source,
                         re.M | re.S)
     namespace: dict[str, object] = {}
-    exec("\n".join(parts).replace(".elems()", ""), namespace)  # noqa: S102 - the repository's own rule
+    exec("\n".join(parts).replace(".elems()", ""), namespace)
     return namespace
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
-from tools.oracle_gate.suite.manifest import MANIFEST_PATH, manifest_problems, render
 from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.suite.manifest import MANIFEST_PATH, manifest_problems, render
 
 
 def test_sha256sum_accepts_the_manifest(project):

@@ -8,9 +8,9 @@ import hashlib
 
 import pytest
 
-from tools.oracle_gate.git import objects
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.errors import GitError
+from tools.oracle_gate.git import objects
 from tools.oracle_gate.git.tree import GitTree
 from tools.testing.gitrepo import IDS, junit
 
@@ -190,9 +190,9 @@ def test_a_manifest_line_forged_inside_a_file_name_vouches_for_nothing(project):
     # without this rule would have written it) must not vouch for table.json's object, and such a
     # name can no longer be listed.
     from tools.oracle_gate.errors import OracleError
+    from tools.oracle_gate.git.tree import WorkTree
     from tools.oracle_gate.suite.loader import load_oracles
     from tools.oracle_gate.suite.manifest import render, vouch_for_base
-    from tools.oracle_gate.git.tree import WorkTree
     table = hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
     name = "oracles/blobs/a\x85" + "c" * 64 + "  oracles/blobs/table.json"
     manifest = project.read("oracles/MANIFEST.sha256").decode() + f"{hashlib.sha256(b'[]').hexdigest()}  {name}\n"

@@ -128,7 +128,8 @@ for fd in range(3, 64):
 
 
 def test_production_output_goes_to_the_caller_log(tmp_path):
-    body = "import sys\ndef add(a, b):\n    print('from stdout')\n    print('from stderr', file=sys.stderr)\n    return a + b\n"
+    body = ("import sys\ndef add(a, b):\n    print('from stdout')\n    print('from "
+            "stderr', file=sys.stderr)\n    return a + b\n")
     result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
     assert result.judged["add_table"].ok
     assert "from stdout" in result.log and "from stderr" in result.log

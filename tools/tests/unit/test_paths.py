@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.approval.paths import (
-    MAX_SYMLINK_HOPS, fold, protected_by, reaches_protected, resolve, special_entry_problem, symlink_problem,
+    MAX_SYMLINK_HOPS,
+    fold,
+    protected_by,
+    reaches_protected,
+    resolve,
+    special_entry_problem,
+    symlink_problem,
 )
 from tools.oracle_gate.approval.policy import ALWAYS_PROTECTED
 from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry

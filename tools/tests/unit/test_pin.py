@@ -7,8 +7,8 @@ import tomllib
 
 import pytest
 
-from tools.oracle_gate.errors import GateError, OracleError
 from tools.oracle_gate.authoring.pin import read_pins, rewrite, row_lines
+from tools.oracle_gate.errors import GateError, OracleError
 from tools.oracle_gate.git.tree import WorkTree
 from tools.testing.gitrepo import blob_bytes, sha256
 
@@ -109,7 +109,7 @@ def test_the_command_shows_fixes_and_regenerates_the_manifest(project, gate):
     code, out, err = gate("--repo", str(project.path), "pin", "--write")
     assert code == 0 and "updated 1 pin(s) in oracles/shop.toml" in out, out + err
     after = project.read("oracles/shop.toml")
-    changed = [(a, b) for a, b in zip(before.split(b"\n"), after.split(b"\n")) if a != b]
+    changed = [(a, b) for a, b in zip(before.split(b"\n"), after.split(b"\n"), strict=False) if a != b]
     new_pin = sha256(blob_bytes([{"args": [2, 2], "expected": 4}])).encode()
     assert len(before) == len(after) and changed == [(changed[0][0], b'blob_sha256 = "' + new_pin + b'"')], changed
     assert gate("--repo", str(project.path), "pin")[0] == 0

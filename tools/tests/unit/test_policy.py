@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from tools.oracle_gate.errors import INVALID_ORACLE, OracleError
 from tools.oracle_gate.approval.globs import matches
 from tools.oracle_gate.approval.policy import (
-    ALWAYS_PROTECTED, ATTRIBUTES_GLOB, DEFAULT_LABEL, DEFAULT_PROTECTED, POLICY_PATH, Policy, has_label, label_name,
+    ALWAYS_PROTECTED,
+    ATTRIBUTES_GLOB,
+    DEFAULT_LABEL,
+    DEFAULT_PROTECTED,
+    POLICY_PATH,
+    Policy,
+    has_label,
+    label_name,
     parse_policy,
 )
+from tools.oracle_gate.errors import INVALID_ORACLE, OracleError
 
 LISTS = 'protected = ["tools/**"]\nproduction_packages = ["shop"]\n'
 
@@ -110,7 +117,8 @@ def test_each_invalid_field_names_path_and_field(data, field, message):
 def test_unknown_keys_are_refused_first_in_sorted_order():
     exc = error(policy_bytes("schema = 3", "zeta = 1", "alpha = 2"))
     assert (exc.code, exc.field) == (5, "alpha")
-    assert str(exc) == "p.toml: field alpha: unknown key 'alpha'; allowed: hidden, label, production_packages, protected, schema, uncovered_changes"
+    assert str(exc) == ("p.toml: field alpha: unknown key 'alpha'; allowed: hidden, label, "
+                        "production_packages, protected, schema, uncovered_changes")
     assert error(policy_bytes("schema = 1", "[extra]")).field == "extra"
 
 
@@ -127,7 +135,8 @@ def test_the_default_path_is_named():
      "is not UTF-8: byte 0xE9 at line 2, column 13 (byte offset 23) is 'é' in Latin-1/Windows-1252, so the "
      "file was probably saved in that encoding; save it as UTF-8"),
     (b"schema = 1\n\xc2\xa0x = 1\n",
-     "is not valid TOML: Invalid statement (at line 2, column 1); line 2, column 1 holds U+00A0 (no-break space), "
+     "is not valid TOML: Invalid statement (at line 2, column 1); line 2, "
+     "column 1 holds U+00A0 (no-break space), "
      "which looks like a space or nothing but is not whitespace to TOML; retype it"),
 ])
 def test_unreadable_bytes_are_named_without_a_field(data, message):

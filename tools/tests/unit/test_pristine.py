@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -115,7 +116,7 @@ def listing(dest) -> dict[str, bytes]:
     for dirpath, _dirs, files in os.walk(dest):
         for name in files:
             full = os.path.join(dirpath, name)
-            out[os.path.relpath(full, dest)] = os.readlink(full).encode() if os.path.islink(full) else open(full, "rb").read()
+            out[os.path.relpath(full, dest)] = os.readlink(full).encode() if os.path.islink(full) else Path(full).read_bytes()
     return out
 
 

@@ -8,9 +8,19 @@ import sys
 
 import pytest
 
+from tools.oracle_gate.authoring.propose import (
+    HeadRows,
+    Row,
+    blob_path,
+    explain,
+    head_rows,
+    model_rows,
+    oracle_file_for,
+    render,
+    suggest_kind,
+    survey,
+)
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.authoring.propose import (HeadRows, Row, blob_path, explain, head_rows, model_rows,
-                                                 oracle_file_for, render, suggest_kind, survey)
 from tools.oracle_gate.git.tree import GitTree
 from tools.testing.gitrepo import oracle_toml
 
@@ -298,7 +308,8 @@ def test_a_changed_method_gets_a_candidate_with_its_class_as_receiver(project, g
 
 
 @pytest.mark.parametrize(("init", "project_line"), [
-    ("    def __init__(self, table, region='x'):\n        self.table = dict(table)\n        self.region: str = region\n"
+    ("    def __init__(self, table, region='x'):\n        self.table = "
+     "dict(table)\n        self.region: str = region\n"
      "        self._cache = {}\n", '{ attrs = ["region", "table"] }'),
     ("    def __init__(self, n):\n        pass\n", '"str"'),
 ])

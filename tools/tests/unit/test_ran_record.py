@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.spec.ran_record import (
-    MAX_NAME_CHARS, MAX_RAN_FUNCTIONS, parse_ran_text, ran_record, ran_text, valid_name,
+    MAX_NAME_CHARS,
+    MAX_RAN_FUNCTIONS,
+    parse_ran_text,
+    ran_record,
+    ran_text,
+    valid_name,
 )
 
 

@@ -15,8 +15,8 @@ from tools.oracle_gate.errors import Violation
 from tools.oracle_gate.report import id_line, junit_xml, render_github, render_json, render_markdown, render_text
 from tools.oracle_gate.runs.results import Observed
 from tools.oracle_gate.spec.judgement import FailingSample, FailingSamples, Judgement, judge_row
-from tools.oracle_gate.text import visible
 from tools.oracle_gate.suite.spec_changes import RowChange
+from tools.oracle_gate.text import visible
 from tools.testing.gitrepo import IDS, junit
 
 
@@ -263,7 +263,8 @@ def test_the_cli_shows_the_failing_samples_of_a_judge_made_result_file_in_text_a
     assert code == 4, out
     assert ("failing samples (indexes count from 0):\n  add_table: 1 failing sample(s)\n"
             "    sample 1 (0-based): result 0 != expected 4\n      inputs [2,2] -> result 0; expected 4\n") in out
-    assert "[4] oracles/shop.toml add_table: failed: the invariant does not hold: sample 1 (0-based): result 0 != expected 4" in out
+    assert ("[4] oracles/shop.toml add_table: failed: the invariant does not hold: "
+            "sample 1 (0-based): result 0 != expected 4") in out
     assert "expected 3" not in out and "expected 5" not in out
     cases = {c.get("name"): c for c in ET.parse(out_file).getroot().iter("testcase")
              if c.get("classname") == "oracle_gate.invariants"}

@@ -41,7 +41,8 @@ def test_worst_outcome_wins_for_a_repeated_id():
 
 def test_bazel_fallback_xml_has_no_ids():
     # What Bazel writes when a test never writes $XML_OUTPUT_FILE: one case named after the target.
-    data = b'<testsuites><testsuite name="harness/invariants_test"><testcase name="harness/invariants_test" status="run"/></testsuite></testsuites>'
+    data = (b'<testsuites><testsuite name="harness/invariants_test"><testcase '
+            b'name="harness/invariants_test" status="run"/></testsuite></testsuites>')
     assert parse_junit(data, "x") == {}
 
 
@@ -196,7 +197,9 @@ def test_a_folder_of_results_without_any_test_xml_is_exit_1(tmp_path):
         load_observed([str(tmp_path / "empty")])
 
 
-CRASH = '<testcase name="oracles/oracle_test" classname="oracles/oracle_test"><error message="exited with error code 134"/></testcase>'
+CRASH = ('<testcase name="oracles/oracle_test" '
+         'classname="oracles/oracle_test"><error message="exited with error code '
+         '134"/></testcase>')
 
 
 @pytest.mark.parametrize("arrange", [

@@ -45,7 +45,9 @@ IDEM = {"kind": '"idempotent"', "args": '["k"]', "repeat": "2"}
 
 CASES = [
     ("bad toml", b"schema = 1\n[[invariant]\n", f"{PATH}: is not valid TOML: "),
-    ("not utf-8", b"schema = 1\n# \xff\n", f"{PATH}: is not UTF-8: byte 0xFF at line 2, column 3 (byte offset 13) is 'ÿ' in Latin-1/Windows-1252, so the file was probably saved in that encoding; save it as UTF-8"),
+    ("not utf-8", b"schema = 1\n# \xff\n", f"{PATH}: is not UTF-8: byte 0xFF at line 2, column 3 (byte offset 13) is "
+                                           "'ÿ' in Latin-1/Windows-1252, so the file was probably saved in that "
+                                           "encoding; save it as UTF-8"),
     ("unknown top-level key", doc(row(), head="schema = 1\nowner = 'me'\n"),
      f"{PATH}: field owner: unknown top-level key 'owner'; allowed: schema, invariant, retired"),
     ("retired not a table array", doc(row(), head="schema = 1\nretired = 3\n"),
@@ -57,9 +59,11 @@ CASES = [
     ("retired empty reason", doc(row(), "[[retired]]\nid = 'gone'\nreason = ' '\nsince = 2026-12-03\n"),
      f"{PATH}: row gone: field reason: must be a non-empty one-line string saying why the row was retired"),
     ("retired since a string", doc(row(), "[[retired]]\nid = 'gone'\nreason = 'x'\nsince = '2026-12-03'\n"),
-     f"{PATH}: row gone: field since: must be a TOML local date such as since = 2026-12-03 (no quotes), got '2026-12-03'"),
+     f"{PATH}: row gone: field since: must be a TOML local date "
+     "such as since = 2026-12-03 (no quotes), got '2026-12-03'"),
     ("retired since a date-time", doc(row(), "[[retired]]\nid = 'gone'\nreason = 'x'\nsince = 2026-12-03T10:00:00\n"),
-     f"{PATH}: row gone: field since: must be a TOML local date such as since = 2026-12-03 (no quotes), "
+     f"{PATH}: row gone: field since: must be a TOML local date "
+     "such as since = 2026-12-03 (no quotes), "
      "got datetime.datetime(2026, 12, 3, 10, 0)"),
     ("retired bad id", doc(row(), "[[retired]]\nid = 'Gone'\nreason = 'x'\nsince = 2026-12-03\n"),
      f"{PATH}: row #1: field id: 'Gone' does not match ^[a-z][a-z0-9_]{{0,63}}$"),
@@ -72,7 +76,10 @@ CASES = [
      "entries of a file's last row in another oracle file"),
     ("rows not a table array", b"schema = 1\ninvariant = 3\n", f"{PATH}: field invariant: must be an array of tables ([[invariant]])"),
     ("unknown row key", doc(row(owner='"me"')),
-     f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are args, args_names, blob, blob_sha256, build, direction, entries, entry, generate, hidden_sha256, id, inverse, kind, max, memory_mib, min, over, pattern, project, receiver, reference, repeat, seed, timeout_s"),
+     f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are "
+     "args, args_names, blob, blob_sha256, build, direction, entries, entry, "
+     "generate, hidden_sha256, id, inverse, kind, max, memory_mib, min, over, "
+     "pattern, project, receiver, reference, repeat, seed, timeout_s"),
     ("missing entry", doc(row(entry=None)), f"{PATH}: row ok_row: field entry: is required"),
     ("missing id", doc(row(id=None)), f"{PATH}: row #1: field id: is required"),
     ("id wrong type", doc(row(id="3")), f"{PATH}: row #1: field id: must be a string, got int"),
@@ -80,21 +87,28 @@ CASES = [
     ("id too long", doc(row(id='"' + "a" * 65 + '"')), f"{PATH}: row #1: field id: '{'a' * 65}' does not match ^[a-z][a-z0-9_]{{0,63}}$"),
     ("duplicate id in file", doc(row(), row()), f"{PATH}: row ok_row: field id: duplicate id 'ok_row' in this file"),
     ("unknown kind", doc(row(kind='"fuzzy"')),
-     f"{PATH}: row ok_row: field kind: unknown kind 'fuzzy'; kinds are bound, idempotent, exact_table, matches, agrees, round_trip, monotonic, antisymmetric, composed, commutative (a new kind is a schema change)"),
-    ("entry malformed", doc(row(entry='"shop.calc"')), f"{PATH}: row ok_row: field entry: 'shop.calc' is not of the form package.module:function or package.module:Class.method"),
-    ("entry os:system", doc(row(entry='"os:system"')), f"{PATH}: row ok_row: field entry: 'os:system' is not of the form package.module:function or package.module:Class.method"),
+     f"{PATH}: row ok_row: field kind: unknown kind 'fuzzy'; kinds are bound, "
+     "idempotent, exact_table, matches, agrees, round_trip, monotonic, "
+     "antisymmetric, composed, commutative (a new kind is a schema change)"),
+    ("entry malformed", doc(row(entry='"shop.calc"')), f"{PATH}: row ok_row: field entry: 'shop.calc' is not of the form "
+                                                       "package.module:function or package.module:Class.method"),
+    ("entry os:system", doc(row(entry='"os:system"')), f"{PATH}: row ok_row: field entry: 'os:system' is not of the form "
+                                                       "package.module:function or package.module:Class.method"),
     ("entry outside production", doc(row(entry='"os.path:join"')),
      f"{PATH}: row ok_row: field entry: module 'os.path' is outside the production packages policy allows (shop)"),
-    ("entry without a module", doc(row(entry='"shop:add"')), f"{PATH}: row ok_row: field entry: 'shop:add' is not of the form package.module:function or package.module:Class.method"),
+    ("entry without a module", doc(row(entry='"shop:add"')), f"{PATH}: row ok_row: field entry: 'shop:add' is not of the form "
+                                                             "package.module:function or package.module:Class.method"),
     ("empty row array", b"schema = 1\ninvariant = []\n", f"{PATH}: field invariant: no [[invariant]] rows"),
     ("entry lookalike package", doc(row(entry='"shopping.x:f"')),
      f"{PATH}: row ok_row: field entry: module 'shopping.x' is outside the production packages policy allows (shop)"),
     ("blob outside blobs", doc(row(blob='"oracles/t.json"')), f"{PATH}: row ok_row: field blob: 'oracles/t.json' is outside oracles/blobs/"),
     ("blob dotdot", doc(row(blob='"oracles/blobs/../x.json"')),
-     f"{PATH}: row ok_row: field blob: 'oracles/blobs/../x.json' is not a normalized path (no '..', '.', or empty segments)"),
+     f"{PATH}: row ok_row: field blob: 'oracles/blobs/../x.json' is not a "
+     "normalized path (no '..', '.', or empty segments)"),
     ("blob parent", doc(row(blob='"../x"')), f"{PATH}: row ok_row: field blob: '../x' is not a normalized path (no '..', '.', or empty segments)"),
     ("blob absolute", doc(row(blob='"/etc/passwd"')),
-     f"{PATH}: row ok_row: field blob: '/etc/passwd' is absolute; give a path relative to the repository root under oracles/blobs/"),
+     f"{PATH}: row ok_row: field blob: '/etc/passwd' is absolute; give a path "
+     "relative to the repository root under oracles/blobs/"),
     ("blob backslash", doc(row(blob='"oracles\\\\blobs\\\\t.json"')), f"{PATH}: row ok_row: field blob: contains a backslash; use forward slashes"),
     ("blob is the dir", doc(row(blob='"oracles/blobs/"')),
      f"{PATH}: row ok_row: field blob: 'oracles/blobs/' is not a normalized path (no '..', '.', or empty segments)"),
@@ -237,7 +251,8 @@ UNKNOWN = "; a generator has exactly one of " + KINDS_TEXT + ", and len with lis
 
 GENERATE_CASES = [
     # (name, data, field, message)
-    ("on exact_table", doc(row(generate="{ count = 1 }")), "generate", "is not allowed for kind 'exact_table' without a reference: a generated sample has no stored expected value, so the reference must give it"),
+    ("on exact_table", doc(row(generate="{ count = 1 }")), "generate", "is not allowed for kind 'exact_table' without a reference: a generated "
+                                                                       "sample has no stored expected value, so the reference must give it"),
     ("not a table", doc(row(**BOUND, generate="3")), "generate", "must be a table ([invariant.generate]), got 3"),
     ("count missing", gen_row("x = { int = [0, 1] }"), "generate.count", "is required (the number of samples to draw)"),
     ("count zero", gen_row("count = 0, x = { int = [0, 1] }"), "generate.count", "must be an integer from 1 to 100000, got 0"),

@@ -160,7 +160,8 @@ def test_named_paths_are_real_absolute_paths_that_exist(tmp_path: Path) -> None:
 def test_a_named_path_inside_the_repository_is_refused_before_bwrap_runs(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "oracles").mkdir(parents=True)
-    with pytest.raises(GateError, match="ORACLE_GATE_SEAL_READ_ONLY settings, or a local repository of the workspace, name .*/repo/oracles, which lies in"):
+    with pytest.raises(GateError, match="ORACLE_GATE_SEAL_READ_ONLY settings, or a local repository of the "
+                                        "workspace, name .*/repo/oracles, which lies in"):
         sealed_root(str(tmp_path), {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                                     "ORACLE_GATE_SEAL_READ_ONLY": str(repo / "oracles")}, [str(repo)])
 

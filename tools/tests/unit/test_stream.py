@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from tools.oracle_gate.spec import stream
 from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.spec.schema import Invariant
-from tools.oracle_gate.spec import stream
 from tools.oracle_gate.spec.stream import check_stream
 
 SIZES = (1, 2, 3, 7, 64, 4096, None)  # None: one piece
@@ -64,7 +64,8 @@ GOOD = {
     "bound": b'[{"a": 1}, {}, {"b": [2, {"c": null}]}]',
     "idempotent": b'[{"state": {"n": 1}, "k": "x"}, {"state": [], "k": 2, "extra": true}]',
     "exact_table": b'[{"args": [1, 2], "expected": 3}, {"args": [-1.5e3, "\\u00e9"], "expected": {"x": [1]}}]\n',
-    "exact_table_receiver": b'[{"args": [], "expected": 1, "receiver": [1]}, {"args": [2], "expected": 2, "receiver": {}}]',
+    "exact_table_receiver": b'[{"args": [], "expected": 1, "receiver": [1]}, {"args": [2], '
+                            b'"expected": 2, "receiver": {}}]',
     "antisymmetric": b'[{"a": 1, "b": 2}, {"b": "y", "a": "x"}]',
     "commutative": b'[{"a": [1], "b": {"c": 2}}, {"b": "y", "a": "x"}]',
     "round_trip": b'[{"x": 1, "receiver": []}, {"y": "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "receiver": {"k": 1}}]',
@@ -140,7 +141,8 @@ CASES = {
     "open array after a sample": b'[{"args": [1, 2], "expected": 3}',
     "open array after a comma": b'[{"args": [1, 2], "expected": 3},',
     "not a value": b"[}",
-    "brace inside a string": b'[{"args": ["}, {", "},{"], "expected": "}, {\\"a\\": 1}, {"}, {"args": [], "expected": 0}]',
+    "brace inside a string": b'[{"args": ["}, {", "},{"], "expected": "}, {\\"a\\": 1}, {"}, {"args": '
+                             b'[], "expected": 0}]',
     "nested objects": b'[{"args": [{"a": 1}, {"b": 2}], "expected": {"c": {}}}, ' * 50 + b'{"args": [], "expected": 0}]',
 }
 

@@ -7,7 +7,16 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.spec.generate import (
-    NONE_ODDS, OptionalGen, SetGen, TupleGen, IntGen, ChoiceGen, draw, gen_from_json, gen_to_json, parse_generate,
+    NONE_ODDS,
+    ChoiceGen,
+    IntGen,
+    OptionalGen,
+    SetGen,
+    TupleGen,
+    draw,
+    gen_from_json,
+    gen_to_json,
+    parse_generate,
 )
 from tools.oracle_gate.spec.schema import parse_oracle
 from tools.testing.gitrepo import oracle_toml
@@ -58,7 +67,8 @@ def test_the_new_generators_survive_the_expectations_view_and_draw_the_same():
     ({"s": {"set": {"int": [0, 1]}}}, "generate.s.len", "is required for generator kind 'set'"),
     ({"o": {"optional": {"int": [0, 1]}, "len": [0, 1]}}, "generate.o.len", "is not allowed for generator kind 'optional'"),
     ({"c": {"choice": [{"callable": "os.path:join"}, {"callable": "elsewhere.mod:f"}]}}, "generate.c.choice",
-     "element 1: callable 'elsewhere.mod:f' is outside builtins, the standard library and the entry's package 'shop'"),
+     "element 1: callable 'elsewhere.mod:f' is outside builtins, the standard "
+     "library and the entry's package 'shop'"),
     ({"c": {"choice": [{"callable": "int"}]}}, "generate.c.choice", "element 0: callable 'int' is not of the form module:name"),
 ])
 def test_malformed_structures_are_one_line_naming_the_field(fields, field, message):

@@ -9,9 +9,9 @@ import stat
 
 import pytest
 
+from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.runs import bazel_run
 from tools.oracle_gate.runs.flags import execution_log_flags
-from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.text import visible
 from tools.testing.gitrepo import IDS, junit
 

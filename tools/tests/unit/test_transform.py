@@ -8,11 +8,11 @@ import subprocess
 
 import pytest
 
-from tools.oracle_gate.suite.loader import load_oracles
-from tools.oracle_gate.suite.manifest import manifest_problems
 from tools.oracle_gate.git.transform import explain, restore_command
 from tools.oracle_gate.git.tree import GitTree, WorkTree
 from tools.oracle_gate.git.worktree import differences
+from tools.oracle_gate.suite.loader import load_oracles
+from tools.oracle_gate.suite.manifest import manifest_problems
 from tools.testing.gitrepo import GIT_ENV, IDS, GitRepo, junit
 
 ATTRIBUTES = "/oracles/** -text -eol -ident -filter -working-tree-encoding\n"

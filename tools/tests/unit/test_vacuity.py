@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.authoring.vacuity import mutants, why_no_mutants
+from tools.oracle_gate.errors import GateError
 from tools.testing.gitrepo import default_rows, make_project
 
 

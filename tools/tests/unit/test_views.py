@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from tools.oracle_gate.spec.generate import GenerateSpec, IntGen
-from tools.oracle_gate.spec.views import VIEW_SCHEMA, expectation_row, input_row, input_samples, split
 from tools.oracle_gate.spec.schema import Invariant
+from tools.oracle_gate.spec.views import VIEW_SCHEMA, expectation_row, input_row, input_samples, split
 
 # Distinctive values: none of them may reach the inputs view.
 LOW, HIGH, ANSWER = -31337, 987654321, 424242

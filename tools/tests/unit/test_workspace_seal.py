@@ -39,9 +39,10 @@ def test_without_bwrap_the_run_is_refused_and_an_unsealed_run_is_named(tmp_path,
     tree = tmp_path / "tree"
     tree.mkdir()
     no_bwrap = env(tmp_path)
-    with pytest.raises(GateError, match=r"the workspace run is sealed like the clean run, and .*bwrap.*pass --unsealed-workspace"):
-        with workspace_seal(str(tree), str(tree), None, no_bwrap, []):
-            pass
+    with (pytest.raises(GateError, match=r"the workspace run is sealed like the clean run, and .*bwrap.*pass "
+                                          r"--unsealed-workspace"),
+          workspace_seal(str(tree), str(tree), None, no_bwrap, [])):
+        pass
     with workspace_seal(str(tree), str(tree), None, no_bwrap, [], accept_unsealed=True) as seal:
         assert seal.root is None and seal.unsealed.startswith("UNSEALED (--unsealed-workspace): Bazel's server ran")
         assert seal.env == no_bwrap and seal.startup == ()
@@ -69,9 +70,9 @@ def test_a_tree_under_tmp_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(blocks, "SANDBOX_WRITABLE", (str(tmp_path / "shm"),))
     tree = tmp_path / "shm" / "tree"
     for unsealed in (False, True):  # an unsealed run's actions could write the tree all the same
-        with pytest.raises(UsageError, match=r"lies under .*shm, which Bazel's sandbox leaves writable to every action"):
-            with workspace_seal(str(tree), str(tree), None, env(tmp_path), [], accept_unsealed=unsealed):
-                pass
+        with (pytest.raises(UsageError, match=r"lies under .*shm, which Bazel's sandbox leaves writable to every action"),
+              workspace_seal(str(tree), str(tree), None, env(tmp_path), [], accept_unsealed=unsealed)):
+            pass
 
 
 def test_a_refused_tree_is_one_line_not_a_run_that_was_not_set_up(tmp_path):
