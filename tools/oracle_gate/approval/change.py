@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, has_label, label_name
+from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, has_label, label_name, load_policy
 from tools.oracle_gate.errors import GateError, OracleError
 from tools.oracle_gate.git.gitio import Judged, judged_commits, refuse_grafts, resolve_commit
 from tools.oracle_gate.git.objects import Trust
 from tools.oracle_gate.git.tree import GitTree
-from tools.oracle_gate.suite.loader import load_policy
 
 
 @dataclass(frozen=True)
