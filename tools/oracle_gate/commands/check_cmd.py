@@ -11,6 +11,7 @@ import secrets
 import stat
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate.check import run_check
@@ -123,8 +124,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
                        unsealed_workspace=args.unsealed_workspace)
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
-    report.notes[:0] = labels.notes  # why a CI label does not count, first
-    report.bazel_log = bazel_log.path or ""
+    # Why a CI label does not count, first.
+    report = replace(report, notes=[*labels.notes, *report.notes], bazel_log=bazel_log.path or "")
     out = render(report, args.format, repo)
     # The report files first: a file that cannot be written is exit 1 before any verdict is printed.
     if args.junit:

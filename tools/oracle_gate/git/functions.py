@@ -3,7 +3,7 @@
 `changed_in_file` parses both sides of one file and compares them function by function: every
 function, method and nested function that is new, whose code differs (`ast.dump`, so comments and
 formatting do not count) or that is gone. `module_name` is the one spelling of a file's module.
-`propose` (authoring/propose.py) and the coverage signal of `check` (coverage.py) both read
+`propose` (authoring/propose.py) and the coverage signal of `check` (check/coverage.py) both read
 changes this way.
 """
 

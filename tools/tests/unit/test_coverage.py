@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.approval.policy import Policy
-from tools.oracle_gate.coverage import (
+from tools.oracle_gate.check.coverage import (
     NOT_MEASURED_NO_RECORD, NOT_MEASURED_RESULTS, changed_functions, function_name, measure, production_paths,
     uncovered_setting,
 )
