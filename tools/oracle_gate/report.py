@@ -16,7 +16,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 
-from tools.oracle_gate.check import NOT_RUN, Report
+from tools.oracle_gate.check.findings import NOT_RUN, Report
 from tools.oracle_gate.errors import NO_OUTCOME, Violation
 from tools.oracle_gate.runs.results import EXECUTED, FAILED, PASSED, Observed, short_digest
 from tools.oracle_gate.spec.judgement import FailingSamples
@@ -74,12 +74,12 @@ def id_table(rows: Sequence[Sequence[str]], widths: Sequence[int], *, header: Se
 
 
 def render_text(report: Report) -> str:
-    """The human summary of `report` (a `check.Report`): header, one line per check, per-id
+    """The human summary of `report` (a `findings.Report`): header, one line per check, per-id
     outcomes, spec changes, run summaries, notes, violations and the verdict, without a trailing
     newline. Every line is passed through `text.visible`, so no value from the change can break or
     add one. Raises nothing."""
     lines = [
-        f"oracle-gate check: base {report.base} (tip {report.base_commit[:12]}), merge base "
+        f"oracle-gate check: base {report.base} (tip {report.tip[:12]}), merge base "
         f"{report.merge_base[:12]}, HEAD {report.head[:12]}"
         + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
         + (" (--head-only)" if report.head_only else "")
@@ -175,14 +175,14 @@ def _outcome_table(report: Report) -> list[str]:
 
 
 def render_json(report: Report) -> str:
-    """The machine-readable report of `report` (a `check.Report`) as one JSON document (an object,
+    """The machine-readable report of `report` (a `findings.Report`) as one JSON document (an object,
     indented by 2, no trailing newline), with every `##[` written as `##\\u005b`
     (`text.runner_safe_json`). Raises nothing."""
     return runner_safe_json(json.dumps(
         {
             "exit_code": report.exit_code,
             "base": report.base,
-            "base_commit": report.base_commit,
+            "base_commit": report.tip,
             "merge_base": report.merge_base,
             "head": report.head,
             "merge_result": report.merge_result or None,
@@ -322,12 +322,12 @@ def _cell(text: str) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    """A Markdown summary of `report` (a `check.Report`): the verdict, the checks, the per-id table
+    """A Markdown summary of `report` (a `findings.Report`): the verdict, the checks, the per-id table
     of both runs, the spec-change report, the violations and the notes. No trailing newline;
     raises nothing."""
     code = report.exit_code
     out = [f"## oracle-gate: {'gate ok' if code == 0 else 'gate FAILED'} (exit {code})", "",
-           f"Base {_cell(report.base)} (tip {report.base_commit[:12]}), merge base {report.merge_base[:12]}, "
+           f"Base {_cell(report.base)} (tip {report.tip[:12]}), merge base {report.merge_base[:12]}, "
            f"HEAD {report.head[:12]}"
            + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
            + (" (--head-only)" if report.head_only else "")
@@ -391,7 +391,7 @@ INVARIANT_CLASS = "oracle_gate.invariants"
 
 
 def junit_xml(report: Report) -> bytes:
-    """JUnit XML of `report` (a `check.Report`), UTF-8 with an XML declaration and a trailing newline.
+    """JUnit XML of `report` (a `findings.Report`), UTF-8 with an XML declaration and a trailing newline.
 
     Two testsuites: `oracle-gate`, one testcase per check of the gate (`classname="oracle-gate"`,
     named after the check), failed with every violation's line when the check failed; and, when

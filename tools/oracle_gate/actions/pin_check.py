@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.approval.policy import Policy
+from tools.oracle_gate.approval.policy import Policy, load_policy
 from tools.oracle_gate.errors import OracleError, error_line
 from tools.oracle_gate.git.objects import Hashed
 from tools.oracle_gate.git.tree import REGULAR, Entry
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 from tools.oracle_gate.spec.schema import HIDDEN_DIR, HIDDEN_INPUTS, Invariant
 from tools.oracle_gate.spec.views import VIEW_SCHEMA, reference_view, split
-from tools.oracle_gate.suite.loader import check_blob, load_policy, read_oracle_files
+from tools.oracle_gate.suite.loader import check_blob, read_oracle_files
 
 
 def _pairs(values: Sequence[str]) -> dict[str, str]:
@@ -151,7 +151,7 @@ def verify(
     policy: tuple[str, str] | None, oracles: dict[str, str], blobs: dict[str, str]
 ) -> tuple[list[OracleError], dict[str, object], list[tuple[Invariant, Any]]]:
     """Validates oracle files and checks every blob pin, through the loader's own validation
-    (`loader.load_policy`, `loader.read_oracle_files`, `loader.check_blob`).
+    (`policy.load_policy`, `loader.read_oracle_files`, `loader.check_blob`).
 
     Args:
         policy: (repository path, file) of policy.toml, or None to skip the production-package check.

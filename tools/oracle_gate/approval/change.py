@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, has_label, label_name
+from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, has_label, label_name, load_policy
 from tools.oracle_gate.errors import GateError, OracleError
 from tools.oracle_gate.git.gitio import Judged, judged_commits, refuse_grafts, resolve_commit
 from tools.oracle_gate.git.objects import Trust
 from tools.oracle_gate.git.tree import GitTree
-from tools.oracle_gate.suite.loader import load_policy
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,7 @@ class ChangeApproval:
     """Who may change what for one change.
 
     Attributes:
-        base_commit: the base tip (the commit the base revision names).
+        tip: the base tip (the commit the base revision names).
         head: the commit HEAD names.
         judged: the merge base, the commit judged and the commit whose claims are in force
             (`gitio.judged_commits`).
@@ -38,7 +37,7 @@ class ChangeApproval:
         labelled: the change carries it (`policy.has_label`, case-insensitive).
     """
 
-    base_commit: str
+    tip: str
     head: str
     judged: Judged
     claims_tree: GitTree
@@ -66,9 +65,9 @@ def approve_change(repo: str, base: str, labels: Collection[str], trust: Trust, 
         GateError: (exit 1) when the policy in force exists but is invalid.
     """
     refuse_grafts(repo)
-    base_commit = resolve_commit(repo, base)
+    tip = resolve_commit(repo, base)
     head = resolve_commit(repo, "HEAD")
-    judged = judged_commits(repo, base_commit, head, head_only=head_only)
+    judged = judged_commits(repo, tip, head, head_only=head_only)
     claims_tree = GitTree(repo, judged.claims, trust)
     head_tree = GitTree(repo, head, trust)
     try:
@@ -81,5 +80,5 @@ def approve_change(repo: str, base: str, labels: Collection[str], trust: Trust, 
     except OracleError:
         head_policy = None
     label = label_name(claims_policy, head_policy)
-    return ChangeApproval(base_commit, head, judged, claims_tree, head_tree, claims_policy, head_policy, label,
+    return ChangeApproval(tip, head, judged, claims_tree, head_tree, claims_policy, head_policy, label,
                           has_label(label, set(labels)))

@@ -8,8 +8,9 @@ import sys
 import tomllib
 from dataclasses import dataclass
 
-from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
 from tools.oracle_gate.errors import OracleError
+from tools.oracle_gate.git.tree import Entry, Tree
+from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
 
 POLICY_PATH = "oracles/policy.toml"
 _KEYS = {"schema", "label", "protected", "production_packages", "uncovered_changes", "hidden"}
@@ -123,6 +124,24 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
     protected = tuple(dict.fromkeys(ALWAYS_PROTECTED + lists["protected"]))
     return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"],
                   uncovered_changes=_uncovered_changes(doc, path), hidden=_hidden(doc, path))
+
+
+def load_policy(tree: Tree, entry: Entry | None, path: str = POLICY_PATH) -> Policy | None:
+    """Parses a policy file (`policy.parse_policy`), or returns None when there is none (`entry` None).
+
+    Args:
+        tree: where to read the bytes.
+        entry: the policy's entry in the tree, or None.
+        path: its repository-relative path, used in messages.
+
+    Raises:
+        OracleError: (exit 5) when the policy exists but is invalid or not a regular file.
+    """
+    if entry is None:
+        return None
+    if not entry.is_regular:
+        raise OracleError("must be a regular file", path=path)
+    return parse_policy(tree.read(entry), path)
 
 
 def _hidden(doc: dict[str, object], path: str) -> str:

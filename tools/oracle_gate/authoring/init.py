@@ -31,12 +31,11 @@ __all__ = ["BEGIN", "END", "MODES", "DEBIAN_RULES", "Setup", "InitResult", "choo
 from tools.oracle_gate.authoring import init_text as text
 from tools.oracle_gate.authoring import lock as lock_mod
 from tools.oracle_gate.authoring.dist_metadata import dist_metadata
-from tools.oracle_gate.authoring.init_text import DistMetadata
-from tools.oracle_gate.authoring.init_text import Setup
+from tools.oracle_gate.authoring.init_text import DistMetadata, Setup
 from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.git.gitio import git_env
-from tools.oracle_gate.suite.manifest import write_manifest
 from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.suite.manifest import write_manifest
 
 BEGIN = "# --- oracle-gate (init) ---"
 END = "# --- end oracle-gate ---"

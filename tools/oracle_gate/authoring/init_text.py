@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class Setup:
     """How the repository uses Bazel, as `init` writes for it.

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tools.oracle_gate.errors import GateError, OracleError
-from tools.oracle_gate.spec.schema import check_blob_path
 from tools.oracle_gate.git.tree import Tree
+from tools.oracle_gate.spec.schema import check_blob_path
 
 # A row header of an oracle file (the TOML array of tables `invariant`), comment allowed.
 _HEADER = re.compile(r"[ \t]*\[\[[ \t]*invariant[ \t]*\]\][ \t]*(#.*)?\Z")

@@ -27,13 +27,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tools.oracle_gate.authoring.bazel_rows import BazelRows
-from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.authoring.reference_local import run_references
+from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.spec import judgement
-from tools.oracle_gate.spec.views import generated_view
-from tools.oracle_gate.spec.views import split
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant
+from tools.oracle_gate.spec.views import generated_view, split
 
 SALT = "vacuity"  # fixed: the same generated samples for every mutant, and a replayable report
 

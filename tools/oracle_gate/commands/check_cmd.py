@@ -11,13 +11,14 @@ import secrets
 import stat
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from tools.oracle_gate.approval.labels import collect_labels
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
 from tools.oracle_gate.git.gitio import default_base
-from tools.oracle_gate.approval.labels import collect_labels
 from tools.oracle_gate.progress import configure_check
 from tools.oracle_gate.report import FORMATS, junit_xml, render, render_markdown
 from tools.oracle_gate.runs.blocks import runs_dir
@@ -123,8 +124,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
                        unsealed_workspace=args.unsealed_workspace)
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
-    report.notes[:0] = labels.notes  # why a CI label does not count, first
-    report.bazel_log = bazel_log.path or ""
+    # Why a CI label does not count, first.
+    report = replace(report, notes=[*labels.notes, *report.notes], bazel_log=bazel_log.path or "")
     out = render(report, args.format, repo)
     # The report files first: a file that cannot be written is exit 1 before any verdict is printed.
     if args.junit:

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     found = collect_labels(args.label, context.environ, repo, head=head)
     # check's approval step: the same commits, policy and label, an invalid base policy refused.
     approval = approve_change(repo, base, found.names, Trust(), head_only=args.head_only)
-    judged, claims, tip = approval.judged.commit, approval.judged.claims, approval.base_commit
+    judged, claims, tip = approval.judged.commit, approval.judged.claims, approval.tip
     labelled = approval.labelled
     for note in found.notes:  # why a CI label does not count
         print(note)

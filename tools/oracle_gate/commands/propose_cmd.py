@@ -9,13 +9,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.approval.policy import POLICY_PATH
+from tools.oracle_gate.approval.policy import POLICY_PATH, load_policy
 from tools.oracle_gate.authoring.propose import explain, head_rows, model_rows, render, survey
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import error_line, exit_codes_help
 from tools.oracle_gate.git.gitio import changed_paths, default_base, git, merge_base, resolve_commit
 from tools.oracle_gate.git.tree import GitTree
-from tools.oracle_gate.suite.loader import load_policy
 from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:

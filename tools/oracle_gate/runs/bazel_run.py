@@ -17,21 +17,27 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tools.oracle_gate.errors import PREFIX, GateError, TakenError
+from tools.oracle_gate.progress import BAZEL_OUTPUT
 from tools.oracle_gate.runs.bazel_binary import resolve as resolve_bazel
 from tools.oracle_gate.runs.blocks import (
     block_flags,
-    sealed_folders,
     gate_cache_entries,
     gate_code_blocks,
     gate_code_root,
     output_base_blocks,
     runs_dir,
+    sealed_folders,
     sibling_runs,
 )
-from tools.oracle_gate.progress import BAZEL_OUTPUT
 from tools.oracle_gate.runs.collection import arm, execroot, traces
-from tools.oracle_gate.runs.events import (BuildFailure, Invocation, build_failure, is_oracle_target, parse_bep,
-                                           read_results)
+from tools.oracle_gate.runs.events import (
+    BuildFailure,
+    Invocation,
+    build_failure,
+    is_oracle_target,
+    parse_bep,
+    read_results,
+)
 from tools.oracle_gate.runs.execlog import (
     JUDGE_MNEMONICS,
     JUDGE_OUTPUTS,
@@ -52,9 +58,9 @@ from tools.oracle_gate.runs.flags import (
     test_patterns,
     worker_flags,
 )
+from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.results import Observed, merge_observed
 from tools.oracle_gate.runs.sealed_root import SealedRoot
-from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.sealed_session import SealedSession
 from tools.oracle_gate.text import visible
 

@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 
 from tools.oracle_gate.errors import GateError
 
-
 # Folders Bazel 4.2's linux-sandbox leaves writable to every action, whatever the flags.
 SANDBOX_WRITABLE = ("/tmp", "/dev/shm")
 

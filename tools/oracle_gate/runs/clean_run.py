@@ -19,11 +19,11 @@ import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
+from tools.oracle_gate.git.pristine import pristine_tree
 from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE
-from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags, run_flags
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
-from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags, run_flags
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
 

@@ -17,7 +17,6 @@ from tools.oracle_gate.runs.flags import GATE_ACTIONS
 from tools.oracle_gate.runs.results import FileResult, Observed, judge_target, read_result
 
 
-
 @dataclass
 class Invocation:
     """One `bazel` command of a run: its exit code, test statuses, test.xml paths, spawns, summary."""

@@ -11,7 +11,6 @@ from collections.abc import Collection, Mapping
 
 from tools.oracle_gate.errors import GateError
 
-
 # The protected package whose test targets report invariant outcomes (oracles/BUILD.bazel), and the
 # agent-writable one whose tests must pass but count for nothing else.
 ORACLE_PATTERN = "//oracles/..."

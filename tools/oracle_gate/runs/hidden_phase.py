@@ -10,7 +10,7 @@ in `//oracles/...`, builds the suites' pin checks and the production targets the
 `oracle_test` names, and runs each hidden caller in Bazel's Linux sandbox; nothing of `harness/` is
 built. Bazel's output is never shown. The gate then reads the hidden observations, refusing a link
 or any file it did not expect where the phase writes, and removes the folder before the report is
-printed. The expectations stay in the gate's process (hidden.py judges them).
+printed. The expectations stay in the gate's process (check/hidden.py judges them).
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ class KeptRoot:
     def unclean(self) -> bool:
         """True when the last check that used the root did not end normally (the gate was killed
         while it ran): its invocation may have gone on unwatched, so the caller ends the root and
-        discards the output base before this check (workspace run: check.py)."""
+        discards the output base before this check (workspace run: check/runs.py)."""
         return os.path.lexists(self._path(_IN_USE))
 
     def _state(self) -> dict[str, object] | None:

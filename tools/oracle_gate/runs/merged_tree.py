@@ -18,9 +18,9 @@ import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from tools.oracle_gate.runs.blocks import runs_dir
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.runs.blocks import runs_dir
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 
 # Startup flags of the Bazel server of a merge result's checkout: it stops by itself after five idle

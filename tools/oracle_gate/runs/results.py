@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
-from xml.parsers import expat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from xml.parsers import expat
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.spec.judgement import HIDDEN_FAILED, HIDDEN_WORDS, MAX_MESSAGE_CHARS, FailingSamples

@@ -12,10 +12,10 @@ import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.spec import call_fields, kinds
 from tools.oracle_gate.spec.call_fields import CALLABLE_PATTERN
 from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
-from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.spec.generate import GenerateSpec, parse_generate
 from tools.oracle_gate.spec.values import ARG_PATTERN, IDENT, INT64_MAX, INT64_MIN, is_number
 

@@ -22,8 +22,16 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tools.oracle_gate.spec.encoding import TextStream
-from tools.oracle_gate.spec.samples import (EMPTY, STRICT, SampleError, check_samples, check_shape, load_samples, not_json,
-                                            not_usable)
+from tools.oracle_gate.spec.samples import (
+    EMPTY,
+    STRICT,
+    SampleError,
+    check_samples,
+    check_shape,
+    load_samples,
+    not_json,
+    not_usable,
+)
 from tools.oracle_gate.spec.schema import Invariant
 
 # Characters past a parsed value (or a syntax error) that must already be read for the outcome to be

@@ -2,7 +2,7 @@
 (docs/design.md sections 2-4).
 
 There is one validation path: `check`, `manifest` and the manifest test read a tree with
-`load_oracles`; the build's pin check (pin_check.py) calls the same `load_policy`,
+`load_oracles`; the build's pin check (pin_check.py) calls the same `policy.load_policy`,
 `read_oracle_files` and `check_blob` on the files Bazel gives its action.
 """
 
@@ -13,15 +13,23 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, in_labelled_change, load_policy
 from tools.oracle_gate.errors import OracleError
-from tools.oracle_gate.approval.policy import POLICY_PATH, Policy, in_labelled_change, parse_policy
-from tools.oracle_gate.spec.samples import SampleError
-from tools.oracle_gate.spec.stream import check_stream
-from tools.oracle_gate.spec.schema import (HIDDEN_DIR, Invariant, OracleFile, Retired, duplicate_ids, is_oracle_path, parse_oracle,
-                                           retired_problems)
 from tools.oracle_gate.git.objects import CHUNK
-from tools.oracle_gate.git.tree import GITLINK, Entry, Tree
 from tools.oracle_gate.git.transform import explain, restore_command, rewrite_fix, rewritten
+from tools.oracle_gate.git.tree import GITLINK, Entry, Tree
+from tools.oracle_gate.spec.samples import SampleError
+from tools.oracle_gate.spec.schema import (
+    HIDDEN_DIR,
+    Invariant,
+    OracleFile,
+    Retired,
+    duplicate_ids,
+    is_oracle_path,
+    parse_oracle,
+    retired_problems,
+)
+from tools.oracle_gate.spec.stream import check_stream
 
 
 def pin_fix(blob: str, label: str | None) -> str:
@@ -182,24 +190,6 @@ def _shape_problem(invariant: Invariant, data: bytes) -> str | None:
     except SampleError as exc:
         return str(exc)
     return None
-
-
-def load_policy(tree: Tree, entry: Entry | None, path: str = POLICY_PATH) -> Policy | None:
-    """Parses a policy file (`policy.parse_policy`), or returns None when there is none (`entry` None).
-
-    Args:
-        tree: where to read the bytes.
-        entry: the policy's entry in the tree, or None.
-        path: its repository-relative path, used in messages.
-
-    Raises:
-        OracleError: (exit 5) when the policy exists but is invalid or not a regular file.
-    """
-    if entry is None:
-        return None
-    if not entry.is_regular:
-        raise OracleError("must be a regular file", path=path)
-    return parse_policy(tree.read(entry), path)
 
 
 def read_oracle_files(

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from tools.oracle_gate import errors
 from tools.oracle_gate.errors import Violation
 from tools.oracle_gate.spec.kinds import ALL as KINDS
-from tools.oracle_gate.suite.loader import Oracles
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 from tools.oracle_gate.spec.schema import Invariant
+from tools.oracle_gate.suite.loader import Oracles
 from tools.oracle_gate.suite.sample_changes import SampleChanges, changed_lines, sample_changes
 
 # Reads a blob of one side by its repository path: its bytes, or None when it is not a regular file.

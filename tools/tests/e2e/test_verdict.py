@@ -497,7 +497,7 @@ def test_a_root_test_cannot_undo_its_sandbox_or_opt_into_the_network(repo):
 REWRITE_GATE = '''
 import os, sys
 
-target = os.path.join(GATE, "tools", "oracle_gate", "check.py")
+target = os.path.join(GATE, "tools", "oracle_gate", "check", "__init__.py")
 try:
     with open(target, "a") as f:
         f.write("\\n# rewritten by the change\\n")
@@ -523,7 +523,7 @@ def test_a_base_gate_kept_under_tmp_is_out_of_the_changes_reach(repo):
     copy = Path(tempfile.mkdtemp(prefix="base-gate-", dir="/tmp"))
     try:
         shutil.copytree(repo / "tools", copy / "tools", ignore=shutil.ignore_patterns("__pycache__"))
-        before = (copy / "tools" / "oracle_gate" / "check.py").read_bytes()
+        before = (copy / "tools" / "oracle_gate" / "check" / "__init__.py").read_bytes()
         source = REWRITE_GATE.replace("GATE", repr(str(copy)))
         git(repo, "checkout", "-q", "-B", "rewrite-gate", "main")
         try:
@@ -539,7 +539,7 @@ def test_a_base_gate_kept_under_tmp_is_out_of_the_changes_reach(repo):
         # The workspace run's sealed root has a private /tmp: the copy is not there to block.
         sealed_by = next(line for line in proc.stdout.splitlines() if line.startswith("workspace run sealed by: "))
         assert "a private /tmp" in sealed_by and str(copy) not in sealed_by, sealed_by
-        assert (copy / "tools" / "oracle_gate" / "check.py").read_bytes() == before
+        assert (copy / "tools" / "oracle_gate" / "check" / "__init__.py").read_bytes() == before
     finally:
         shutil.rmtree(copy)
 

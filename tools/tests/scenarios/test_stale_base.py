@@ -104,7 +104,7 @@ def test_a_row_the_tip_added_judges_the_change(project, runs):
     report = check(project, runs)
     assert report.exit_code == 4, violations(report)
     assert "[4] oracles/shop.toml add_twos: failed: the invariant does not hold" in "\n".join(violations(report))
-    assert report.base_commit == tip and report.head == head and report.merged not in (head, tip)
+    assert report.tip == tip and report.head == head and report.merged not in (head, tip)
     assert project.git("rev-parse", f"{report.merged}^1", f"{report.merged}^2").split() == [tip, head]
     # Both runs judged the merge result with the tip's rows: the workspace run in the gate's own
     # checkout (never the work tree), the clean run from the merge commit with the tip's oracles.

@@ -6,15 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from tools.oracle_gate.check import (
-    Outcomes,
+from tools.oracle_gate.check.commits import check_ids_kept, check_protected_paths
+from tools.oracle_gate.check.findings import Outcomes
+from tools.oracle_gate.check.inputs import gather_inputs
+from tools.oracle_gate.check.outcomes import (
     build_violation,
     check_clean_run,
     check_harness,
-    check_ids_kept,
     check_outcomes,
-    check_protected_paths,
-    gather_inputs,
     withhold_while_invalid,
 )
 from tools.oracle_gate.errors import OracleError
@@ -124,7 +123,8 @@ def test_outcomes_are_not_judged_while_the_oracles_are_invalid(project):
     harness = check_harness(run)
     assert outcomes.violations and harness.violations
     assert withhold_while_invalid(inputs, outcomes, harness) == (outcomes, harness)
-    invalid = replace(inputs, head_oracles=Oracles(None, problems=[OracleError("is missing", path="oracles/policy.toml")]))
+    side = replace(inputs.head, oracles=Oracles(None, problems=[OracleError("is missing", path="oracles/policy.toml")]))
+    invalid = replace(inputs, head=side, judged=side)
     held, held_harness = withhold_while_invalid(invalid, outcomes, harness)
     assert held.violations == () and held_harness is not None and held_harness.violations == ()
     assert held.notes == tuple(f"not judged while the oracles are invalid: {v.line()}"
@@ -138,8 +138,9 @@ def test_invalid_oracles_do_not_advise_fixing_the_environment(project):
     run = BazelRun(build_failed=True, failure=BuildFailure(True, "//oracles:oracles", "the gate's own targets did not build"))
     outcomes = check_outcomes(inputs_of(project), Outcomes({}, "the oracle test", run=run))
     assert "fix the environment" in outcomes.violations[0].line()
-    invalid = replace(inputs_of(project),
-                      head_oracles=Oracles(None, problems=[OracleError("is missing", path="oracles/policy.toml")]))
+    inputs = inputs_of(project)
+    side = replace(inputs.head, oracles=Oracles(None, problems=[OracleError("is missing", path="oracles/policy.toml")]))
+    invalid = replace(inputs, head=side, judged=side)
     held, _ = withhold_while_invalid(invalid, outcomes, None)
     assert held.notes == ("not judged while the oracles are invalid: the run did not build: the gate's pin check "
                           "stops at invalid oracle files",)
@@ -167,10 +168,11 @@ def test_protected_paths_and_ids_kept_read_only_the_inputs(project):
     found = check_protected_paths(inputs)
     assert [v.line() for v in found.violations] == [
         "[2] oracles/policy.toml: protected by 'oracles/**' and changed (M) without the 'oracle-change' label"]
-    labelled = check_protected_paths(replace(inputs, labelled=True))
+    labelled = check_protected_paths(replace(inputs, approval=replace(inputs.approval, labelled=True)))
     assert labelled.violations == () and labelled.notes == ("1 protected path(s) changed under the 'oracle-change' label",)
     assert check_ids_kept(inputs).violations == ()
-    assert check_ids_kept(replace(inputs, head_oracles=Oracles(inputs.head_oracles.policy))).violations[0].line() == (
+    side = replace(inputs.head, oracles=Oracles(inputs.head.oracles.policy))
+    assert check_ids_kept(replace(inputs, head=side, judged=side)).violations[0].line() == (
         "[3] oracles/ add_table: present at the base, missing at HEAD; to retire a row on purpose, add a [[retired]] "
         "entry (id, reason, since) under the label and a line in oracles/CHANGELOG.md naming the id (docs/oracles.md, "
         '"Retiring a row")')
@@ -196,8 +198,10 @@ def test_a_row_the_tip_added_or_tightened_is_never_lost_in_the_merge_result(proj
     base = _oracles_of(tmp_path, "base", default_rows())
     tip = _oracles_of(tmp_path, "tip", default_rows(max_=3) + [row], {"oracles/blobs/twos.json": twos})
     merged = _oracles_of(tmp_path, "merged", default_rows())
-    inputs = replace(inputs_of(project), base_oracles=base, head_oracles=base, claims_oracles=tip,
-                     merged_oracles=merged, merged="m" * 40, claims="t" * 40)
+    inputs = inputs_of(project)
+    inputs = replace(inputs, merge_base=replace(inputs.merge_base, oracles=base), head=replace(inputs.head, oracles=base),
+                     claims=replace(inputs.claims, commit="t" * 40, oracles=tip),
+                     judged=replace(inputs.judged, commit="m" * 40, oracles=merged))
     found = check_ids_kept(inputs)
     assert [v.line() for v in found.violations] == [
         "[3] oracles/ add_twos: present at the base tip, missing in the merge result",
@@ -206,7 +210,7 @@ def test_a_row_the_tip_added_or_tightened_is_never_lost_in_the_merge_result(proj
         "the tip's row",
     ]
     # A merge result that holds the tip's rows as the tip does passes, whatever else it changed.
-    kept = replace(inputs, merged_oracles=tip)
+    kept = replace(inputs, judged=replace(inputs.judged, oracles=tip))
     assert check_ids_kept(kept).violations == ()
     assert check_ids_kept(kept).detail == "3 at base, 3 at HEAD, 4 at the base tip, 4 in the merge result, none missing"
 

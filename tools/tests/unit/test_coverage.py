@@ -6,17 +6,16 @@ from __future__ import annotations
 import pytest
 
 from tools.oracle_gate.approval.policy import Policy
-from tools.oracle_gate.authoring.propose import Found
-from tools.oracle_gate.coverage import (
+from tools.oracle_gate.check.coverage import (
     NOT_MEASURED_NO_RECORD,
     NOT_MEASURED_RESULTS,
     changed_functions,
     function_name,
     measure,
     production_paths,
-    runtime_module,
     uncovered_setting,
 )
+from tools.oracle_gate.git.functions import Found, module_name
 from tools.oracle_gate.runs.results import Observed
 
 BASE = '''\
@@ -117,7 +116,7 @@ def test_only_python_files_of_the_production_packages_are_read(project):
     paths = ["harness/test_x.py", "tools/x.py", "shop/notes.txt", "shop/__init__.py"]
     assert production_paths(paths, ["shop"]) == ["shop/__init__.py"]
     # A package's own module is named as Python names it when imported (the record's names).
-    assert (runtime_module("shop/__init__.py"), runtime_module("shop/sub/__init__.py")) == ("shop", "shop.sub")
+    assert (module_name("shop/__init__.py"), module_name("shop/sub/__init__.py")) == ("shop", "shop.sub")
     assert summary(changed_functions(str(project.path), base, head, paths, ["shop"])) == [("shop:version", "added")]
     assert changed_functions(str(project.path), base, head, paths, []) == []
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tools.oracle_gate.actions.judge import to_junit as judge_junit
-from tools.oracle_gate.check import NOT_RUN, CheckLine, Report
+from tools.oracle_gate.check.findings import NOT_RUN, CheckLine, Report
 from tools.oracle_gate.errors import Violation
 from tools.oracle_gate.report import id_line, junit_xml, render_github, render_json, render_markdown, render_text
 from tools.oracle_gate.runs.results import Observed

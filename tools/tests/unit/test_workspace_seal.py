@@ -76,7 +76,7 @@ def test_a_tree_under_tmp_is_refused(tmp_path, monkeypatch):
 
 
 def test_a_refused_tree_is_one_line_not_a_run_that_was_not_set_up(tmp_path):
-    from tools.oracle_gate.check import _run_or_not_set_up
+    from tools.oracle_gate.check.runs import _run_or_not_set_up
 
     def refused(tree, environ):
         raise UsageError(f"the tree {tree} lies under /tmp")

@@ -9,13 +9,12 @@ the clean run could not run is a note, or exit 1 when the policy says `hidden = 
 from __future__ import annotations
 
 import os
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tools.oracle_gate import errors
-from tools.oracle_gate.approval.policy import HIDDEN_REQUIRED
+from tools.oracle_gate.approval.policy import HIDDEN_REQUIRED, POLICY_PATH
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.git.tree import REGULAR, Entry
 from tools.oracle_gate.runs.results import Observed
@@ -23,10 +22,9 @@ from tools.oracle_gate.spec.judgement import HIDDEN_ABSENT, HIDDEN_FAILED, HIDDE
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant
 from tools.oracle_gate.spec.views import split
-from tools.oracle_gate.suite.loader import check_blob
 from tools.oracle_gate.suite.hidden_store import STORE_VARIABLE, fetch, store_folder
+from tools.oracle_gate.suite.loader import check_blob
 
-POLICY_PATH = "oracles/policy.toml"
 # What a failed hidden part says: nothing of the samples (the rationed feedback of threat-model.md).
 FAILED_WHY = ("failed on its hidden samples; they are held by the hidden store and not shown (one pass/fail bit "
               "per row per run: docs/oracles.md, \"Hidden samples\")")

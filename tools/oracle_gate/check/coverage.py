@@ -2,7 +2,7 @@
 and which of them no row's run entered.
 
 `changed_functions` takes the production `.py` files a change touched and finds, with
-`propose.changed_functions` (the syntax trees of both sides, function by function), every function,
+`functions.changed_in_file` (the syntax trees of both sides, function by function), every function,
 method and nested function that is new, whose code differs (comments and formatting do not count)
 or that is gone. `measure` holds the added and changed ones against the coverage records of the
 oracle test's rows (spec/ran_record.py, read back by runs/results.py) and says which no row entered.
@@ -21,12 +21,11 @@ from typing import Any
 
 from tools.oracle_gate import errors
 from tools.oracle_gate.approval.policy import UNCOVERED_FAIL, UNCOVERED_NOTE, Policy
-from tools.oracle_gate.authoring.propose import Found
-from tools.oracle_gate.authoring.propose import changed_functions as propose_changed_functions
 from tools.oracle_gate.errors import Violation
+from tools.oracle_gate.git.functions import Found, changed_in_file, module_name
 from tools.oracle_gate.runs.results import PASSED, Observed
 
-# `propose.Found.status` of a function the change removed.
+# `functions.Found.status` of a function the change removed.
 REMOVED = "removed"
 # How many names a note lists before `and N more`.
 MAX_NAMED = 10
@@ -38,22 +37,10 @@ NOT_MEASURED_NO_RECORD = ("the oracle test's results carry no coverage record (n
                           "predates the record)")
 
 
-def runtime_module(path: str) -> str:
-    """The `__name__` a production file's module has when imported: `billing/tax.py` ->
-    `billing.tax`, a package's `__init__.py` -> the package (`shop/__init__.py` -> `shop`), as the
-    coverage record names it. (`propose.module_name` names a top-level `__init__.py` `shop.__init__`,
-    which an entry needs; the record never does.) `path` is repository-relative, `/`-separated.
-    Raises nothing."""
-    parts = path[:-len(".py")].split("/") if path.endswith(".py") else path.split("/")
-    if parts[-1] == "__init__" and len(parts) > 1:
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
 def function_name(found: Found) -> str:
-    """`module:qualname` of a changed function (a `propose.Found`), as the coverage record names it
-    (`runtime_module` of its path, then its qualified name). Raises nothing."""
-    return f"{runtime_module(found.path)}:{found.name}"
+    """`module:qualname` of a changed function (a `functions.Found`), as the coverage record names it
+    (`functions.module_name` of its path, then its qualified name). Raises nothing."""
+    return f"{module_name(found.path)}:{found.name}"
 
 
 def production_paths(paths: Iterable[str], packages: Iterable[str]) -> list[str]:
@@ -79,7 +66,7 @@ def not_read_note(packages: Sequence[str]) -> str:
 def changed_functions(repo: str, before: str, after: str, paths: Iterable[str],
                       packages: Iterable[str]) -> list[Found]:
     """The production functions added, changed or removed between two commits: those of every
-    `.py` file of `packages` among `paths` (`production_paths`), as `propose.changed_functions`
+    `.py` file of `packages` among `paths` (`production_paths`), as `functions.changed_in_file`
     finds them (functions, methods and nested functions, compared as syntax trees).
 
     Args:
@@ -96,7 +83,7 @@ def changed_functions(repo: str, before: str, after: str, paths: Iterable[str],
     """
     found: list[Found] = []
     for path in production_paths(paths, packages):
-        found += propose_changed_functions(repo, before, after, path)[0]
+        found += changed_in_file(repo, before, after, path)[0]
     return found
 
 
