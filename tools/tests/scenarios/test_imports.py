@@ -166,12 +166,6 @@ GRAPH = import_graph()
 MODULES = sorted(m for m in GRAPH if not m.endswith("__main__"))
 
 
-# Folder imports left out of the folder-circle check, each (importing folder, imported folder):
-# approval/change.py reads the oracles with suite/loader.py while suite/ reads the policy of
-# approval/. The set is emptied when approval/change.py no longer imports suite/.
-KNOWN_FOLDER_EDGES = {("approval", "suite")}
-
-
 def folder_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
     """Folder -> each other folder its modules import -> the module imports that make the edge
     (`a imports b` lines), for a module graph as `import_graph` returns it."""
@@ -183,17 +177,16 @@ def folder_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
     return edges
 
 
-def folder_circles(graph: dict[str, set[str]], known: set[tuple[str, str]]) -> list[str]:
+def folder_circles(graph: dict[str, set[str]]) -> list[str]:
     """One line per circle of folders (`folders approval, suite: ...` when some module of approval/
     imports suite/ and one of suite/ imports approval/), followed by the module imports between the
-    circle's folders; the folder edges in `known` (importing folder, imported folder) are left out."""
+    circle's folders."""
     edges = folder_graph(graph)
-    reduced = {a: {b for b in targets if (a, b) not in known} for a, targets in edges.items()}
     found = []
-    for circle in circles(reduced):
+    for circle in circles({a: set(targets) for a, targets in edges.items()}):
         members = set(circle)
         imports = [line for a in circle for b, lines in sorted(edges.get(a, {}).items())
-                   if b in members and (a, b) not in known for line in lines]
+                   if b in members for line in lines]
         found.append(f"folders {', '.join(circle)}: " + "; ".join(imports))
     return found
 
@@ -203,13 +196,7 @@ def test_the_package_has_no_import_circle():
 
 
 def test_the_folders_have_no_import_circle():
-    assert folder_circles(GRAPH, KNOWN_FOLDER_EDGES) == []
-
-
-def test_each_known_folder_edge_still_exists():
-    # An edge that is gone is taken off KNOWN_FOLDER_EDGES, so that it cannot come back unseen.
-    edges = folder_graph(GRAPH)
-    assert {(a, b) for a, b in KNOWN_FOLDER_EDGES if b not in edges.get(a, {})} == set()
+    assert folder_circles(GRAPH) == []
 
 
 def test_each_folder_imports_only_what_its_rule_allows():
@@ -257,9 +244,8 @@ def test_the_checks_catch_a_folder_circle_and_an_action_chain(tmp_path):
     graph = import_graph(tmp_path)
     assert circles(graph) == []
     assert [line for line in rule_violations(graph) if line.startswith(f"{PACKAGE}.actions")] == []
-    assert folder_circles(graph, set()) == [
+    assert folder_circles(graph) == [
         f"folders git, spec: {PACKAGE}.git.g imports {PACKAGE}.spec.w; {PACKAGE}.spec.v imports {PACKAGE}.git.g"]
-    assert folder_circles(graph, {("git", "spec")}) == []
     assert action_chain_violations(graph) == [
         f"{PACKAGE}.actions.run reaches {PACKAGE}.git.g: "
         f"{PACKAGE}.actions.run -> {PACKAGE}.spec.v -> {PACKAGE}.git.g"]
@@ -369,6 +355,11 @@ UNIT_TESTS = REPO / "tools" / "tests" / "unit"
 UNIT_TEST_NAMES = {f"{PACKAGE}.runs.flags": "test_run_flags.py"}  # `flags` alone says not which
 _COMMAND = "a subcommand's arguments and output, around the module it names; run in "
 WITHOUT_UNIT_TEST = {
+    **{f"{PACKAGE}.check.{step}": "a step of check, tested through check's table of contents and its "
+                                  "steps' functions (test_check.py, test_report.py)"
+       for step in ("commits", "findings", "inputs", "outcomes", "runs")},
+    f"{PACKAGE}.git.functions": "the functions of a file a change touched, as coverage and propose use them "
+                                "(test_coverage.py, test_propose.py)",
     f"{PACKAGE}.__main__": "the `python -m` entry point: the path guard, then cli.main (test_cli.py)",
     f"{PACKAGE}.files": "one function, replace_file, run by `pin --write` and `manifest --write` "
                         "(test_pin.py, test_manifest.py)",
