@@ -55,7 +55,7 @@ from tools.oracle_gate.runs.flags import (
 from tools.oracle_gate.runs.results import Observed, merge_observed
 from tools.oracle_gate.runs.sealed_root import SealedRoot
 from tools.oracle_gate.runs.kept_root import KeptRoot
-from tools.oracle_gate.runs.sealed_session import SealedSession
+from tools.oracle_gate.runs.root_session import RootSession
 from tools.oracle_gate.text import visible
 
 # Tags `oracle_test` (tools/bazel/private/oracle_test.bzl) puts on its observations and judge
@@ -158,7 +158,7 @@ class Launcher:
     env: Mapping[str, str]
     startup_flags: Sequence[str] = ()
     sealed_root: SealedRoot | None = None
-    session: SealedSession | None = None
+    session: RootSession | None = None
 
     def command(self, *args: str) -> list[str]:
         """`bazel STARTUP_FLAGS ARGS...`."""
@@ -355,7 +355,7 @@ class RunSpec:
             there), and other runs' folders are out of sight.
         exact_env: pass the environment to Bazel as it is; else the variables `bazel run` set are
             dropped (`flags.clean_env`).
-        one_server: with `sealed_root`, run every command through one `SealedSession`, so one Bazel
+        one_server: with `sealed_root`, run every command through one `RootSession`, so one Bazel
             server (started inside the root, shut down at the end) serves the whole run; leave
             `--batch` out of `startup_flags` then.
         kept: with `sealed_root` and `one_server`, run the session in this kept root
@@ -407,7 +407,7 @@ def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) 
     if spec.kept is not None:  # the server goes on (the root ends instead should the run raise)
         with spec.kept.session(spec.sealed_root, repo, env) as session:
             return _run_with(Launcher(repo, env, tuple(spec.startup_flags), spec.sealed_root, session), environ, spec)
-    with SealedSession(spec.sealed_root, repo, env, spec.sealed_root.folder) as session:
+    with RootSession(spec.sealed_root, repo, env, spec.sealed_root.folder) as session:
         launcher = Launcher(repo, env, tuple(spec.startup_flags), spec.sealed_root, session)
         try:
             return _run_with(launcher, environ, spec)

@@ -33,7 +33,7 @@ from tools.oracle_gate.runs.execlog import read_spawns, unconfined
 from tools.oracle_gate.runs.flags import ORACLE_PATTERN, config_flags, execution_log_flags, lockfile_flags, run_flags
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
-from tools.oracle_gate.runs.sealed_session import SealedSession
+from tools.oracle_gate.runs.root_session import RootSession
 from tools.oracle_gate.spec.schema import HIDDEN_DIR, HIDDEN_INPUTS
 
 # What the hidden callers write in the oracles package of bazel-bin (oracle_test.bzl: the rule's
@@ -97,7 +97,7 @@ def hidden_phase(repo: str, head: str, oracles_commit: str, inputs_view: Mapping
         seal = sealed_root(root, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded],
                            local)
         startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
-        with SealedSession(seal, tree, env, seal.folder) as session:
+        with RootSession(seal, tree, env, seal.folder) as session:
             launcher = Launcher(tree, env, tuple(startup), seal, session)
             try:
                 return _invoke(launcher, environ, root, tree, written, seal.description())
