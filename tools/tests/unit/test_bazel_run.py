@@ -247,12 +247,12 @@ def test_bzlmod_lockfile_is_neither_read_nor_written_where_bazel_has_one():
 
 
 def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
-    from tools.oracle_gate.runs import bazel_run
+    from tools.oracle_gate.runs import launch
     fake = tmp_path / "bazel"
     fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\necho 'see the server log' >&2\nexit 37\n")
     fake.chmod(0o755)
     with pytest.raises(GateError, match=r"`bazel help test` failed \(exit 37\): FATAL: cannot start server$"):
-        bazel_run.Launcher(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}).help_test()
+        launch.HostLauncher(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}).help_test()
 
 
 def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_needs(tmp_path):
@@ -419,5 +419,5 @@ def test_the_persistent_workers_folder_is_blocked_from_the_change(tmp_path):
     ("", "no output"),
 ])
 def test_a_failed_commands_cause_is_its_first_error_line(stderr, cause):
-    from tools.oracle_gate.runs.bazel_run import failure_cause
+    from tools.oracle_gate.runs.launch import failure_cause
     assert failure_cause(stderr) == cause
