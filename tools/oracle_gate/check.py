@@ -123,8 +123,8 @@ class Report:
     salt: str = ""
     observed: dict[str, Observed] = field(default_factory=dict)
     clean_observed: dict[str, Observed] | None = None
-    clean_sealed_by: str | None = None
-    workspace_sealed_by: str = ""
+    clean_boundary: str | None = None
+    workspace_boundary: str = ""
     unsealed: str = ""
     spec_changes: list[RowChange] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
@@ -160,7 +160,7 @@ class Report:
         self.outcomes = {ident: found.outcome for ident, found in outcomes.observed.items()}
         if outcomes.run is not None:
             self.summaries["workspace"] = outcomes.run.summary
-            self.workspace_sealed_by, self.unsealed = outcomes.run.sealed_by, outcomes.run.unsealed
+            self.workspace_boundary, self.unsealed = outcomes.run.boundary, outcomes.run.unsealed
         self.notes.extend(outcomes.notes)
 
     def show_clean(self, run: BazelRun) -> None:
@@ -168,7 +168,7 @@ class Report:
         self.clean_observed = run.observed
         self.clean_outcomes = {ident: found.outcome for ident, found in self.clean_observed.items()}
         self.summaries["clean"] = run.summary
-        self.clean_sealed_by = run.sealed_by
+        self.clean_boundary = run.boundary
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,9 @@ class BazelRun:
         blocked: the paths blocked from every sandboxed action of the run (`--sandbox_block_path`).
         escapes: spawns that ran where the gate does not allow it: unsandboxed in the invocation of
             the change's code, or anything but the gate's own actions in the gate's invocations.
-        sealed_by: what sealed the run beyond Bazel's sandbox (`SealedRoot.description`), or "" for none.
+        boundary: what stood between the run's Bazel and the host beyond Bazel's sandbox, for the
+            report's `... sealed by:` line (`Launcher.boundary`: the sealed root's description; a
+            remote clean run adds the engine's locked-down worker), or "" for nothing.
         oracle_dependents: targets outside the `oracles` package that the run would build and
             that depend on a file or target of it (`Launcher.oracle_dependents`); when any, nothing ran.
         unsealed: why a workspace run that should have been sealed ran on the host, when the
@@ -92,7 +94,7 @@ class BazelRun:
     ignored: dict[str, list[str]] = field(default_factory=dict)
     blocked: list[str] = field(default_factory=list)
     escapes: list[Escape] = field(default_factory=list)
-    sealed_by: str = ""
+    boundary: str = ""
     oracle_dependents: list[str] = field(default_factory=list)
     unsealed: str = ""
     collected: bool = False
@@ -181,7 +183,7 @@ def _run_with(launcher: Launcher, environ: Mapping[str, str], spec: RunSpec) -> 
     harness = [p for p in test_patterns(launcher.repo) if p != ORACLE_PATTERN]
     dependents = launcher.oracle_dependents(configs, [*harness, ORACLE_PATTERN])
     if dependents:
-        return BazelRun(build_failed=True, sealed_by=launcher.boundary, oracle_dependents=dependents)
+        return BazelRun(build_failed=True, boundary=launcher.boundary, oracle_dependents=dependents)
     folder = launcher.folder
     blocked = _blocks(launcher, spec.block, info)  # before this run makes its own folder
     work = tempfile.mkdtemp(prefix="run-", dir=folder)
@@ -298,13 +300,13 @@ class _Run:
         """Runs the three invocations (`run_bazel`) and reads what they ran (docs/design.md section 10).
         No hidden sample exists in the tree: the hidden phase runs them later, in a root of its own
         (runs/hidden_phase.py)."""
-        sealed_by = self.launcher.boundary
+        boundary = self.launcher.boundary
         views = self.bazel("build", [*self.flags, *self.workers, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
                            [ORACLE_PATTERN], "views", "views")
         escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
         if views.exit_code == 1:
             return BazelRun(build_failed=True, failure=gate_failure(views.failure), summary=views.summary,
-                            blocked=self.blocked(self.siblings), escapes=escaped, sealed_by=sealed_by)
+                            blocked=self.blocked(self.siblings), escapes=escaped, boundary=boundary)
         guard = arm([*sealed_folders(self.info["bazel-bin"]), os.path.join(self.info["bazel-testlogs"], "oracles")],
                     [os.path.join(self.launcher.repo, "oracles")])
         change, siblings = self.change()
@@ -315,7 +317,7 @@ class _Run:
         if change.exit_code == 1:
             return BazelRun(targets=change.status, build_failed=True, failure=change.failure,
                             summary=views.summary + change.summary,
-                            blocked=self.blocked(siblings), escapes=escaped, sealed_by=sealed_by, collected=bool(taken))
+                            blocked=self.blocked(siblings), escapes=escaped, boundary=boundary, collected=bool(taken))
         judge = self.bazel("test", self.flags, [ORACLE_PATTERN], "judge", "judge")
         escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
         maps, ignored = read_results(judge, self.info["bazel-testlogs"])
@@ -329,7 +331,7 @@ class _Run:
             ignored={**ignored, **harness_ignored},
             blocked=self.blocked(siblings),
             escapes=escaped,
-            sealed_by=sealed_by,
+            boundary=boundary,
             collected=bool(taken),
         )
 

@@ -111,8 +111,9 @@ def clean_run(
                                            strategy="remote" if remote else "linux-sandbox", sealed_root=root_sealed,
                                            one_server=True))
         if remote:
-            # The actions ran on the engine's workers: what seals them there is the engine's.
-            run = replace(run, sealed_by=f"{run.sealed_by}; every action ran by remote execution, sealed by the "
+            # The actions ran on the engine's workers: what confines them there is the engine's
+            # locked-down worker.
+            run = replace(run, boundary=f"{run.boundary}; every action ran by remote execution, sealed by the "
                                        "engine's worker (docs/remote-execution.md)")
         return run
     finally:

@@ -55,14 +55,14 @@ class HiddenRun:
         planted: why the gate refused what it found where the phase writes (a link, a file it did
             not expect, its inputs view changed), naming a path and never a sample; "" when nothing.
         escaped: descriptions of spawns that ran unsandboxed.
-        sealed_by: what sealed the phase (`SealedRoot.description`).
+        boundary: what stood between the phase's Bazel and the host (`SealedRoot.description`).
         summary: Bazel's process summary lines.
     """
 
     observations: list[Any] | None = None
     planted: str = ""
     escaped: list[str] = field(default_factory=list)
-    sealed_by: str = ""
+    boundary: str = ""
     summary: list[str] = field(default_factory=list)
 
 
@@ -148,7 +148,7 @@ def _invoke(launcher: SealedLauncher, environ: Mapping[str, str], root: str, tre
     invocation: Invocation = launcher.invoke(
         "build", [*confined_flags(extra, "linux-sandbox"), f"--build_tag_filters={HIDDEN_TAG}"], [ORACLE_PATTERN], files,
         lambda path: execution_log_flags(help_text, path), tmp, quiet=True)
-    out = HiddenRun(sealed_by=launcher.boundary, summary=invocation.summary,
+    out = HiddenRun(boundary=launcher.boundary, summary=invocation.summary,
                     escaped=[e.describe() for e in unconfined(read_spawns(invocation.spawn_log))])
     if invocation.exit_code == 1:
         if invocation.failure is not None and invocation.failure.setup:
