@@ -19,7 +19,7 @@ from tools.oracle_gate.runs.blocks import (
     gate_code_blocks,
     gate_code_root,
     output_base_blocks,
-    sealed_folders,
+    judge_folders,
 )
 from tools.oracle_gate.runs.collection import arm, execroot, traces
 from tools.oracle_gate.runs.events import BuildFailure, Invocation, is_oracle_target, read_results
@@ -149,7 +149,7 @@ def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) 
        (the caller action, the harness) with `--sandbox_block_path` for what `_Run.blocked` lists,
        and no fallback to unsandboxed execution: an action or test tagged `local` or `no-sandbox`
        cannot run, and the execution log must show none that did.
-    3. `bazel test //oracles/...`: the judge, which reads the sealed expectations view. Every other
+    3. `bazel test //oracles/...`: the judge, which reads the expectations view, one of the judge's views. Every other
        action is an action-cache hit from 1 and 2; the execution log must show that nothing but the
        oracle test ran.
 
@@ -216,13 +216,13 @@ def confined_flags(extra: Sequence[str], strategy: str) -> list[str]:
 def _blocks(launcher: Launcher, block: Sequence[str], info: Mapping[str, str]) -> tuple[list[str], list[str]]:
     """What the change's invocation hides, as (fixed paths, other runs' folders): `block` and the
     gate's own code where an action could rewrite it, those that exist where Bazel runs
-    (`Launcher.blockable`), this output base's sealed views, test logs and server folder and the
+    (`Launcher.blockable`), this output base's judge's views, test logs and server folder and the
     other output bases; and the other runs' folders and the gate's cache entries that hold copies
     of the oracles (`Launcher.other_runs`). Listed before this run makes its own folder."""
     fixed = launcher.blockable([*block, *gate_code_blocks(gate_code_root(), launcher.repo)])
     siblings = launcher.other_runs(info["output_base"])
     own = output_base_blocks(info["bazel-bin"], info["bazel-testlogs"], info["output_base"])
-    for path in own[:2]:  # the sealed views and the oracle test logs: blocked before they exist
+    for path in own[:2]:  # the judge's views and the oracle test logs: blocked before they exist
         os.makedirs(path, exist_ok=True)
     return [*fixed, *own], siblings
 
@@ -283,10 +283,10 @@ class _Run:
         return cls(launcher, flags, log_flags, logs, tmp, harness, info, *blocked, workers)
 
     def blocked(self, siblings: Sequence[str]) -> list[str]:
-        """Every path the change's invocation blocks: the fixed ones, the sealed folders of every
-        configuration as they are now (`blocks.sealed_folders`, after the views), the other runs'
+        """Every path the change's invocation blocks: the fixed ones, the judge's folder of every
+        configuration as they are now (`blocks.judge_folders`, after the views), the other runs'
         folders `siblings` and the logs."""
-        return list(dict.fromkeys([*self.fixed, *sealed_folders(self.info["bazel-bin"]), *siblings, self.logs]))
+        return list(dict.fromkeys([*self.fixed, *judge_folders(self.info["bazel-bin"]), *siblings, self.logs]))
 
     def bazel(self, command: str, flags: Sequence[str], targets: Sequence[str], stage: str, name: str) -> Invocation:
         """One invocation of this run (`Launcher.invoke`), its files named `name`, TMPDIR `stage`'s."""
@@ -307,7 +307,7 @@ class _Run:
         if views.exit_code == 1:
             return BazelRun(build_failed=True, failure=gate_failure(views.failure), summary=views.summary,
                             blocked=self.blocked(self.siblings), escapes=escaped, boundary=boundary)
-        guard = arm([*sealed_folders(self.info["bazel-bin"]), os.path.join(self.info["bazel-testlogs"], "oracles")],
+        guard = arm([*judge_folders(self.info["bazel-bin"]), os.path.join(self.info["bazel-testlogs"], "oracles")],
                     [os.path.join(self.launcher.repo, "oracles")])
         change, siblings = self.change()
         spawns = read_spawns(change.spawn_log)
