@@ -2,7 +2,7 @@
 
 An oracle suite is a set of human-owned oracle files (schema 1, docs/design.md section 2) with the
 JSON blobs their rows pin; `oracle_suite` checks every pin at build time and splits the rows into
-an inputs view and a sealed expectations view. `oracle_test` is the protected row runner: it calls
+an inputs view and a expectations view. `oracle_test` is the protected row runner: it calls
 each row's entry in an action that sees only the inputs view and judges the results in a test that
 never loads production code (docs/design.md sections 8-10).
 

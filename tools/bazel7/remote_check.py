@@ -3,7 +3,7 @@ Debian sid root, against the loopback REAPI engine (tools/engine/engine.py) star
 
     python3 tools/bazel7/remote_check.py --mode bzlmod|workspace [--base REV]
 
-The engine (PostgreSQL, BuildGrid, the sealed test worker) runs on this machine, outside the root;
+The engine (PostgreSQL, BuildGrid, the locked-down worker) runs on this machine, outside the root;
 the gate and its Bazel 7.7.1 run in the root (tools/bazel7/bazel7.sh --run) with
 ORACLE_GATE_BAZEL_CONFIG=bazel7-<mode> and ORACLE_GATE_REMOTE_EXECUTOR naming the engine. Prints the
 gate's report and exits with the gate's exit code (1 when the engine cannot start). The engine's

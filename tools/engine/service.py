@@ -1,7 +1,7 @@
 """The loopback engine as a service of one machine: `oracle_gate engine start|status|stop`.
 
 `start` launches a supervisor process in its own session that runs `engine.execution_engine`
-(PostgreSQL, BuildGrid with execution, one sealed test worker, all on 127.0.0.1) until it gets
+(PostgreSQL, BuildGrid with execution, one locked-down test worker, all on 127.0.0.1) until it gets
 SIGTERM, and records the endpoint and every pid it started in `state.json`. `status` reads that
 file and checks that the supervisor lives and the endpoint accepts connections. `stop` sends the
 supervisor SIGTERM, which stops the worker, the server and PostgreSQL by pid, in that order; what

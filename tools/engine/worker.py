@@ -8,7 +8,7 @@ What it does, over the Remote Workers API (Bots service, v1test2) and the REAPI 
 1. Creates a bot session (capacity 1, `OSFamily=linux`), then long-polls UpdateBotSession for leases.
 2. For each lease: reads the Action, its Command and input root from CAS, writes the input root into
    a fresh, empty temporary directory (files with their executable bit, directories, symlinks) and
-   runs the Command there, sealed (see "Sealing" below): exactly its arguments and environment
+   runs the Command there, locked down (see "Lockdown" below): exactly its arguments and environment
    variables, in its working directory, stdout and stderr captured. Parent directories of outputs
    are created first.
 3. Uploads the outputs that exist (`output_files`, `output_directories`, or REAPI 2.1 `output_paths`;
@@ -16,15 +16,15 @@ What it does, over the Remote Workers API (Bots service, v1test2) and the REAPI 
    While the action runs it heartbeats the session, so BuildGrid does not presume it dead.
 4. Exits 0 on SIGTERM or SIGINT, killing a running action and everything it started.
 
-Sealing: every action runs under bubblewrap (`bwrap`) in an empty root file system that holds only
+Lockdown: every action runs under bubblewrap (`bwrap`) in an empty root file system that holds only
 the system directories (read-only `/usr` and the host's `/bin`, `/lib`, ... entries beside it), a
 private `/proc`, a minimal `/dev`, an empty `/tmp`, and the input root, read-write at `SANDBOX_ROOT`.
 Nothing else of the host (`/etc`, `/root`, `/home`, `/work`, the host's `/tmp`, Bazel's output
 base, other leases' directories) exists inside. All namespaces are unshared (no network, own pids),
 all capabilities are dropped, and the environment is exactly the Command's. Outputs are read on the
 host afterwards without following symlinks to anything the action could not see. Without a working
-`bwrap` the worker refuses to start; there is no unsealed mode. `sealing_description()` names the
-mechanism and its version; the worker logs it once at start.
+`bwrap` the worker refuses to start; there is no mode without it. `lockdown_description()` names the
+mechanism and its version; the worker logs it once at start (its `sealing:` line).
 
 Usage: python worker.py --target grpc://127.0.0.1:PORT --work-dir DIR [--ready-file FILE]
 """
@@ -59,7 +59,7 @@ try:
     from buildgrid._protos.google.bytestream import bytestream_pb2, bytestream_pb2_grpc
     from buildgrid._protos.google.devtools.remoteworkers.v1test2 import bots_pb2, bots_pb2_grpc, worker_pb2
     from buildgrid._protos.google.rpc import code_pb2, status_pb2
-except ModuleNotFoundError as _missing:  # Any other Python may still import the sealing helpers below.
+except ModuleNotFoundError as _missing:  # Any other Python may still import the lockdown helpers below.
     _BUILDGRID_MISSING: ModuleNotFoundError | None = _missing
 else:
     _BUILDGRID_MISSING = None
@@ -74,7 +74,7 @@ HEARTBEAT_S = 3.0
 CAS_ATTEMPTS = 8
 CAS_BACKOFF_S = 0.25
 
-# Sealing. Where the input root appears inside the sandbox: fixed, so that paths an action writes
+# Lockdown. Where the input root appears inside the sandbox: fixed, so that paths an action writes
 # into its outputs do not depend on the lease.
 SANDBOX_ROOT = "/b/r"
 # Entries of the host's / that hold programs and libraries. A directory is bound read-only at the
@@ -92,7 +92,7 @@ PROBE_TIMEOUT_S = 30.0
 PR_SET_CHILD_SUBREAPER = 36  # prctl option, <linux/prctl.h>.
 
 
-class SealingUnavailable(RuntimeError):
+class LockdownUnavailable(RuntimeError):
     """bwrap is missing or cannot create a sandbox on this machine; the message is one line."""
 
 
@@ -102,10 +102,10 @@ class SandboxError(RuntimeError):
 
 def find_bwrap(environ: Mapping[str, str] = os.environ) -> str:
     """The bwrap executable on `environ["PATH"]`, symlinks resolved (on a usr-merged system /bin/bwrap
-    is /usr/bin/bwrap); raises SealingUnavailable if there is none."""
+    is /usr/bin/bwrap); raises LockdownUnavailable if there is none."""
     path = shutil.which("bwrap", path=environ.get("PATH", os.defpath))
     if path is None:
-        raise SealingUnavailable("bwrap not found on PATH; install bubblewrap (tools/setup.sh does)")
+        raise LockdownUnavailable("bwrap not found on PATH; install bubblewrap (tools/setup.sh does)")
     return os.path.realpath(path)
 
 
@@ -120,7 +120,7 @@ def system_entries(host_root: Path = Path("/")) -> list[tuple[str, str | None]]:
         elif host.is_dir():
             entries.append((name, None))
     if ("usr", None) not in entries:
-        raise SealingUnavailable(f"{host_root / 'usr'} is not a directory")
+        raise LockdownUnavailable(f"{host_root / 'usr'} is not a directory")
     return entries
 
 
@@ -131,7 +131,7 @@ def system_directories() -> list[str]:
 
 def sandbox_argv(bwrap: str, input_root: Path, working_directory: str, environment: Mapping[str, str],
                  arguments: Sequence[str], status_fd: int | None = None) -> list[str]:
-    """The bwrap command line that runs `arguments` sealed, with `input_root` as its only data.
+    """The bwrap command line that runs `arguments` locked down, with `input_root` as its only data.
 
     Args:
         bwrap: The bwrap executable (`find_bwrap()`).
@@ -177,21 +177,21 @@ def _bwrap_version(bwrap: str) -> str:
         proc = subprocess.run([bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=PROBE_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise SealingUnavailable(f"{bwrap} --version failed: {e}") from e
+        raise LockdownUnavailable(f"{bwrap} --version failed: {e}") from e
     version = proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else ""
     if not version:
-        raise SealingUnavailable(f"{bwrap} --version exited with {proc.returncode}")
+        raise LockdownUnavailable(f"{bwrap} --version exited with {proc.returncode}")
     return version
 
 
-def sealing_description() -> str:
-    """How actions are sealed, for reports: mechanism, version (`bwrap --version`), path and layout.
+def lockdown_description() -> str:
+    """How actions are locked down, for reports: mechanism, version (`bwrap --version`), path and layout.
 
     For example "bubblewrap 0.8.0 (/usr/bin/bwrap): empty root with read-only /usr, /bin -> usr/bin, ...;
     private /proc, minimal /dev, empty /tmp; input root read-write at /b/r; ...".
 
     Raises:
-        SealingUnavailable: bwrap is not on PATH or does not report a version.
+        LockdownUnavailable: bwrap is not on PATH or does not report a version.
     """
     bwrap = find_bwrap()
     entries = system_entries()
@@ -201,12 +201,12 @@ def sealing_description() -> str:
             "(no network), all capabilities dropped, only the Command's environment variables")
 
 
-def check_sealing(bwrap: str) -> None:
-    """Runs one trivial command sealed (in a temporary input root) and checks that it ran there.
+def check_lockdown(bwrap: str) -> None:
+    """Runs one trivial command locked down (in a temporary input root) and checks that it ran there.
     Call `become_subreaper` first: the probe's sandbox is reaped like an action's.
 
     Raises:
-        SealingUnavailable: The sandbox could not be created (e.g. no user namespaces), with
+        LockdownUnavailable: The sandbox could not be created (e.g. no user namespaces), with
             bwrap's first error line.
     """
     with tempfile.TemporaryDirectory(prefix="reapi-worker-probe-") as tmp:
@@ -218,13 +218,13 @@ def check_sealing(bwrap: str) -> None:
                                   pass_fds=(status_write,), timeout=PROBE_TIMEOUT_S, check=False)
             reap_sandbox(read_status(status_read).get("child-pid"))
         except (OSError, subprocess.TimeoutExpired) as e:
-            raise SealingUnavailable(f"bwrap sandbox probe failed: {e}") from e
+            raise LockdownUnavailable(f"bwrap sandbox probe failed: {e}") from e
         finally:
             os.close(status_read)
             os.close(status_write)
         if proc.returncode != 0 or not (root / "probe").is_file():
             first = (proc.stderr.strip().splitlines() or ["no error output"])[0]
-            raise SealingUnavailable(f"bwrap cannot create a sandbox here (exit {proc.returncode}): {first}")
+            raise LockdownUnavailable(f"bwrap cannot create a sandbox here (exit {proc.returncode}): {first}")
 
 
 def become_subreaper() -> None:
@@ -232,7 +232,7 @@ def become_subreaper() -> None:
     sandbox's pid 1, which may outlive bwrap for a moment, becomes a child it can kill and reap."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise SealingUnavailable(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+        raise LockdownUnavailable(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
 
 
 def read_status(fd: int) -> dict[str, int]:
@@ -510,7 +510,7 @@ def collect_outputs(command: re_pb2.Command, cwd: Path, result: re_pb2.ActionRes
 
 def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Event,
             bwrap: str) -> re_pb2.ActionResult:
-    """Runs one Action sealed, in a fresh input root under `scratch`, and returns its ActionResult.
+    """Runs one Action locked down, in a fresh input root under `scratch`, and returns its ActionResult.
 
     When it returns or raises, every process of the action is gone (`reap_sandbox`; this process
     must be a child subreaper, see `become_subreaper`).
@@ -747,7 +747,7 @@ def serve(target: str, instance: str, work_dir: Path, ready_file: Path | None, k
         ready_file: Written with the bot id once the server has answered GetCapabilities.
         keepalive_s: The server's bot keepalive timeout, seconds; heartbeats and polls stay within it.
         stop: Set by the signal handler.
-        bwrap: The bwrap executable that seals each action (`find_bwrap()`, checked by `check_sealing`).
+        bwrap: The bwrap executable that locks each action down (`find_bwrap()`, checked by `check_lockdown`).
     """
     channel = grpc.insecure_channel(target.removeprefix("grpc://"))
     cas = Cas(channel, instance)
@@ -800,16 +800,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _BUILDGRID_MISSING is not None:
         print(f"reapi worker: run it with BuildGrid's Python ({_BUILDGRID_MISSING})", file=sys.stderr)
         return 2
-    try:  # Never run an action unsealed: no bwrap, or no working sandbox, no worker.
+    try:  # Never run an action without the lockdown: no bwrap, or no working sandbox, no worker.
         bwrap = find_bwrap()
         become_subreaper()
-        check_sealing(bwrap)
-        sealing = sealing_description()
-    except SealingUnavailable as e:
-        print(f"reapi worker: cannot seal actions, not starting: {e}", file=sys.stderr)
+        check_lockdown(bwrap)
+        lockdown = lockdown_description()
+    except LockdownUnavailable as e:
+        print(f"reapi worker: cannot lock actions down, not starting: {e}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    LOG.info("sealing: %s", sealing)
+    LOG.info("sealing: %s", lockdown)
     args.work_dir.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

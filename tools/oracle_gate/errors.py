@@ -32,7 +32,7 @@ EXIT_CODES = {
 }
 
 # Every error line the gate writes to stderr starts with this (`error_line`); Bazel's relayed output
-# starts with `bazel| ` instead (bazel_run.py).
+# starts with `bazel| ` instead (runs/launch.py).
 PREFIX = "oracle-gate:"
 
 

@@ -5,7 +5,7 @@ Two loggers of the standard library's `logging`:
 - `PROGRESS` (`oracle_gate.progress`): `oracle-gate: <phase> ...` lines on stderr; `--quiet`
   turns them off;
 - `BAZEL_OUTPUT` (`oracle_gate.bazel`): every line Bazel prints, relayed escaped with the
-  `bazel| ` prefix (runs/bazel_run.py). By default on stderr (`configure_default`); `check` sends
+  `bazel| ` prefix (runs/launch.py). By default on stderr (`configure_default`); `check` sends
   it to a log file it names in the report instead, and to stderr as well with `--verbose`
   (`configure_check`).
 

@@ -104,10 +104,10 @@ def render_text(report: Report) -> str:
         lines.extend(f"{where}: Bazel {line.removeprefix('INFO: ')}" for line in summary)
     if report.unsealed:
         lines.append(f"workspace run: {report.unsealed}")
-    elif report.workspace_sealed_by:
-        lines.append(f"workspace run sealed by: {report.workspace_sealed_by}")
-    if report.clean_sealed_by is not None:
-        lines.append(f"clean run sealed by: {report.clean_sealed_by or 'nothing beyond Bazel sandboxing'}")
+    elif report.workspace_boundary:
+        lines.append(f"workspace run sealed by: {report.workspace_boundary}")
+    if report.clean_boundary is not None:
+        lines.append(f"clean run sealed by: {report.clean_boundary or 'nothing beyond Bazel sandboxing'}")
     lines.extend(report.notes)
     lines.extend(v.line() for v in report.violations)
     code = report.exit_code
@@ -201,8 +201,8 @@ def render_json(report: Report) -> str:
             "clean_outcomes": report.clean_outcomes,
             "clean_observations": None if report.clean_observed is None else {
                 i: _observation_json(o) for i, o in sorted(report.clean_observed.items())},
-            "clean_sealing": report.clean_sealed_by,
-            "workspace_sealing": report.workspace_sealed_by,
+            "clean_sealing": report.clean_boundary,
+            "workspace_sealing": report.workspace_boundary,
             "unsealed_workspace": report.unsealed or None,
             "spec_changes": [
                 {"id": c.id, "status": c.status, "source": c.source, "kind": c.kind, "marks": list(c.marks),
@@ -353,8 +353,8 @@ def render_markdown(report: Report) -> str:
     out.extend(_markdown_failing(report))
     if report.unsealed:
         out += ["", f"Workspace run: {_cell(report.unsealed)}"]
-    if report.clean_sealed_by is not None:
-        out += ["", f"Clean run sealed by: {_cell(report.clean_sealed_by or 'nothing beyond Bazel sandboxing')}"]
+    if report.clean_boundary is not None:
+        out += ["", f"Clean run sealed by: {_cell(report.clean_boundary or 'nothing beyond Bazel sandboxing')}"]
     if report.spec_changes:
         out += ["", "### Spec changes (merge base -> HEAD)", "", "```"]
         out.extend(_fenced(line) for line in report_lines(report.spec_changes))

@@ -17,7 +17,7 @@ with the exit code it must give:
    `bazel test //...` passes (0) and leaves nothing `check` refuses;
 3. a production-only change: `check` (0) and `check --clean` (0), without any setting;
 4. a broken production function: `check` (4, naming the id); a harness genrule that takes the
-   gate's canary from the sealed views through a symlinked output folder: `check` (4, naming the
+   gate's canary from the judge's views through a symlinked output folder: `check` (4, naming the
    trace: docs/design.md section 10);
 5. a broken BUILD file of the production package: `check` (2 unlabelled: the policy `init` writes
    protects it; 4 with the label, naming the target);
@@ -293,10 +293,10 @@ def changes(a: Adoption) -> None:
              "3 of 3 invariant(s) passed")
     a.change("broken", {"shop/prices.py": PRICES.replace("line.quantity * line.unit_price_cents", "line.quantity * line.unit_price_cents - 1")})
     a.expect("check (broken production function)", lambda: a.gate("check", "--base", "main"), 4, "line_total_exact")
-    # A harness genrule whose output folder becomes a link into the sealed views: Bazel's server,
+    # A harness genrule whose output folder becomes a link into the judge's views: Bazel's server,
     # outside the sandbox, moves the gate's canary there into the change's outputs.
     a.change("take", {"harness/BUILD.bazel": TAKE_CANARY})
-    a.expect("check (a harness genrule takes the sealed views' canary through a symlinked output folder)",
+    a.expect("check (a harness genrule takes the judge's views' canary through a symlinked output folder)",
              lambda: a.gate("check", "--base", "main"), 4, "which the gate protects")
     shop_build = (a.repo / "shop/BUILD.bazel").read_text(encoding="utf-8")
     a.change("broken-build", {"shop/BUILD.bazel": shop_build.replace("deps = [", 'deps = [":gone", ')})

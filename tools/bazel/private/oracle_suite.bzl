@@ -4,7 +4,7 @@ The only place a blob's hash is written is the `blob_sha256` field of its row in
 runs the gate's pin check (`tools/oracle_gate/actions/pin_check.py`) as an action that reads the TOML, hashes every referenced blob and
 fails the build, naming the blob and the expected hash, when the bytes do not match. The same action
 splits every verified blob into two views (docs/design.md section 8): the inputs view, the
-only oracle data production code is ever given, and the sealed expectations view, given only to the
+only oracle data production code is ever given, and the expectations view, given only to the
 judge. A second action draws the rows' generated samples for the run salt, `--define=oracle_salt=S`
 (empty when not set). When the gate also names the oracle files whose rows draw samples,
 `--define=oracle_salted=PATH,PATH...`, only a suite with one of those files gets the salt: the
@@ -12,14 +12,14 @@ others' draw action keeps its arguments from run to run, so Bazel keeps it cache
 (exit 1) should one of their rows draw after all.
 
 A suite with `references` also runs the rows' reference implementations (`OracleReference`) on
-inputs only, and checks their results into the sealed reference view, which only the judge gets.
+inputs only, and checks their results into the reference view, which only the judge gets.
 
 The pin check, the draw and the reference check run only the gate's own standard-library code, so
 they are started by the gate's launcher, `python3 -S -E -B` on the gate's sources, and support
 Bazel's persistent workers (tools/bazel/private/gate_action.bzl).
 
 Every action runs only gate code or human-owned oracle code. The gate runs them in an invocation of their own, before the one
-that runs the change's code with the oracle sources and the sealed views blocked (docs/design.md
+that runs the change's code with the oracle sources and the judge's views blocked (docs/design.md
 section 10).
 """
 
@@ -36,14 +36,14 @@ OracleSuiteInfo = provider(
         "index": "File: JSON index of the verified oracle files and blob pins.",
         "inputs": "File: the inputs view (no bound, no expected value).",
         "generated": "File: the samples drawn for this build's salt, in the inputs view's shape.",
-        "expectations": "File: the sealed expectations view (bounds, expected values).",
-        "reference": "File: the sealed reference view (the reference implementations' expected values; " +
+        "expectations": "File: the expectations view (bounds, expected values).",
+        "reference": "File: the reference view (the reference implementations' expected values; " +
                      "empty rows for a suite without references).",
         "salt": "string: the salt the generated samples were drawn with.",
         "hidden_inputs": "File: the hidden inputs view (the inputs of the rows' hidden samples; empty rows " +
                          "unless the clean run's tree holds hidden blobs).",
         "hidden_generated": "File: an empty generated-samples document for the hidden caller.",
-        "hidden_expectations": "File: the sealed hidden expectations view.",
+        "hidden_expectations": "File: the hidden expectations view (a judge's view).",
         "has_hidden": "bool: the suite's blobs include a hidden blob (`oracles/blobs/_hidden/`, only " +
                       "in the clean run's tree); without one the hidden views are empty.",
     },
@@ -167,7 +167,7 @@ def _salt(ctx):
 def _reference_actions(ctx, reference_inputs, generated, reference):
     """The `OracleReference` action (the reference implementations, run by the gate's supervisor
     and caller on inputs only, with no production code among its inputs) and the reference check
-    that turns its results into the sealed reference view, or fails the build with exit 5."""
+    that turns its results into the reference view, or fails the build with exit 5."""
     name = ctx.label.name
     observations = ctx.actions.declare_file("_sealed/" + name + ".reference_observations.json")
     log = ctx.actions.declare_file("_sealed/" + name + ".reference.log")

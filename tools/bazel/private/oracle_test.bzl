@@ -187,7 +187,7 @@ def oracle_test(name, suite, deps, size = "small", tags = [], visibility = None)
         ],
         deps = [Label("//tools/oracle_gate")],
         # The gate runs the judge by this tag in an invocation of its own, after the change's code
-        # ran with the sealed views blocked.
+        # ran with the judge's views blocked.
         tags = ["oracle_judge"] + tags,
         visibility = visibility,
     )

@@ -1,4 +1,4 @@
-"""The judge: the oracle test's main. Decides every invariant from sealed expectations.
+"""The judge: the oracle test's main. Decides every invariant from the expectations view.
 
 Usage (the `oracle_test` rule passes these):
 

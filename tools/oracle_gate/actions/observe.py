@@ -28,7 +28,7 @@ writes OBSERVATIONS.json, which it creates afresh. It is not dumpable, so the ca
 same user, can neither ptrace it nor write its memory (`seal_supervisor`).
 
 The action exits 0 whatever production code does; it exits 1 only when its own inputs are unusable
-or the supervisor cannot be sealed (docs/design.md section 8). The judge copies CALLER.log into the
+or the supervisor cannot lock itself down (docs/design.md section 8). The judge copies CALLER.log into the
 test log. With `--quiet` (the hidden caller, run on the hidden inputs view) this process's stdout
 and stderr and the caller's output all go to /dev/null and CALLER.log stays empty: nothing of a
 hidden sample reaches a log.

@@ -8,7 +8,7 @@ Usage:
 PATH is the repository-relative path, FILE where the action finds the bytes. Every oracle file is
 validated (schema 1) and every row's blob is hashed; the sha256 must equal the row's `blob_sha256`.
 On success the JSON index of oracle files and blobs is written to INDEX, the inputs view to INPUTS
-(with the policy's production packages, whose functions the caller records as run) and the sealed
+(with the policy's production packages, whose functions the caller records as run) and the
 expectations view to EXPECTATIONS (`spec/views.py`), the reference inputs view to REFERENCE (given
 by a suite with `references`; without it, a row that names a `reference` is a problem), the hidden
 views to HIDDEN_INPUTS and HIDDEN_EXPECTATIONS (the inputs of the rows' hidden samples, only when the

@@ -1,4 +1,4 @@
-"""The reference check: turns the reference action's results into the sealed reference view.
+"""The reference check: turns the reference action's results into the reference view.
 
 Usage (from `oracle_suite`, for a suite with `references`):
 

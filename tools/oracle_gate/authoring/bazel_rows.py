@@ -25,9 +25,9 @@ from typing import Any
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.runs.bazel_binary import resolve
-from tools.oracle_gate.runs.bazel_run import failure_cause
 from tools.oracle_gate.runs.blocks import runs_dir
 from tools.oracle_gate.runs.flags import config_flags
+from tools.oracle_gate.runs.launch import failure_cause
 
 # The longest one build of a suite's observations may take, in seconds.
 BUILD_TIMEOUT_S = 1800

@@ -140,8 +140,8 @@ class Report:
     salt: str = ""
     observed: dict[str, Observed] = field(default_factory=dict)
     clean_observed: dict[str, Observed] | None = None
-    clean_sealed_by: str | None = None
-    workspace_sealed_by: str = ""
+    clean_boundary: str | None = None
+    workspace_boundary: str = ""
     unsealed: str = ""
     spec_changes: list[RowChange] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)

@@ -159,7 +159,7 @@ def harness_violations(run: BazelRun, where: str) -> list[Violation]:
 def escape_violations(run: BazelRun, where: str) -> list[Violation]:
     """One exit-4 violation per spawn that ran where the gate does not allow it (execlog.py,
     bazel_run.run_bazel), and per target outside the oracles package that depends on it
-    (`bazel_run.Launcher.oracle_dependents`): no result of such a run counts."""
+    (`launch.Launcher.oracle_dependents`): no result of such a run counts."""
     return [
         Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: the change's code runs "
                   "sandboxed and only the gate's own actions run in its invocations, so no result of this run counts")

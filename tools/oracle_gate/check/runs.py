@@ -187,7 +187,7 @@ def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *
     base tip's (`Inputs.oracles_commit`).
 
     It also blocks what the workspace run blocked (docs/design.md section 10): the repository's
-    oracles and git directories, and the sealed views and oracle test logs of the workspace's
+    oracles and git directories, and the judge's views and oracle test logs of the workspace's
     output base (`workspace.blocked`; `blocks.repository_blocks` when the gate did not run the
     workspace).
 

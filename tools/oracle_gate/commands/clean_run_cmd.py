@@ -87,7 +87,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
         f.write(to_junit(run_result.observed, "clean-run"))
     for line in run_result.summary:
         print(visible(f"clean run: Bazel {line.removeprefix('INFO: ')}"))
-    print(visible(f"clean run sealed by: {run_result.sealed_by}"))
+    print(visible(f"clean run sealed by: {run_result.boundary}"))
     observed = run_result.observed
     for line in id_table([(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],
                          (9,), ids=run_result.observed, min_width=2, indent="  "):

@@ -1,5 +1,5 @@
 """What each run hides from the change's sandboxed actions (docs/design.md section 10): the
-repository's oracles and git directories and the copies git names, this output base's sealed views,
+repository's oracles and git directories and the copies git names, this output base's judge's views,
 test logs and server folder and every other output base, other runs' folders, the gate's own
 cache entries that hold copies of the oracles, and the gate's own code where an action could
 rewrite it; and the run folder itself, which must lie where sandboxed actions cannot write.
@@ -99,19 +99,20 @@ def local_copies(repo: str, common_dir: str) -> list[str]:
 _OUTPUT_BASE_NAME = re.compile(r"[0-9a-f]{32}")
 
 def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[str]:
-    """The paths of output bases that hold expected values: this one's sealed views of the oracles
-    package (`bazel-bin/oracles/_sealed`, see oracle_suite.bzl, in every configuration's `bin`) and
+    """The paths of output bases that hold expected values: this one's judge's folder, the judge's
+    views of the oracles package (`bazel-bin/oracles/_sealed`, see oracle_suite.bzl, in every
+    configuration's `bin`, `judge_folders`) and
     its oracle test logs, whose failure messages name expected values; every other output base
     under the same output user root (other workspaces and copies of this one, with their own views
     and pristine trees); this output base's `server` folder, whose request cookie lets a client
     command the server; and its `bazel-workers` folder, where the gate's persistent workers stage
-    each request's inputs (oracle files, blobs, sealed views) and write its outputs
+    each request's inputs (oracle files, blobs, judge's views) and write its outputs
     (flags.worker_flags)."""
     paths = [os.path.join(bazel_bin, "oracles", "_sealed"), os.path.join(testlogs, "oracles"),
              # The Bazel server's request cookie: with it, an action could drive the server.
              os.path.join(output_base, "server"),
              os.path.join(output_base, "bazel-workers")]
-    paths += sealed_folders(bazel_bin)
+    paths += judge_folders(bazel_bin)
     root = os.path.dirname(os.path.realpath(output_base))
     try:
         siblings = sorted(os.listdir(root))
@@ -122,8 +123,8 @@ def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[
               if name != own and _OUTPUT_BASE_NAME.fullmatch(name) and os.path.isdir(os.path.join(root, name))]
     return paths
 
-def sealed_folders(bazel_bin: str) -> list[str]:
-    """The `bin/oracles/_sealed` folder of every configuration of this output base that has one
+def judge_folders(bazel_bin: str) -> list[str]:
+    """The judge's folder, `bin/oracles/_sealed`, of every configuration of this output base that has one
     (the exec configuration builds the reference action's binary, whose runfiles hold
     oracles/reference/): a name Bazel picks, so listed after the views are built (bazel_run.py)."""
     bazel_out = os.path.dirname(os.path.dirname(bazel_bin))

@@ -79,7 +79,7 @@ def clean_run(
         salt, salted: the run salt (the workspace run's) and the files whose suites get it (`run_flags`).
         block: paths the workspace run blocked (default: `repository_blocks(repo)`); the sealed root
             does not show them (sealed_root.sealed_root). Inside it, the pristine tree's `oracles/` and
-            the fresh output base's sealed views are blocked from sandboxed actions.
+            the fresh output base's judge's views are blocked from sandboxed actions.
 
     Raises:
         GateError: (exit 1) when the tree cannot be written, the sealed root cannot be made, or Bazel cannot run.
@@ -111,8 +111,9 @@ def clean_run(
                                            strategy="remote" if remote else "linux-sandbox", sealed_root=root_sealed,
                                            one_server=True))
         if remote:
-            # The actions ran on the engine's workers: what seals them there is the engine's.
-            run = replace(run, sealed_by=f"{run.sealed_by}; every action ran by remote execution, sealed by the "
+            # The actions ran on the engine's workers: what confines them there is the engine's
+            # locked-down worker.
+            run = replace(run, boundary=f"{run.boundary}; every action ran by remote execution, sealed by the "
                                        "engine's worker (docs/remote-execution.md)")
         return run
     finally:

@@ -8,7 +8,7 @@ looks for the trace the mechanism leaves where it can be seen, so that a run in 
 fails (exit 4) naming the action:
 
 - before the change's invocation, the gate writes a canary (random bytes) into each folder of its
-  own that it protects (the sealed views of every configuration, the oracle test logs) and records
+  own that it protects (the judge's views of every configuration, the oracle test logs) and records
   the sha256 of every file there and under the tree's `oracles/` (`arm`);
 - after it (`traces`), each declared output of a spawn that ran (from the execution log) must not
   be a link, must not hold a link, and must not have the bytes of a canary or of a file the gate
@@ -85,7 +85,7 @@ def _files(folder: str) -> Iterable[str]:
 
 
 def arm(folders: Sequence[str], readable: Sequence[str] = ()) -> Guard:
-    """Writes a canary into each existing folder of `folders` (the gate's own: sealed views, oracle
+    """Writes a canary into each existing folder of `folders` (the gate's own: judge's views, oracle
     test logs) and records the digest of every file in them, which no output may have, and of
     every file in `readable` (folders the gate cannot write, such as the work tree's `oracles/`),
     which must stay in place. Raises nothing: a folder that cannot be written gets no canary."""

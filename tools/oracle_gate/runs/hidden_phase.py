@@ -25,15 +25,15 @@ from typing import Any
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.pristine import pristine_tree
-from tools.oracle_gate.runs.bazel_run import HIDDEN_TAG, Launcher, confined_flags
+from tools.oracle_gate.runs.bazel_run import HIDDEN_TAG, confined_flags
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
 from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
 from tools.oracle_gate.runs.events import Invocation
 from tools.oracle_gate.runs.execlog import read_spawns, unconfined
 from tools.oracle_gate.runs.flags import ORACLE_PATTERN, config_flags, execution_log_flags, lockfile_flags, run_flags
+from tools.oracle_gate.runs.launch import SealedLauncher, session_launcher
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
-from tools.oracle_gate.runs.sealed_session import SealedSession
 from tools.oracle_gate.spec.schema import HIDDEN_DIR, HIDDEN_INPUTS
 
 # What the hidden callers write in the oracles package of bazel-bin (oracle_test.bzl: the rule's
@@ -55,14 +55,14 @@ class HiddenRun:
         planted: why the gate refused what it found where the phase writes (a link, a file it did
             not expect, its inputs view changed), naming a path and never a sample; "" when nothing.
         escaped: descriptions of spawns that ran unsandboxed.
-        sealed_by: what sealed the phase (`SealedRoot.description`).
+        boundary: what stood between the phase's Bazel and the host (`SealedRoot.description`).
         summary: Bazel's process summary lines.
     """
 
     observations: list[Any] | None = None
     planted: str = ""
     escaped: list[str] = field(default_factory=list)
-    sealed_by: str = ""
+    boundary: str = ""
     summary: list[str] = field(default_factory=list)
 
 
@@ -97,15 +97,8 @@ def hidden_phase(repo: str, head: str, oracles_commit: str, inputs_view: Mapping
         seal = sealed_root(root, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded],
                            local)
         startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
-        with SealedSession(seal, tree, env, seal.folder) as session:
-            launcher = Launcher(tree, env, tuple(startup), seal, session)
-            try:
-                return _invoke(launcher, environ, root, tree, written, seal.description())
-            finally:
-                try:
-                    launcher.shutdown()
-                except GateError:
-                    pass
+        with session_launcher(seal, tree, env, startup) as launcher:
+            return _invoke(launcher, environ, root, tree, written)
     finally:
         remove_tree(root)
 
@@ -140,8 +133,7 @@ def write_inputs(tree: str, view: Mapping[str, Any]) -> bytes:
     return data
 
 
-def _invoke(launcher: Launcher, environ: Mapping[str, str], root: str, tree: str, written: bytes,
-            sealed_by: str) -> HiddenRun:
+def _invoke(launcher: SealedLauncher, environ: Mapping[str, str], root: str, tree: str, written: bytes) -> HiddenRun:
     """The phase's commands through `launcher`: `help`, `info`, the one quiet `bazel build`; then
     what it left (`read_observations`)."""
     help_text = launcher.help_test()
@@ -156,7 +148,7 @@ def _invoke(launcher: Launcher, environ: Mapping[str, str], root: str, tree: str
     invocation: Invocation = launcher.invoke(
         "build", [*confined_flags(extra, "linux-sandbox"), f"--build_tag_filters={HIDDEN_TAG}"], [ORACLE_PATTERN], files,
         lambda path: execution_log_flags(help_text, path), tmp, quiet=True)
-    out = HiddenRun(sealed_by=sealed_by, summary=invocation.summary,
+    out = HiddenRun(boundary=launcher.boundary, summary=invocation.summary,
                     escaped=[e.describe() for e in unconfined(read_spawns(invocation.spawn_log))])
     if invocation.exit_code == 1:
         if invocation.failure is not None and invocation.failure.setup:

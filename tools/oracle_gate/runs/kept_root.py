@@ -39,13 +39,13 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs.root_session import Ends, RootSession
 from tools.oracle_gate.runs.sealed_root import SealedRoot
-from tools.oracle_gate.runs.sealed_session import Ends, SealedSession
 
 # Seconds a kept root waits for a command before its shell, and the root, end: Bazel's own default
 # idle time of a server (`--max_idle_secs`, 3 hours).
 IDLE_S = 10800
-# The kept root's shell: like sealed_session.LOOP, each line read by a shell of its own under
+# The kept root's shell: like root_session.LOOP, each line read by a shell of its own under
 # `timeout` (coreutils), which reads byte by byte and so never takes a second line.
 KEPT_LOOP = (f'while l=$(timeout {IDLE_S} sh -c \'read -r l && printf "%s" "$l"\'); do '
              'tag=${l%% *}; line=${l#* }; eval "$line"; printf "%s %s\\n" "$tag" "$?"; done')
@@ -66,7 +66,7 @@ class KeptRoot:
         return os.path.join(self.channel, name)
 
     @contextmanager
-    def session(self, root: SealedRoot, cwd: str, env: Mapping[str, str]) -> Iterator[SealedSession]:
+    def session(self, root: SealedRoot, cwd: str, env: Mapping[str, str]) -> Iterator[RootSession]:
         """A session in the kept root for `root` (attached, or started anew), with `env` as its
         shell's whole environment, in `cwd`. A normal end kills every process but the shell and
         Bazel's server and leaves the root running; an exception ends the root.
@@ -76,7 +76,7 @@ class KeptRoot:
         """
         key = root_key(root, cwd, env)
         ends = self._attached(key, root) or self._started(root, cwd, env, key)
-        session = SealedSession(root, cwd, env, root.folder, ends)
+        session = RootSession(root, cwd, env, root.folder, ends)
         ended = True
         try:
             yield session

@@ -1,4 +1,4 @@
-"""Judging observations against sealed expectations: the verdict on each invariant from its
+"""Judging observations against the expectations view: the verdict on each invariant from its
 expectation row and the caller's observation row, the observation digests (docs/design.md
 sections 8 and 9), and the failing samples a person can act on: each one's index (counting from 0),
 inputs, result and expected value (`FailingSample`, `FailingSamples`). Pure: the judge action

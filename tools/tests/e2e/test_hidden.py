@@ -209,8 +209,8 @@ def attack_places(store: Path, digest: str) -> dict[str, list[tuple[str, str]]]:
         "store": [(str(store), digest)],
         # Where the clean run's pristine tree held the hidden blob before the hidden phase.
         "pristine tree": [("$$run/tree/oracles/blobs/_hidden", f"{digest}.json")],
-        # The pin check's hidden views in the output base: inputs, and the sealed expectations.
-        # The sealed expectations first: each run's view-building invocation writes them.
+        # The pin check's hidden views in the output base: inputs, and the hidden expectations, a judge's view.
+        # The hidden expectations first: each run's view-building invocation writes them.
         "views": [("$$ex/bazel-out/k8-fastbuild/bin/oracles/_sealed", "oracles.hidden_expectations.json"),
                   ("$$ex/bazel-out/k8-fastbuild/bin/oracles/_hidden", "oracles.inputs.json")],
         # Nothing to take: the test reads another clone and the CI user's home by absolute path.
@@ -274,7 +274,7 @@ exit 1
             assert secret not in text, (attack, name, secret)
     assert {p.name: p.read_bytes() for p in store.iterdir()} == before, attack
     if attack == "views":
-        # What the trick reaches in each root, the run's own sealed views, is caught in both runs.
+        # What the trick reaches in each root, the run's own judge's views, is caught in both runs.
         for run in ("workspace", "clean"):
             assert re.search(rf"oracles.hidden_expectations.json, which the gate protects[^\n]* in the {run} ",
                              shown), (run, shown[:6000])

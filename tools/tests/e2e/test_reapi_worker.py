@@ -1,8 +1,8 @@
 """The REAPI engine end to end: BuildGrid + PostgreSQL + worker.py, driven by a real REAPI client.
 
 The client (`client_check.py`) runs under BuildGrid's Python, which has grpcio and the protos.
-Unit tests of the engine's pure helpers and of the worker's sealing helpers come first; they need no
-server. The worker runs every action under bwrap; the sealing tests check from inside an action
+Unit tests of the engine's pure helpers and of the worker's lockdown helpers come first; they need no
+server. The worker runs every action under bwrap; the lockdown tests check from inside an action
 that host paths it was not given do not exist there.
 """
 
@@ -94,9 +94,9 @@ def test_free_port_is_free_and_closed() -> None:
         s.bind(("127.0.0.1", port))
 
 
-def test_sealing_description_names_bwrap_its_version_and_the_layout() -> None:
+def test_lockdown_description_names_bwrap_its_version_and_the_layout() -> None:
     version = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, check=True).stdout.strip()
-    description = worker.sealing_description()
+    description = worker.lockdown_description()
     assert description.startswith(f"{version} ({worker.find_bwrap()}): "), description
     assert f"input root read-write at {worker.SANDBOX_ROOT}" in description
     assert "read-only /usr" in description and "no network" in description
@@ -354,7 +354,7 @@ def test_a_missing_executable_is_exit_127_and_the_worker_carries_on(target: str,
     assert after["exit_code"] == 0
 
 
-# Sealing: what an action can see of the host.
+# Lockdown: what an action can see of the host.
 
 def test_host_paths_the_action_was_not_given_do_not_exist_inside(target: str, workdir: Path, tmp_path: Path) -> None:
     secret = Path(os.environ.get("TEST_TMPDIR", tmp_path)) / "sealing-secret.txt"
@@ -415,9 +415,9 @@ def test_the_environment_is_exactly_the_commands(target: str, tmp_path: Path) ->
     assert (empty["exit_code"], empty["stdout"]) == (0, ""), empty
 
 
-def test_the_worker_log_names_the_sealing_once(target: str, workdir: Path) -> None:
+def test_the_worker_log_names_the_lockdown_once(target: str, workdir: Path) -> None:
     log = (workdir / "worker" / "worker.log").read_text()
-    assert log.count(" sealing: ") == 1 and f" sealing: {worker.sealing_description()}\n" in log, log[:3000]
+    assert log.count(" sealing: ") == 1 and f" sealing: {worker.lockdown_description()}\n" in log, log[:3000]
 
 
 def test_output_symlinks_to_host_paths_are_never_read(target: str, tmp_path: Path) -> None:

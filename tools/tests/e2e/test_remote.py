@@ -7,7 +7,7 @@ Proven with Bazel's own process summary lines:
 - production code that reads a file it did not declare passes locally, fails remotely, and
   `check --clean --remote` reports it with exit 6;
 - production code that searches the whole file system for expected values finds none on the
-  sealed worker, so the clean remote run fails the invariant.
+  locked-down worker, so the clean remote run fails the invariant.
 """
 
 from __future__ import annotations

@@ -190,7 +190,7 @@ def test_production_that_rebinds_the_gate_and_builtins_changes_nothing(repo):
     assert TRUNCATED in proc.stdout
 
 
-# Searches, at import, every place a sealed action must not reach: its runfiles, its real path's
+# Searches, at import, every place a sandboxed action must not reach: its runfiles, its real path's
 # ancestors up to the work tree, the work tree, the output base and the environment's paths, and
 # returns the recorded answer for any arguments it finds one for.
 SEARCH = '''

@@ -193,7 +193,7 @@ def test_a_path_of_the_run_that_went_missing_mid_run_is_exit_4(tmp_path, monkeyp
                                      "missing while the change's code ran")
 
 
-def test_local_copies_git_names_are_sealed_too(project, tmp_path):
+def test_local_copies_git_names_are_blocked_too(project, tmp_path):
     # A clone's origin on this host, a bare copy, and an alternates object store all hold the oracles.
     from tools.oracle_gate.runs.blocks import repository_blocks
     clone = tmp_path / "clone"
@@ -203,10 +203,10 @@ def test_local_copies_git_names_are_sealed_too(project, tmp_path):
     subprocess.run(["git", "-C", str(clone), "remote", "add", "mirror", f"file://{bare}"], check=True)
     subprocess.run(["git", "-C", str(clone), "remote", "add", "far", "git@example.invalid:x/y.git"], check=True)
     (clone / ".git/objects/info/alternates").write_text(f"{project.path}/.git/objects\n")
-    sealed = repository_blocks(str(clone))
+    blocked = repository_blocks(str(clone))
     real = lambda p: os.path.realpath(p)  # noqa: E731
-    assert sealed[:2] == [real(clone / "oracles"), real(clone / ".git")]
-    assert set(sealed[2:]) == {real(project.path / "oracles"), real(project.path / ".git"), real(bare)}
+    assert blocked[:2] == [real(clone / "oracles"), real(clone / ".git")]
+    assert set(blocked[2:]) == {real(project.path / "oracles"), real(project.path / ".git"), real(bare)}
 
 
 def test_the_execution_log_flag_follows_the_bazel_version():
@@ -244,12 +244,12 @@ def test_bzlmod_lockfile_is_neither_read_nor_written_where_bazel_has_one():
 
 
 def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
-    from tools.oracle_gate.runs import bazel_run
+    from tools.oracle_gate.runs import launch
     fake = tmp_path / "bazel"
     fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\necho 'see the server log' >&2\nexit 37\n")
     fake.chmod(0o755)
     with pytest.raises(GateError, match=r"`bazel help test` failed \(exit 37\): FATAL: cannot start server$"):
-        bazel_run.Launcher(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}).help_test()
+        launch.HostLauncher(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}).help_test()
 
 
 def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_needs(tmp_path):
@@ -402,7 +402,7 @@ def test_a_failed_gate_action_is_named_by_its_own_reason_never_by_the_sandbox_hi
 
 
 def test_the_persistent_workers_folder_is_blocked_from_the_change(tmp_path):
-    # The gate's workers stage oracle files, blobs and sealed views there for each request.
+    # The gate's workers stage oracle files, blobs and judge's views there for each request.
     from tools.oracle_gate.runs.blocks import output_base_blocks
     base = tmp_path / "0123456789abcdef0123456789abcdef"
     paths = output_base_blocks(str(base / "execroot" / "bin"), str(base / "execroot" / "testlogs"), str(base))
@@ -416,5 +416,5 @@ def test_the_persistent_workers_folder_is_blocked_from_the_change(tmp_path):
     ("", "no output"),
 ])
 def test_a_failed_commands_cause_is_its_first_error_line(stderr, cause):
-    from tools.oracle_gate.runs.bazel_run import failure_cause
+    from tools.oracle_gate.runs.launch import failure_cause
     assert failure_cause(stderr) == cause

@@ -17,8 +17,8 @@ import pytest
 from tools.oracle_gate.actions.judge import hidden_outcomes, to_junit
 from tools.oracle_gate.actions.pin_check import main as pin_check
 from tools.oracle_gate.approval.policy import HIDDEN_OPTIONAL, HIDDEN_REQUIRED, parse_policy
-from tools.oracle_gate.errors import GateError, OracleError
 from tools.oracle_gate.check.hidden import judge, plan, views, words
+from tools.oracle_gate.errors import GateError, OracleError
 from tools.oracle_gate.runs.hidden_phase import HiddenRun
 from tools.oracle_gate.runs.results import Observed, read_result
 from tools.oracle_gate.spec.judgement import Judgement

@@ -300,7 +300,7 @@ def test_an_unsealed_workspace_run_is_named_on_the_first_line_and_a_sealed_one_s
     from tools.oracle_gate.runs.workspace_seal import UNSEALED
 
     sealed = report()
-    sealed.workspace_sealed_by = "bubblewrap 0.8.0 (/usr/bin/bwrap): a root holding only ..."
+    sealed.workspace_boundary = "bubblewrap 0.8.0 (/usr/bin/bwrap): a root holding only ..."
     text = render_text(sealed)
     assert "UNSEALED" not in text.splitlines()[0]
     assert "workspace run sealed by: bubblewrap 0.8.0" in text

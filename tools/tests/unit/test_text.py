@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from tools.oracle_gate.errors import GateError, Violation
-from tools.oracle_gate.runs import bazel_run
+from tools.oracle_gate.runs import launch
 from tools.oracle_gate.runs.flags import execution_log_flags
 from tools.oracle_gate.text import visible
 from tools.testing.gitrepo import IDS, junit
@@ -100,14 +100,14 @@ def test_bazel_output_is_relayed_escaped_and_prefixed(tmp_path, capsys):
         "printf 'INFO: 3 processes: 3 internal.\\n'\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     env = {"PATH": f"{fake.parent}:{os.environ['PATH']}", "ORACLE_GATE_BAZEL": str(fake)}
-    invocation = bazel_run.Launcher(str(tmp_path), env).invoke(
+    invocation = launch.HostLauncher(str(tmp_path), env).invoke(
         "test", [], ["//x"], (str(tmp_path / "t.events.json"), str(tmp_path / "t.spawns.bin")),
         lambda path: execution_log_flags("", path))
     err = capsys.readouterr().err
     assert_no_forged_line(err)
     relayed = [line for line in err.splitlines() if not line.startswith("oracle-gate: running ")]
-    assert relayed and all(line.startswith(bazel_run.RELAY_PREFIX) for line in relayed)
-    assert f"{bazel_run.RELAY_PREFIX}\\x1b[1A\\x1b[2K{VERDICT}\\rx" in relayed
+    assert relayed and all(line.startswith(launch.RELAY_PREFIX) for line in relayed)
+    assert f"{launch.RELAY_PREFIX}\\x1b[1A\\x1b[2K{VERDICT}\\rx" in relayed
     assert invocation.summary == ["INFO: 3 processes: 3 internal."]
 
 

@@ -55,7 +55,7 @@ class Ends:
     close: Callable[[], None]
 
 
-class SealedSession:
+class RootSession:
     """A shell in `root`, started in `cwd` with `env` as its whole environment, that runs commands
     in order (`run`, `stream`). Use it as a context manager, or call `close`. With `ends`, the
     shell runs already (a kept root: kept_root.py) and `root`, `env` are not used.
@@ -73,7 +73,7 @@ class SealedSession:
         # shell's output (a kept root's pipe, say).
         self._tag = secrets.token_hex(8)
 
-    def __enter__(self) -> "SealedSession":
+    def __enter__(self) -> "RootSession":
         return self
 
     def __exit__(self, *_exc: object) -> None:

@@ -1,4 +1,4 @@
-"""Unit tests of runs/sealed_session.py: one shell runs the commands in order, with their own
+"""Unit tests of runs/root_session.py: one shell runs the commands in order, with their own
 environment, output and exit code, and ends with its input (a root that wraps nothing stands in
 for bubblewrap here; the e2e clean-run tests use the real one)."""
 
@@ -9,7 +9,7 @@ import os
 import pytest
 
 from tools.oracle_gate.errors import GateError, TakenError
-from tools.oracle_gate.runs.sealed_session import SealedSession
+from tools.oracle_gate.runs.root_session import RootSession
 
 
 class Unwrapped:
@@ -20,7 +20,7 @@ class Unwrapped:
 
 
 def session(tmp_path):
-    return SealedSession(Unwrapped(), str(tmp_path), {"PATH": "/usr/bin:/bin", "KEPT": "k"}, str(tmp_path))
+    return RootSession(Unwrapped(), str(tmp_path), {"PATH": "/usr/bin:/bin", "KEPT": "k"}, str(tmp_path))
 
 
 def test_commands_run_in_order_in_one_shell_with_their_own_output_and_code(tmp_path):
