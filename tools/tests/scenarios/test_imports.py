@@ -358,6 +358,8 @@ WITHOUT_UNIT_TEST = {
     **{f"{PACKAGE}.check.{step}": "a step of check, tested through check's table of contents and its "
                                   "steps' functions (test_check.py, test_report.py)"
        for step in ("commits", "findings", "inputs", "outcomes", "runs")},
+    f"{PACKAGE}.runs.launch": "how a run starts Bazel, on the host or in its sealed root, split out of "
+                              "bazel_run.py (test_bazel_run.py, test_text.py, test_root_session.py)",
     f"{PACKAGE}.git.functions": "the functions of a file a change touched, as coverage and propose use them "
                                 "(test_coverage.py, test_propose.py)",
     f"{PACKAGE}.__main__": "the `python -m` entry point: the path guard, then cli.main (test_cli.py)",
