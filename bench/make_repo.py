@@ -38,9 +38,14 @@ GATE = Path(__file__).resolve().parents[1]
 # A file in .git that marks a repository this script made (and may replace).
 MARK = "bench-make-repo"
 UNITS = {"": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com", "GIT_COMMITTER_NAME": "bench",
-           "GIT_COMMITTER_EMAIL": "bench@example.com", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
 
 
 def size(text: str) -> int:
@@ -63,8 +68,7 @@ def git(repo: Path, *args: str) -> str:
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ENV
     env |= {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}  # no user settings: same ids anywhere
-    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True).stdout
 
 
 def blob(index: int, nbytes: int, rng: random.Random) -> bytes:
@@ -72,8 +76,10 @@ def blob(index: int, nbytes: int, rng: random.Random) -> bytes:
     samples repeated to the size (generating 1 GiB sample by sample would dominate the run)."""
     second = rng.randrange(1000)
     head = [{"args": [index, second], "expected": index + second}]
-    block = [{"args": [a, b], "expected": a + b} for a, b in ((rng.randrange(10**6), rng.randrange(10**6))
-                                                                for _ in range(64))]
+    block = [
+        {"args": [a, b], "expected": a + b}
+        for a, b in ((rng.randrange(10**6), rng.randrange(10**6)) for _ in range(64))
+    ]
     first = json.dumps(head)[1:-1]
     body = ", " + json.dumps(block)[1:-1]
     repeat = max(0, (nbytes - len(first) - 3) // len(body))
@@ -149,15 +155,29 @@ def oracle_file(rows: list[tuple[str, str, str]]) -> str:
     """An oracle file of `exact_table` rows (id, blob path, pin)."""
     out = ["schema = 1\n"]
     for ident, path, pin in rows:
-        out.append(f'\n[[invariant]]\nid = "{ident}"\nentry = "prod.calc:add"\nkind = "exact_table"\n'
-                   f'blob = "{path}"\nblob_sha256 = "{pin}"\n')
+        out.append(
+            f'\n[[invariant]]\nid = "{ident}"\nentry = "prod.calc:add"\nkind = "exact_table"\n'
+            f'blob = "{path}"\nblob_sha256 = "{pin}"\n'
+        )
     return "".join(out)
 
 
 # What a generated workspace copies from this checkout to run the gate's rules with Bazel 4.2.
-WORKSPACE_FILES = ("WORKSPACE", ".bazelrc", "BUILD.bazel", "requirements.in", "requirements_lock.txt",
-                   "third_party/rules_cc", "third_party/coverage_tools", "tools/__init__.py", "tools/BUILD.bazel",
-                   "tools/bazel", "tools/oracle_gate", "tools/lock", "tools/engine")
+WORKSPACE_FILES = (
+    "WORKSPACE",
+    ".bazelrc",
+    "BUILD.bazel",
+    "requirements.in",
+    "requirements_lock.txt",
+    "third_party/rules_cc",
+    "third_party/coverage_tools",
+    "tools/__init__.py",
+    "tools/BUILD.bazel",
+    "tools/bazel",
+    "tools/oracle_gate",
+    "tools/lock",
+    "tools/engine",
+)
 
 ORACLES_BUILD = """load("//tools/bazel:oracle.bzl", "oracle_suites")
 
@@ -203,7 +223,9 @@ def harness_build(count: int) -> str:
     """harness/BUILD.bazel: one py_test per harness file."""
     rules = ['load("//tools/bazel:python.bzl", "py_test")\n']
     for h in range(count):
-        rules.append(f'\npy_test(\n    name = "test_h{h:04d}",\n    size = "small",\n    srcs = ["test_h{h:04d}.py"],\n)\n')
+        rules.append(
+            f'\npy_test(\n    name = "test_h{h:04d}",\n    size = "small",\n    srcs = ["test_h{h:04d}.py"],\n)\n'
+        )
     return "".join(rules)
 
 
@@ -213,14 +235,28 @@ def manifest(repo: Path) -> None:
     Raises:
         SystemExit: when the gate refuses.
     """
-    proc = subprocess.run([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "manifest", "--write"],
-                          cwd=GATE, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "manifest", "--write"],
+        cwd=GATE,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"make_repo: manifest --write failed: {proc.stderr.strip()}")
 
 
-def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int, harness: int, change: str,
-             seed: int, bazel: bool = False) -> None:
+def generate(
+    out: Path,
+    invariants: int,
+    files: int,
+    blob_bytes: int,
+    blobs: int,
+    harness: int,
+    change: str,
+    seed: int,
+    bazel: bool = False,
+) -> None:
     """Writes and commits the repository at `out` (removed first if it exists); see the module doc."""
     if invariants < 1 or files < 1 or blobs < 1 or files > invariants:
         raise SystemExit("make_repo: need 1 <= files <= invariants and at least one blob")
@@ -231,8 +267,10 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
     git(out, "-c", "init.defaultBranch=main", "init", "-q")
     (out / ".git" / MARK).write_text("made by bench/make_repo.py\n")
     rng = random.Random(seed)
-    write(out / "oracles/policy.toml", 'schema = 1\nlabel = "oracle-change"\nprotected = ["oracles/**"]\n'
-                                       'production_packages = ["prod"]\n')
+    write(
+        out / "oracles/policy.toml",
+        'schema = 1\nlabel = "oracle-change"\nprotected = ["oracles/**"]\nproduction_packages = ["prod"]\n',
+    )
     write(out / "prod/__init__.py", "")
     write(out / "prod/calc.py", "def add(a, b):\n    return a + b\n")
     write(out / "adapter/test_oracle_rows.py", ADAPTER)
@@ -254,7 +292,7 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
     for f, rows in enumerate(per_file):
         write(out / f"oracles/bench_{f:03d}.toml", oracle_file(rows))
     for h in range(harness):
-        main = f"\n\nif __name__ == \"__main__\":\n    test_{h}()\n" if bazel else ""
+        main = f'\n\nif __name__ == "__main__":\n    test_{h}()\n' if bazel else ""
         write(out / f"harness/test_h{h:04d}.py", f"def test_{h}():\n    assert {h} == {h}\n{main}")
     if bazel:
         copy_workspace(out)
@@ -266,7 +304,7 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
     git(out, "commit", "-q", "-m", "base")
     git(out, "checkout", "-q", "-b", "change")
     if change == "production":
-        write(out / "prod/calc.py", "def add(a, b):\n    \"\"\"Returns a + b.\"\"\"\n    return a + b\n")
+        write(out / "prod/calc.py", 'def add(a, b):\n    """Returns a + b."""\n    return a + b\n')
     elif change == "blob":
         path, old_pin = pins[0]
         data = blob(10**6, blob_bytes // blobs, random.Random(seed + 1))
@@ -276,8 +314,11 @@ def generate(out: Path, invariants: int, files: int, blob_bytes: int, blobs: int
         for f in range(files):
             toml = out / f"oracles/bench_{f:03d}.toml"
             text = toml.read_text()
-            renamed += [re.search(r'id = "([a-z0-9_]+)"', block).group(1)  # type: ignore[union-attr]
-                        for block in text.split("[[invariant]]")[1:] if old_pin in block]
+            renamed += [
+                re.search(r'id = "([a-z0-9_]+)"', block).group(1)  # type: ignore[union-attr]
+                for block in text.split("[[invariant]]")[1:]
+                if old_pin in block
+            ]
             toml.write_text(text.replace(old_pin, hashlib.sha256(data).hexdigest()))
         write(out / "oracles/CHANGELOG.md", "".join(f"- {i}: samples replaced by the benchmark\n" for i in renamed))
         manifest(out)
@@ -296,17 +337,35 @@ def main(argv: list[str]) -> int:
     parser.add_argument("out", type=Path, help="where to create the repository (replaced)")
     parser.add_argument("--invariants", type=int, default=1000, help="N rows (default 1000)")
     parser.add_argument("--files", type=int, default=100, help="F oracle files (default 100)")
-    parser.add_argument("--blob-bytes", type=size, default=size("16MiB"), help="B bytes of blobs in all (default 16MiB)")
+    parser.add_argument(
+        "--blob-bytes", type=size, default=size("16MiB"), help="B bytes of blobs in all (default 16MiB)"
+    )
     parser.add_argument("--blobs", type=int, help="K distinct blobs (default: one per invariant)")
     parser.add_argument("--harness", type=int, default=100, help="H harness files (default 100)")
-    parser.add_argument("--change", choices=("production", "blob", "drop"), default="production",
-                        help="the change commit: production code only, one blob re-pinned, one id dropped")
+    parser.add_argument(
+        "--change",
+        choices=("production", "blob", "drop"),
+        default="production",
+        help="the change commit: production code only, one blob re-pinned, one id dropped",
+    )
     parser.add_argument("--seed", type=int, default=1, help="the seed (default 1)")
-    parser.add_argument("--bazel", action="store_true",
-                        help="also make it a Bazel workspace running the gate's rules (one suite and test per oracle file)")
+    parser.add_argument(
+        "--bazel",
+        action="store_true",
+        help="also make it a Bazel workspace running the gate's rules (one suite and test per oracle file)",
+    )
     args = parser.parse_args(argv)
-    generate(args.out, args.invariants, args.files, args.blob_bytes, args.blobs or args.invariants, args.harness,
-             args.change, args.seed, args.bazel)
+    generate(
+        args.out,
+        args.invariants,
+        args.files,
+        args.blob_bytes,
+        args.blobs or args.invariants,
+        args.harness,
+        args.change,
+        args.seed,
+        args.bazel,
+    )
     return 0
 
 

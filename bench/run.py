@@ -74,8 +74,17 @@ def repo_for(work: Path, name: str, **kwargs: int | str) -> Path:
                     script.update(str(f.relative_to(GATE)).encode() + b"\0" + f.read_bytes())
     wanted = json.dumps({**kwargs, "seed": 1, "make_repo": script.hexdigest()}, sort_keys=True)
     if not (stamp.is_file() and stamp.read_text() == wanted):
-        generate(path, int(kwargs["invariants"]), int(kwargs["files"]), int(kwargs["blob_bytes"]),
-                 int(kwargs["blobs"]), int(kwargs["harness"]), str(kwargs["change"]), 1, bool(kwargs.get("bazel")))
+        generate(
+            path,
+            int(kwargs["invariants"]),
+            int(kwargs["files"]),
+            int(kwargs["blob_bytes"]),
+            int(kwargs["blobs"]),
+            int(kwargs["harness"]),
+            str(kwargs["change"]),
+            1,
+            bool(kwargs.get("bazel")),
+        )
         stamp.write_text(wanted)
     return path
 
@@ -90,16 +99,19 @@ def results_for(repo: Path, invariants: int) -> Path:
 
 # Runs argv[1:] and prints its exit code and peak RSS (KiB). A small process of its own: a child
 # forked from the benchmark itself would count the benchmark's pages until it execs.
-_MEASURE = ("import resource, subprocess, sys\n"
-            "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-            "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+_MEASURE = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
 
 
 def timed(cmd: list[str], cwd: Path) -> tuple[float, int, int]:
     """Runs `cmd`; returns (wall seconds, exit code, peak RSS of the process in bytes)."""
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-S", "-c", _MEASURE, *cmd], cwd=cwd, capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", _MEASURE, *cmd], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.split()
     elapsed = time.perf_counter() - started
     return elapsed, int(out[0]), int(out[1]) * 1024
 
@@ -110,8 +122,20 @@ def check(repo: Path, invariants: int, cold: bool) -> tuple[float, int]:
     Raises:
         SystemExit: when the gate does not pass the change (the benchmark measures passing runs).
     """
-    cmd = [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "check", "--base", "main",
-           "--results", str(results_for(repo, invariants)), *(["--verify-all"] if cold else [])]
+    cmd = [
+        sys.executable,
+        "-B",
+        "-m",
+        "tools.oracle_gate",
+        "--repo",
+        str(repo),
+        "check",
+        "--base",
+        "main",
+        "--results",
+        str(results_for(repo, invariants)),
+        *(["--verify-all"] if cold else []),
+    ]
     seconds, code, rss = timed(cmd, GATE)
     if code != 0:
         raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
@@ -143,8 +167,11 @@ def harness_figure(work: Path, invariants: int, samples: int) -> tuple[float, fl
     (folder / "prod").mkdir(parents=True, exist_ok=True)
     (folder / "prod" / "__init__.py").write_text("")
     (folder / "prod" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    rows = "".join(f'\n[[invariant]]\nid = "add_{i:06d}"\nentry = "prod.calc:add"\nkind = "exact_table"\n'
-                   f'blob = "oracles/blobs/b.json"\nblob_sha256 = "{"0" * 64}"\n' for i in range(invariants))
+    rows = "".join(
+        f'\n[[invariant]]\nid = "add_{i:06d}"\nentry = "prod.calc:add"\nkind = "exact_table"\n'
+        f'blob = "oracles/blobs/b.json"\nblob_sha256 = "{"0" * 64}"\n'
+        for i in range(invariants)
+    )
     toml = ("schema = 1\n" + rows).encode()
     oracle = parse_oracle(toml, "oracles/bench.toml")
     table = [{"args": [i, i + 1], "expected": 2 * i + 1} for i in range(samples)]
@@ -156,24 +183,44 @@ def harness_figure(work: Path, invariants: int, samples: int) -> tuple[float, fl
     (views / "generated.json").write_text(json.dumps(generated))
     runner = GATE / "tools" / "oracle_gate" / "actions" / "observe.py"
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-S", str(runner), "--inputs", str(views / "inputs.json"),
-                    "--generated", str(views / "generated.json"), "--out", str(views / "observations.json"),
-                    "--log", str(views / "caller.log")],
-                   env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(folder)}, check=True, cwd=folder,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            str(runner),
+            "--inputs",
+            str(views / "inputs.json"),
+            "--generated",
+            str(views / "generated.json"),
+            "--out",
+            str(views / "observations.json"),
+            "--log",
+            str(views / "caller.log"),
+        ],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(folder)},
+        check=True,
+        cwd=folder,
+        capture_output=True,
+    )
     observations = load_samples((views / "observations.json").read_bytes())
     judged, _, _ = judgement.judge_all(expectations, observations)
     runner_seconds = time.perf_counter() - started
     if len(judged) != invariants or not all(j.ok for j in judged):
         raise SystemExit("bench: the row runner did not pass every row")
-    loop = ("import json, sys, time\nsys.path.insert(0, sys.argv[1])\nstarted = time.perf_counter()\n"
-            "from prod.calc import add\nrows = json.loads(open(sys.argv[2]).read())\nfailed = 0\n"
-            "for _ in range(int(sys.argv[3])):\n    for s in rows:\n"
-            "        failed += add(*s['args']) != s['expected']\n"
-            "print(time.perf_counter() - started, failed)\n")
+    loop = (
+        "import json, sys, time\nsys.path.insert(0, sys.argv[1])\nstarted = time.perf_counter()\n"
+        "from prod.calc import add\nrows = json.loads(open(sys.argv[2]).read())\nfailed = 0\n"
+        "for _ in range(int(sys.argv[3])):\n    for s in rows:\n"
+        "        failed += add(*s['args']) != s['expected']\n"
+        "print(time.perf_counter() - started, failed)\n"
+    )
     (views / "table.json").write_text(json.dumps(table))
-    out = subprocess.run([sys.executable, "-S", "-c", loop, str(folder), str(views / "table.json"), str(invariants)],
-                         check=True, capture_output=True, text=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", loop, str(folder), str(views / "table.json"), str(invariants)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     return runner_seconds, float(out[0])
 
 
@@ -181,7 +228,10 @@ def bazel_env(home: Path) -> dict[str, str]:
     """The environment of the Bazel runs of figures 5 and 7: a home of their own, so the output user
     root (`~/.cache/bazel`) and the gate's run folder are fresh when `home` is."""
     keep = ("PATH", "LANG", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CONFIG_FILE")
-    return {k: os.environ[k] for k in keep if k in os.environ} | {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
+    return {k: os.environ[k] for k in keep if k in os.environ} | {
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
 
 
 _SUMMARY = ("INFO: ", "Executed ")
@@ -195,13 +245,22 @@ def bazel_test(repo: Path, home: Path) -> tuple[float, list[str]]:
         SystemExit: when Bazel fails.
     """
     started = time.perf_counter()
-    proc = subprocess.run(["bazel", "test", "--symlink_prefix=/", "//oracles/...", "//harness/..."], cwd=repo, env=bazel_env(home),
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["bazel", "test", "--symlink_prefix=/", "//oracles/...", "//harness/..."],
+        cwd=repo,
+        env=bazel_env(home),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"bench: bazel test in {repo} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    found = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines()
-             if ln.startswith("Executed ") or (ln.startswith("INFO: ") and " process" in ln)]
+    found = [
+        ln.strip()
+        for ln in (proc.stdout + proc.stderr).splitlines()
+        if ln.startswith("Executed ") or (ln.startswith("INFO: ") and " process" in ln)
+    ]
     return seconds, found
 
 
@@ -272,56 +331,121 @@ def compared_figures(work: Path, scale: str, wanted: set[str], repo: Path) -> No
     if wanted & {"8", "9"}:
         rows, suites = speed.row_runner_figures(repo, work, rounds)
         adapter = rows.get("adapter")
-        for number, key, target, what in (("8", "one suite", "printed beside 9", "as one suite"),
-                                          ("9", "per file", "<= 2x", f"as {suites} suites")):
+        for number, key, target, what in (
+            ("8", "one suite", "printed beside 9", "as one suite"),
+            ("9", "per file", "<= 2x", f"as {suites} suites"),
+        ):
             if number in wanted:
-                print(line(number, f"rows, {'1 suite' if number == '8' else f'{suites} suites'}",
-                           rows[key] / adapter if adapter else float("nan"), target,
-                           f"row runner on {n} rows {what}: {rows[key]:.2f} s"
-                           + (f" (a process per pin check and draw, no workers: {rows['per file, no workers']:.2f} s)"
-                              if number == "9" else "") + "; pytest adapter "
-                           + (f"{adapter:.2f} s" if adapter else "not measured: pytest is not installed")), flush=True)
+                print(
+                    line(
+                        number,
+                        f"rows, {'1 suite' if number == '8' else f'{suites} suites'}",
+                        rows[key] / adapter if adapter else float("nan"),
+                        target,
+                        f"row runner on {n} rows {what}: {rows[key]:.2f} s"
+                        + (
+                            f" (a process per pin check and draw, no workers: {rows['per file, no workers']:.2f} s)"
+                            if number == "9"
+                            else ""
+                        )
+                        + "; pytest adapter "
+                        + (f"{adapter:.2f} s" if adapter else "not measured: pytest is not installed"),
+                    ),
+                    flush=True,
+                )
     if "10" in wanted:
         warm = speed.warm_figure(repo, bazel_env, work, rounds)
-        print(line("10", "warm check", warm["check"] / warm["bazel test"], "<= 3x",
-                   f"warm check {warm['check']:.2f} s, warm bazel test {warm['bazel test']:.2f} s ({n} invariants, "
-                   "no generators, nothing changed)"), flush=True)
+        print(
+            line(
+                "10",
+                "warm check",
+                warm["check"] / warm["bazel test"],
+                "<= 3x",
+                f"warm check {warm['check']:.2f} s, warm bazel test {warm['bazel test']:.2f} s ({n} invariants, "
+                "no generators, nothing changed)",
+            ),
+            flush=True,
+        )
     if "11" in wanted:
         clean_figures(work, repo, rounds, n)
     if "14" in wanted:
         if not speed.this_checkout_is_clean():
-            print("14  sealed, here      skipped: this checkout has uncommitted changes, which check refuses", flush=True)
+            print(
+                "14  sealed, here      skipped: this checkout has uncommitted changes, which check refuses", flush=True
+            )
         else:
             seal = speed.seal_figure(GATE, bazel_env, work, rounds)
-            print(line("14", "sealed, here", seal["sealed"] / seal["unsealed"], "<= 1.5x",
-                       f"warm check --base HEAD on this checkout: workspace run sealed {seal['sealed']:.1f} s, "
-                       f"--unsealed-workspace {seal['unsealed']:.1f} s"), flush=True)
+            print(
+                line(
+                    "14",
+                    "sealed, here",
+                    seal["sealed"] / seal["unsealed"],
+                    "<= 1.5x",
+                    f"warm check --base HEAD on this checkout: workspace run sealed {seal['sealed']:.1f} s, "
+                    f"--unsealed-workspace {seal['unsealed']:.1f} s",
+                ),
+                flush=True,
+            )
     if "13" in wanted:
         counts = {n // 4: None, n // 2: None}
-        repos = {count: repo_for(work, f"bazel-{count}", invariants=count, files=max(1, files * count // n),
-                                 blob_bytes=b * count // n, blobs=count, harness=max(1, harness * count // n),
-                                 change="production", bazel=1) for count in counts}
+        repos = {
+            count: repo_for(
+                work,
+                f"bazel-{count}",
+                invariants=count,
+                files=max(1, files * count // n),
+                blob_bytes=b * count // n,
+                blobs=count,
+                harness=max(1, harness * count // n),
+                change="production",
+                bazel=1,
+            )
+            for count in counts
+        }
         seconds = speed.growth_figure({**repos, n: repo}, bazel_env, work)
-        print(line("13", "growth", seconds[n] / seconds[n // 4], "<= 4x",
-                   "cold check: " + ", ".join(f"{count} invariants {t:.1f} s" for count, t in sorted(seconds.items()))),
-              flush=True)
+        print(
+            line(
+                "13",
+                "growth",
+                seconds[n] / seconds[n // 4],
+                "<= 4x",
+                "cold check: " + ", ".join(f"{count} invariants {t:.1f} s" for count, t in sorted(seconds.items())),
+            ),
+            flush=True,
+        )
 
 
 def clean_figures(work: Path, repo: Path, rounds: int, n: int) -> None:
     """Figure 11: `check --clean` against a cold plain `bazel test`, on the bench repository and on
     this checkout (`--base HEAD`; skipped with a note when it has uncommitted changes)."""
     clean = speed.clean_figure(repo, bazel_env, work, rounds)
-    print(line("11", "clean check", clean["check --clean"] / clean["cold bazel test"], "<= 1.2x",
-               f"check --clean {clean['check --clean']:.1f} s, cold bazel test {clean['cold bazel test']:.1f} s "
-               f"({n} invariants)"), flush=True)
+    print(
+        line(
+            "11",
+            "clean check",
+            clean["check --clean"] / clean["cold bazel test"],
+            "<= 1.2x",
+            f"check --clean {clean['check --clean']:.1f} s, cold bazel test {clean['cold bazel test']:.1f} s "
+            f"({n} invariants)",
+        ),
+        flush=True,
+    )
     if not speed.this_checkout_is_clean():
         print("11b clean check     skipped: this checkout has uncommitted changes, which check refuses", flush=True)
         return
     patterns = ["//oracles/...", "//harness/..."]
     ours = speed.clean_figure(GATE, bazel_env, work, rounds, base="HEAD", patterns=patterns)
-    print(line("11b", "clean, here", ours["check --clean"] / ours["cold bazel test"], "<= 1.2x",
-               f"check --clean --base HEAD on this checkout {ours['check --clean']:.1f} s, cold bazel test "
-               f"{' '.join(patterns)} {ours['cold bazel test']:.1f} s"), flush=True)
+    print(
+        line(
+            "11b",
+            "clean, here",
+            ours["check --clean"] / ours["cold bazel test"],
+            "<= 1.2x",
+            f"check --clean --base HEAD on this checkout {ours['check --clean']:.1f} s, cold bazel test "
+            f"{' '.join(patterns)} {ours['cold bazel test']:.1f} s",
+        ),
+        flush=True,
+    )
 
 
 def line(number: str, name: str, ratio: float, target: str, detail: str) -> str:
@@ -333,9 +457,12 @@ def main(argv: list[str]) -> int:
     """Generates the repositories, measures, prints the figures; returns 0."""
     parser = argparse.ArgumentParser(prog="run.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", choices=sorted(SCALES), default="full", help="problem size (default: full)")
-    parser.add_argument("--work", type=Path,
-                        default=Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oracle-gate" / "bench",
-                        help="where generated repositories are kept")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oracle-gate" / "bench",
+        help="where generated repositories are kept",
+    )
     parser.add_argument("--figures", default=",".join(FIGURES), help="which figures, comma-separated (default: all)")
     args = parser.parse_args(argv)
     wanted = set(args.figures.split(","))
@@ -344,9 +471,12 @@ def main(argv: list[str]) -> int:
     n, files, b = SCALES[args.scale]
     work = args.work / args.scale
     work.mkdir(parents=True, exist_ok=True)
-    print(f"bench: scale {args.scale}: {n} invariants in {files} files, {b >> 20} MiB of blobs; "
-          f"{os.cpu_count()} cores; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-          f"repositories in {work}", flush=True)
+    print(
+        f"bench: scale {args.scale}: {n} invariants in {files} files, {b >> 20} MiB of blobs; "
+        f"{os.cpu_count()} cores; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"repositories in {work}",
+        flush=True,
+    )
     if wanted & {"1", "2", "3", "4", "6", "12"}:
         results_figures(work, n, files, b, wanted)
     if wanted & {"5", "7", "8", "9", "10", "11", "13", "14"}:
@@ -357,35 +487,70 @@ def main(argv: list[str]) -> int:
 
 def results_figures(work: Path, n: int, files: int, b: int, wanted: set[str]) -> None:
     """Figures 1, 2, 3, 4 and 6 (those of them in `wanted`): `check --results` and the row runner."""
-    half = repo_for(work, "half", invariants=n // 2, files=files, blob_bytes=b // 2, blobs=n // 2, harness=100,
-                    change="production")
+    half = repo_for(
+        work, "half", invariants=n // 2, files=files, blob_bytes=b // 2, blobs=n // 2, harness=100, change="production"
+    )
     full = repo_for(work, "full", invariants=n, files=files, blob_bytes=b, blobs=n, harness=100, change="production")
     cold = min(check(full, n, cold=True)[0] for _ in range(2))
     if "1" in wanted:
         floor = min(openssl(full) for _ in range(2))
-        print(line("1", "hashing floor", cold / floor, "<= 0.75x",
-                   f"cold check {cold:.2f} s, openssl dgst -sha256 {floor:.2f} s"), flush=True)
+        print(
+            line(
+                "1",
+                "hashing floor",
+                cold / floor,
+                "<= 0.75x",
+                f"cold check {cold:.2f} s, openssl dgst -sha256 {floor:.2f} s",
+            ),
+            flush=True,
+        )
     if "2" in wanted:
         cold_half = min(check(half, n // 2, cold=True)[0] for _ in range(2))
-        print(line("2", "linear growth", cold / cold_half, "<= 2.2x",
-                   f"cold check at {n} rows {cold:.2f} s, at {n // 2} rows {cold_half:.2f} s"), flush=True)
+        print(
+            line(
+                "2",
+                "linear growth",
+                cold / cold_half,
+                "<= 2.2x",
+                f"cold check at {n} rows {cold:.2f} s, at {n // 2} rows {cold_half:.2f} s",
+            ),
+            flush=True,
+        )
     if "3" in wanted:
-        single = repo_for(work, "single", invariants=n, files=files, blob_bytes=b, blobs=1, harness=100,
-                          change="production")
+        single = repo_for(
+            work, "single", invariants=n, files=files, blob_bytes=b, blobs=1, harness=100, change="production"
+        )
         warm_seconds, warm_rss = check(single, n, cold=False)
         cold_seconds, cold_rss = check(single, n, cold=True)
-        print(line("3", "memory", warm_rss / (64 << 20), "< 1x of 64 MiB",
-                   f"peak RSS with one {b >> 20} MiB blob: warm {warm_rss >> 20} MiB ({warm_seconds:.2f} s), "
-                   f"cold {cold_rss >> 20} MiB ({cold_seconds:.2f} s)"), flush=True)
+        print(
+            line(
+                "3",
+                "memory",
+                warm_rss / (64 << 20),
+                "< 1x of 64 MiB",
+                f"peak RSS with one {b >> 20} MiB blob: warm {warm_rss >> 20} MiB ({warm_seconds:.2f} s), "
+                f"cold {cold_rss >> 20} MiB ({cold_seconds:.2f} s)",
+            ),
+            flush=True,
+        )
     if "4" in wanted:
         runner_seconds, loop_seconds = harness_figure(work, n, 10)
-        print(line("4", "harness", runner_seconds / loop_seconds, "<= 3x",
-                   f"row runner {runner_seconds:.2f} s, plain loop {loop_seconds:.2f} s ({n} rows x 10 samples)"),
-              flush=True)
+        print(
+            line(
+                "4",
+                "harness",
+                runner_seconds / loop_seconds,
+                "<= 3x",
+                f"row runner {runner_seconds:.2f} s, plain loop {loop_seconds:.2f} s ({n} rows x 10 samples)",
+            ),
+            flush=True,
+        )
     if "6" in wanted:
         warm = min(check(full, n, cold=False)[0] for _ in range(2))
-        print(line("6", "warm", warm / cold, "<= 0.1x", f"production-only change {warm:.2f} s, cold {cold:.2f} s"),
-              flush=True)
+        print(
+            line("6", "warm", warm / cold, "<= 0.1x", f"production-only change {warm:.2f} s, cold {cold:.2f} s"),
+            flush=True,
+        )
     if "12" in wanted:
         memory_figure(work, n, files, b, full, cold)
 
@@ -394,39 +559,82 @@ def memory_figure(work: Path, n: int, files: int, b: int, full: Path, cold: floa
     """Figure 12: cold `check --results --verify-all` peak RSS with one blob of B bytes against
     100 MiB, beside the pin checker's; and the cold check's time at N invariants against the pin
     checker's on the same repository."""
-    single = repo_for(work, "single", invariants=n, files=files, blob_bytes=b, blobs=1, harness=100,
-                      change="production")
+    single = repo_for(
+        work, "single", invariants=n, files=files, blob_bytes=b, blobs=1, harness=100, change="production"
+    )
     seconds, rss = check(single, n, cold=True)
     _, checker_rss = speed.pin_checker(single, timed)
     checker = min(speed.pin_checker(full, timed)[0] for _ in range(2))
-    print(line("12", "memory, speed", rss / (100 << 20), "< 1x of 100 MiB; time <= 1x the pin checker's",
-               f"cold check --results --verify-all with one {b >> 20} MiB blob: {rss >> 20} MiB ({seconds:.2f} s), "
-               f"the pin checker {checker_rss >> 20} MiB; at {n} invariants: cold check {cold:.2f} s, "
-               f"pin checker {checker:.2f} s ({cold / checker:.2f}x)"), flush=True)
+    print(
+        line(
+            "12",
+            "memory, speed",
+            rss / (100 << 20),
+            "< 1x of 100 MiB; time <= 1x the pin checker's",
+            f"cold check --results --verify-all with one {b >> 20} MiB blob: {rss >> 20} MiB ({seconds:.2f} s), "
+            f"the pin checker {checker_rss >> 20} MiB; at {n} invariants: cold check {cold:.2f} s, "
+            f"pin checker {checker:.2f} s ({cold / checker:.2f}x)",
+        ),
+        flush=True,
+    )
 
 
 def bazel_figures(work: Path, scale: str, wanted: set[str]) -> None:
     """Figures 5, 7 and 8-11, 13 (those of them in `wanted`), on generated Bazel workspaces."""
     n, files, b, harness = BAZEL_SCALES[scale]
-    repo = repo_for(work, "bazel", invariants=n, files=files, blob_bytes=b, blobs=n, harness=harness,
-                    change="production", bazel=1)
+    repo = repo_for(
+        work, "bazel", invariants=n, files=files, blob_bytes=b, blobs=n, harness=harness, change="production", bazel=1
+    )
     compared_figures(work, scale, wanted, repo)
     if "5" in wanted:
         first, unchanged, one_blob = incremental_figure(repo, work / "bazel-home")
         ran, total = executed(one_blob[1])
-        print(line("5", "incremental", ran / total, f"only the changed file's test: 1 of {files} oracle tests",
-                   f"one blob of {n} changed: {' '.join(one_blob[1])} ({one_blob[0]:.1f} s); nothing changed: "
-                   f"{' '.join(unchanged[1])} ({unchanged[0]:.1f} s); first run: {' '.join(first[1])} "
-                   f"({first[0]:.1f} s)"), flush=True)
+        print(
+            line(
+                "5",
+                "incremental",
+                ran / total,
+                f"only the changed file's test: 1 of {files} oracle tests",
+                f"one blob of {n} changed: {' '.join(one_blob[1])} ({one_blob[0]:.1f} s); nothing changed: "
+                f"{' '.join(unchanged[1])} ({unchanged[0]:.1f} s); first run: {' '.join(first[1])} "
+                f"({first[0]:.1f} s)",
+            ),
+            flush=True,
+        )
     if "7" in wanted:
         cold, warm = harness_path_figure(repo, work / "check-home")
         results = results_for(repo, n)
-        with_results = [timed([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "check", "--base",
-                               "main", "--results", str(results), *flag], GATE)[0] for flag in (["--verify-all"], [])]
-        print(line("7", "harness path", warm / cold, "printed beside 6",
-                   f"check without --results on {n} invariants: cold Bazel {cold:.1f} s, warm {warm:.1f} s; "
-                   f"with --results on the same repository: cold {with_results[0]:.2f} s, warm {with_results[1]:.2f} s"),
-              flush=True)
+        with_results = [
+            timed(
+                [
+                    sys.executable,
+                    "-B",
+                    "-m",
+                    "tools.oracle_gate",
+                    "--repo",
+                    str(repo),
+                    "check",
+                    "--base",
+                    "main",
+                    "--results",
+                    str(results),
+                    *flag,
+                ],
+                GATE,
+            )[0]
+            for flag in (["--verify-all"], [])
+        ]
+        print(
+            line(
+                "7",
+                "harness path",
+                warm / cold,
+                "printed beside 6",
+                f"check without --results on {n} invariants: cold Bazel {cold:.1f} s, warm {warm:.1f} s; "
+                f"with --results on the same repository: cold {with_results[0]:.2f} s, warm {with_results[1]:.2f} s",
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

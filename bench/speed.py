@@ -68,7 +68,11 @@ class Workers:
         if proc is None:
             proc = self.procs[module] = subprocess.Popen(
                 [PYTHON, "-S", "-E", "-B", "-c", BOOTSTRAP, module, "--persistent_worker"],
-                cwd=self.cwd, env=BARE_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                cwd=self.cwd,
+                env=BARE_ENV,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(encode_request(arguments))
         proc.stdin.flush()
@@ -141,19 +145,68 @@ def suite_processes(repo: Path, files: Sequence[Path], work: Path, workers: Work
     blobs = [f"--blob={p}={repo / p}" for p in _blob_paths(files)]
     started = time.perf_counter()
     for module, args in (
-            ("pin_check", ["--out", v["index"], "--inputs", v["inputs"], "--expectations", v["exp"],
-                           "--hidden-inputs", v["hin"], "--hidden-expectations", v["hexp"],
-                           f"--policy=oracles/policy.toml={repo / 'oracles' / 'policy.toml'}", *oracles, *blobs]),
-            ("draw", ["--index", v["index"], "--salt", "", "--out", v["gen"], *oracles])):
+        (
+            "pin_check",
+            [
+                "--out",
+                v["index"],
+                "--inputs",
+                v["inputs"],
+                "--expectations",
+                v["exp"],
+                "--hidden-inputs",
+                v["hin"],
+                "--hidden-expectations",
+                v["hexp"],
+                f"--policy=oracles/policy.toml={repo / 'oracles' / 'policy.toml'}",
+                *oracles,
+                *blobs,
+            ],
+        ),
+        ("draw", ["--index", v["index"], "--salt", "", "--out", v["gen"], *oracles]),
+    ):
         if workers is not None:
             workers.request(module, args)
         else:
             wall([PYTHON, "-S", "-E", "-B", "-c", BOOTSTRAP, module, *args], work, BARE_ENV)
-    wall([PYTHON, str(ACTIONS / "observe.py"), "--inputs", v["inputs"], "--generated", v["gen"], "--out", v["obs"],
-          "--log", str(work / "log")], work, {**BARE_ENV, "PYTHONPATH": str(repo)})
-    wall([PYTHON, str(ACTIONS / "judge.py"), "--expectations", v["exp"], "--observations", v["obs"], "--log",
-          str(work / "log"), "--reference", str(work / "ref.json"), "--generated", v["gen"], "--hidden-expectations",
-          v["hexp"], "--hidden-observations", str(work / "hobs.json")], work, {**BARE_ENV, "PYTHONPATH": str(GATE)})
+    wall(
+        [
+            PYTHON,
+            str(ACTIONS / "observe.py"),
+            "--inputs",
+            v["inputs"],
+            "--generated",
+            v["gen"],
+            "--out",
+            v["obs"],
+            "--log",
+            str(work / "log"),
+        ],
+        work,
+        {**BARE_ENV, "PYTHONPATH": str(repo)},
+    )
+    wall(
+        [
+            PYTHON,
+            str(ACTIONS / "judge.py"),
+            "--expectations",
+            v["exp"],
+            "--observations",
+            v["obs"],
+            "--log",
+            str(work / "log"),
+            "--reference",
+            str(work / "ref.json"),
+            "--generated",
+            v["gen"],
+            "--hidden-expectations",
+            v["hexp"],
+            "--hidden-observations",
+            str(work / "hobs.json"),
+        ],
+        work,
+        {**BARE_ENV, "PYTHONPATH": str(GATE)},
+    )
     return time.perf_counter() - started
 
 
@@ -184,8 +237,9 @@ def row_runner_figures(repo: Path, work: Path, times: int) -> tuple[dict[str, fl
     adapter = adapter_seconds(repo)
     runs: dict[str, Callable[[], float]] = {
         "one suite": lambda: with_workers(scratch, lambda w: suite_processes(repo, files, scratch / "all", w)),
-        "per file": lambda: with_workers(scratch, lambda w: sum(suite_processes(repo, [f], scratch / f.stem, w)
-                                                                  for f in files)),
+        "per file": lambda: with_workers(
+            scratch, lambda w: sum(suite_processes(repo, [f], scratch / f.stem, w) for f in files)
+        ),
         "per file, no workers": lambda: sum(suite_processes(repo, [f], scratch / f.stem) for f in files),
     }
     if adapter is not None:
@@ -217,8 +271,9 @@ def shutdown(repo: Path, env: dict[str, str]) -> None:
     """Stops the Bazel server of `repo` under `env`'s home, and waits for it, and ends the kept
     roots of the sealed workspace runs there (`oracle-gate stop`)."""
     subprocess.run(["bazel", "shutdown"], cwd=repo, env=env, capture_output=True, check=False)
-    subprocess.run([sys.executable, "-B", "-m", "tools.oracle_gate", "stop"], cwd=GATE, env=env, capture_output=True,
-                   check=False)
+    subprocess.run(
+        [sys.executable, "-B", "-m", "tools.oracle_gate", "stop"], cwd=GATE, env=env, capture_output=True, check=False
+    )
 
 
 def warm_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Path, times: int) -> dict[str, float]:
@@ -228,8 +283,13 @@ def warm_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Pat
     try:
         wall(gate_cmd(repo, "--base", "main"), GATE, gate_env)
         plain_test(repo, plain_env)
-        return interleaved({"check": lambda: wall(gate_cmd(repo, "--base", "main"), GATE, gate_env),
-                            "bazel test": lambda: plain_test(repo, plain_env)}, times)
+        return interleaved(
+            {
+                "check": lambda: wall(gate_cmd(repo, "--base", "main"), GATE, gate_env),
+                "bazel test": lambda: plain_test(repo, plain_env),
+            },
+            times,
+        )
     finally:
         shutdown(repo, gate_env)
         shutdown(repo, plain_env)
@@ -246,15 +306,23 @@ def seal_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Pat
     try:
         wall(sealed, GATE, sealed_env)
         wall(unsealed, GATE, unsealed_env)
-        return interleaved({"sealed": lambda: wall(sealed, GATE, sealed_env),
-                            "unsealed": lambda: wall(unsealed, GATE, unsealed_env)}, times)
+        return interleaved(
+            {"sealed": lambda: wall(sealed, GATE, sealed_env), "unsealed": lambda: wall(unsealed, GATE, unsealed_env)},
+            times,
+        )
     finally:
         shutdown(repo, sealed_env)
         shutdown(repo, unsealed_env)
 
 
-def clean_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Path, times: int,
-                 base: str = "main", patterns: Sequence[str] = ("//oracles/...", "//harness/...")) -> dict[str, float]:
+def clean_figure(
+    repo: Path,
+    env_for: Callable[[Path], dict[str, str]],
+    work: Path,
+    times: int,
+    base: str = "main",
+    patterns: Sequence[str] = ("//oracles/...", "//harness/..."),
+) -> dict[str, float]:
     """Figure 11: `check --clean --base BASE` with the workspace side warm / a cold plain
     `bazel test` (a fresh output user root each time). Returns {"check --clean", "cold bazel test"}
     -> median seconds."""
@@ -269,8 +337,13 @@ def clean_figure(repo: Path, env_for: Callable[[Path], dict[str, str]], work: Pa
 
     try:
         wall(gate_cmd(repo, "--base", base), GATE, gate_env)
-        return interleaved({"check --clean": lambda: wall(gate_cmd(repo, "--base", base, "--clean"), GATE, gate_env),
-                            "cold bazel test": cold}, times)
+        return interleaved(
+            {
+                "check --clean": lambda: wall(gate_cmd(repo, "--base", base, "--clean"), GATE, gate_env),
+                "cold bazel test": cold,
+            },
+            times,
+        )
     finally:
         shutdown(repo, gate_env)
 
@@ -297,6 +370,10 @@ def pin_checker(repo: Path, timed: Callable[[list[str], Path], tuple[float, int,
 
 def this_checkout_is_clean() -> bool:
     """True when this checkout has no uncommitted change (`check` refuses a dirty work tree)."""
-    out = subprocess.run(["git", "-C", str(GATE), "status", "--porcelain", "--untracked-files=no"],
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        ["git", "-C", str(GATE), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return out.returncode == 0 and not out.stdout.strip()

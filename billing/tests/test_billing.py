@@ -10,9 +10,17 @@ from billing.tax import apply_rate
 from billing.totals import grand_total_cents, subtotal_cents
 
 
-@pytest.mark.parametrize(("amount", "rate", "expected"), [
-    (50, "0.01", 0), (150, "0.01", 2), (250, "0.01", 2), (1000, "0.0825", 82), (606, "0.0825", 50), (0, "0.5", 0),
-])
+@pytest.mark.parametrize(
+    ("amount", "rate", "expected"),
+    [
+        (50, "0.01", 0),
+        (150, "0.01", 2),
+        (250, "0.01", 2),
+        (1000, "0.0825", 82),
+        (606, "0.0825", 50),
+        (0, "0.5", 0),
+    ],
+)
 def test_apply_rate_rounds_half_to_even(amount, rate, expected):
     assert apply_rate(amount, rate) == expected
 
@@ -29,7 +37,9 @@ def test_apply_rate_rejects_malformed_rates(rate):
         apply_rate(100, rate)
 
 
-@pytest.mark.parametrize(("amount", "error"), [(-1, NegativeAmountError), (1.0, NotIntegerCentsError), (True, NotIntegerCentsError)])
+@pytest.mark.parametrize(
+    ("amount", "error"), [(-1, NegativeAmountError), (1.0, NotIntegerCentsError), (True, NotIntegerCentsError)]
+)
 def test_apply_rate_rejects_bad_amounts(amount, error):
     with pytest.raises(error):
         apply_rate(amount, "0.1")
@@ -42,10 +52,16 @@ def test_grand_total():
     assert grand_total_cents(lines, discount_cents=10**9, tax_rate="0.0825") == 0
 
 
-@pytest.mark.parametrize("line", [
-    {"quantity": -1, "unit_price_cents": 1}, {"quantity": 1, "unit_price_cents": -1},
-    {"quantity": 1.5, "unit_price_cents": 1}, {"quantity": 1}, {"quantity": 1, "unit_price_cents": 1, "x": 0},
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        {"quantity": -1, "unit_price_cents": 1},
+        {"quantity": 1, "unit_price_cents": -1},
+        {"quantity": 1.5, "unit_price_cents": 1},
+        {"quantity": 1},
+        {"quantity": 1, "unit_price_cents": 1, "x": 0},
+    ],
+)
 def test_grand_total_rejects_bad_lines(line):
     with pytest.raises(BillingError):
         grand_total_cents([line])
@@ -77,13 +93,16 @@ def test_refund_id_reused_with_another_amount():
         apply_refund(ledger, "r1", 200)
 
 
-@pytest.mark.parametrize(("ledger", "rid", "amount"), [
-    ({"captured_cents": 10, "refunds": {}}, "", 1),
-    ({"captured_cents": 10, "refunds": {}}, "r", 0),
-    ({"captured_cents": 10}, "r", 1),
-    ({"captured_cents": 10, "refunds": {"a": 11}}, "r", 1),
-    ({"captured_cents": 10, "refunds": []}, "r", 1),
-])
+@pytest.mark.parametrize(
+    ("ledger", "rid", "amount"),
+    [
+        ({"captured_cents": 10, "refunds": {}}, "", 1),
+        ({"captured_cents": 10, "refunds": {}}, "r", 0),
+        ({"captured_cents": 10}, "r", 1),
+        ({"captured_cents": 10, "refunds": {"a": 11}}, "r", 1),
+        ({"captured_cents": 10, "refunds": []}, "r", 1),
+    ],
+)
 def test_refund_rejects_bad_input(ledger, rid, amount):
     with pytest.raises(BillingError):
         apply_refund(ledger, rid, amount)

@@ -38,8 +38,19 @@ def main(argv: list[str]) -> int:
     try:
         with execution_engine(work) as target:
             env = dict(os.environ, ORACLE_GATE_BAZEL_CONFIG=f"bazel7-{args.mode}", ORACLE_GATE_REMOTE_EXECUTOR=target)
-            cmd = [str(ROOT / "tools/bazel7/bazel7.sh"), "--run", "python3", "-B", "-m", "tools.oracle_gate",
-                   "check", "--clean", "--remote", "--base", args.base]
+            cmd = [
+                str(ROOT / "tools/bazel7/bazel7.sh"),
+                "--run",
+                "python3",
+                "-B",
+                "-m",
+                "tools.oracle_gate",
+                "check",
+                "--clean",
+                "--remote",
+                "--base",
+                args.base,
+            ]
             return subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
         print(f"remote_check: the loopback engine did not start: {exc}", file=sys.stderr)

@@ -74,8 +74,9 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
 class Process:
     """A child process in its own session, its output appended to a log file, stopped by pid."""
 
-    def __init__(self, name: str, argv: Sequence[str], log: Path, *, cwd: Path,
-                 env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, name: str, argv: Sequence[str], log: Path, *, cwd: Path, env: Mapping[str, str] | None = None
+    ) -> None:
         """Starts `argv` with stdin from /dev/null and stdout and stderr to `log`.
 
         Args:
@@ -90,8 +91,15 @@ class Process:
         self.log = log
         env = process_environment(cwd) if env is None else env
         with open(log, "ab") as out:
-            self.popen = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                          cwd=cwd, env=dict(env), start_new_session=True)
+            self.popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+            )
         self.pid = self.popen.pid
 
     def failure(self, what: str) -> EngineError:
@@ -219,8 +227,8 @@ def _with_client_action_cache(config: str) -> str:
     """`config` with the client's view of the action cache (`client-ac`, no updates) declared, and
     served as the instance's action cache in place of the writable `ac`."""
     return config.replace("instances:\n", _CLIENT_ACTION_CACHE, 1).replace(
-        "      - !action-cache\n        cache: *ac\n",
-        "      - !action-cache\n        cache: *client-ac\n", 1)
+        "      - !action-cache\n        cache: *ac\n", "      - !action-cache\n        cache: *client-ac\n", 1
+    )
 
 
 def _with_sql_scheduler(config: str, database_url: str, keepalive: int) -> str:
@@ -235,7 +243,9 @@ connections:
     pool-size: 10
     max-overflow: 10
 storages:
-""", 1).replace(
+""",
+        1,
+    ).replace(
         "instances:\n",
         f"""\
 schedulers:
@@ -252,7 +262,9 @@ schedulers:
         count: 1
         interval: 0.1
 instances:
-""", 1)
+""",
+        1,
+    )
 
 
 def postgres_url(port: int, user: str = "bgd", database: str = "bgd") -> str:
@@ -294,8 +306,9 @@ def bgd(python: str, *args: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def buildgrid_server(workdir: Path, render: Callable[[int, Path], str], name: str = "BuildGrid server",
-                     python: str | None = None) -> Iterator[str]:
+def buildgrid_server(
+    workdir: Path, render: Callable[[int, Path], str], name: str = "BuildGrid server", python: str | None = None
+) -> Iterator[str]:
     """Runs `bgd server start` on a rendered config and yields its gRPC target.
 
     Args:
@@ -317,8 +330,12 @@ def buildgrid_server(workdir: Path, render: Callable[[int, Path], str], name: st
     storage.mkdir(exist_ok=True)
     config_path = workdir / "buildgrid.yml"
     config_path.write_text(render(port, storage))
-    server = Process(name, bgd(python or buildgrid_python(), "server", "start", str(config_path)),
-                     workdir / "buildgrid.log", cwd=workdir)
+    server = Process(
+        name,
+        bgd(python or buildgrid_python(), "server", "start", str(config_path)),
+        workdir / "buildgrid.log",
+        cwd=workdir,
+    )
     (workdir / "pid").write_text(f"{server.pid}\n")
     try:
         server.wait_for_port(port)
@@ -380,8 +397,16 @@ def _run_logged(argv: list[str], log: Path, cwd: Path, what: str, timeout: float
         out.write(f"$ {shlex.join(argv)}\n".encode())
         out.flush()
         try:
-            code = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, cwd=cwd,
-                                  env=_quiet_env(), timeout=timeout, check=False).returncode
+            code = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=_quiet_env(),
+                timeout=timeout,
+                check=False,
+            ).returncode
         except subprocess.TimeoutExpired as e:
             raise EngineError(f"{what}: timed out after {timeout:.0f} s; log {log}:\n{tail(log)}") from e
     if code != 0:
@@ -417,18 +442,46 @@ def postgres(workdir: Path) -> Iterator[str]:
     port = free_port()
     postmaster_pid: int | None = None
     try:
-        _run_logged(_as_server_user([str(POSTGRES_BIN / "initdb"), "-D", str(data), "-U", "bgd", "--auth=trust",
-                                     "-E", "UTF8", "--no-sync"]), log, home, "initdb")
-        options = (f"-p {port} -k {shlex.quote(str(home))} -c listen_addresses=127.0.0.1 "
-                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        _run_logged(
+            _as_server_user(
+                [str(POSTGRES_BIN / "initdb"), "-D", str(data), "-U", "bgd", "--auth=trust", "-E", "UTF8", "--no-sync"]
+            ),
+            log,
+            home,
+            "initdb",
+        )
+        options = (
+            f"-p {port} -k {shlex.quote(str(home))} -c listen_addresses=127.0.0.1 "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
         # Without -l, pg_ctl hands the server our log file descriptor: the server user need not be
         # able to open a path in `workdir`.
-        _run_logged(_as_server_user([str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-w",
-                                     "-t", str(int(START_TIMEOUT_S)), "start"]), log, home, "pg_ctl start")
+        _run_logged(
+            _as_server_user(
+                [
+                    str(POSTGRES_BIN / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    str(int(START_TIMEOUT_S)),
+                    "start",
+                ]
+            ),
+            log,
+            home,
+            "pg_ctl start",
+        )
         postmaster_pid = int((data / "postmaster.pid").read_text().split()[0])
         (workdir / "pid").write_text(f"{postmaster_pid}\n")
-        _run_logged([str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "bgd", "bgd"],
-                    log, home, "createdb")
+        _run_logged(
+            [str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "bgd", "bgd"],
+            log,
+            home,
+            "createdb",
+        )
         yield postgres_url(port)
     finally:
         if postmaster_pid is not None:
@@ -440,9 +493,25 @@ def postgres(workdir: Path) -> Iterator[str]:
 def _stop_postgres(data: Path, pid: int, log: Path, cwd: Path) -> None:
     """`pg_ctl stop -m fast`; if the postmaster (by pid) is still there, SIGQUIT then SIGKILL."""
     with contextlib.suppress(EngineError):
-        _run_logged(_as_server_user([str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w",
-                                     "-t", str(int(STOP_TIMEOUT_S)), "stop"]), log, cwd, "pg_ctl stop",
-                    timeout=STOP_TIMEOUT_S + 5)
+        _run_logged(
+            _as_server_user(
+                [
+                    str(POSTGRES_BIN / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-m",
+                    "fast",
+                    "-w",
+                    "-t",
+                    str(int(STOP_TIMEOUT_S)),
+                    "stop",
+                ]
+            ),
+            log,
+            cwd,
+            "pg_ctl stop",
+            timeout=STOP_TIMEOUT_S + 5,
+        )
     for sig in (signal.SIGQUIT, signal.SIGKILL):
         if not pid_alive(pid):
             return
@@ -463,8 +532,9 @@ def pid_alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def worker(workdir: Path, target: str, python: str | None = None,
-           timeout: float = START_TIMEOUT_S) -> Iterator[Process]:
+def worker(
+    workdir: Path, target: str, python: str | None = None, timeout: float = START_TIMEOUT_S
+) -> Iterator[Process]:
     """Runs `worker.py` against `target` until exit; waits until it has reached the server.
 
     Args:
@@ -483,8 +553,18 @@ def worker(workdir: Path, target: str, python: str | None = None,
     ready = workdir / "ready"
     with contextlib.suppress(FileNotFoundError):
         ready.unlink()
-    argv = isolated(python or buildgrid_python(), str(WORKER_SCRIPT), "--target", target, "--work-dir",
-                    str(workdir / "roots"), "--ready-file", str(ready), "--keepalive", str(BOT_KEEPALIVE_S))
+    argv = isolated(
+        python or buildgrid_python(),
+        str(WORKER_SCRIPT),
+        "--target",
+        target,
+        "--work-dir",
+        str(workdir / "roots"),
+        "--ready-file",
+        str(ready),
+        "--keepalive",
+        str(BOT_KEEPALIVE_S),
+    )
     proc = Process("REAPI worker", argv, workdir / "worker.log", cwd=workdir)
     (workdir / "pid").write_text(f"{proc.pid}\n")
     try:
@@ -526,11 +606,19 @@ def execution_engine(workdir: Path, python: str | None = None) -> Iterator[str]:
     workdir = Path(workdir)
     python = python or buildgrid_python()
     with sigterm_interrupts(), postgres(workdir / "postgres") as database_url:
-        _run_logged(bgd(python, "migrate", "apply", database_url), workdir / "postgres" / "migrate.log", workdir,
-                    "bgd migrate apply", timeout=120)
+        _run_logged(
+            bgd(python, "migrate", "apply", database_url),
+            workdir / "postgres" / "migrate.log",
+            workdir,
+            "bgd migrate apply",
+            timeout=120,
+        )
+
         def render(port: int, storage: Path) -> str:
             return execution_config(port, storage, database_url)
 
-        with (buildgrid_server(workdir / "buildgrid", render, python=python) as target,
-              worker(workdir / "worker", target, python)):
+        with (
+            buildgrid_server(workdir / "buildgrid", render, python=python) as target,
+            worker(workdir / "worker", target, python),
+        ):
             yield target

@@ -175,10 +175,25 @@ def start(environ: Mapping[str, str] = os.environ) -> tuple[EngineState, bool]:
         shutil.rmtree(folder / "work", ignore_errors=True)  # a fresh cluster and storage each start
         log = folder / LOG_FILE
         with open(log, "wb") as out:
-            proc = subprocess.Popen([sys.executable, "-I", "-B", str(Path(__file__).resolve()), "serve",
-                                     "--state", str(folder), "--python", python],
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True, env=process_environment(folder, environ), cwd=str(folder))
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-I",
+                    "-B",
+                    str(Path(__file__).resolve()),
+                    "serve",
+                    "--state",
+                    str(folder),
+                    "--python",
+                    python,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=process_environment(folder, environ),
+                cwd=str(folder),
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             state = read_state(folder)

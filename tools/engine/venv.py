@@ -69,13 +69,32 @@ REQUIRED_MODULES = (
 # HTTP client reads. Nothing that says where or how to install (PIP_TARGET, PIP_PREFIX, PIP_USER,
 # PIP_ROOT, PIP_SRC, PIP_NO_DEPS, ...): those would send the install elsewhere.
 PIP_SOURCE_VARIABLES = (
-    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CLIENT_CERT",
-    "PIP_TRUSTED_HOST", "PIP_PROXY", "PIP_DEFAULT_TIMEOUT", "PIP_TIMEOUT", "PIP_RETRIES", "PIP_CONFIG_FILE",
-    "PIP_NO_CACHE_DIR", "PIP_CACHE_DIR",
-    "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_NO_INDEX",
+    "PIP_FIND_LINKS",
+    "PIP_CERT",
+    "PIP_CLIENT_CERT",
+    "PIP_TRUSTED_HOST",
+    "PIP_PROXY",
+    "PIP_DEFAULT_TIMEOUT",
+    "PIP_TIMEOUT",
+    "PIP_RETRIES",
+    "PIP_CONFIG_FILE",
+    "PIP_NO_CACHE_DIR",
+    "PIP_CACHE_DIR",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
     # Where pip finds the user's configuration file and keeps its download cache.
-    "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
 )
 PATH = "/usr/local/bin:/usr/bin:/bin"
 # Seconds.
@@ -202,7 +221,9 @@ def shown(lock: Path) -> str:
     return str(lock)
 
 
-def verify(python: Path | str, modules: tuple[str, ...] = REQUIRED_MODULES, timeout: float = VERIFY_TIMEOUT_S) -> str | None:
+def verify(
+    python: Path | str, modules: tuple[str, ...] = REQUIRED_MODULES, timeout: float = VERIFY_TIMEOUT_S
+) -> str | None:
     """Imports `modules` with the environment's Python in a clean, isolated process.
 
     Args:
@@ -219,9 +240,16 @@ def verify(python: Path | str, modules: tuple[str, ...] = REQUIRED_MODULES, time
         return f"{python} does not exist"
     home = Path(python).parent.parent
     try:
-        proc = subprocess.run([str(python), "-I", "-B", "-c", _VERIFY, *modules], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, env=process_environment(home), cwd=home,
-                              timeout=timeout, check=False)
+        proc = subprocess.run(
+            [str(python), "-I", "-B", "-c", _VERIFY, *modules],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=process_environment(home),
+            cwd=home,
+            timeout=timeout,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{python} did not run: {exc}"
     try:
@@ -292,8 +320,16 @@ def _run(argv: list[str], log: Path, env: Mapping[str, str], cwd: Path) -> None:
         out.write(f"$ {shlex.join(argv)}\n".encode())
         out.flush()
         try:
-            code = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                  env=dict(env), cwd=cwd, timeout=INSTALL_TIMEOUT_S, check=False).returncode
+            code = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=dict(env),
+                cwd=cwd,
+                timeout=INSTALL_TIMEOUT_S,
+                check=False,
+            ).returncode
         except subprocess.TimeoutExpired:
             code = None
     if code != 0:
@@ -305,8 +341,12 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def buildgrid_python(environ: Mapping[str, str] = os.environ, lock: Path = LOCK,
-                     report: Callable[[str], None] = _stderr, modules: tuple[str, ...] = REQUIRED_MODULES) -> str:
+def buildgrid_python(
+    environ: Mapping[str, str] = os.environ,
+    lock: Path = LOCK,
+    report: Callable[[str], None] = _stderr,
+    modules: tuple[str, ...] = REQUIRED_MODULES,
+) -> str:
     """The Python of a verified BuildGrid environment, installing or repairing it when needed.
 
     Under an exclusive lock on `<cache_root()>/.buildgrid.lock` (concurrent installers wait): when
@@ -348,8 +388,25 @@ def buildgrid_python(environ: Mapping[str, str] = os.environ, lock: Path = LOCK,
         log.write_bytes(b"")
         env = pip_environment(environ)
         _run([sys.executable, "-I", "-m", "venv", str(venv)], log, env, root)
-        _run([str(python), "-I", "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-              "--require-hashes", "--no-deps", "--only-binary=:all:", "-r", str(lock)], log, env, root)
+        _run(
+            [
+                str(python),
+                "-I",
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-input",
+                "--require-hashes",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-r",
+                str(lock),
+            ],
+            log,
+            env,
+            root,
+        )
         problem = verify(python, modules)
         if problem is not None:
             raise InstallError(f"the fresh environment in {venv} fails verification: {problem}; log {log}")

@@ -129,8 +129,14 @@ def system_directories() -> list[str]:
     return [f"/{name}" for name, target in system_entries() if target is None]
 
 
-def sandbox_argv(bwrap: str, input_root: Path, working_directory: str, environment: Mapping[str, str],
-                 arguments: Sequence[str], status_fd: int | None = None) -> list[str]:
+def sandbox_argv(
+    bwrap: str,
+    input_root: Path,
+    working_directory: str,
+    environment: Mapping[str, str],
+    arguments: Sequence[str],
+    status_fd: int | None = None,
+) -> list[str]:
     """The bwrap command line that runs `arguments` locked down, with `input_root` as its only data.
 
     Args:
@@ -157,11 +163,25 @@ def sandbox_argv(bwrap: str, input_root: Path, working_directory: str, environme
     argv = [bwrap]
     for name, target in system_entries():
         argv += ["--symlink", target, f"/{name}"] if target is not None else ["--ro-bind", f"/{name}", f"/{name}"]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-             "--bind", str(input_root), SANDBOX_ROOT,
-             "--chdir", str(PurePosixPath(SANDBOX_ROOT, *PurePosixPath(working_directory).parts)),
-             # Namespaces: user (where possible), mount, pid, network (loopback only), ipc, uts, cgroup.
-             "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    argv += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        str(input_root),
+        SANDBOX_ROOT,
+        "--chdir",
+        str(PurePosixPath(SANDBOX_ROOT, *PurePosixPath(working_directory).parts)),
+        # Namespaces: user (where possible), mount, pid, network (loopback only), ipc, uts, cgroup.
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]
     if status_fd is not None:
         argv += ["--json-status-fd", str(status_fd)]
     argv.append("--clearenv")
@@ -174,8 +194,14 @@ def sandbox_argv(bwrap: str, input_root: Path, working_directory: str, environme
 @functools.cache
 def _bwrap_version(bwrap: str) -> str:
     try:
-        proc = subprocess.run([bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=PROBE_TIMEOUT_S, check=False)
+        proc = subprocess.run(
+            [bwrap, "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise LockdownUnavailable(f"{bwrap} --version failed: {e}") from e
     version = proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else ""
@@ -196,9 +222,11 @@ def lockdown_description() -> str:
     bwrap = find_bwrap()
     entries = system_entries()
     layout = ", ".join(f"/{name}" if target is None else f"/{name} -> {target}" for name, target in entries)
-    return (f"{_bwrap_version(bwrap)} ({bwrap}): empty root with read-only {layout}; private /proc, "
-            f"minimal /dev, empty /tmp; input root read-write at {SANDBOX_ROOT}; all namespaces unshared "
-            "(no network), all capabilities dropped, only the Command's environment variables")
+    return (
+        f"{_bwrap_version(bwrap)} ({bwrap}): empty root with read-only {layout}; private /proc, "
+        f"minimal /dev, empty /tmp; input root read-write at {SANDBOX_ROOT}; all namespaces unshared "
+        "(no network), all capabilities dropped, only the Command's environment variables"
+    )
 
 
 def check_lockdown(bwrap: str) -> None:
@@ -214,8 +242,16 @@ def check_lockdown(bwrap: str) -> None:
         status_read, status_write = os.pipe()
         try:
             argv = sandbox_argv(bwrap, root, "", {}, ["/bin/sh", "-c", ": > probe; test ! -e /etc"], status_write)
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, env={},
-                                  pass_fds=(status_write,), timeout=PROBE_TIMEOUT_S, check=False)
+            proc = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                env={},
+                pass_fds=(status_write,),
+                timeout=PROBE_TIMEOUT_S,
+                check=False,
+            )
             reap_sandbox(read_status(status_read).get("child-pid"))
         except (OSError, subprocess.TimeoutExpired) as e:
             raise LockdownUnavailable(f"bwrap sandbox probe failed: {e}") from e
@@ -294,8 +330,13 @@ def _transient(error: grpc.RpcError) -> bool:
     return error.code() in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)
 
 
-def with_retries(attempt: Callable[[], object], what: str, attempts: int = CAS_ATTEMPTS,
-                 backoff_s: float = CAS_BACKOFF_S, sleep: Callable[[float], None] = time.sleep):  # type: ignore[no-untyped-def]
+def with_retries(
+    attempt: Callable[[], object],
+    what: str,
+    attempts: int = CAS_ATTEMPTS,
+    backoff_s: float = CAS_BACKOFF_S,
+    sleep: Callable[[float], None] = time.sleep,
+):  # type: ignore[no-untyped-def]
     """Returns `attempt()`, calling it again while it raises a transient grpc.RpcError (see
     `_transient`), at most `attempts` times, waiting `backoff_s` seconds, doubled each time.
 
@@ -309,7 +350,7 @@ def with_retries(attempt: Callable[[], object], what: str, attempts: int = CAS_A
             if not _transient(e) or n == attempts - 1:
                 raise
             LOG.info("%s: %s (%s); attempt %d of %d", what, e.code().name, e.details(), n + 2, attempts)
-            sleep(backoff_s * (2 ** n))
+            sleep(backoff_s * (2**n))
     raise AssertionError("unreachable")
 
 
@@ -334,11 +375,14 @@ class Cas:
             if d.size_bytes > BATCH_BYTES:
                 name = self._resource("blobs", d.hash, str(d.size_bytes))
                 request = bytestream_pb2.ReadRequest(resource_name=name)
-                out[d.hash] = with_retries(lambda request=request: b"".join(r.data for r in self.bytestream.Read(request)),
-                                           f"read {d.hash}")
+                out[d.hash] = with_retries(
+                    lambda request=request: b"".join(r.data for r in self.bytestream.Read(request)), f"read {d.hash}"
+                )
         for batch in _batches(small):
             batch_request = re_pb2.BatchReadBlobsRequest(instance_name=self.instance, digests=batch)
-            reply = with_retries(lambda batch_request=batch_request: self.cas.BatchReadBlobs(batch_request), "BatchReadBlobs")
+            reply = with_retries(
+                lambda batch_request=batch_request: self.cas.BatchReadBlobs(batch_request), "BatchReadBlobs"
+            )
             for r in reply.responses:
                 if r.status.code != code_pb2.OK:
                     raise KeyError(f"blob {r.digest.hash}/{r.digest.size_bytes}: {r.status.message}")
@@ -354,7 +398,8 @@ class Cas:
         for batch in _batches(small):
             update = re_pb2.BatchUpdateBlobsRequest(
                 instance_name=self.instance,
-                requests=[re_pb2.BatchUpdateBlobsRequest.Request(digest=d, data=blobs[d.hash]) for d in batch])
+                requests=[re_pb2.BatchUpdateBlobsRequest.Request(digest=d, data=blobs[d.hash]) for d in batch],
+            )
             reply = with_retries(lambda update=update: self.cas.BatchUpdateBlobs(update), "BatchUpdateBlobs")
             for r in reply.responses:
                 if r.status.code != code_pb2.OK:
@@ -366,10 +411,15 @@ class Cas:
     def _upload(self, d: re_pb2.Digest, data: bytes) -> None:
         """One ByteStream upload of `data`, under a fresh upload id (so a retry starts over)."""
         name = self._resource("uploads", str(uuid.uuid4()), "blobs", d.hash, str(d.size_bytes))
-        chunks = (bytestream_pb2.WriteRequest(resource_name=name if off == 0 else "", write_offset=off,
-                                              data=data[off:off + BATCH_BYTES],
-                                              finish_write=off + BATCH_BYTES >= len(data))
-                  for off in range(0, len(data), BATCH_BYTES))
+        chunks = (
+            bytestream_pb2.WriteRequest(
+                resource_name=name if off == 0 else "",
+                write_offset=off,
+                data=data[off : off + BATCH_BYTES],
+                finish_write=off + BATCH_BYTES >= len(data),
+            )
+            for off in range(0, len(data), BATCH_BYTES)
+        )
         self.bytestream.Write(chunks)
 
 
@@ -463,8 +513,13 @@ def tree_of(path: Path, blobs: dict[str, bytes], follow: Callable[[Path], bool] 
     return re_pb2.Tree(root=root, children=list(children.values()))
 
 
-def collect_outputs(command: re_pb2.Command, cwd: Path, result: re_pb2.ActionResult, blobs: dict[str, bytes],
-                    visible: Sequence[str] | None = None) -> None:
+def collect_outputs(
+    command: re_pb2.Command,
+    cwd: Path,
+    result: re_pb2.ActionResult,
+    blobs: dict[str, bytes],
+    visible: Sequence[str] | None = None,
+) -> None:
     """Adds the outputs that exist under `cwd` to `result` and their contents to `blobs`.
 
     Args:
@@ -489,8 +544,11 @@ def collect_outputs(command: re_pb2.Command, cwd: Path, result: re_pb2.ActionRes
             if not follow(path.parent):
                 LOG.warning("output %s is under a directory outside the input root; left out", relative)
             elif path.is_symlink():
-                symlinks = {True: result.output_directory_symlinks, False: result.output_file_symlinks,
-                            None: result.output_symlinks}[want_dir]
+                symlinks = {
+                    True: result.output_directory_symlinks,
+                    False: result.output_file_symlinks,
+                    None: result.output_symlinks,
+                }[want_dir]
                 symlinks.add(path=relative, target=os.readlink(path))
             else:
                 LOG.info("output %s not produced; left out", relative)
@@ -508,8 +566,7 @@ def collect_outputs(command: re_pb2.Command, cwd: Path, result: re_pb2.ActionRes
             LOG.info("output %s not produced; left out", relative)
 
 
-def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Event,
-            bwrap: str) -> re_pb2.ActionResult:
+def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Event, bwrap: str) -> re_pb2.ActionResult:
     """Runs one Action locked down, in a fresh input root under `scratch`, and returns its ActionResult.
 
     When it returns or raises, every process of the action is gone (`reap_sandbox`; this process
@@ -543,8 +600,9 @@ def execute(cas: Cas, action: re_pb2.Action, scratch: Path, cancel: threading.Ev
     elif cancel.is_set():
         result.exit_code = 128 + signal.SIGKILL
     else:
-        raise SandboxError(f"bwrap exited with {returncode} before running the command: "
-                           f"{_last_line(scratch / 'stderr')}")
+        raise SandboxError(
+            f"bwrap exited with {returncode} before running the command: {_last_line(scratch / 'stderr')}"
+        )
     result.execution_metadata.execution_completed_timestamp.GetCurrentTime()
     blobs: dict[str, bytes] = {}
     collect_outputs(command, cwd, result, blobs, visible=[real_root, *map(os.path.realpath, system_directories())])
@@ -581,8 +639,15 @@ def _input_root(cas: Cas, action: re_pb2.Action, command: re_pb2.Command, root: 
     return cwd, real_root
 
 
-def _run_sandboxed(bwrap: str, root: Path, command: re_pb2.Command, env: dict[str, str], scratch: Path,
-                   cancel: threading.Event, timeout: float | None) -> tuple[dict[str, int], int, bool]:
+def _run_sandboxed(
+    bwrap: str,
+    root: Path,
+    command: re_pb2.Command,
+    env: dict[str, str],
+    scratch: Path,
+    cancel: threading.Event,
+    timeout: float | None,
+) -> tuple[dict[str, int], int, bool]:
     """Runs `command` under bwrap on the input root `root`, its output in `scratch`'s `stdout` and
     `stderr`, until it ends, `cancel` is set or `timeout` seconds pass; returns what bwrap reported
     (`read_status`), bwrap's exit code and whether the timeout ended it. Every process of the
@@ -594,8 +659,16 @@ def _run_sandboxed(bwrap: str, root: Path, command: re_pb2.Command, env: dict[st
             # The command's own session is set up by bwrap (--new-session); this one holds bwrap, so a
             # kill of its process group reaches the monitoring bwrap process. bwrap gets no
             # environment: the sandbox's is built from --setenv alone.
-            proc = subprocess.Popen(argv, cwd=scratch, env={}, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True, pass_fds=(status_write,))
+            proc = subprocess.Popen(
+                argv,
+                cwd=scratch,
+                env={},
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                pass_fds=(status_write,),
+            )
         os.close(status_write)
         status_write = -1
         timed_out = _wait(proc, cancel, timeout)
@@ -676,8 +749,11 @@ def call(method, request, timeout: float, stop: threading.Event):  # type: ignor
         try:
             return future.result()
         except grpc.RpcError as e:
-            if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
-                                grpc.StatusCode.RESOURCE_EXHAUSTED):
+            if e.code() not in (
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+            ):
                 raise
             LOG.debug("%s: %s; retrying", e.code().name, e.details())
             stop.wait(0.5)
@@ -695,8 +771,15 @@ class Bot:
         self.session = bots_pb2.BotSession(
             bot_id=f"{socket.gethostname()}-{os.getpid()}",
             status=bots_pb2.BotStatus.OK,
-            worker=worker_pb2.Worker(devices=[worker_pb2.Device(
-                handle=socket.gethostname(), properties=[worker_pb2.Device.Property(key="OSFamily", value="linux")])]))
+            worker=worker_pb2.Worker(
+                devices=[
+                    worker_pb2.Device(
+                        handle=socket.gethostname(),
+                        properties=[worker_pb2.Device.Property(key="OSFamily", value="linux")],
+                    )
+                ]
+            ),
+        )
 
     def create(self) -> bool:
         """CreateBotSession; False if stopped first."""
@@ -717,8 +800,9 @@ class Bot:
         try:
             session = call(self.stub.UpdateBotSession, request, self.poll_s, self.stop)
         except grpc.RpcError as e:
-            LOG.warning("bot session %s rejected (%s: %s); starting a new one", self.session.name, e.code().name,
-                        e.details())
+            LOG.warning(
+                "bot session %s rejected (%s: %s); starting a new one", self.session.name, e.code().name, e.details()
+            )
             del self.session.leases[:]
             self.session.ClearField("name")
             return self.create()
@@ -736,8 +820,15 @@ class Bot:
         self.session.leases.extend([*held, lease])
 
 
-def serve(target: str, instance: str, work_dir: Path, ready_file: Path | None, keepalive_s: float,
-          stop: threading.Event, bwrap: str) -> None:
+def serve(
+    target: str,
+    instance: str,
+    work_dir: Path,
+    ready_file: Path | None,
+    keepalive_s: float,
+    stop: threading.Event,
+    bwrap: str,
+) -> None:
     """Takes and runs leases, one at a time, until `stop` is set.
 
     Args:
@@ -777,7 +868,9 @@ def serve(target: str, instance: str, work_dir: Path, ready_file: Path | None, k
                         done.result(timeout=HEARTBEAT_S)
                         break
                     except concurrent.futures.TimeoutError:
-                        if not cancel.is_set() and (stop.is_set() or not bot.update() or lease.id not in bot.lease_ids()):
+                        if not cancel.is_set() and (
+                            stop.is_set() or not bot.update() or lease.id not in bot.lease_ids()
+                        ):
                             cancel.set()
                 if cancel.is_set():
                     LOG.info("lease %s abandoned", lease.id)

@@ -60,8 +60,11 @@ _OPTIONS = {
     ("-f", "--find-links"): "adds a place pip looks for packages",
     ("--trusted-host",): "lets pip download from a host without checking its certificate",
     ("--pre",): "lets pip choose pre-releases",
-    ("--no-binary", "--only-binary", "--prefer-binary"):
-        "changes when pip builds from source, overriding the fetch's --only-binary=:all:",
+    (
+        "--no-binary",
+        "--only-binary",
+        "--prefer-binary",
+    ): "changes when pip builds from source, overriding the fetch's --only-binary=:all:",
     ("--use-feature",): "turns on an experimental pip feature",
 }
 
@@ -139,8 +142,10 @@ def _character_problem(line: str) -> str | None:
     if "\udc80" <= char <= "\udcff":
         return f"holds the byte 0x{ord(char) - 0xDC00:02X}, which is not UTF-8; a lock is plain ASCII"
     if len(("x" + char + "x").splitlines()) > 1:
-        return (f"holds {code}, which pip reads as a line break, so what follows it would be a line of its "
-                "own; a lock is plain ASCII")
+        return (
+            f"holds {code}, which pip reads as a line break, so what follows it would be a line of its "
+            "own; a lock is plain ASCII"
+        )
     if char.isprintable():
         return f"holds the non-ASCII character {char!r} ({code}); a lock is plain ASCII"
     return f"holds the invisible character {code}; a lock is plain ASCII"
@@ -166,8 +171,7 @@ def _pin_problem(body: str) -> str | None:
     if "${" in body:
         return f"refers to an environment variable, which pip fills in when it installs; {ONLY_PINS}"
     if ";" in body:
-        return ("has an environment marker, which pip_lock_repository refuses; keep markers out of "
-                "requirements.in")
+        return "has an environment marker, which pip_lock_repository refuses; keep markers out of requirements.in"
     if "[" in body:
         return "names extras, which `pip-compile --strip-extras` never writes; pin the packages they add by name"
     if "#" in body:
@@ -281,22 +285,36 @@ def line_problems(lock_text: str) -> list[tuple[int, str]]:
         if problem is not None:
             out.append((number, f"{shown} {problem}"))
         elif cookie:
-            out.append((number, f"{shown} declares the encoding `{cookie.group(1)}`, which pip then decodes the "
-                                "whole lock with; pip-compile never writes it, so remove it"))
+            out.append(
+                (
+                    number,
+                    f"{shown} declares the encoding `{cookie.group(1)}`, which pip then decodes the "
+                    "whole lock with; pip-compile never writes it, so remove it",
+                )
+            )
         elif previous_continued and previous_kind != _REFUSED and kind != _HASH_LINE:
-            out.append((number - 1, f"{_shown(lines[number - 2].strip())} ends with `\\`, so pip joins line "
-                                    f"{number} onto it, but line {number} is not a `--hash=sha256:` line"))
+            out.append(
+                (
+                    number - 1,
+                    f"{_shown(lines[number - 2].strip())} ends with `\\`, so pip joins line "
+                    f"{number} onto it, but line {number} is not a `--hash=sha256:` line",
+                )
+            )
         elif kind == _HASH_LINE and not previous_continued:
-            out.append((number, f"{shown} continues no pin: it does not follow a line ending with `\\`, so pip "
-                                "would read this hash on its own"))
+            out.append(
+                (
+                    number,
+                    f"{shown} continues no pin: it does not follow a line ending with `\\`, so pip "
+                    "would read this hash on its own",
+                )
+            )
         previous_kind, previous_continued = kind, continued
     if previous_continued and previous_kind != _REFUSED:
         out.append((len(lines), f"{_shown(lines[-1].strip())} ends with `\\` but is the last line"))
     return sorted(out)
 
 
-def problems(req_text: str, lock_text: str, lock_name: str = LOCK_NAME,
-             req_name: str = REQUIREMENTS_NAME) -> list[str]:
+def problems(req_text: str, lock_text: str, lock_name: str = LOCK_NAME, req_name: str = REQUIREMENTS_NAME) -> list[str]:
     """Returns one message per problem with the lock (empty when it is consistent).
 
     Args:

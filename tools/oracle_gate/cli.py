@@ -35,7 +35,22 @@ from tools.oracle_gate.progress import configure_default
 from tools.oracle_gate.text import RunnerSafe
 
 # The subcommands, in the order `--help` lists them; each module has the shape commands/__init__.py describes.
-COMMANDS: tuple[Command, ...] = (check_cmd, clean_run_cmd, manifest_cmd, pin_cmd, propose_cmd, vacuity_cmd, promote_cmd, hidden_cmd, compare_cmd, gitlab_labels_cmd, init_cmd, lock_cmd, engine_cmd, stop_cmd)
+COMMANDS: tuple[Command, ...] = (
+    check_cmd,
+    clean_run_cmd,
+    manifest_cmd,
+    pin_cmd,
+    propose_cmd,
+    vacuity_cmd,
+    promote_cmd,
+    hidden_cmd,
+    compare_cmd,
+    gitlab_labels_cmd,
+    init_cmd,
+    lock_cmd,
+    engine_cmd,
+    stop_cmd,
+)
 DESCRIPTION = """\
 Merge gate that keeps human-owned oracles apart from agent-written harnesses:
 a change may touch the protected paths (oracles/ first) only under the
@@ -46,10 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     """Returns the parser for `oracle_gate [--repo DIR] [--debug] <command> ...`: one subparser per
     module of COMMANDS (`oracle_gate --help` lists them). Its `parse_args` raises UsageError
     (exit 1) for bad arguments instead of exiting 2 (`commands.Parser`)."""
-    parser = Parser(prog="oracle_gate", description=DESCRIPTION, epilog=errors.exit_codes_help(),
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(
+        prog="oracle_gate",
+        description=DESCRIPTION,
+        epilog=errors.exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--repo", help="repository root (default: $BUILD_WORKSPACE_DIRECTORY, else the current directory)")
+    parser.add_argument(
+        "--repo", help="repository root (default: $BUILD_WORKSPACE_DIRECTORY, else the current directory)"
+    )
     parser.add_argument("--debug", action="store_true", help="print a traceback for unexpected errors")
     # The same options after the subcommand; SUPPRESS keeps a value given before it.
     common = Parser(add_help=False)
@@ -120,6 +141,10 @@ def _main(argv: Sequence[str] | None, env: Mapping[str, str], own_process: bool)
     except Exception as exc:  # noqa: BLE001 - fail closed on anything unexpected
         if debug:
             traceback.print_exc()
-        print(error_line(errors.UNDECIDED, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)"),
-              file=sys.stderr)
+        print(
+            error_line(
+                errors.UNDECIDED, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)"
+            ),
+            file=sys.stderr,
+        )
         return errors.UNDECIDED

@@ -21,13 +21,13 @@ RUNS_DISAGREE = 6
 EXIT_CODES = {
     OK: "gate ok",
     UNDECIDED: "the gate could not decide: bad usage, not a git repository, unknown base, unreadable results, "
-               "Bazel error, a run that could not be set up (an external repository, a toolchain, Bazel itself)",
+    "Bazel error, a run that could not be set up (an external repository, a toolchain, Bazel itself)",
     PROTECTED_PATH: "a protected path changed without the label",
     MISSING_ID: "an invariant id present at the base is missing at HEAD",
     NO_OUTCOME: "an invariant has no executed outcome or failed; a target of the change did not build; "
-                "a harness test failed; a spawn ran where the gate does not allow it",
+    "a harness test failed; a spawn ran where the gate does not allow it",
     INVALID_ORACLE: "an oracle file, blob, policy or manifest is invalid; a labelled change weakens a claim "
-                    "without a line in oracles/CHANGELOG.md naming its id",
+    "without a line in oracles/CHANGELOG.md naming its id",
     RUNS_DISAGREE: "the two runs disagree on ids, per-id outcomes, observation digests or harness target results",
 }
 

@@ -87,7 +87,7 @@ class BazelLog(logging.Handler):
         try:
             os.makedirs(log_dir, mode=0o700, exist_ok=True)
             logs = sorted(n for n in os.listdir(log_dir) if n.startswith("check-") and n.endswith(".log"))
-            for old in logs[:max(0, len(logs) - KEPT_LOGS + 1)]:
+            for old in logs[: max(0, len(logs) - KEPT_LOGS + 1)]:
                 os.unlink(os.path.join(log_dir, old))
             path = os.path.join(log_dir, time.strftime("check-%Y%m%d-%H%M%S") + f"-{os.getpid()}.log")
             stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()

@@ -53,8 +53,15 @@ def render(report: Report, fmt: str, repo: str) -> str:
     raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def id_table(rows: Sequence[Sequence[str]], widths: Sequence[int], *, header: Sequence[str] = (),
-             ids: Iterable[str] | None = None, min_width: int = 0, indent: str = "") -> list[str]:
+def id_table(
+    rows: Sequence[Sequence[str]],
+    widths: Sequence[int],
+    *,
+    header: Sequence[str] = (),
+    ids: Iterable[str] | None = None,
+    min_width: int = 0,
+    indent: str = "",
+) -> list[str]:
     """The lines of a per-id table (`text.columns`): a column of ids, then the other cells.
 
     Args:
@@ -139,8 +146,11 @@ def failing_lines(blocks: Iterable[tuple[str, FailingSamples]], indent: str = ""
 def observed_failing(observed: dict[str, Observed]) -> list[tuple[str, FailingSamples]]:
     """(id, failing samples) for each id of an id -> Observed map that failed with failing samples
     recorded, in id order (the blocks of `failing_lines` for `clean-run` and `compare`)."""
-    return [(ident, observed[ident].failing) for ident in sorted(observed)
-            if observed[ident].outcome == FAILED and observed[ident].failing.count]
+    return [
+        (ident, observed[ident].failing)
+        for ident in sorted(observed)
+        if observed[ident].outcome == FAILED and observed[ident].failing.count
+    ]
 
 
 def failing_blocks(report: Report) -> list[tuple[str, FailingSamples]]:
@@ -154,8 +164,12 @@ def failing_blocks(report: Report) -> list[tuple[str, FailingSamples]]:
         mine, theirs = report.observed.get(ident), clean.get(ident)
         if mine is not None and mine.outcome == FAILED and mine.failing.count:
             out.append((ident, mine.failing))
-        if theirs is not None and theirs.outcome == FAILED and theirs.failing.count and (
-                mine is None or theirs.failing != mine.failing):
+        if (
+            theirs is not None
+            and theirs.outcome == FAILED
+            and theirs.failing.count
+            and (mine is None or theirs.failing != mine.failing)
+        ):
             out.append((f"{ident} (clean run)", theirs.failing))
     return out
 
@@ -165,12 +179,26 @@ def _outcome_table(report: Report) -> list[str]:
     (with a header line) when there was one."""
     marks = {i: (HIDDEN_NOT_RUN_MARK,) for i in report.hidden_not_run}
     if report.clean_outcomes is None:
-        return id_table([(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)), *marks.get(i, ()))
-                         for i in report.invariants], (9, DIGEST_WIDTH), indent="  ")
+        return id_table(
+            [
+                (i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)), *marks.get(i, ()))
+                for i in report.invariants
+            ],
+            (9, DIGEST_WIDTH),
+            indent="  ",
+        )
     clean_observed = report.clean_observed or {}
-    rows = [(i, report.outcomes.get(i, "missing"), short_digest(report.observed.get(i)),
-             report.clean_outcomes.get(i, "missing"), short_digest(clean_observed.get(i)), *marks.get(i, ()))
-            for i in sorted(set(report.invariants) | set(report.clean_outcomes))]
+    rows = [
+        (
+            i,
+            report.outcomes.get(i, "missing"),
+            short_digest(report.observed.get(i)),
+            report.clean_outcomes.get(i, "missing"),
+            short_digest(clean_observed.get(i)),
+            *marks.get(i, ()),
+        )
+        for i in sorted(set(report.invariants) | set(report.clean_outcomes))
+    ]
     return id_table(rows, (9, DIGEST_WIDTH, 9, DIGEST_WIDTH), header=("id", "workspace", "", "clean"), indent="  ")
 
 
@@ -178,44 +206,56 @@ def render_json(report: Report) -> str:
     """The machine-readable report of `report` (a `findings.Report`) as one JSON document (an object,
     indented by 2, no trailing newline), with every `##[` written as `##\\u005b`
     (`text.runner_safe_json`). Raises nothing."""
-    return runner_safe_json(json.dumps(
-        {
-            "exit_code": report.exit_code,
-            "base": report.base,
-            "base_commit": report.tip,
-            "merge_base": report.merge_base,
-            "head": report.head,
-            "merge_result": report.merge_result or None,
-            "judged": report.merge_result or report.head,
-            "claims": report.claims,
-            "head_only": report.head_only,
-            "labels": report.labels,
-            "checks": [{"name": c.name, "ok": c.ok, "not_run": c.not_run, "detail": c.detail} for c in report.checks],
-            "hidden_not_run": report.hidden_not_run,
-            "salt": report.salt,
-            "outcomes": {i: report.outcomes.get(i, "missing") for i in report.invariants},
-            "observations": {i: _observation_json(report.observed.get(i)) for i in report.invariants},
-            "violations": [
-                {"code": v.code, "path": v.path, "id": v.id, "message": v.message} for v in report.violations
-            ],
-            "clean_outcomes": report.clean_outcomes,
-            "clean_observations": None if report.clean_observed is None else {
-                i: _observation_json(o) for i, o in sorted(report.clean_observed.items())},
-            "clean_sealing": report.clean_boundary,
-            "workspace_sealing": report.workspace_boundary,
-            "unsealed_workspace": report.unsealed or None,
-            "spec_changes": [
-                {"id": c.id, "status": c.status, "source": c.source, "kind": c.kind, "marks": list(c.marks),
-                 "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields],
-                 "samples": c.samples.as_json() if c.samples is not None else None}
-                for c in report.spec_changes],
-            "bazel_summaries": report.summaries,
-            "coverage": report.coverage,
-            "notes": report.notes,
-        },
-        indent=2,
-        sort_keys=False,
-    ))
+    return runner_safe_json(
+        json.dumps(
+            {
+                "exit_code": report.exit_code,
+                "base": report.base,
+                "base_commit": report.tip,
+                "merge_base": report.merge_base,
+                "head": report.head,
+                "merge_result": report.merge_result or None,
+                "judged": report.merge_result or report.head,
+                "claims": report.claims,
+                "head_only": report.head_only,
+                "labels": report.labels,
+                "checks": [
+                    {"name": c.name, "ok": c.ok, "not_run": c.not_run, "detail": c.detail} for c in report.checks
+                ],
+                "hidden_not_run": report.hidden_not_run,
+                "salt": report.salt,
+                "outcomes": {i: report.outcomes.get(i, "missing") for i in report.invariants},
+                "observations": {i: _observation_json(report.observed.get(i)) for i in report.invariants},
+                "violations": [
+                    {"code": v.code, "path": v.path, "id": v.id, "message": v.message} for v in report.violations
+                ],
+                "clean_outcomes": report.clean_outcomes,
+                "clean_observations": None
+                if report.clean_observed is None
+                else {i: _observation_json(o) for i, o in sorted(report.clean_observed.items())},
+                "clean_sealing": report.clean_boundary,
+                "workspace_sealing": report.workspace_boundary,
+                "unsealed_workspace": report.unsealed or None,
+                "spec_changes": [
+                    {
+                        "id": c.id,
+                        "status": c.status,
+                        "source": c.source,
+                        "kind": c.kind,
+                        "marks": list(c.marks),
+                        "fields": [{"field": f.field, "old": f.old, "new": f.new} for f in c.fields],
+                        "samples": c.samples.as_json() if c.samples is not None else None,
+                    }
+                    for c in report.spec_changes
+                ],
+                "bazel_summaries": report.summaries,
+                "coverage": report.coverage,
+                "notes": report.notes,
+            },
+            indent=2,
+            sort_keys=False,
+        )
+    )
 
 
 def _observation_json(found: Observed | None) -> dict[str, object] | None:
@@ -224,9 +264,15 @@ def _observation_json(found: Observed | None) -> dict[str, object] | None:
     `FailingSample.to_json`: index, generated, salt, inputs, result, expected, message)."""
     if found is None:
         return None
-    return {"outcome": found.outcome, "observation_sha256": found.digest, "sample_sha256": list(found.samples),
-            "source": found.source, "message": found.message, "failing_count": found.failing.count,
-            "failing_samples": [sample.to_json() for sample in found.failing.shown]}
+    return {
+        "outcome": found.outcome,
+        "observation_sha256": found.digest,
+        "sample_sha256": list(found.samples),
+        "source": found.source,
+        "message": found.message,
+        "failing_count": found.failing.count,
+        "failing_samples": [sample.to_json() for sample in found.failing.shown],
+    }
 
 
 def _command_data(text: str) -> str:
@@ -308,8 +354,10 @@ def changed_code_annotations(report: Report) -> list[str]:
             continue
         for function in modified:
             if function.get("name") in found.ran and function.get("path") and function.get("line"):
-                props = (f"file={_command_property(str(function['path']))},line={int(function['line'])},"
-                         f"title={_command_property('oracle-gate: a failing row ran this changed code')}")
+                props = (
+                    f"file={_command_property(str(function['path']))},line={int(function['line'])},"
+                    f"title={_command_property('oracle-gate: a failing row ran this changed code')}"
+                )
                 text = f"{ident} fails, and its run entered {function['name']}, which this change modified"
                 out.append(f"::warning {props}::{_command_data(text)}")
     return out
@@ -326,27 +374,41 @@ def render_markdown(report: Report) -> str:
     of both runs, the spec-change report, the violations and the notes. No trailing newline;
     raises nothing."""
     code = report.exit_code
-    out = [f"## oracle-gate: {'gate ok' if code == 0 else 'gate FAILED'} (exit {code})", "",
-           f"Base {_cell(report.base)} (tip {report.tip[:12]}), merge base {report.merge_base[:12]}, "
-           f"HEAD {report.head[:12]}"
-           + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
-           + (" (--head-only)" if report.head_only else "")
-           + ("; UNSEALED workspace run (--unsealed-workspace)" if report.unsealed else "")
-           + f"; labels: {_cell(', '.join(report.labels)) or 'none'}"
-           + (f"; salt {_cell(report.salt)}" if report.salt else ""), "",
-           "| check | result | detail |", "|---|---|---|"]
-    out.extend(f"| {_cell(c.name)} | {'ok' if c.status == 'ok' else '**' + c.status + '**'} | {_cell(c.detail)} |"
-               for c in report.checks)
+    out = [
+        f"## oracle-gate: {'gate ok' if code == 0 else 'gate FAILED'} (exit {code})",
+        "",
+        f"Base {_cell(report.base)} (tip {report.tip[:12]}), merge base {report.merge_base[:12]}, "
+        f"HEAD {report.head[:12]}"
+        + (f", merge result {report.merge_result[:12]}" if report.merge_result else "")
+        + (" (--head-only)" if report.head_only else "")
+        + ("; UNSEALED workspace run (--unsealed-workspace)" if report.unsealed else "")
+        + f"; labels: {_cell(', '.join(report.labels)) or 'none'}"
+        + (f"; salt {_cell(report.salt)}" if report.salt else ""),
+        "",
+        "| check | result | detail |",
+        "|---|---|---|",
+    ]
+    out.extend(
+        f"| {_cell(c.name)} | {'ok' if c.status == 'ok' else '**' + c.status + '**'} | {_cell(c.detail)} |"
+        for c in report.checks
+    )
     if report.invariants:
         clean = report.clean_outcomes
-        out += ["", "| id | workspace | digest |" + (" clean | digest |" if clean is not None else ""),
-                "|---|---|---|" + ("---|---|" if clean is not None else "")]
+        out += [
+            "",
+            "| id | workspace | digest |" + (" clean | digest |" if clean is not None else ""),
+            "|---|---|---|" + ("---|---|" if clean is not None else ""),
+        ]
         for ident in sorted(set(report.invariants) | set(clean or {})):
-            row = (f"| {_cell(ident)} | {_cell(report.outcomes.get(ident, 'missing'))} | "
-                   f"{short_digest(report.observed.get(ident))} |")
+            row = (
+                f"| {_cell(ident)} | {_cell(report.outcomes.get(ident, 'missing'))} | "
+                f"{short_digest(report.observed.get(ident))} |"
+            )
             if clean is not None:
-                row += (f" {_cell(clean.get(ident, 'missing'))} | "
-                        f"{short_digest((report.clean_observed or {}).get(ident))} |")
+                row += (
+                    f" {_cell(clean.get(ident, 'missing'))} | "
+                    f"{short_digest((report.clean_observed or {}).get(ident))} |"
+                )
             if ident in report.hidden_not_run:
                 row += f" {HIDDEN_NOT_RUN_MARK} |"
             out.append(row)
@@ -401,8 +463,9 @@ def junit_xml(report: Report) -> bytes:
     """
     root = ET.Element("testsuites")
     failures = sum(1 for c in report.checks if not c.ok)
-    suite = ET.SubElement(root, "testsuite", name="oracle-gate", tests=str(len(report.checks)),
-                          failures=str(failures), errors="0")
+    suite = ET.SubElement(
+        root, "testsuite", name="oracle-gate", tests=str(len(report.checks)), failures=str(failures), errors="0"
+    )
     for check in report.checks:
         case = ET.SubElement(suite, "testcase", classname="oracle-gate", name=visible(check.name))
         if not check.ok:
@@ -416,9 +479,14 @@ def junit_xml(report: Report) -> bytes:
     ids = _junit_ids(report)
     if ids:
         cases = [invariant_case(report, ident) for ident in ids]
-        node = ET.SubElement(root, "testsuite", name=INVARIANT_CLASS, tests=str(len(cases)),
-                             failures=str(sum(1 for c in cases if c.find("failure") is not None)),
-                             errors=str(sum(1 for c in cases if c.find("error") is not None)))
+        node = ET.SubElement(
+            root,
+            "testsuite",
+            name=INVARIANT_CLASS,
+            tests=str(len(cases)),
+            failures=str(sum(1 for c in cases if c.find("failure") is not None)),
+            errors=str(sum(1 for c in cases if c.find("error") is not None)),
+        )
         node.extend(cases)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
@@ -446,8 +514,10 @@ def invariant_case(report: Report, ident: str) -> ET.Element:
     found = report.observed.get(ident)
     clean = (report.clean_observed or {}).get(ident) if report.clean_outcomes is not None else None
     case = ET.Element("testcase", classname=INVARIANT_CLASS, name=visible(ident))
-    props = {"outcome": found.outcome if found is not None else "missing",
-             "observation_sha256": found.digest if found is not None else ""}
+    props = {
+        "outcome": found.outcome if found is not None else "missing",
+        "observation_sha256": found.digest if found is not None else "",
+    }
     if ident in report.sources:
         props["oracle_file"] = report.sources[ident]
     if report.clean_outcomes is not None:
@@ -462,12 +532,12 @@ def invariant_case(report: Report, ident: str) -> ET.Element:
         element = ET.SubElement(case, tag, message=visible(message))
         element.text = "\n".join(visible(line) for line in lines) or None
     ET.SubElement(case, "system-out").text = " ".join(
-        f"{name}={visible(props[name])}" for name in ("observation_sha256", "clean_observation_sha256") if name in props)
+        f"{name}={visible(props[name])}" for name in ("observation_sha256", "clean_observation_sha256") if name in props
+    )
     return case
 
 
-def _case_problem(report: Report, found: Observed | None,
-                  clean: Observed | None) -> tuple[str, str, list[str]] | None:
+def _case_problem(report: Report, found: Observed | None, clean: Observed | None) -> tuple[str, str, list[str]] | None:
     """(element, message, text lines) of a per-id testcase that did not pass, or None when it passed."""
     if found is None:
         why = "not run" if any(c.detail == NOT_RUN for c in report.checks) else "the oracle test did not report it"

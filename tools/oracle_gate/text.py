@@ -44,7 +44,7 @@ def visible(text: str) -> str:
         text = text.replace(LEGACY_COMMAND, LEGACY_SHOWN)
     stripped = text.lstrip(" ")
     if stripped.startswith("::"):
-        text = text[:len(text) - len(stripped)] + "\\x3a" + stripped[1:]
+        text = text[: len(text) - len(stripped)] + "\\x3a" + stripped[1:]
     return text
 
 
@@ -78,7 +78,7 @@ class RunnerSafe:
         part = self._pending.rstrip("#")
         if part:
             self.stream.write(part.replace(LEGACY_COMMAND, LEGACY_SHOWN))
-            self._pending = self._pending[len(part):]
+            self._pending = self._pending[len(part) :]
         self.stream.flush()
 
     def close_line(self) -> None:
@@ -114,5 +114,7 @@ def columns(rows: Iterable[Sequence[str]], widths: Sequence[int], indent: str = 
         the values, or the lines, through `visible`.
     """
     # A row may have fewer cells than there are widths: zip stops at the shorter.
-    return [indent + "  ".join([cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=False)] + [row[-1]])
-            for row in rows]
+    return [
+        indent + "  ".join([cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=False)] + [row[-1]])
+        for row in rows
+    ]

@@ -116,7 +116,9 @@ version = "1.4.0"
 dependencies = ["attrs", "sortedcontainers"]
 """
 
-BLOB = json.dumps([{"args": [q, p], "expected": q * p} for q, p in ((0, 5), (1, 99), (3, 250), (7, 1))], indent=1) + "\n"
+BLOB = (
+    json.dumps([{"args": [q, p], "expected": q * p} for q, p in ((0, 5), (1, 99), (3, 250), (7, 1))], indent=1) + "\n"
+)
 AMOUNTS = json.dumps([{"amount": a, "conv": {"callable": "builtins:int"}} for a in (0, 7, 1250)], indent=1) + "\n"
 FLAGS = json.dumps([{"flags": [False, 2, 3, True]}, {"flags": [True, 9, 9, False]}], indent=1) + "\n"
 
@@ -167,8 +169,10 @@ UNREACHABLE = {
     "workspace": ('load("@bazel_tools//tools/build_defs/repo:http.bzl", "http_archive")\n\n'),
     "bzlmod": ('http_archive = use_repo_rule("@bazel_tools//tools/build_defs/repo:http.bzl", "http_archive")\n\n'),
 }
-FAR = ('http_archive(\n    name = "far",\n    build_file_content = "filegroup(name = \\"x\\", srcs = [])",\n'
-       '    sha256 = "' + "0" * 64 + '",\n    urls = ["https://far.invalid/far.tar.gz"],\n)\n')
+FAR = (
+    'http_archive(\n    name = "far",\n    build_file_content = "filegroup(name = \\"x\\", srcs = [])",\n'
+    '    sha256 = "' + "0" * 64 + '",\n    urls = ["https://far.invalid/far.tar.gz"],\n)\n'
+)
 
 
 class Adoption:
@@ -180,23 +184,32 @@ class Adoption:
         self.repo, self.gate_copy, self.name, self.mode = self.root / "shop", self.root / "oracle-gate", name, mode
         self.failures = 0
         self.show = False
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("ORACLE_GATE_BAZEL_CONFIG", "ORACLE_GATE_SEAL_READ_ONLY")}
+        self.env = {
+            k: v for k, v in os.environ.items() if k not in ("ORACLE_GATE_BAZEL_CONFIG", "ORACLE_GATE_SEAL_READ_ONLY")
+        }
 
     def run(self, cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         """Runs `cmd` in `cwd` without the gate's configuration variables, output captured."""
-        return subprocess.run(cmd, cwd=cwd, env=self.env, capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            cmd, cwd=cwd, env=self.env, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL
+        )
 
     def git(self, *args: str) -> None:
         """A git command in the repository as a fixed author; raises CalledProcessError on failure."""
-        env = dict(self.env, GIT_AUTHOR_NAME="Shop", GIT_AUTHOR_EMAIL="shop@example.com",
-                   GIT_COMMITTER_NAME="Shop", GIT_COMMITTER_EMAIL="shop@example.com")
+        env = dict(
+            self.env,
+            GIT_AUTHOR_NAME="Shop",
+            GIT_AUTHOR_EMAIL="shop@example.com",
+            GIT_COMMITTER_NAME="Shop",
+            GIT_COMMITTER_EMAIL="shop@example.com",
+        )
         subprocess.run(["git", *args], cwd=self.repo, env=env, check=True, capture_output=True)
 
     def gate(self, *args: str) -> subprocess.CompletedProcess[str]:
         """The gate of the oracle-gate copy on the repository."""
-        return self.run([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(self.repo), *args], self.gate_copy)
+        return self.run(
+            [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(self.repo), *args], self.gate_copy
+        )
 
     def write(self, files: dict[str, str]) -> None:
         """Writes repository-relative files."""
@@ -219,8 +232,11 @@ class Adoption:
         output = proc.stdout + proc.stderr
         ok = proc.returncode == code and says in output
         self.failures += not ok
-        print(f"adoption ({self.name}): {'ok  ' if ok else 'FAIL'} {what}: exit {proc.returncode} (expected {code}"
-              f"{', saying ' + repr(says) if says else ''}), {time.monotonic() - started:.0f} s", flush=True)
+        print(
+            f"adoption ({self.name}): {'ok  ' if ok else 'FAIL'} {what}: exit {proc.returncode} (expected {code}"
+            f"{', saying ' + repr(says) if says else ''}), {time.monotonic() - started:.0f} s",
+            flush=True,
+        )
         if not ok:
             print(output[-6000:], flush=True)
         elif self.show:
@@ -230,8 +246,15 @@ class Adoption:
 
 def copy_gate(dest: Path) -> None:
     """Copies this checkout's tracked and untracked files (not ignored ones) to `dest`."""
-    listed = subprocess.run(["git", "-C", str(GATE), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "-C", str(GATE), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         source, target = GATE / rel, dest / rel
         if not source.is_symlink() and not source.is_file():
@@ -245,20 +268,34 @@ def copy_gate(dest: Path) -> None:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under `root` but `.git`'s, by relative path."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
 
 
 def set_up(a: Adoption, future: bool) -> None:
     """Steps 1 and 2: the production package, `init`, the row, `pin --write`, a plain `bazel test`."""
     a.git("init", "-q", "-b", "main")
-    a.write({"shop/__init__.py": INIT, "shop/prices.py": PRICES, "pyproject.toml": PYPROJECT,
-             "requirements.in": "attrs\nsortedcontainers\n", ".gitignore": ".*\n"})
+    a.write(
+        {
+            "shop/__init__.py": INIT,
+            "shop/prices.py": PRICES,
+            "pyproject.toml": PYPROJECT,
+            "requirements.in": "attrs\nsortedcontainers\n",
+            ".gitignore": ".*\n",
+        }
+    )
     a.git("add", "-A", "--force")
     a.git("commit", "-q", "-m", "the shop library")
     requirements = str(a.repo / "requirements.in")
-    a.expect("init --requirements", lambda: a.gate("init", "--package", "shop", "--requirements", requirements,
-                                                   "--mode", a.mode), 0, "init: wrote shop/BUILD.bazel")
+    a.expect(
+        "init --requirements",
+        lambda: a.gate("init", "--package", "shop", "--requirements", requirements, "--mode", a.mode),
+        0,
+        "init: wrote shop/BUILD.bazel",
+    )
     written = snapshot(a.repo)
     machine = [rel for rel, data in written.items() if str(a.root).encode() in data or b"/root/" in data]
     if machine:
@@ -269,16 +306,23 @@ def set_up(a: Adoption, future: bool) -> None:
     if ignored:
         a.failures += 1
         print(f"adoption ({a.name}): FAIL git ignores what init wrote: {', '.join(ignored)}")
-    a.expect("init again", lambda: a.gate("init", "--package", "shop", "--requirements", requirements), 0,
-             "nothing to do")
+    a.expect(
+        "init again", lambda: a.gate("init", "--package", "shop", "--requirements", requirements), 0, "nothing to do"
+    )
     if snapshot(a.repo) != written:
         a.failures += 1
         print(f"adoption ({a.name}): FAIL the second init changed files")
     if future:
         with open(a.repo / ".bazelrc", "a", encoding="utf-8") as f:
             f.write("# The defaults of Bazel 8 and 9, simulated on Bazel 7.\n" + "\n".join(FUTURE_FLAGS) + "\n")
-    a.write({"oracles/shop.toml": ORACLE, "oracles/blobs/shop/line_totals.json": BLOB,
-             "oracles/blobs/shop/amounts.json": AMOUNTS, "oracles/blobs/shop/flags.json": FLAGS})
+    a.write(
+        {
+            "oracles/shop.toml": ORACLE,
+            "oracles/blobs/shop/line_totals.json": BLOB,
+            "oracles/blobs/shop/amounts.json": AMOUNTS,
+            "oracles/blobs/shop/flags.json": FLAGS,
+        }
+    )
     a.expect("pin --write", lambda: a.gate("pin", "--write"), 0)
     a.git("add", "-A")
     a.git("commit", "-q", "-m", "adopt the gate")
@@ -289,49 +333,95 @@ def changes(a: Adoption) -> None:
     """Steps 3 to 7."""
     a.change("reword", {"shop/prices.py": PRICES.replace("in integer cents", "in whole cents")})
     a.expect("check (production-only change)", lambda: a.gate("check", "--base", "main"), 0, "gate ok")
-    a.expect("check --clean (production-only change)", lambda: a.gate("check", "--clean", "--base", "main"), 0,
-             "3 of 3 invariant(s) passed")
-    a.change("broken", {"shop/prices.py": PRICES.replace("line.quantity * line.unit_price_cents", "line.quantity * line.unit_price_cents - 1")})
+    a.expect(
+        "check --clean (production-only change)",
+        lambda: a.gate("check", "--clean", "--base", "main"),
+        0,
+        "3 of 3 invariant(s) passed",
+    )
+    a.change(
+        "broken",
+        {
+            "shop/prices.py": PRICES.replace(
+                "line.quantity * line.unit_price_cents", "line.quantity * line.unit_price_cents - 1"
+            )
+        },
+    )
     a.expect("check (broken production function)", lambda: a.gate("check", "--base", "main"), 4, "line_total_exact")
     # A harness genrule whose output folder becomes a link into the judge's views: Bazel's server,
     # outside the sandbox, moves the gate's canary there into the change's outputs.
     a.change("take", {"harness/BUILD.bazel": TAKE_CANARY})
-    a.expect("check (a harness genrule takes the judge's views' canary through a symlinked output folder)",
-             lambda: a.gate("check", "--base", "main"), 4, "which the gate protects")
+    a.expect(
+        "check (a harness genrule takes the judge's views' canary through a symlinked output folder)",
+        lambda: a.gate("check", "--base", "main"),
+        4,
+        "which the gate protects",
+    )
     shop_build = (a.repo / "shop/BUILD.bazel").read_text(encoding="utf-8")
     a.change("broken-build", {"shop/BUILD.bazel": shop_build.replace("deps = [", 'deps = [":gone", ')})
-    a.expect("check (unlabelled BUILD file of the production package)", lambda: a.gate("check", "--base", "main"), 2,
-             "shop/BUILD.bazel")
-    a.expect("check (broken BUILD file, labelled)",
-             lambda: a.gate("check", "--base", "main", "--label", "oracle-change"), 4, "//shop:shop")
-    a.change("oracle-edit", {"oracles/shop.toml": ORACLE.replace('id = "line_total_exact"',
-                                                                 'id = "line_total_exact"\n# loosened')})
+    a.expect(
+        "check (unlabelled BUILD file of the production package)",
+        lambda: a.gate("check", "--base", "main"),
+        2,
+        "shop/BUILD.bazel",
+    )
+    a.expect(
+        "check (broken BUILD file, labelled)",
+        lambda: a.gate("check", "--base", "main", "--label", "oracle-change"),
+        4,
+        "//shop:shop",
+    )
+    a.change(
+        "oracle-edit",
+        {"oracles/shop.toml": ORACLE.replace('id = "line_total_exact"', 'id = "line_total_exact"\n# loosened')},
+    )
     a.expect("check (unlabelled oracle edit)", lambda: a.gate("check", "--base", "main"), 2, "oracles/shop.toml")
     control = "MODULE.bazel" if a.mode == "bzlmod" else "WORKSPACE"
     text = (a.repo / control).read_text(encoding="utf-8")
     a.git("checkout", "-q", "main")
-    a.write({control: text + "\n" + UNREACHABLE[a.mode] + FAR,
-             "shop/BUILD.bazel": shop_build.replace('srcs = glob(["**/*.py"]),',
-                                                    'srcs = glob(["**/*.py"]),\n    data = ["@far//:x"],')})
+    a.write(
+        {
+            control: text + "\n" + UNREACHABLE[a.mode] + FAR,
+            "shop/BUILD.bazel": shop_build.replace(
+                'srcs = glob(["**/*.py"]),', 'srcs = glob(["**/*.py"]),\n    data = ["@far//:x"],'
+            ),
+        }
+    )
     a.git("add", "-A")
     a.git("commit", "-q", "-m", "a dependency nobody can fetch")
     a.change("on-a-broken-base", {"shop/prices.py": PRICES.replace("in integer cents", "in cents")})
     a.expect("check (a base that cannot fetch @far)", lambda: a.gate("check", "--base", "main"), 1, "far")
     a.git("checkout", "-q", "main")
     a.git("reset", "-q", "--hard", "HEAD~1")
-    a.change("import-error", {"shop/__init__.py": INIT + "\nfrom shop import prices\nraise ImportError('shop is broken')\n"})
-    out = a.expect("check (the production package raises on import)", lambda: a.gate("check", "--base", "main"), 4,
-                   "ImportError: shop is broken")
-    missing = [i for i in ROW_IDS if f"{i}: failed" not in out or out.count("ImportError: shop is broken") < len(ROW_IDS)]
+    a.change(
+        "import-error", {"shop/__init__.py": INIT + "\nfrom shop import prices\nraise ImportError('shop is broken')\n"}
+    )
+    out = a.expect(
+        "check (the production package raises on import)",
+        lambda: a.gate("check", "--base", "main"),
+        4,
+        "ImportError: shop is broken",
+    )
+    missing = [
+        i for i in ROW_IDS if f"{i}: failed" not in out or out.count("ImportError: shop is broken") < len(ROW_IDS)
+    ]
     if missing:
         a.failures += 1
         print(f"adoption ({a.name}): FAIL rows that did not name the import error: {', '.join(missing)}")
-    a.expect("vacuity (the production package raises on import)", lambda: a.gate("vacuity", "line_total_exact"), 0,
-             "cannot load entry shop.prices:line_total_cents: ImportError: shop is broken")
+    a.expect(
+        "vacuity (the production package raises on import)",
+        lambda: a.gate("vacuity", "line_total_exact"),
+        0,
+        "cannot load entry shop.prices:line_total_cents: ImportError: shop is broken",
+    )
     a.git("checkout", "-q", "main")
     a.expect("vacuity", lambda: a.gate("vacuity"), 0, "line_total_exact (shop.prices:line_total_cents): killed")
-    a.expect("promote (a generated tuple row)", lambda: a.gate("promote", "flagged_units_bound", "--salt", "adoption"),
-             0, "flagged_units_bound: 0 of 30 generated sample(s) fail with salt adoption")
+    a.expect(
+        "promote (a generated tuple row)",
+        lambda: a.gate("promote", "flagged_units_bound", "--salt", "adoption"),
+        0,
+        "flagged_units_bound: 0 of 30 generated sample(s) fail with salt adoption",
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -339,8 +429,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="adoption.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--mode", choices=("workspace", "bzlmod"), required=True)
     parser.add_argument("--show", action="store_true", help="print each step's standard output (the reports)")
-    parser.add_argument("--flags-of-bazel-9", action="store_true", dest="future",
-                        help="add the flags whose defaults Bazel 8 and 9 flip to the repository's .bazelrc")
+    parser.add_argument(
+        "--flags-of-bazel-9",
+        action="store_true",
+        dest="future",
+        help="add the flags whose defaults Bazel 8 and 9 flip to the repository's .bazelrc",
+    )
     args = parser.parse_args(argv)
     a = Adoption(args.mode + ("-bazel9-flags" if args.future else ""), args.mode)
     a.show = args.show

@@ -87,12 +87,20 @@ class JobResult:
         return next(s for s in self.steps if s.name == name)
 
 
-def _bash(script: str, cwd: Path, env: Mapping[str, str], options: list[str], scratch: Path,
-          timeout: float) -> tuple[int, str]:
+def _bash(
+    script: str, cwd: Path, env: Mapping[str, str], options: list[str], scratch: Path, timeout: float
+) -> tuple[int, str]:
     path = scratch / f"step-{len(list(scratch.iterdir()))}.sh"
     path.write_text(script, encoding="utf-8")
-    proc = subprocess.run(["bash", "--noprofile", "--norc", *options, str(path)], cwd=cwd, env=dict(env),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, check=False)
+    proc = subprocess.run(
+        ["bash", "--noprofile", "--norc", *options, str(path)],
+        cwd=cwd,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+        check=False,
+    )
     return proc.returncode, proc.stdout.decode(errors="replace")
 
 
@@ -112,9 +120,16 @@ def _clone(origin: Path, dest: Path, ref: str, env: Mapping[str, str]) -> None:
     subprocess.run(["git", "-C", str(dest), "checkout", "-q", "--detach", ref], env=dict(env), check=True)
 
 
-def run_github_job(recipe: Path, origin: Path, event: Mapping[str, Any], base_sha: str, root: Path,
-                   base_env: Mapping[str, str], timeout: float = 1800,
-                   variables: Mapping[str, str] | None = None) -> JobResult:
+def run_github_job(
+    recipe: Path,
+    origin: Path,
+    event: Mapping[str, Any],
+    base_sha: str,
+    root: Path,
+    base_env: Mapping[str, str],
+    timeout: float = 1800,
+    variables: Mapping[str, str] | None = None,
+) -> JobResult:
     """Runs the recipe's only job for a `pull_request_target` event.
 
     Args:
@@ -137,12 +152,21 @@ def run_github_job(recipe: Path, origin: Path, event: Mapping[str, Any], base_sh
     env_file.touch()
     summary.touch()
     runner = {
-        "GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_EVENT_NAME": "pull_request_target",
-        "GITHUB_EVENT_PATH": str(event_path), "GITHUB_SHA": base_sha, "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_ENV": str(env_file), "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(temp),
+        "GITHUB_ACTIONS": "true",
+        "CI": "true",
+        "GITHUB_EVENT_NAME": "pull_request_target",
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_SHA": base_sha,
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ENV": str(env_file),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "RUNNER_TEMP": str(temp),
     }
-    contexts: dict[str, Any] = {"github": {"event": event, "sha": base_sha, "workspace": str(workspace)},
-                                "runner": {"temp": str(temp)}, "vars": dict(variables or {})}
+    contexts: dict[str, Any] = {
+        "github": {"event": event, "sha": base_sha, "workspace": str(workspace)},
+        "runner": {"temp": str(temp)},
+        "vars": dict(variables or {}),
+    }
     job_env = {k: evaluate(str(v), contexts) for k, v in (job.get("env") or {}).items()}
     result = JobResult()
     failed = False
@@ -176,8 +200,15 @@ def run_github_job(recipe: Path, origin: Path, event: Mapping[str, Any], base_sh
     return result
 
 
-def run_gitlab_job(recipe: Path, job_name: str, origin: Path, predefined: Mapping[str, str], root: Path,
-                   base_env: Mapping[str, str], timeout: float = 1800) -> JobResult:
+def run_gitlab_job(
+    recipe: Path,
+    job_name: str,
+    origin: Path,
+    predefined: Mapping[str, str],
+    root: Path,
+    base_env: Mapping[str, str],
+    timeout: float = 1800,
+) -> JobResult:
     """Runs one job's `script` of a GitLab CI file, as one bash script under `set -eo pipefail`.
 
     Args:
@@ -195,8 +226,14 @@ def run_gitlab_job(recipe: Path, job_name: str, origin: Path, predefined: Mappin
     _clone(origin, project, predefined["CI_COMMIT_SHA"], {**base_env, **GIT_ENV})
     scratch = root / "scripts"
     scratch.mkdir()
-    env = {**base_env, "CI": "true", "GITLAB_CI": "true", "CI_PROJECT_DIR": str(project),
-           **{k: str(v) for k, v in (job.get("variables") or {}).items()}, **predefined}
+    env = {
+        **base_env,
+        "CI": "true",
+        "GITLAB_CI": "true",
+        "CI_PROJECT_DIR": str(project),
+        **{k: str(v) for k, v in (job.get("variables") or {}).items()},
+        **predefined,
+    }
     code, output = _bash("\n".join(job["script"]) + "\n", project, env, ["-eo", "pipefail"], scratch, timeout)
     result = JobResult([StepResult("script", code, output)])
     for path in (job.get("artifacts", {}).get("reports", {}).get("junit"),):

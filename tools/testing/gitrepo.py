@@ -71,12 +71,32 @@ def toml_value(value: object) -> str:
 def default_rows(min_: int = 0, max_: int = 100) -> list[dict[str, object]]:
     """Three rows, one per kind, pinned to the default blobs."""
     return [
-        {"id": "sum_in_range", "entry": "shop.calc:add", "kind": "bound", "min": min_, "max": max_,
-         "blob": "oracles/blobs/bound.json", "blob_sha256": sha256(blob_bytes(BOUND_SAMPLES)), "seed": 1},
-        {"id": "norm_is_idempotent", "entry": "shop.calc:norm", "kind": "idempotent", "args": ["k"],
-         "repeat": 2, "blob": "oracles/blobs/idem.json", "blob_sha256": sha256(blob_bytes(IDEM_SAMPLES))},
-        {"id": "add_table", "entry": "shop.calc:add", "kind": "exact_table",
-         "blob": "oracles/blobs/table.json", "blob_sha256": sha256(blob_bytes(TABLE_SAMPLES))},
+        {
+            "id": "sum_in_range",
+            "entry": "shop.calc:add",
+            "kind": "bound",
+            "min": min_,
+            "max": max_,
+            "blob": "oracles/blobs/bound.json",
+            "blob_sha256": sha256(blob_bytes(BOUND_SAMPLES)),
+            "seed": 1,
+        },
+        {
+            "id": "norm_is_idempotent",
+            "entry": "shop.calc:norm",
+            "kind": "idempotent",
+            "args": ["k"],
+            "repeat": 2,
+            "blob": "oracles/blobs/idem.json",
+            "blob_sha256": sha256(blob_bytes(IDEM_SAMPLES)),
+        },
+        {
+            "id": "add_table",
+            "entry": "shop.calc:add",
+            "kind": "exact_table",
+            "blob": "oracles/blobs/table.json",
+            "blob_sha256": sha256(blob_bytes(TABLE_SAMPLES)),
+        },
     ]
 
 
@@ -95,8 +115,7 @@ class GitRepo:
         """Runs git in the repository and returns stdout; raises on failure."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(GIT_ENV)
-        proc = subprocess.run(["git", "-C", str(self.path), *args], env=env, check=True,
-                              capture_output=True)
+        proc = subprocess.run(["git", "-C", str(self.path), *args], env=env, check=True, capture_output=True)
         return proc.stdout.decode()
 
     def write(self, rel: str, data: str | bytes) -> None:
@@ -143,12 +162,17 @@ def junit(path: Path, outcomes: dict[str, str], name: str = "results.xml") -> st
     """Writes a pytest-style JUnit XML file with one testcase per id; returns its path."""
     cases = []
     for ident, outcome in outcomes.items():
-        inner = {"passed": "", "failed": '<failure message="no"/>', "error": '<error message="boom"/>',
-                 "skipped": '<skipped message="skip"/>'}[outcome]
+        inner = {
+            "passed": "",
+            "failed": '<failure message="no"/>',
+            "error": '<error message="boom"/>',
+            "skipped": '<skipped message="skip"/>',
+        }[outcome]
         cases.append(f'<testcase classname="t" name="test_invariant[{ident}]" time="0.01">{inner}</testcase>')
     target = path / name
     target.write_text(
         '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" hostname="h">'
-        + "".join(cases) + "</testsuite></testsuites>"
+        + "".join(cases)
+        + "</testsuite></testsuites>"
     )
     return str(target)

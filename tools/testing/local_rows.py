@@ -40,13 +40,18 @@ class LocalRunner:
         shutil.rmtree(prod, ignore_errors=True)
         for package in self.packages:
             if os.path.isdir(os.path.join(self.repo, package)):
-                shutil.copytree(os.path.join(self.repo, package), prod / package,
-                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "BUILD*"))
+                shutil.copytree(
+                    os.path.join(self.repo, package),
+                    prod / package,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "BUILD*"),
+                )
         for rel, text in files.items():
             (prod / rel).write_text(text, encoding="utf-8")
         oracle_bytes = Path(self.repo, source).read_bytes()
-        rows = [(inv, load_samples(Path(self.repo, inv.blob).read_bytes()))
-                for inv in parse_oracle(oracle_bytes, source).invariants]
+        rows = [
+            (inv, load_samples(Path(self.repo, inv.blob).read_bytes()))
+            for inv in parse_oracle(oracle_bytes, source).invariants
+        ]
         inputs, _ = split(rows)
         generated, _ = generated_view({source: oracle_bytes}, salt)
         for name, doc in (("inputs", inputs), ("generated", generated)):
@@ -54,11 +59,27 @@ class LocalRunner:
         out = self.work / "observations.json"
         out.unlink(missing_ok=True)
         try:
-            subprocess.run([sys.executable, "-S", "-B", str(OBSERVE), "--inputs", str(self.work / "inputs.json"),
-                            "--generated", str(self.work / "generated.json"), "--out", str(out),
-                            "--log", str(self.work / "caller.log")],
-                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod), "TZ": "UTC"},
-                           capture_output=True, check=False, timeout=600, cwd=self.work)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-S",
+                    "-B",
+                    str(OBSERVE),
+                    "--inputs",
+                    str(self.work / "inputs.json"),
+                    "--generated",
+                    str(self.work / "generated.json"),
+                    "--out",
+                    str(out),
+                    "--log",
+                    str(self.work / "caller.log"),
+                ],
+                env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod), "TZ": "UTC"},
+                capture_output=True,
+                check=False,
+                timeout=600,
+                cwd=self.work,
+            )
             return load_samples(out.read_bytes())
         except (OSError, ValueError, subprocess.TimeoutExpired):
             return None
@@ -68,6 +89,7 @@ class LocalRunner:
 def local_runner(repo: str, environ: Mapping[str, str]) -> Iterator[LocalRunner]:
     """`vacuity.open_runner`'s stand-in: the policy's production packages, a scratch folder."""
     from tools.oracle_gate.approval.policy import parse_policy
+
     policy = parse_policy(Path(repo, "oracles/policy.toml").read_bytes(), "oracles/policy.toml")
     with tempfile.TemporaryDirectory(prefix="local-rows-") as tmp:
         yield LocalRunner(repo, policy.production_packages, Path(tmp))

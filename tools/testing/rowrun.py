@@ -58,18 +58,30 @@ def run_tree(tree: Path, tmp: Path, package: str, salt: str = "") -> dict[str, j
         package: the production package's folder name, copied alone onto the caller's Python path.
         salt: the run salt for generated samples.
     """
-    tomls = {f"oracles/{p.name}": p.read_bytes() for p in sorted((tree / "oracles").glob("*.toml"))
-             if p.name != "policy.toml"}
+    tomls = {
+        f"oracles/{p.name}": p.read_bytes()
+        for p in sorted((tree / "oracles").glob("*.toml"))
+        if p.name != "policy.toml"
+    }
     prod = tmp / "prod"
     shutil.rmtree(prod, ignore_errors=True)
     shutil.copytree(tree / package, prod / package)
-    return _observe_and_judge(tmp, prod, tomls, lambda inv: (tree / inv.blob).read_bytes(), salt,
-                              reference_root=tree).judged
+    return _observe_and_judge(
+        tmp, prod, tomls, lambda inv: (tree / inv.blob).read_bytes(), salt, reference_root=tree
+    ).judged
 
 
-def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]], modules: dict[str, str],
-             salt: str = "", env: dict[str, str] | None = None, wrap: list[str] | None = None,
-             packages: list[str] | None = None, references: dict[str, str] | None = None) -> RowRun:
+def run_rows(
+    tmp: Path,
+    rows: list[dict[str, Any]],
+    blobs: dict[str, list[Any]],
+    modules: dict[str, str],
+    salt: str = "",
+    env: dict[str, str] | None = None,
+    wrap: list[str] | None = None,
+    packages: list[str] | None = None,
+    references: dict[str, str] | None = None,
+) -> RowRun:
     """Runs `rows` (oracle row dicts, without blob_sha256) on the package `modules`.
 
     Args:
@@ -94,9 +106,17 @@ def run_rows(tmp: Path, rows: list[dict[str, Any]], blobs: dict[str, list[Any]],
     reference_root = tmp / "refroot"
     write_package(reference_root, {"oracles/reference/__init__.py": "", **(references or {})})
     toml = oracle_toml([dict(row, blob_sha256="0" * 64) for row in rows]).encode()
-    return _observe_and_judge(tmp, prod, {"oracles/shop.toml": toml},
-                              lambda inv: json.dumps(blobs[inv.blob]).encode(), salt, env, wrap, packages,
-                              reference_root)
+    return _observe_and_judge(
+        tmp,
+        prod,
+        {"oracles/shop.toml": toml},
+        lambda inv: json.dumps(blobs[inv.blob]).encode(),
+        salt,
+        env,
+        wrap,
+        packages,
+        reference_root,
+    )
 
 
 class ReferenceBroken(AssertionError):
@@ -104,9 +124,17 @@ class ReferenceBroken(AssertionError):
     the problems' lines."""
 
 
-def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Callable[[Any], bytes], salt: str,
-                       env: dict[str, str] | None = None, wrap: list[str] | None = None,
-                       packages: list[str] | None = None, reference_root: Path | None = None) -> RowRun:
+def _observe_and_judge(
+    tmp: Path,
+    prod: Path,
+    tomls: dict[str, bytes],
+    blob: Callable[[Any], bytes],
+    salt: str,
+    env: dict[str, str] | None = None,
+    wrap: list[str] | None = None,
+    packages: list[str] | None = None,
+    reference_root: Path | None = None,
+) -> RowRun:
     """Builds the views of the oracle files `tomls` (path -> bytes; `blob(row)` gives a row's blob
     bytes) in `tmp/views`, runs `actions/observe.py` with only `prod` on its Python path, and judges."""
     pairs = []
@@ -124,9 +152,27 @@ def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Cal
     out, log = views / "observations.json", views / "caller.log"
     caller_env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod), **(env or {})}
     proc = subprocess.run(
-        [*(wrap or []), sys.executable, "-S", str(ACTIONS_DIR / "observe.py"), "--inputs", str(views / "inputs.json"),
-         "--generated", str(views / "generated.json"), "--out", str(out), "--log", str(log)],
-        env=caller_env, capture_output=True, text=True, check=False, timeout=300, cwd=tmp)
+        [
+            *(wrap or []),
+            sys.executable,
+            "-S",
+            str(ACTIONS_DIR / "observe.py"),
+            "--inputs",
+            str(views / "inputs.json"),
+            "--generated",
+            str(views / "generated.json"),
+            "--out",
+            str(out),
+            "--log",
+            str(log),
+        ],
+        env=caller_env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        cwd=tmp,
+    )
     assert proc.returncode == 0, proc.stderr
     observations = json.loads(out.read_text())
     reference, problems = run_references(tmp / "reference", reference_root or prod, pairs, generated)
@@ -140,11 +186,27 @@ def _observe_and_judge(tmp: Path, prod: Path, tomls: dict[str, bytes], blob: Cal
 # Rows and blobs shared by the row-runner tests: one per kind, on the package `shop.calc`.
 TABLE = [{"id": "add_table", "entry": "shop.calc:add", "kind": "exact_table", "blob": "oracles/blobs/t.json"}]
 TABLE_BLOB = {"oracles/blobs/t.json": [{"args": [1, 2], "expected": 3}, {"args": [2, 2], "expected": 4}]}
-BOUND = [{"id": "sum_in_range", "entry": "shop.calc:total", "kind": "bound", "min": 0, "max": 10,
-          "blob": "oracles/blobs/b.json"}]
+BOUND = [
+    {
+        "id": "sum_in_range",
+        "entry": "shop.calc:total",
+        "kind": "bound",
+        "min": 0,
+        "max": 10,
+        "blob": "oracles/blobs/b.json",
+    }
+]
 BOUND_BLOB = {"oracles/blobs/b.json": [{"a": 1, "b": 2}]}
-IDEM = [{"id": "norm_is_idempotent", "entry": "shop.calc:norm", "kind": "idempotent", "args": ["k"], "repeat": 3,
-         "blob": "oracles/blobs/i.json"}]
+IDEM = [
+    {
+        "id": "norm_is_idempotent",
+        "entry": "shop.calc:norm",
+        "kind": "idempotent",
+        "args": ["k"],
+        "repeat": 3,
+        "blob": "oracles/blobs/i.json",
+    }
+]
 IDEM_BLOB = {"oracles/blobs/i.json": [{"state": {"n": 1}, "k": "x"}]}
 
 

@@ -23,7 +23,8 @@ def copy_workspace(dest: Path) -> Path:
     root = source_root()
     listed = subprocess.run(
         ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        check=True, stdout=subprocess.PIPE,
+        check=True,
+        stdout=subprocess.PIPE,
     ).stdout.split(b"\0")
     for rel in filter(None, listed):
         src = root / os.fsdecode(rel)
@@ -52,8 +53,7 @@ def nested_env() -> dict[str, str]:
 
 def git(repo: Path, *args: str) -> str:
     env = nested_env() | GIT_ENV
-    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True,
-                          capture_output=True).stdout.decode()
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True).stdout.decode()
 
 
 def shutdown(workspace: Path) -> None:
@@ -61,24 +61,46 @@ def shutdown(workspace: Path) -> None:
     checkouts in the nested run folder (tools/oracle_gate/runs/merged_tree.py), if they run, and
     ends the kept roots of the sealed workspace runs there (`oracle-gate stop`)."""
     gate(workspace, "stop", cwd=source_root(), timeout=120)
-    subprocess.run(["bazel", "shutdown"], cwd=workspace, env=nested_env(), capture_output=True, check=False, timeout=120)
+    subprocess.run(
+        ["bazel", "shutdown"], cwd=workspace, env=nested_env(), capture_output=True, check=False, timeout=120
+    )
     runs = Path(nested_env()["HOME"]) / ".cache" / "oracle-gate" / "runs"
     for tree in sorted(runs.glob("merged-*/tree")):
-        subprocess.run(["bazel", *MERGED_TREE_STARTUP, "shutdown"], cwd=tree, env=nested_env(), capture_output=True,
-                       check=False, timeout=120)
+        subprocess.run(
+            ["bazel", *MERGED_TREE_STARTUP, "shutdown"],
+            cwd=tree,
+            env=nested_env(),
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
 
 
-def gate(ws: Path, *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-         timeout: float = 1500) -> subprocess.CompletedProcess[str]:
+def gate(
+    ws: Path, *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None, timeout: float = 1500
+) -> subprocess.CompletedProcess[str]:
     """Runs `python3 -B -m tools.oracle_gate ARGS` from `cwd` (default: the copy `ws`) with
     `nested_env()` (or `env`), capturing text output; `timeout` in seconds. `-B`: the interpreter
     would otherwise cache the gate's bytecode in the copy before the gate's first line runs."""
-    return subprocess.run(["/usr/bin/python3", "-B", "-m", "tools.oracle_gate", *args], cwd=cwd or ws,
-                          env=dict(env) if env is not None else nested_env(), capture_output=True, text=True,
-                          check=False, timeout=timeout)
+    return subprocess.run(
+        ["/usr/bin/python3", "-B", "-m", "tools.oracle_gate", *args],
+        cwd=cwd or ws,
+        env=dict(env) if env is not None else nested_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
 
 
 def bazel(ws: Path, *args: str, startup: Sequence[str] = (), timeout: float = 1500) -> subprocess.CompletedProcess[str]:
     """Runs `bazel STARTUP... ARGS` in `ws` with `nested_env()`, capturing text output; `timeout` in seconds."""
-    return subprocess.run(["bazel", *startup, *args], cwd=ws, env=nested_env(), capture_output=True, text=True,
-                          check=False, timeout=timeout)
+    return subprocess.run(
+        ["bazel", *startup, *args],
+        cwd=ws,
+        env=nested_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )

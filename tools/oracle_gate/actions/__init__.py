@@ -11,5 +11,8 @@ two imports and a statement, it is longer than the line limit and no sorted impo
 (pyproject.toml).
 """
 
-GUARD = ("import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) "
-         "!= os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py")
+GUARD = (
+    "import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) "
+    "!= os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py  "
+    "# fmt: skip"
+)

@@ -27,7 +27,7 @@ each call gets a fresh copy of its inputs).
 Standard library only; this file must not import the gate package.
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py  # fmt: skip
 
 import importlib
 import json
@@ -260,7 +260,7 @@ class Row:
     def call_positional(self, values: list[Any], receiver: Any = None) -> Any:
         """The entry called on positional values (a fresh copy), each named in `args_names` built."""
         args = [given(value) for value in _copy(values)]
-        for index, name in enumerate(self.args_names[:_len(args)]):
+        for index, name in enumerate(self.args_names[: _len(args)]):
             if name in self.builds:
                 args[index] = built(self.builds[name], args[index])
         return self.target(receiver)(*args)
@@ -284,8 +284,9 @@ class Row:
 
     def over_values(self, sample: Any) -> str:
         """The entry called once per value of `over` (the sample's other arguments kept), in order."""
-        return encode([project(self.call_keywords(dict(sample, **{self.over: item})), self.project)
-                       for item in sample[self.over]])
+        return encode(
+            [project(self.call_keywords(dict(sample, **{self.over: item})), self.project) for item in sample[self.over]]
+        )
 
     def swapped_and_same(self, sample: Any) -> str:
         """`[f(a, b), f(b, a), f(a, a)]` for a sample `[a, b]`."""
@@ -322,7 +323,10 @@ class Row:
 # file imports nothing of the gate), and `reference` for the reference action's rows. Each returns
 # the encoded value of the sample.
 CALLS = {
-    "bound": Row.once, "matches": Row.once, "agrees": Row.once, "composed": Row.once,
+    "bound": Row.once,
+    "matches": Row.once,
+    "agrees": Row.once,
+    "composed": Row.once,
     "round_trip": Row.inverted,
     "idempotent": Row.states,
     "exact_table": Row.positional,
@@ -349,7 +353,7 @@ def call_row(request: dict[str, object]) -> str:
     ident = request.get("id")
     try:
         row = Row(request)  # type: ignore[arg-type]
-    except _BaseException as exc:  # noqa: BLE001 - any failure to load is this row's error
+    except _BaseException as exc:
         return _dumps({"id": ident, "error": f"{LOAD_ERROR} {request.get('entry')}: {_raised(exc)['raised']}"})
     seed = request.get("seed")
     _seed(seed if _type(seed) is _int else 0)
@@ -357,7 +361,7 @@ def call_row(request: dict[str, object]) -> str:
     record = _type(packages) is _list and all(_type(p) is _str for p in packages)  # type: ignore[union-attr]
     seen: set[object] = _set()
     recording = start_recording(seen) if record else None
-    serve = (lambda sample: _serve(row, sample))
+    serve = lambda sample: _serve(row, sample)
     try:
         results, limit = _call_samples(recording[0](serve) if recording is not None else serve, request)
     finally:
@@ -366,8 +370,15 @@ def call_row(request: dict[str, object]) -> str:
     if limit is not None:  # the row fails, naming the limit
         return _dumps({"id": ident, "error": limit})
     ran = ran_names(seen, packages) if recording is not None else None  # type: ignore[arg-type]
-    return ('{"id":' + _dumps(ident) + ',"results":[' + _join(",", results) + "]"
-            + (',"ran":' + _dumps(ran, separators=(",", ":")) if ran is not None else "") + "}")
+    return (
+        '{"id":'
+        + _dumps(ident)
+        + ',"results":['
+        + _join(",", results)
+        + "]"
+        + (',"ran":' + _dumps(ran, separators=(",", ":")) if ran is not None else "")
+        + "}"
+    )
 
 
 def _serve(row: Row, sample: Any) -> str:
@@ -391,7 +402,7 @@ def _call_samples(serve: Any, request: dict[str, object]) -> tuple[list[str], st
             results.append(serve(sample))
         except NotPlain as exc:
             results.append(_dumps({"unplain": _str(exc)}))
-        except _BaseException as exc:  # noqa: BLE001 - production raising is a failed sample
+        except _BaseException as exc:
             limit = _limit_hit(exc)
             if limit is not None:
                 return [], limit
@@ -414,6 +425,7 @@ def start_recording(seen: set[object]) -> tuple[Any, Any] | None:
     monitoring = _monitoring
     add = seen.add
     if monitoring is None:
+
         def trace(frame: Any, event: str, arg: Any) -> None:  # only "call" events reach it
             add(frame.f_code)
 
@@ -433,6 +445,7 @@ def start_recording(seen: set[object]) -> tuple[Any, Any] | None:
 
 def _traced(fn: Any, trace: Any) -> Any:
     """`fn`, run with `trace` as the global trace function of this thread while it runs."""
+
     def call(*args: Any, **kwargs: Any) -> Any:
         previous = _gettrace()
         _settrace(trace)
@@ -448,8 +461,9 @@ def _plain_name(module: str, qualname: str) -> bool:
     """True for a module `__name__` and a function's `co_qualname` that spec/ran_record.py accepts
     (identifiers, and `<locals>` inside a qualified name)."""
     parts = qualname.split(".")
-    return (all(part.isidentifier() for part in module.split("."))
-            and all(part.isidentifier() or 0 < i < _len(parts) - 1 and part == "<locals>" for i, part in enumerate(parts)))
+    return all(part.isidentifier() for part in module.split(".")) and all(
+        part.isidentifier() or 0 < i < _len(parts) - 1 and part == "<locals>" for i, part in enumerate(parts)
+    )
 
 
 def ran_names(seen: set[object], packages: list[str]) -> list[str] | None:
@@ -467,7 +481,7 @@ def ran_names(seen: set[object], packages: list[str]) -> list[str] | None:
                 file = _getattr(module, "__file__", None)
                 if _type(file) is _str and file not in files:
                     # A package's `__init__.py` imported as `pkg.__init__` is still `pkg`'s file.
-                    files[file] = name[:-len(".__init__")] if name.endswith(".__init__") else name
+                    files[file] = name[: -len(".__init__")] if name.endswith(".__init__") else name
         names = _set()
         for code in seen:
             module_name = files.get(code.co_filename)  # type: ignore[attr-defined]
@@ -477,7 +491,7 @@ def ran_names(seen: set[object], packages: list[str]) -> list[str] | None:
             if _plain_name(module_name, qualname):
                 names.add(module_name + ":" + qualname)
         return _sorted(names)[:MAX_RAN_FUNCTIONS]
-    except _BaseException:  # noqa: BLE001 - no record rather than no reply
+    except _BaseException:
         return None
 
 

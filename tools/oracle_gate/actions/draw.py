@@ -22,8 +22,7 @@ with a row that draws.
 The contract: docs/design.md sections 2 (generated samples) and 8.
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
-
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py  # fmt: skip
 
 
 import argparse
@@ -56,9 +55,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:
         return errors.INVALID_ORACLE
     if args.unsalted and document["rows"]:
-        print(error_line(errors.UNDECIDED, f"{', '.join(sorted(oracles))}: rows {', '.join(document['rows'])} draw "
-                         "generated samples, but the gate's list of files that draw (--define=oracle_salted) does "
-                         "not name this suite's files, so they would be drawn without the run's salt"), file=sys.stderr)
+        print(
+            error_line(
+                errors.UNDECIDED,
+                f"{', '.join(sorted(oracles))}: rows {', '.join(document['rows'])} draw "
+                "generated samples, but the gate's list of files that draw (--define=oracle_salted) does "
+                "not name this suite's files, so they would be drawn without the run's salt",
+            ),
+            file=sys.stderr,
+        )
         return errors.UNDECIDED
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(json.dumps(document, sort_keys=True, allow_nan=False, separators=(",", ":")) + "\n")  # the C encoder

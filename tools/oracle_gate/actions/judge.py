@@ -32,7 +32,7 @@ this exit code, turns a failed hidden part into exit 4. Exit code 0 when every i
 else 1. The contract: docs/design.md sections 5, 8 and 9.
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py  # fmt: skip
 
 import argparse
 import json
@@ -167,8 +167,10 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     for note in notes:
         print(f"judge: {note}")
     for item in judged:
-        print(f"{'passed' if item.ok else 'FAILED'} {item.id} observation_sha256={item.digest}"
-              + (f" hidden: {hidden[item.id]}" if item.id in hidden else ""))
+        print(
+            f"{'passed' if item.ok else 'FAILED'} {item.id} observation_sha256={item.digest}"
+            + (f" hidden: {hidden[item.id]}" if item.id in hidden else "")
+        )
         for line in item.failure_lines():
             print(f"    {line}")
     if salt:

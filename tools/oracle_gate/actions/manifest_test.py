@@ -4,7 +4,7 @@ On failure it prints the differing lines and the command that regenerates the ma
 The manifest and its checkout rewrites: docs/design.md section 4.
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py  # fmt: skip
 
 import difflib
 from collections.abc import Mapping, Sequence
@@ -37,15 +37,23 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     if actual == expected:
         print(f"{MANIFEST_PATH} is current")
         return 0
-    sys.stdout.writelines(visible(line.rstrip("\n")) + "\n" for line in difflib.unified_diff(
-        actual.splitlines(keepends=True), expected.splitlines(keepends=True),
-        f"{MANIFEST_PATH} (committed)", f"{MANIFEST_PATH} (generated)"))
+    sys.stdout.writelines(
+        visible(line.rstrip("\n")) + "\n"
+        for line in difflib.unified_diff(
+            actual.splitlines(keepends=True),
+            expected.splitlines(keepends=True),
+            f"{MANIFEST_PATH} (committed)",
+            f"{MANIFEST_PATH} (generated)",
+        )
+    )
     rewritten = checkout_rewrites(tree)
     if rewritten:
         for line in rewritten:
             print(visible(f"[5] {line}: rewritten at checkout"))
-        print(f"[5] {MANIFEST_PATH}: does not match the files because git rewrote {len(rewritten)} committed file(s) "
-              f"at checkout; {REWRITE_FIX}")
+        print(
+            f"[5] {MANIFEST_PATH}: does not match the files because git rewrote {len(rewritten)} committed file(s) "
+            f"at checkout; {REWRITE_FIX}"
+        )
         return 5
     print(f"[5] {MANIFEST_PATH}: is stale; {fix}")
     return 5

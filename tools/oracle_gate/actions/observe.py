@@ -37,7 +37,7 @@ Standard library only; this file must not import the gate package (the action's 
 production library, not the gate).
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py  # fmt: skip
 
 import argparse
 import ctypes
@@ -98,7 +98,7 @@ class Log:
 
     def write(self, data: bytes) -> None:
         """Appends `data`, or what of it fits; notes the cut once."""
-        keep = data[:max(0, MAX_LOG_BYTES - self.kept)]
+        keep = data[: max(0, MAX_LOG_BYTES - self.kept)]
         if keep:
             os.write(self.fd, keep)
             self.kept += len(keep)
@@ -118,14 +118,25 @@ class Caller:
         self.memory_mib = memory_mib
         self.log = log
         self.row_output = 0
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1",
-                   ORACLE_GATE_MEMORY_MIB=str(memory_mib), ORACLE_GATE_OPEN_FILES_LIMIT=str(OPEN_FILES_LIMIT), ORACLE_GATE_FILE_SIZE_LIMIT=str(FILE_SIZE_LIMIT_BYTES))
+        env = dict(
+            os.environ,
+            PYTHONUNBUFFERED="1",
+            PYTHONDONTWRITEBYTECODE="1",
+            ORACLE_GATE_MEMORY_MIB=str(memory_mib),
+            ORACLE_GATE_OPEN_FILES_LIMIT=str(OPEN_FILES_LIMIT),
+            ORACLE_GATE_FILE_SIZE_LIMIT=str(FILE_SIZE_LIMIT_BYTES),
+        )
         # -S: no `site` module, so no `sitecustomize`, `usercustomize` or `.pth` file on the path
         # (the change's BUILD files choose that path) runs before the caller imports anything.
         self.proc = subprocess.Popen(
             [sys.executable, "-B", "-S", os.path.join(here, "caller.py"), str(req_read), str(rep_write)],
-            stdin=subprocess.DEVNULL, stdout=out_write, stderr=out_write, pass_fds=(req_read, rep_write),
-            env=env, start_new_session=True, preexec_fn=lambda: _apply_limits(memory_mib),
+            stdin=subprocess.DEVNULL,
+            stdout=out_write,
+            stderr=out_write,
+            pass_fds=(req_read, rep_write),
+            env=env,
+            start_new_session=True,
+            preexec_fn=lambda: _apply_limits(memory_mib),
         )
         os.close(req_read)
         os.close(rep_write)
@@ -157,7 +168,7 @@ class Caller:
         try:
             view = memoryview(line)
             while view:
-                view = view[os.write(self.req_write, view):]
+                view = view[os.write(self.req_write, view) :]
             return True
         except OSError:
             return False
@@ -310,8 +321,22 @@ def record_packages(inputs: dict[str, object]) -> list[str]:
 
 
 # The fields of an inputs-view row the caller gets (spec/views.py `input_row`, `reference_row`).
-REQUEST_KEYS = ("id", "entry", "kind", "seed", "args", "repeat", "receiver", "build", "args_names", "project",
-                "inverse", "over", "entries", "style")
+REQUEST_KEYS = (
+    "id",
+    "entry",
+    "kind",
+    "seed",
+    "args",
+    "repeat",
+    "receiver",
+    "build",
+    "args_names",
+    "project",
+    "inverse",
+    "over",
+    "entries",
+    "style",
+)
 
 
 def requests(inputs: dict[str, object], generated: dict[str, object]) -> list[tuple[str, float, int, bytes]]:
@@ -380,8 +405,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generated", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--log", required=True)
-    parser.add_argument("--quiet", action="store_true",
-                        help="the hidden caller: production code's stdout and stderr, and this process's, go to /dev/null")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="the hidden caller: production code's stdout and stderr, and this process's, go to /dev/null",
+    )
     args = parser.parse_args(argv)
     if args.quiet:
         # Nothing of the hidden samples may reach Bazel's output or a log: the caller's own error
@@ -401,8 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     why = seal_supervisor()
     if why:
-        print(f"oracle-gate: [1] the supervisor cannot keep production code's processes in reach: {why}",
-              file=sys.stderr)
+        print(
+            f"oracle-gate: [1] the supervisor cannot keep production code's processes in reach: {why}", file=sys.stderr
+        )
         return 1
     os.close(os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
     log_fd = os.open(os.devnull if args.quiet else args.log, os.O_WRONLY)

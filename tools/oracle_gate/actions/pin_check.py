@@ -20,8 +20,7 @@ loader's own (loader.py), so the build and `check` judge oracle files alike.
 The contract: docs/design.md sections 2, 4 (checkout rewrites of blobs) and 8 (the views).
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
-
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py  # fmt: skip
 
 
 import argparse
@@ -119,8 +118,9 @@ def hidden_rows(rows: Sequence[tuple[Invariant, Any]], blobs: dict[str, str]) ->
     out = Hidden(ids=sorted(inv.id for inv, _ in rows if inv.hidden_sha256 is not None))
     problems: list[OracleError] = []
     for path in sorted(p for p in blobs if p.startswith(HIDDEN_DIR + "/") and p != HIDDEN_INPUTS):
-        problems.append(OracleError(f"only the gate's hidden inputs view ({HIDDEN_INPUTS}) may lie in "
-                                    f"{HIDDEN_DIR}/", path=path))
+        problems.append(
+            OracleError(f"only the gate's hidden inputs view ({HIDDEN_INPUTS}) may lie in {HIDDEN_DIR}/", path=path)
+        )
     if HIDDEN_INPUTS not in blobs:
         return problems, out
     try:
@@ -198,17 +198,27 @@ def _check_pin(inv: Invariant, blobs: dict[str, str], label: str | None) -> tupl
     """The problems of a row's blob and pin (none when it is verified), and the blob's bytes when read."""
     file = blobs.get(inv.blob)
     if file is None:
-        return [OracleError(
-            f"{inv.blob} is not among the blobs of this oracle_suite target (or does not exist)",
-            path=inv.source, row=inv.id, field="blob")], b""
+        return [
+            OracleError(
+                f"{inv.blob} is not among the blobs of this oracle_suite target (or does not exist)",
+                path=inv.source,
+                row=inv.id,
+                field="blob",
+            )
+        ], b""
     # Bazel presents inputs as symlinks into the source tree; following them must end
     # at a file whose path is still the blob's own, i.e. inside oracles/blobs/. The hash
     # is of the bytes read through that path.
     real = os.path.realpath(file)
     if not real.replace(os.sep, "/").endswith("/" + inv.blob):
-        return [OracleError(
-            f"{inv.blob} resolves to {real}, outside oracles/blobs/; blobs must be regular files",
-            path=inv.source, row=inv.id, field="blob")], b""
+        return [
+            OracleError(
+                f"{inv.blob} resolves to {real}, outside oracles/blobs/; blobs must be regular files",
+                path=inv.source,
+                row=inv.id,
+                field="blob",
+            )
+        ], b""
     data = _read(real)
     return check_blob(inv, Entry(REGULAR, file), data, label=label), data
 
@@ -239,10 +249,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(error_line(errors.UNDECIDED, f"cannot read {exc.filename}: {exc.strerror}"), file=sys.stderr)
         return errors.UNDECIDED
     if not args.reference_inputs:
-        problems += [OracleError(f"names the reference {inv.reference}, but this oracle_suite target has no "
-                                 "references: add the reference package's py_library to its `references`",
-                                 path=inv.source, row=inv.id, field="reference")
-                     for inv, _ in rows if inv.reference is not None]
+        problems += [
+            OracleError(
+                f"names the reference {inv.reference}, but this oracle_suite target has no "
+                "references: add the reference package's py_library to its `references`",
+                path=inv.source,
+                row=inv.id,
+                field="reference",
+            )
+            for inv, _ in rows
+            if inv.reference is not None
+        ]
     for problem in problems:
         print(error_line(problem.code, str(problem)), file=sys.stderr)
     if problems:

@@ -20,7 +20,7 @@ ID: field reference: ...`) and exit 5, which fails the build. The contract: docs
 sections 2 ("Reference rows") and 8.
 """
 
-import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py
+import os, sys; sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(__file__))]  # noqa: E401,E501,E702,I001 - see actions/__init__.py  # fmt: skip
 
 import argparse
 import json
@@ -36,8 +36,9 @@ from tools.oracle_gate.spec.verdicts import plain_problem
 VIEW_SCHEMA = 1
 
 
-def expected_values(row: Mapping[str, Any], observation: Mapping[str, Any] | None, generated: int,
-                    salt: str) -> tuple[list[Any], OracleError | None]:
+def expected_values(
+    row: Mapping[str, Any], observation: Mapping[str, Any] | None, generated: int, salt: str
+) -> tuple[list[Any], OracleError | None]:
     """The reference's expected values of one row, or ([], the problem).
 
     Args:
@@ -45,9 +46,14 @@ def expected_values(row: Mapping[str, Any], observation: Mapping[str, Any] | Non
         observation: the reference action's `{"id", "reply"}` or `{"id", "error"}` for it, or None.
         generated: how many generated samples the row has; salt: the salt they were drawn with.
     """
+
     def broken(why: str) -> tuple[list[Any], OracleError]:
-        return [], OracleError(f"the reference {row['entry']} {why}; the oracle is broken, not the change",
-                               path=str(row.get("source", "")), row=str(row["id"]), field="reference")
+        return [], OracleError(
+            f"the reference {row['entry']} {why}; the oracle is broken, not the change",
+            path=str(row.get("source", "")),
+            row=str(row["id"]),
+            field="reference",
+        )
 
     if observation is None:
         return broken("was not run")
@@ -64,13 +70,15 @@ def expected_values(row: Mapping[str, Any], observation: Mapping[str, Any] | Non
     results = reply.get("results")
     stored = len(row["samples"])
     if type(results) is not list or len(results) != stored + generated:
-        return broken(f"gave {len(results) if type(results) is list else 'no'} result(s) for {stored + generated} sample(s)")
+        return broken(
+            f"gave {len(results) if type(results) is list else 'no'} result(s) for {stored + generated} sample(s)"
+        )
     values = []
     for index, result in enumerate(results):
         where = sample_label(index - stored, True, salt) if index >= stored else f"stored sample {index} (0-based)"
         if type(result) is not dict or len(result) != 1:
             return broken(f"gave a malformed result for {where}")
-        (key, value), = result.items()
+        ((key, value),) = result.items()
         if key == "unplain":
             return broken(f"returned a value that is not plain JSON on {where}: {cut(str(value), 300)}")
         if key != "value":
@@ -82,8 +90,9 @@ def expected_values(row: Mapping[str, Any], observation: Mapping[str, Any] | Non
     return values, None
 
 
-def reference_document(inputs: Mapping[str, Any], generated: Mapping[str, Any],
-                       observations: Mapping[str, Any]) -> tuple[dict[str, Any], list[OracleError]]:
+def reference_document(
+    inputs: Mapping[str, Any], generated: Mapping[str, Any], observations: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[OracleError]]:
     """The reference view and the problems: one OracleError (exit 5) per broken reference."""
     by_id = {row.get("id"): row for row in observations.get("rows", []) if type(row) is dict}
     drawn = generated.get("rows", {})

@@ -91,7 +91,7 @@ def _fields(message: bytes) -> Iterator[tuple[int, int | bytes]]:
             size, index = decode_varint(message, index)
         if index + size > len(message):
             raise ProtocolError(f"field {number} runs past the end of the message")
-        yield number, message[index:index + size]
+        yield number, message[index : index + size]
         index += size
 
 
@@ -240,8 +240,10 @@ def run(main: Main, argv: Sequence[str]) -> int:
     try:
         arguments = flagfile_arguments(argv)
     except OSError as exc:
-        print(error_line(errors.UNDECIDED, f"cannot read the action's flag file {exc.filename}: {exc.strerror}"),
-              file=sys.stderr)
+        print(
+            error_line(errors.UNDECIDED, f"cannot read the action's flag file {exc.filename}: {exc.strerror}"),
+            file=sys.stderr,
+        )
         return errors.UNDECIDED
     return main(arguments)
 
@@ -251,8 +253,13 @@ def launch(argv: Sequence[str]) -> int:
     module (one of ACTIONS), then `run`'s arguments. Returns the exit code; 1 (errors.UNDECIDED) for
     a module not in ACTIONS."""
     if not argv or argv[0] not in ACTIONS:
-        print(error_line(errors.UNDECIDED, f"the gate launcher runs one of {', '.join(ACTIONS)}, not "
-                         f"{argv[0] if argv else 'nothing'!r}"), file=sys.stderr)
+        print(
+            error_line(
+                errors.UNDECIDED,
+                f"the gate launcher runs one of {', '.join(ACTIONS)}, not {argv[0] if argv else 'nothing'!r}",
+            ),
+            file=sys.stderr,
+        )
         return errors.UNDECIDED
     # Only the named action's module is imported: a one-shot action pays for its own imports alone.
     if argv[0] == "pin_check":

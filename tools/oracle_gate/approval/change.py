@@ -48,8 +48,9 @@ class ChangeApproval:
     labelled: bool
 
 
-def approve_change(repo: str, base: str, labels: Collection[str], trust: Trust, *,
-                   head_only: bool = False) -> ChangeApproval:
+def approve_change(
+    repo: str, base: str, labels: Collection[str], trust: Trust, *, head_only: bool = False
+) -> ChangeApproval:
     """The approval step for HEAD against `base`, with the pull request's `labels` that count.
 
     Args:
@@ -73,12 +74,16 @@ def approve_change(repo: str, base: str, labels: Collection[str], trust: Trust, 
     try:
         claims_policy = load_policy(claims_tree, claims_tree.files(POLICY_PATH).get(POLICY_PATH))
     except OracleError:
-        raise GateError("the base revision's policy is invalid; the gate cannot tell what is protected",
-                        path=POLICY_PATH, fix="fix it on the base branch first") from None
+        raise GateError(
+            "the base revision's policy is invalid; the gate cannot tell what is protected",
+            path=POLICY_PATH,
+            fix="fix it on the base branch first",
+        ) from None
     try:
         head_policy = load_policy(head_tree, head_tree.files(POLICY_PATH).get(POLICY_PATH))
     except OracleError:
         head_policy = None
     label = label_name(claims_policy, head_policy)
-    return ChangeApproval(tip, head, judged, claims_tree, head_tree, claims_policy, head_policy, label,
-                          has_label(label, set(labels)))
+    return ChangeApproval(
+        tip, head, judged, claims_tree, head_tree, claims_policy, head_policy, label, has_label(label, set(labels))
+    )

@@ -152,8 +152,10 @@ def _others_why(action: object, given: set[str]) -> str:
     if given:
         return f"this 'labeled' event ties only the label it adds ({_shown(next(iter(given)))}) to a commit"
     what = f"a {_shown(action)} event" if isinstance(action, str) else "an event without an action"
-    return (f"{what} lists the labels on the pull request, not the commit each was given on; only a "
-            "'labeled' event names the head a label was given on")
+    return (
+        f"{what} lists the labels on the pull request, not the commit each was given on; only a "
+        "'labeled' event names the head a label was given on"
+    )
 
 
 def _sender_refused(environ: Mapping[str, str], event: dict[str, object]) -> str | None:
@@ -175,6 +177,11 @@ def _head_mismatch(environ: Mapping[str, str], pull: dict[str, object], target: 
     if not isinstance(sha, str) or not FULL_ID.fullmatch(sha):
         return f"pull_request.head.sha is {_shown(sha)}, not a full commit id, so the event names no head"
     github_sha = environ.get("GITHUB_SHA", "")
-    merge_trusted = None if FULL_ID.fullmatch(github_sha) and github_sha.lower() == target.commit().lower() else (
-        f"GITHUB_SHA ({_shown(github_sha)}) does not name HEAD, so HEAD is not the merge GitHub made for this event")
+    merge_trusted = (
+        None
+        if FULL_ID.fullmatch(github_sha) and github_sha.lower() == target.commit().lower()
+        else (
+            f"GITHUB_SHA ({_shown(github_sha)}) does not name HEAD, so HEAD is not the merge GitHub made for this event"
+        )
+    )
     return target.mismatch("the event", sha, merge_trusted)

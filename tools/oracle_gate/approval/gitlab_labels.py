@@ -66,8 +66,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
     plain http), and GitLab's API answers these endpoints without redirecting. A 3xx answer then
     surfaces as an HTTPError."""
 
-    def redirect_request(self, req: urllib.request.Request, fp: object, code: int, msg: str,
-                         headers: object, newurl: str) -> None:
+    def redirect_request(
+        self, req: urllib.request.Request, fp: object, code: int, msg: str, headers: object, newurl: str
+    ) -> None:
         return None
 
 
@@ -87,8 +88,10 @@ def _api_base(url: str) -> str:
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme == "https" or (parsed.scheme == "http" and parsed.hostname in LOOPBACK_HOSTS):
         return url.rstrip("/")
-    raise UsageError(f"CI_API_V4_URL {one_line(url, 80)!r} must be https:// (http:// only on a loopback host): "
-                     f"{TOKEN_VARIABLE} would be sent in the clear")
+    raise UsageError(
+        f"CI_API_V4_URL {one_line(url, 80)!r} must be https:// (http:// only on a loopback host): "
+        f"{TOKEN_VARIABLE} would be sent in the clear"
+    )
 
 
 def _read_list(base: str, path: str, token: str, fetch: Fetch) -> list[dict[str, object]]:
@@ -110,8 +113,10 @@ def _read_list(base: str, path: str, token: str, fetch: Fetch) -> list[dict[str,
                 hint = f" (is {TOKEN_VARIABLE} a token with the read_api scope?)"
             elif 300 <= exc.code < 400:
                 location = one_line(str(exc.headers.get("Location", "")), 120) if exc.headers else ""
-                hint = (f" (a redirect to {location!r}: not followed, the token would go with it; "
-                        "set CI_API_V4_URL to the API itself)")
+                hint = (
+                    f" (a redirect to {location!r}: not followed, the token would go with it; "
+                    "set CI_API_V4_URL to the API itself)"
+                )
             raise UsageError(f"GitLab API GET {url}: HTTP {exc.code} {one_line(str(exc.reason), 80)}{hint}") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise UsageError(f"GitLab API GET {url}: {one_line(str(exc), 120)}") from None
@@ -143,14 +148,20 @@ def _time(value: object, what: str) -> datetime:
             raise ValueError
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise UsageError(f"GitLab API: {what} has created_at {one_line(repr(value), 60)}, not an ISO 8601 time") from None
+        raise UsageError(
+            f"GitLab API: {what} has created_at {one_line(repr(value), 60)}, not an ISO 8601 time"
+        ) from None
     if parsed.tzinfo is None:
         raise UsageError(f"GitLab API: {what} has created_at {value!r} without a time zone")
     return parsed
 
 
-def given_on(head: str, versions: list[dict[str, object]], events: list[dict[str, object]],
-             labelers: frozenset[str] | None = None) -> GivenLabels:
+def given_on(
+    head: str,
+    versions: list[dict[str, object]],
+    events: list[dict[str, object]],
+    labelers: frozenset[str] | None = None,
+) -> GivenLabels:
     """Which labels were given on `head` (the rule: the module docstring).
 
     Args:
@@ -182,11 +193,15 @@ def given_on(head: str, versions: list[dict[str, object]], events: list[dict[str
         elif on == head.lower():
             found.names.append(name)
         elif on is None:
-            found.notes.append(f"label {name!r} ignored: it was added at {when.isoformat()}, before any push GitLab "
-                               "recorded for the merge request")
+            found.notes.append(
+                f"label {name!r} ignored: it was added at {when.isoformat()}, before any push GitLab "
+                "recorded for the merge request"
+            )
         else:
-            found.notes.append(f"label {name!r} ignored: it was added at {when.isoformat()} on head {on}, not on "
-                               f"{head.lower()} (a label approves the commit it was given on; re-apply it)")
+            found.notes.append(
+                f"label {name!r} ignored: it was added at {when.isoformat()} on head {on}, not on "
+                f"{head.lower()} (a label approves the commit it was given on; re-apply it)"
+            )
     return found
 
 
@@ -202,8 +217,9 @@ def _pushes(versions: list[dict[str, object]]) -> list[tuple[datetime, str]]:
     return pushes
 
 
-def _latest(events: list[dict[str, object]], labelers: frozenset[str] | None
-            ) -> tuple[dict[str, tuple[datetime, str]], dict[str, str]]:
+def _latest(
+    events: list[dict[str, object]], labelers: frozenset[str] | None
+) -> tuple[dict[str, tuple[datetime, str]], dict[str, str]]:
     """Label name -> (time, action) of its last counted event, and -> a user not in `labelers` who added it."""
     last: dict[str, tuple[datetime, str]] = {}
     others: dict[str, str] = {}
@@ -248,8 +264,10 @@ def merge_request_labels(environ: Mapping[str, str], head: str, fetch: Fetch = _
     """
     missing = [name for name in (*PIPELINE_VARIABLES, TOKEN_VARIABLE) if not environ.get(name, "").strip()]
     if missing:
-        raise UsageError(f"{', '.join(missing)} not set: run this in a GitLab merge request pipeline, with "
-                         f"{TOKEN_VARIABLE} a masked CI/CD variable holding a token with the read_api scope")
+        raise UsageError(
+            f"{', '.join(missing)} not set: run this in a GitLab merge request pipeline, with "
+            f"{TOKEN_VARIABLE} a masked CI/CD variable holding a token with the read_api scope"
+        )
     if not FULL_ID.fullmatch(head):
         raise UsageError(f"--head {one_line(head, 80)!r} is not a full commit id (40 or 64 hex digits)")
     base = _api_base(environ["CI_API_V4_URL"].strip())

@@ -125,9 +125,7 @@ class _Head:
         return f"{subject} names head {named.lower()}, HEAD is {head}{merge}"
 
 
-def collect_labels(
-    cli_labels: Sequence[str], environ: Mapping[str, str], repo: str, head: str | None = None
-) -> Labels:
+def collect_labels(cli_labels: Sequence[str], environ: Mapping[str, str], repo: str, head: str | None = None) -> Labels:
     """Gathers the labels that approve the commit being checked (rules: the module docstring).
 
     Args:
@@ -165,16 +163,23 @@ def _pr_labels(environ: Mapping[str, str], target: _Head, found: Labels) -> None
     if not names:
         return
     sha = environ.get("PR_HEAD_SHA", "").strip()
-    fix = (f"{APPROVES}; set PR_HEAD_SHA to the full id of the commit the labels were given on, "
-           "or pass --label from a step that verified it")
+    fix = (
+        f"{APPROVES}; set PR_HEAD_SHA to the full id of the commit the labels were given on, "
+        "or pass --label from a step that verified it"
+    )
     if not sha:
         why: str | None = "PR_HEAD_SHA is not set, so nothing names the commit they were given on"
     elif not FULL_ID.fullmatch(sha):
         why = f"PR_HEAD_SHA is {_shown(sha)}, not a full commit id (40 or 64 hex digits)"
     else:
-        why = target.mismatch("PR_HEAD_SHA", sha, (
-            "PR_LABELS counts only for HEAD itself: nothing says HEAD is the merge the platform made, and any "
-            "merge can have the labelled commit as its second parent"))
+        why = target.mismatch(
+            "PR_HEAD_SHA",
+            sha,
+            (
+                "PR_LABELS counts only for HEAD itself: nothing says HEAD is the merge the platform made, and any "
+                "merge can have the labelled commit as its second parent"
+            ),
+        )
     if why is None:
         found.names.update(names)
     else:

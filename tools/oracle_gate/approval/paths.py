@@ -140,8 +140,9 @@ def symlink_problem(path: str, links: Mapping[str, str], globs: Sequence[str]) -
     return None
 
 
-def special_entry_problem(path: str, head: Mapping[str, Entry], base: Mapping[str, Entry],
-                          links: Mapping[str, str], globs: Sequence[str]) -> str | None:
+def special_entry_problem(
+    path: str, head: Mapping[str, Entry], base: Mapping[str, Entry], links: Mapping[str, str], globs: Sequence[str]
+) -> str | None:
     """Returns why a changed path is protected content in disguise (symlink or submodule), or None."""
     now, before = head.get(path), base.get(path)
     if GITLINK in (getattr(now, "mode", None), getattr(before, "mode", None)):
@@ -153,7 +154,9 @@ def special_entry_problem(path: str, head: Mapping[str, Entry], base: Mapping[st
         if glob and protected_by(path, globs):
             return f"is a symlink standing where {glob!r} protects content"
         if glob:
-            return (f"is a symlink standing where {glob!r} protects content: a checkout follows it as a "
-                    f"folder, which could hold files {glob!r} protects")
+            return (
+                f"is a symlink standing where {glob!r} protects content: a checkout follows it as a "
+                f"folder, which could hold files {glob!r} protects"
+            )
         return symlink_problem(path, links, globs)
     return None

@@ -22,8 +22,16 @@ HIDDEN_REQUIRED = "required"
 UNCOVERED_NOTE, UNCOVERED_FAIL = "note", "fail"
 UNCOVERED_SETTINGS = (UNCOVERED_NOTE, UNCOVERED_FAIL)
 # What a message calls a TOML value of each Python type tomllib gives.
-_TOML_TYPES = {"bool": "a boolean", "int": "an integer", "float": "a float", "list": "an array", "dict": "a table",
-               "datetime": "a date-time", "date": "a date", "time": "a time"}
+_TOML_TYPES = {
+    "bool": "a boolean",
+    "int": "an integer",
+    "float": "a float",
+    "list": "an array",
+    "dict": "a table",
+    "datetime": "a date-time",
+    "date": "a date",
+    "time": "a time",
+}
 _PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Packages an entry may never name: the gate, the harness, the oracles and the test runners.
 _NOT_PRODUCTION = frozenset({"tools", "harness", "oracles", "third_party", "pytest", "_pytest", "runfiles"})
@@ -39,9 +47,21 @@ ATTRIBUTES_GLOB = "**/.gitattributes"
 # the rc files (flags, `import` lines, `--workspace_status_command`), and the files that declare
 # repositories and modules, whose repository rules run unsandboxed (docs/threat-model.md).
 ALWAYS_PROTECTED = (
-    "oracles/**", ATTRIBUTES_GLOB, ".gitmodules",
-    "tools/bazel", "tools/bazel/**", ".bazelversion", ".bazeliskrc", ".bazelrc", "user.bazelrc",
-    "WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
+    "oracles/**",
+    ATTRIBUTES_GLOB,
+    ".gitmodules",
+    "tools/bazel",
+    "tools/bazel/**",
+    ".bazelversion",
+    ".bazeliskrc",
+    ".bazelrc",
+    "user.bazelrc",
+    "WORKSPACE",
+    "WORKSPACE.bazel",
+    "WORKSPACE.bzlmod",
+    "MODULE.bazel",
+    "MODULE.bazel.lock",
+    "REPO.bazel",
     ".bazelignore",
 )
 # The label and protected globs used when neither the base nor HEAD has a readable policy, so the gate
@@ -50,8 +70,14 @@ ALWAYS_PROTECTED = (
 # policy's `label` key defaults to DEFAULT_LABEL.
 DEFAULT_LABEL = "oracle-change"
 DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
-    "tools/**", "third_party/**", "BUILD", "BUILD.bazel",
-    ".ci/**", "ci/**", ".github/**", ".gitlab-ci.yml",
+    "tools/**",
+    "third_party/**",
+    "BUILD",
+    "BUILD.bazel",
+    ".ci/**",
+    "ci/**",
+    ".github/**",
+    ".gitlab-ci.yml",
 )
 
 
@@ -116,14 +142,22 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
         if not _PACKAGE.fullmatch(pkg):
             raise OracleError(f"{pkg!r} is not a top-level Python package name", path=path, field="production_packages")
         if pkg in sys.stdlib_module_names or pkg in _NOT_PRODUCTION:
-            raise OracleError(f"{pkg!r} is the standard library or the gate itself, not production code",
-                              path=path, field="production_packages")
+            raise OracleError(
+                f"{pkg!r} is the standard library or the gate itself, not production code",
+                path=path,
+                field="production_packages",
+            )
     for glob in lists["protected"]:
         if glob.startswith("/") or "\\" in glob:
             raise OracleError(f"{glob!r} must be a repository-relative glob", path=path, field="protected")
     protected = tuple(dict.fromkeys(ALWAYS_PROTECTED + lists["protected"]))
-    return Policy(label=label.strip(), protected=protected, production_packages=lists["production_packages"],
-                  uncovered_changes=_uncovered_changes(doc, path), hidden=_hidden(doc, path))
+    return Policy(
+        label=label.strip(),
+        protected=protected,
+        production_packages=lists["production_packages"],
+        uncovered_changes=_uncovered_changes(doc, path),
+        hidden=_hidden(doc, path),
+    )
 
 
 def load_policy(tree: Tree, entry: Entry | None, path: str = POLICY_PATH) -> Policy | None:
@@ -152,7 +186,9 @@ def _hidden(doc: dict[str, object], path: str) -> str:
     """
     value = doc.get("hidden", HIDDEN_OPTIONAL)
     if value not in (HIDDEN_OPTIONAL, HIDDEN_REQUIRED):
-        raise OracleError(f"must be {HIDDEN_OPTIONAL!r} or {HIDDEN_REQUIRED!r}, got {value!r}", path=path, field="hidden")
+        raise OracleError(
+            f"must be {HIDDEN_OPTIONAL!r} or {HIDDEN_REQUIRED!r}, got {value!r}", path=path, field="hidden"
+        )
     return str(value)
 
 

@@ -42,8 +42,12 @@ def observations_target(source: str) -> str:
 
 def _tracked_and_new(repo: str) -> list[str]:
     try:
-        out = subprocess.run(["git", "-C", repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             capture_output=True, check=True, stdin=subprocess.DEVNULL).stdout
+        out = subprocess.run(
+            ["git", "-C", repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True,
+            check=True,
+            stdin=subprocess.DEVNULL,
+        ).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         raise GateError(f"cannot list the work tree's files with git: {exc}") from None
     return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
@@ -90,9 +94,16 @@ class BazelRows:
 
     def _bazel(self, *args: str) -> subprocess.CompletedProcess[str]:
         try:
-            return subprocess.run([resolve(self.environ), f"--output_user_root={self.out}", *args],
-                                  cwd=self.tree, env=self.environ, capture_output=True, text=True, check=False,
-                                  stdin=subprocess.DEVNULL, timeout=BUILD_TIMEOUT_S)
+            return subprocess.run(
+                [resolve(self.environ), f"--output_user_root={self.out}", *args],
+                cwd=self.tree,
+                env=self.environ,
+                capture_output=True,
+                text=True,
+                check=False,
+                stdin=subprocess.DEVNULL,
+                timeout=BUILD_TIMEOUT_S,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GateError(f"bazel {args[0]} on the copy of the work tree failed: {exc}") from None
 
@@ -104,10 +115,15 @@ class BazelRows:
                 could land outside the copy, in the owner's work tree.
         """
         path = os.path.join(self.tree, rel)
-        if os.path.realpath(os.path.dirname(path)) != os.path.join(os.path.realpath(self.tree), os.path.dirname(rel)) \
-                or os.path.islink(path) or not os.path.isfile(path):
-            raise GateError(f"{rel} is a symbolic link, lies under one, or is not a file: the owners' tools write "
-                            "changed sources only into regular files of the copy")
+        if (
+            os.path.realpath(os.path.dirname(path)) != os.path.join(os.path.realpath(self.tree), os.path.dirname(rel))
+            or os.path.islink(path)
+            or not os.path.isfile(path)
+        ):
+            raise GateError(
+                f"{rel} is a symbolic link, lies under one, or is not a file: the owners' tools write "
+                "changed sources only into regular files of the copy"
+            )
         return path
 
     def _write(self, rel: str, data: bytes) -> None:
@@ -144,8 +160,10 @@ class BazelRows:
         flags = [*config_flags(self.environ), f"--define=oracle_salt={salt}", "--symlink_prefix=/"]
         proc = self._bazel("build", *flags, observations_target(source))
         if proc.returncode != 0:
-            raise GateError(f"bazel build {observations_target(source)} failed on the copy of the work tree: "
-                            f"{failure_cause(proc.stderr)}")
+            raise GateError(
+                f"bazel build {observations_target(source)} failed on the copy of the work tree: "
+                f"{failure_cause(proc.stderr)}"
+            )
         if not self.bin:
             info = self._bazel("info", *flags, "bazel-bin")
             if info.returncode != 0:

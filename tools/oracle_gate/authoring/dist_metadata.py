@@ -32,8 +32,11 @@ def _table(doc: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 def _entry_points(project: dict[str, Any], poetry: dict[str, Any]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for group, table in (("console_scripts", project.get("scripts")), ("gui_scripts", project.get("gui-scripts")),
-                         ("console_scripts", poetry.get("scripts"))):
+    for group, table in (
+        ("console_scripts", project.get("scripts")),
+        ("gui_scripts", project.get("gui-scripts")),
+        ("console_scripts", poetry.get("scripts")),
+    ):
         if type(table) is dict:
             out.setdefault(group, []).extend(f"{k} = {v}" for k, v in table.items() if type(v) is str)
     for group, table in (project.get("entry-points") or {}).items():
@@ -61,7 +64,9 @@ def _check_entry_points(points: dict[str, list[str]]) -> None:
                 raise UsageError(f"pyproject.toml: entry point {line!r} of {group!r} is not `name = module:attr`")
 
 
-def dist_metadata(repo: str, dist_name: str | None = None, dist_version: str | None = None) -> tuple[DistMetadata | None, list[str]]:
+def dist_metadata(
+    repo: str, dist_name: str | None = None, dist_version: str | None = None
+) -> tuple[DistMetadata | None, list[str]]:
     """(metadata, notes) of the repository's distribution: from `pyproject.toml` at `repo`'s root,
     with `dist_name`/`dist_version` (the flags) overriding; (None, []) with neither.
 
@@ -90,14 +95,20 @@ def dist_metadata(repo: str, dist_name: str | None = None, dist_version: str | N
     version = dist_version or project.get("version") or poetry.get("version")
     if type(version) is not str or not version:
         version = DYNAMIC_VERSION
-        notes.append(f"{name}'s version is computed at build time (pyproject.toml's dynamic); its py_dist_info says "
-                     f"{DYNAMIC_VERSION} (pass --dist-version to name one)")
+        notes.append(
+            f"{name}'s version is computed at build time (pyproject.toml's dynamic); its py_dist_info says "
+            f"{DYNAMIC_VERSION} (pass --dist-version to name one)"
+        )
     if not _NAME.fullmatch(name):
-        raise UsageError(f"{'--dist-name' if dist_name else 'pyproject.toml: field project.name'}: {name!r} is not a "
-                         "distribution name (PEP 508: letters, digits, '.', '_', '-')")
+        raise UsageError(
+            f"{'--dist-name' if dist_name else 'pyproject.toml: field project.name'}: {name!r} is not a "
+            "distribution name (PEP 508: letters, digits, '.', '_', '-')"
+        )
     if not _VERSION.fullmatch(version):
-        raise UsageError(f"{'--dist-version' if dist_version else 'pyproject.toml: field project.version'}: "
-                         f"{version!r} is not a version a dist-info folder can name")
+        raise UsageError(
+            f"{'--dist-version' if dist_version else 'pyproject.toml: field project.version'}: "
+            f"{version!r} is not a version a dist-info folder can name"
+        )
     source = "pyproject.toml" if given and not (dist_name and dist_version) else "init's --dist-name"
     points = _entry_points(project, poetry)
     _check_entry_points(points)

@@ -26,7 +26,19 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["BEGIN", "END", "MODES", "DEBIAN_RULES", "Setup", "InitResult", "choose_mode", "gate_path_for", "ignored", "init", "negations"]
+__all__ = [
+    "BEGIN",
+    "END",
+    "MODES",
+    "DEBIAN_RULES",
+    "Setup",
+    "InitResult",
+    "choose_mode",
+    "gate_path_for",
+    "ignored",
+    "init",
+    "negations",
+]
 
 from tools.oracle_gate.authoring import init_text as text
 from tools.oracle_gate.authoring import lock as lock_mod
@@ -64,8 +76,10 @@ def choose_mode(repo: str, asked: str | None, bazel_major: int) -> str:
     has_workspace = any(os.path.exists(os.path.join(repo, n)) for n in ("WORKSPACE", "WORKSPACE.bazel"))
     found = "bzlmod" if has_module else "workspace" if has_workspace else None
     if asked is not None and found is not None and asked != found:
-        raise UsageError(f"--mode {asked}: {repo} already uses Bazel in {found} mode "
-                         f"({'MODULE.bazel' if has_module else 'WORKSPACE'})")
+        raise UsageError(
+            f"--mode {asked}: {repo} already uses Bazel in {found} mode "
+            f"({'MODULE.bazel' if has_module else 'WORKSPACE'})"
+        )
     return found or asked or ("bzlmod" if bazel_major >= 7 else "workspace")
 
 
@@ -141,7 +155,9 @@ def _control_block(repo: str, setup: Setup, result: InitResult) -> None:
     name = text.repository_name(os.path.basename(os.path.realpath(repo)))
     if setup.mode == "bzlmod":
         existing = _read(os.path.join(repo, "MODULE.bazel"))
-        _append_block(repo, "MODULE.bazel", text.module_lines(setup, existing), result, head=f'module(name = "{name}")\n')
+        _append_block(
+            repo, "MODULE.bazel", text.module_lines(setup, existing), result, head=f'module(name = "{name}")\n'
+        )
         return
     workspace = "WORKSPACE.bazel" if os.path.exists(os.path.join(repo, "WORKSPACE.bazel")) else "WORKSPACE"
     existing = _read(os.path.join(repo, workspace))
@@ -153,10 +169,14 @@ def _metadata_notes(folders: Mapping[str, str | None], notes: Sequence[str], fla
     a note naming each package BUILD file that existed already, which the flags do not change."""
     if any(rel.endswith("/BUILD.bazel") and rel != "oracles/BUILD.bazel" for rel in result.written):
         result.notes.extend(notes)
-    kept = sorted(f"{f}/BUILD.bazel" for f in folders.values() if f is not None and f"{f}/BUILD.bazel" not in result.written)
+    kept = sorted(
+        f"{f}/BUILD.bazel" for f in folders.values() if f is not None and f"{f}/BUILD.bazel" not in result.written
+    )
     if flags and kept:
-        result.notes.append(f"--dist-name and --dist-version go into the BUILD files init writes; {', '.join(kept)} "
-                            "exists already: edit its py_dist_info (docs/adopting.md, \"Package metadata\")")
+        result.notes.append(
+            f"--dist-name and --dist-version go into the BUILD files init writes; {', '.join(kept)} "
+            'exists already: edit its py_dist_info (docs/adopting.md, "Package metadata")'
+        )
 
 
 def package_folder(repo: str, package: str) -> str | None:
@@ -168,9 +188,17 @@ def package_folder(repo: str, package: str) -> str | None:
     return None
 
 
-def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str], *,
-         requirements: str | None = None, environ: Mapping[str, str] | None = None,
-         dist_name: str | None = None, dist_version: str | None = None) -> InitResult:
+def init(
+    repo: str,
+    setup: Setup,
+    packages: Sequence[str],
+    deps: Sequence[str],
+    *,
+    requirements: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    dist_name: str | None = None,
+    dist_version: str | None = None,
+) -> InitResult:
     """Adds the gate to the repository `repo`; see the module doc.
 
     Args:
@@ -213,8 +241,10 @@ def init(repo: str, setup: Setup, packages: Sequence[str], deps: Sequence[str], 
     except OSError as exc:
         raise GateError(f"init could not write in {repo}: {exc}") from None
     if not setup.debian_rules and setup.mode == "workspace":
-        result.notes.append(f"{DEBIAN_RULES}/java is missing: rules_java comes from Bazel's download (install "
-                            "Debian's bazel-rules-java to build offline)")
+        result.notes.append(
+            f"{DEBIAN_RULES}/java is missing: rules_java comes from Bazel's download (install "
+            "Debian's bazel-rules-java to build offline)"
+        )
     return result
 
 
@@ -268,14 +298,23 @@ def _wire_lock(repo: str, setup: Setup, lock: _Lock, result: InitResult) -> None
         _write_new(repo, "BUILD.bazel", f'exports_files(["{lock_mod.LOCK_NAME}"])\n', result)
 
 
-def _libraries(repo: str, folders: Mapping[str, str | None], lock: _Lock | None, environ: Mapping[str, str],
-               metadata: DistMetadata | None, result: InitResult) -> None:
+def _libraries(
+    repo: str,
+    folders: Mapping[str, str | None],
+    lock: _Lock | None,
+    environ: Mapping[str, str],
+    metadata: DistMetadata | None,
+    result: InitResult,
+) -> None:
     """A `py_library` for each production package folder without a BUILD file, depending on the
     locked distributions its modules import (`lock.modules_of`, `lock.third_party`) and, with
     `metadata`, on a `py_dist_info` of the distribution; a note for each imported module no locked
     distribution gives."""
-    todo = {p: f for p, f in folders.items() if f is not None
-            and not any(os.path.lexists(os.path.join(repo, f, n)) for n in ("BUILD", "BUILD.bazel"))}
+    todo = {
+        p: f
+        for p, f in folders.items()
+        if f is not None and not any(os.path.lexists(os.path.join(repo, f, n)) for n in ("BUILD", "BUILD.bazel"))
+    }
     if not todo:
         return
     modules: dict[str, str] = {}
@@ -287,21 +326,30 @@ def _libraries(repo: str, folders: Mapping[str, str | None], lock: _Lock | None,
             modules = lock_mod.modules_of(path, environ)
     for package, folder in sorted(todo.items()):
         dists, unknown = lock_mod.third_party(lock_mod.imports_of(os.path.join(repo, folder)), package, modules)
-        _write_new(repo, f"{folder}/BUILD.bazel",
-                   text.library_build(package, folder.startswith("src/"), dists, unknown, metadata,
-                                      data=_has_data(os.path.join(repo, folder))), result)
+        _write_new(
+            repo,
+            f"{folder}/BUILD.bazel",
+            text.library_build(
+                package, folder.startswith("src/"), dists, unknown, metadata, data=_has_data(os.path.join(repo, folder))
+            ),
+            result,
+        )
         if unknown:
-            result.notes.append(f"{package} imports {', '.join(unknown)}, which no locked distribution gives"
-                                + ("" if lock is not None else " (pass --requirements)")
-                                + f": add them to {folder}/BUILD.bazel's deps by hand")
+            result.notes.append(
+                f"{package} imports {', '.join(unknown)}, which no locked distribution gives"
+                + ("" if lock is not None else " (pass --requirements)")
+                + f": add them to {folder}/BUILD.bazel's deps by hand"
+            )
 
 
 def _has_data(folder: str) -> bool:
     """Whether the package folder holds a file that is neither Python nor Bazel's (`DATA_GLOB`)."""
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
-        if any(not n.endswith((".py", ".pyc", ".bzl")) and n not in ("BUILD", "BUILD.bazel") and not n.startswith(".")
-               for n in files):
+        if any(
+            not n.endswith((".py", ".pyc", ".bzl")) and n not in ("BUILD", "BUILD.bazel") and not n.startswith(".")
+            for n in files
+        ):
             return True
     return False
 
@@ -329,9 +377,13 @@ def ignored(repo: str, paths: Sequence[str]) -> dict[str, str]:
     if not paths:
         return {}
     try:
-        proc = subprocess.run(["git", "-C", repo, "check-ignore", "-v", "-z", "--stdin"],
-                              input="\0".join(paths).encode("utf-8", "surrogateescape") + b"\0",
-                              capture_output=True, env=git_env(os.environ), check=False)
+        proc = subprocess.run(
+            ["git", "-C", repo, "check-ignore", "-v", "-z", "--stdin"],
+            input="\0".join(paths).encode("utf-8", "surrogateescape") + b"\0",
+            capture_output=True,
+            env=git_env(os.environ),
+            check=False,
+        )
     except OSError as exc:
         raise GateError(f"init cannot run git check-ignore: {exc}") from None
     if proc.returncode not in (0, 1):
@@ -379,7 +431,9 @@ def _unignore(repo: str, result: InitResult) -> None:
     have = set(existing.splitlines())
     lines = [line for line in negations(sorted(found)) if line not in have]
     if lines:
-        block = "# Files the gate needs committed, which a rule above ignores.\n" + "".join(f"{line}\n" for line in lines)
+        block = "# Files the gate needs committed, which a rule above ignores.\n" + "".join(
+            f"{line}\n" for line in lines
+        )
         end = existing.rfind(END)
         if end < 0:  # the block's end marker was removed by hand: the lines go last
             existing += "" if existing.endswith("\n") or not existing else "\n"
@@ -388,11 +442,16 @@ def _unignore(repo: str, result: InitResult) -> None:
             f.write(existing[:end] + block + existing[end:])
         if ".gitignore" not in result.written:
             result.written.append(".gitignore")
-        result.notes.append("the repository's ignore rules excluded " + ", ".join(
-            f"{rel} ({found[rel]})" for rel in sorted(found)) + "; .gitignore's oracle-gate block re-includes them")
+        result.notes.append(
+            "the repository's ignore rules excluded "
+            + ", ".join(f"{rel} ({found[rel]})" for rel in sorted(found))
+            + "; .gitignore's oracle-gate block re-includes them"
+        )
     for rel, rule in sorted(ignored(repo, sorted(found)).items()):
-        result.notes.append(f"{rel} is still ignored ({rule}), which a negation in .gitignore cannot undo: "
-                            f"`git add -f {rel}` or change that rule")
+        result.notes.append(
+            f"{rel} is still ignored ({rule}), which a negation in .gitignore cannot undo: "
+            f"`git add -f {rel}` or change that rule"
+        )
 
 
 def _read(path: str) -> str:

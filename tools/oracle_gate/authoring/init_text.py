@@ -35,8 +35,14 @@ RULES_PYTHON_VERSION = "0.22.1"
 
 # Files coding agents read as instructions (their own documentation names them): an agent that
 # may rewrite them can tell the next agent run what to do, so a human reviews every change to them.
-AGENT_INSTRUCTIONS = ("AGENTS.md", "CLAUDE.md", ".claude/**", ".codex/**", ".cursor/**",
-                      ".github/copilot-instructions.md")
+AGENT_INSTRUCTIONS = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".claude/**",
+    ".codex/**",
+    ".cursor/**",
+    ".github/copilot-instructions.md",
+)
 
 POLICY = """schema = 1
 # The label a human puts on a pull request that may change the protected paths.
@@ -117,15 +123,19 @@ GITATTRIBUTES = """# Everything under oracles/ is pinned by sha256: git writes t
 
 # Offline stand-ins for the repositories Bazel 4.2's built-in WORKSPACE suffix downloads even for
 # a Python-only build: (name, path relative to the gate, or absolute).
-WORKSPACE_STAND_INS = (("rules_cc", "{gate}/third_party/rules_cc"),
-                       ("remote_coverage_tools", "{gate}/third_party/coverage_tools"),
-                       ("rules_java", "/usr/share/bazel/rules/java"))
+WORKSPACE_STAND_INS = (
+    ("rules_cc", "{gate}/third_party/rules_cc"),
+    ("remote_coverage_tools", "{gate}/third_party/coverage_tools"),
+    ("rules_java", "/usr/share/bazel/rules/java"),
+)
 # Bazel 7 in WORKSPACE mode: Debian's packaged rule sets for what its WORKSPACE suffix downloads.
-BAZEL7_WORKSPACE_OVERRIDES = (("bazel_skylib", "/usr/share/bazel/tools/skylib"),
-                              ("platforms", "/usr/share/bazel/tools/platforms"),
-                              ("rules_cc", "/usr/share/bazel/rules/cc"),
-                              ("rules_python", "/usr/share/bazel/rules/python"),
-                              ("rules_license", "/usr/share/bazel/rules/license"))
+BAZEL7_WORKSPACE_OVERRIDES = (
+    ("bazel_skylib", "/usr/share/bazel/tools/skylib"),
+    ("platforms", "/usr/share/bazel/tools/platforms"),
+    ("rules_cc", "/usr/share/bazel/rules/cc"),
+    ("rules_python", "/usr/share/bazel/rules/python"),
+    ("rules_license", "/usr/share/bazel/rules/license"),
+)
 
 
 def repository_name(folder: str) -> str:
@@ -153,10 +163,12 @@ def package_build_globs(packages: Sequence[str], deps: Sequence[str] = ()) -> li
 def policy(packages: Sequence[str], deps: Sequence[str] = ()) -> str:
     """oracles/policy.toml with `packages` as the production packages, whose BUILD and .bzl files
     it protects, with those of the packages of the labels `deps` (`package_build_globs`)."""
-    return POLICY.format(agents=", ".join(AGENT_INSTRUCTIONS),
-                         agent_lines="\n".join(f'    "{p}",' for p in AGENT_INSTRUCTIONS),
-                         package_lines="\n".join(f'    "{glob}",' for glob in package_build_globs(packages, deps)),
-                         packages=", ".join(f'"{p}"' for p in packages))
+    return POLICY.format(
+        agents=", ".join(AGENT_INSTRUCTIONS),
+        agent_lines="\n".join(f'    "{p}",' for p in AGENT_INSTRUCTIONS),
+        package_lines="\n".join(f'    "{glob}",' for glob in package_build_globs(packages, deps)),
+        packages=", ".join(f'"{p}"' for p in packages),
+    )
 
 
 def oracles_build(deps: Sequence[str]) -> str:
@@ -177,34 +189,49 @@ def workspace_lines(setup: Setup, existing: str) -> str:
         lines.append("# Offline stand-ins for repositories Bazel's own WORKSPACE suffix would download.")
         lines += [f'local_repository(name = "{n}", path = "{p}")' for n, p in stand_ins]
         lines.append("")
-    lines += ['load("@oracle_gate//tools/bazel:workspace.bzl", "python_rules")', "", "python_rules()", "",
-              "# The system Python 3 for every py_binary and py_test (Bazel 4.2 has no other).",
-              'register_toolchains("@oracle_gate//tools/bazel/toolchains:python_toolchain")']
+    lines += [
+        'load("@oracle_gate//tools/bazel:workspace.bzl", "python_rules")',
+        "",
+        "python_rules()",
+        "",
+        "# The system Python 3 for every py_binary and py_test (Bazel 4.2 has no other).",
+        'register_toolchains("@oracle_gate//tools/bazel/toolchains:python_toolchain")',
+    ]
     return "\n".join(lines) + "\n"
 
 
 def module_lines(setup: Setup, existing: str) -> str:
     """The MODULE.bazel block: rules_python (unless `existing` depends on it) and oracle-gate, by a
     path relative to the repository."""
-    rules_python = "" if _declares(existing, "rules_python") else \
-        f'bazel_dep(name = "rules_python", version = "{RULES_PYTHON_VERSION}")\n'
-    return (rules_python +
-            f'bazel_dep(name = "oracle_gate", version = "{MODULE_VERSION}")\n'
-            f'local_path_override(module_name = "oracle_gate", path = "{setup.gate_path}")\n')
+    rules_python = (
+        ""
+        if _declares(existing, "rules_python")
+        else f'bazel_dep(name = "rules_python", version = "{RULES_PYTHON_VERSION}")\n'
+    )
+    return (
+        rules_python + f'bazel_dep(name = "oracle_gate", version = "{MODULE_VERSION}")\n'
+        f'local_path_override(module_name = "oracle_gate", path = "{setup.gate_path}")\n'
+    )
 
 
 def bazelrc_lines(setup: Setup) -> str:
     """The .bazelrc block: the flags every mode needs, then those of the mode on Bazel 7 and later,
     then the offline stand-ins when Debian's packaged rule sets are installed."""
-    lines = ["# Debian's /etc/bazel/bazelrc turns sandbox debugging on: it buries the real error.",
-             "build --nosandbox_debug",
-             "# Actions see a fixed PATH and no client environment.",
-             "build --incompatible_strict_action_env",
-             "test --test_output=errors"]
+    lines = [
+        "# Debian's /etc/bazel/bazelrc turns sandbox debugging on: it buries the real error.",
+        "build --nosandbox_debug",
+        "# Actions see a fixed PATH and no client environment.",
+        "build --incompatible_strict_action_env",
+        "test --test_output=errors",
+    ]
     if setup.bazel_major >= 7 and setup.mode == "bzlmod":
-        lines += ["# Bazel 8's defaults: no WORKSPACE (its suffix would download rules_cc), no lock file (it",
-                  "# records the overrides' paths and would be one more protected file to review).",
-                  "common --enable_bzlmod", "common --noenable_workspace", "common --lockfile_mode=off"]
+        lines += [
+            "# Bazel 8's defaults: no WORKSPACE (its suffix would download rules_cc), no lock file (it",
+            "# records the overrides' paths and would be one more protected file to review).",
+            "common --enable_bzlmod",
+            "common --noenable_workspace",
+            "common --lockfile_mode=off",
+        ]
     elif setup.bazel_major >= 7:
         lines += ["common --enable_bzlmod=false", "common --enable_workspace"]
         if setup.debian_rules:
@@ -222,28 +249,32 @@ def workspace_deps_lines(lock: str) -> str:
     """The WORKSPACE block that installs the lock `lock` (a label) as `@pypi`: the gate's
     `python_dependencies` (pip_lock_repository on Bazel 4.2, rules_python's pip_parse from a
     checked copy on Bazel 7), then `install_deps()`."""
-    return (f'load("@oracle_gate_python_rules//:workspace.bzl", "python_dependencies")\n\n'
-            f'python_dependencies(name = "{PIP_REPOSITORY}", lock = "{lock}")\n\n'
-            f'load("@{PIP_REPOSITORY}//:requirements.bzl", "install_deps")\n\n'
-            "install_deps()\n")
+    return (
+        f'load("@oracle_gate_python_rules//:workspace.bzl", "python_dependencies")\n\n'
+        f'python_dependencies(name = "{PIP_REPOSITORY}", lock = "{lock}")\n\n'
+        f'load("@{PIP_REPOSITORY}//:requirements.bzl", "install_deps")\n\n'
+        "install_deps()\n"
+    )
 
 
 def module_deps_lines(lock: str) -> str:
     """The MODULE.bazel block that installs the lock `lock` (a label) as `@pypi` with rules_python's
     pip extension, from a copy the gate's `checked_lock` extension makes only when the lock holds
     pins and hashes alone (rules_python would pass a pip option found in the lock on to pip)."""
-    return ('checked_lock = use_extension("@oracle_gate//tools/bazel:extensions.bzl", "checked_lock")\n'
-            f'checked_lock.lock(name = "{PIP_REPOSITORY}_lock", lock = "{lock}")\n'
-            f'use_repo(checked_lock, "{PIP_REPOSITORY}_lock")\n\n'
-            'pip = use_extension("@rules_python//python/extensions:pip.bzl", "pip")\n'
-            "pip.parse(\n"
-            f'    name = "{PIP_REPOSITORY}",\n'
-            "    # Wheels only, and the interpreter on PATH: fetching builds and downloads nothing else.\n"
-            '    extra_pip_args = ["--only-binary=:all:"],\n'
-            '    python_interpreter = "python3",\n'
-            f'    requirements_lock = "@{PIP_REPOSITORY}_lock//:requirements_lock.txt",\n'
-            ")\n"
-            f'use_repo(pip, "{PIP_REPOSITORY}")\n')
+    return (
+        'checked_lock = use_extension("@oracle_gate//tools/bazel:extensions.bzl", "checked_lock")\n'
+        f'checked_lock.lock(name = "{PIP_REPOSITORY}_lock", lock = "{lock}")\n'
+        f'use_repo(checked_lock, "{PIP_REPOSITORY}_lock")\n\n'
+        'pip = use_extension("@rules_python//python/extensions:pip.bzl", "pip")\n'
+        "pip.parse(\n"
+        f'    name = "{PIP_REPOSITORY}",\n'
+        "    # Wheels only, and the interpreter on PATH: fetching builds and downloads nothing else.\n"
+        '    extra_pip_args = ["--only-binary=:all:"],\n'
+        '    python_interpreter = "python3",\n'
+        f'    requirements_lock = "@{PIP_REPOSITORY}_lock//:requirements_lock.txt",\n'
+        ")\n"
+        f'use_repo(pip, "{PIP_REPOSITORY}")\n'
+    )
 
 
 def _starlark(value: object) -> str:
@@ -253,12 +284,19 @@ def _starlark(value: object) -> str:
 
 # The package's files that are not Python sources nor Bazel's: its data (`importlib.resources`,
 # files opened beside `__file__`), in the library's runfiles.
-DATA_GLOB = ('glob(["**/*"], exclude = ["**/*.py", "**/*.pyc", "**/__pycache__/**", "**/BUILD", "**/BUILD.bazel", '
-             '"**/*.bzl"])')
+DATA_GLOB = (
+    'glob(["**/*"], exclude = ["**/*.py", "**/*.pyc", "**/__pycache__/**", "**/BUILD", "**/BUILD.bazel", "**/*.bzl"])'
+)
 
 
-def library_build(name: str, src_layout: bool, dists: Sequence[str], unknown: Sequence[str],
-                  metadata: DistMetadata | None = None, data: bool = False) -> str:
+def library_build(
+    name: str,
+    src_layout: bool,
+    dists: Sequence[str],
+    unknown: Sequence[str],
+    metadata: DistMetadata | None = None,
+    data: bool = False,
+) -> str:
     """A production package's BUILD.bazel: one `py_library` named `name` over its `.py` files, with
     `imports = [".."]` under `src/`, `requirement(...)` of each locked distribution it imports
     (`dists`, normalized names), and, with `metadata`, a `py_dist_info` it depends on; `unknown`
@@ -268,21 +306,36 @@ def library_build(name: str, src_layout: bool, dists: Sequence[str], unknown: Se
     own = [f'":{name}_dist"'] if metadata else []
     if dists:
         loads.append(f'load("@{PIP_REPOSITORY}//:requirements.bzl", "requirement")')
-    lines = [*loads, "",
-             "# The production package the oracle rows call (oracle-gate's init wrote it from the imports of its modules).",
-             *([f"# Imported, but no locked distribution gives it: {', '.join(unknown)}."] if unknown else []),
-             "py_library(", f'    name = "{name}",', '    srcs = glob(["**/*.py"]),',
-             *([f"    data = {DATA_GLOB},"] if data else []),
-             *(['    imports = [".."],'] if src_layout else []),
-             *([f"    deps = [{', '.join([*own, *(f'requirement({_starlark(d)})' for d in dists)])}],"]
-               if dists or own else []),
-             '    visibility = ["//visibility:public"],', ")"]
+    lines = [
+        *loads,
+        "",
+        "# The production package the oracle rows call (oracle-gate's init wrote it from the imports of its modules).",
+        *([f"# Imported, but no locked distribution gives it: {', '.join(unknown)}."] if unknown else []),
+        "py_library(",
+        f'    name = "{name}",',
+        '    srcs = glob(["**/*.py"]),',
+        *([f"    data = {DATA_GLOB},"] if data else []),
+        *(['    imports = [".."],'] if src_layout else []),
+        *(
+            [f"    deps = [{', '.join([*own, *(f'requirement({_starlark(d)})' for d in dists)])}],"]
+            if dists or own
+            else []
+        ),
+        '    visibility = ["//visibility:public"],',
+        ")",
+    ]
     if metadata:
-        lines += ["", "# The distribution's metadata, for importlib.metadata.version() and entry_points() (from "
-                      f"{metadata.source}).",
-                  "py_dist_info(", f'    name = "{name}_dist",', f"    dist_name = {_starlark(metadata.name)},",
-                  f"    version = {_starlark(metadata.version)},",
-                  *([f"    entry_points = {_starlark(metadata.entry_points)},"] if metadata.entry_points else []), ")"]
+        lines += [
+            "",
+            "# The distribution's metadata, for importlib.metadata.version() and entry_points() (from "
+            f"{metadata.source}).",
+            "py_dist_info(",
+            f'    name = "{name}_dist",',
+            f"    dist_name = {_starlark(metadata.name)},",
+            f"    version = {_starlark(metadata.version)},",
+            *([f"    entry_points = {_starlark(metadata.entry_points)},"] if metadata.entry_points else []),
+            ")",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -311,6 +364,8 @@ def bazelrc_deps_lines(setup: Setup) -> str:
     lines = ["# rules_python 0.22.1's own pip and setuptools fail on Debian sid's Python: newer ones."]
     prefixes = ("rules_python~~internal_deps~", "rules_python++internal_deps+") if setup.mode == "bzlmod" else ("",)
     for prefix in prefixes:
-        lines += [f"common --override_repository={prefix}pypi__{name}={RULES_PYTHON_WHEELS}/pypi__{name}"
-                  for name in ("pip", "setuptools")]
+        lines += [
+            f"common --override_repository={prefix}pypi__{name}={RULES_PYTHON_WHEELS}/pypi__{name}"
+            for name in ("pip", "setuptools")
+        ]
     return "\n".join(lines) + "\n"

@@ -69,8 +69,10 @@ def check_requirements(text: str, path: str) -> None:
         if not line or line.startswith("#"):
             continue
         if not _REQUIREMENT.fullmatch(line):
-            raise LockError(f"{path} line {number}: {line[:80]!r} is not a requirement of a distribution by name "
-                            "(pip options, URLs and paths are not locked)")
+            raise LockError(
+                f"{path} line {number}: {line[:80]!r} is not a requirement of a distribution by name "
+                "(pip options, URLs and paths are not locked)"
+            )
 
 
 def resolve(requirements: str, environ: Mapping[str, str], python: str = sys.executable) -> list[Pin]:
@@ -90,8 +92,19 @@ def resolve(requirements: str, environ: Mapping[str, str], python: str = sys.exe
         check_requirements(f.read(), requirements)
     with tempfile.TemporaryDirectory(prefix="oracle-gate-lock-") as tmp:
         report = os.path.join(tmp, "report.json")
-        proc = _pip(python, environ, "install", "--dry-run", "--ignore-installed", "--only-binary=:all:",
-                    "--quiet", "--report", report, "-r", os.path.abspath(requirements))
+        proc = _pip(
+            python,
+            environ,
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--only-binary=:all:",
+            "--quiet",
+            "--report",
+            report,
+            "-r",
+            os.path.abspath(requirements),
+        )
         if proc.returncode != 0:
             raise LockError(f"{requirements}: pip could not resolve it: {_pip_error(proc.stderr)}")
         with open(report, encoding="utf-8") as f:
@@ -102,17 +115,25 @@ def resolve(requirements: str, environ: Mapping[str, str], python: str = sys.exe
         info = item.get("download_info", {}).get("archive_info", {})
         digest = (info.get("hashes") or {}).get("sha256") or info.get("hash", "").partition("sha256=")[2]
         if not re.fullmatch(r"[0-9a-f]{64}", digest or ""):
-            raise LockError(f"{requirements}: pip's index gives no sha256 for {meta.get('name')} "
-                            f"{meta.get('version')}, so it cannot be hash-pinned")
+            raise LockError(
+                f"{requirements}: pip's index gives no sha256 for {meta.get('name')} "
+                f"{meta.get('version')}, so it cannot be hash-pinned"
+            )
         pins.append(Pin(meta["name"], meta["version"], digest))
     return sorted(pins, key=lambda p: normalize(p.name))
 
 
 def _pip(python: str, environ: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run([python, "-I", "-m", "pip", *args, "--disable-pip-version-check"],
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
-                              env={**environ, **_PIP_ENV}, timeout=1200)
+        return subprocess.run(
+            [python, "-I", "-m", "pip", *args, "--disable-pip-version-check"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**environ, **_PIP_ENV},
+            timeout=1200,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise LockError(f"cannot run pip: {exc}") from None
 
@@ -138,7 +159,7 @@ def source_of(text: str) -> str | None:
     """The requirements file a lock this module wrote names on its source line, or None."""
     for line in text.splitlines()[:4]:
         if line.startswith(SOURCE_PREFIX):
-            return line[len(SOURCE_PREFIX):].strip() or None
+            return line[len(SOURCE_PREFIX) :].strip() or None
     return None
 
 
@@ -150,8 +171,19 @@ def modules_of(lock: str, environ: Mapping[str, str], python: str = sys.executab
         LockError: (exit 1) when pip cannot download them (its first ERROR line).
     """
     with tempfile.TemporaryDirectory(prefix="oracle-gate-wheels-") as tmp:
-        proc = _pip(python, environ, "download", "--no-deps", "--require-hashes", "--only-binary=:all:", "--quiet",
-                    "-d", tmp, "-r", os.path.abspath(lock))
+        proc = _pip(
+            python,
+            environ,
+            "download",
+            "--no-deps",
+            "--require-hashes",
+            "--only-binary=:all:",
+            "--quiet",
+            "-d",
+            tmp,
+            "-r",
+            os.path.abspath(lock),
+        )
         if proc.returncode != 0:
             raise LockError(f"{lock}: pip could not download its wheels: {_pip_error(proc.stderr)}")
         out: dict[str, str] = {}
@@ -212,6 +244,7 @@ def third_party(imported: set[str], own: str, modules: Mapping[str, str]) -> tup
     imported module that a locked wheel gives maps to its distribution; one that is neither the
     package itself, the standard library (`sys.stdlib_module_names`) nor a locked wheel's is unknown."""
     dists = sorted({modules[m] for m in imported if m in modules and m != own})
-    unknown = sorted(m for m in imported if m not in modules and m != own and m not in sys.stdlib_module_names
-                     and m != "__future__")
+    unknown = sorted(
+        m for m in imported if m not in modules and m != own and m not in sys.stdlib_module_names and m != "__future__"
+    )
     return dists, unknown

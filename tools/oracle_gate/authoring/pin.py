@@ -119,14 +119,20 @@ def read_pins(tree: Tree, path: str, data: bytes, rewrites: Sequence[str] = ()) 
         elif not entry.is_regular:
             problem = f"blob {blob} is not a regular file (a symlink or submodule)"
         elif any(r.startswith(blob + " (") for r in rewrites):
-            problem = (f"blob {blob} was rewritten at checkout ({next(r for r in rewrites if r.startswith(blob + ' ('))}); "
-                       "restore the committed bytes instead of re-pinning")
+            problem = (
+                f"blob {blob} was rewritten at checkout ({next(r for r in rewrites if r.startswith(blob + ' ('))}); "
+                "restore the committed bytes instead of re-pinning"
+            )
         else:
             actual = tree.digest(entry)
-        writable = at is not None or ("blob_sha256" not in row and span is not None and _blob_line(lines, span) is not None)
+        writable = at is not None or (
+            "blob_sha256" not in row and span is not None and _blob_line(lines, span) is not None
+        )
         if not problem and not writable and actual != pinned:
-            problem = ("neither a `blob_sha256 = \"...\"` line nor a `blob = \"...\"` line to add one after, so "
-                       "it cannot be written in place: add `blob_sha256 = \"\"` to the row")
+            problem = (
+                'neither a `blob_sha256 = "..."` line nor a `blob = "..."` line to add one after, so '
+                'it cannot be written in place: add `blob_sha256 = ""` to the row'
+            )
         pins.append(Pin(path, line, index, ident, blob, pinned, actual, problem))
     return pins
 
@@ -154,7 +160,7 @@ def rewrite(data: bytes, path: str, new: Mapping[int, str]) -> bytes:
             continue
         blob_at = _blob_line(lines, span) if span else None
         if blob_at is None:
-            raise GateError(f"{path}: row {index + 1} has no `blob_sha256 = \"...\"` line of its own; edit it by hand")
+            raise GateError(f'{path}: row {index + 1} has no `blob_sha256 = "..."` line of its own; edit it by hand')
         blob_match = _BLOB_LINE.match(lines[blob_at].rstrip("\r"))
         assert blob_match is not None
         cr = "\r" if lines[blob_at].endswith("\r") else ""

@@ -41,8 +41,9 @@ class Promotion:
     samples: tuple[dict[str, Any], ...]
 
 
-def failing_samples(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner,
-                    salt: str) -> Promotion:
+def failing_samples(
+    repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner, salt: str
+) -> Promotion:
     """Runs the row with `salt` and returns its failing generated samples in blob shape.
 
     Args:
@@ -83,4 +84,4 @@ def blob_text(samples: Sequence[Any]) -> bytes:
     if not samples:
         return b"[]\n"
     body = ",\n".join("  " + json.dumps(s, ensure_ascii=False) for s in samples)
-    return f"[\n{body}\n]\n".encode("utf-8")
+    return f"[\n{body}\n]\n".encode()

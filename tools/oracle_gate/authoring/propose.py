@@ -55,6 +55,7 @@ _STATE_NAMES = ("state", "ledger", "cart", "doc", "document", "record", "items",
 _IDEMPOTENT_WORDS = ("normalize", "normalise", "canonical", "dedupe", "clean", "refund", "apply_refund", "sort")
 _NUMERIC_WORDS = ("total", "sum", "count", "amount", "cents", "price", "balance", "size", "len")
 
+
 @dataclass(frozen=True)
 class Row:
     """An `[[invariant]]` table of an oracle file as written, valid or not (a row not yet pinned
@@ -167,8 +168,11 @@ def suggest_kind(node: FunctionNode) -> tuple[str, str]:
         why = f"it returns `{returns}`" if returns else "its name suggests a quantity"
         return "bound", f"{why}; a bound states the range every result must stay in"
     if params and (params[0] in _STATE_NAMES or any(w in name for w in _IDEMPOTENT_WORDS)):
-        return ("idempotent", f"its first parameter `{params[0]}` looks like a state it returns a new version of; "
-                              "applying it twice should change nothing more")
+        return (
+            "idempotent",
+            f"its first parameter `{params[0]}` looks like a state it returns a new version of; "
+            "applying it twice should change nothing more",
+        )
     return "exact_table", "no range or idempotence suggests itself; a table pins known inputs to known outputs"
 
 
@@ -218,8 +222,11 @@ def head_rows(tree: Tree) -> HeadRows:
         for row in table if isinstance(table, list) else []:
             if isinstance(row, dict):
                 ident, entry_name = row.get("id"), row.get("entry")
-                rows.append(Row(ident if isinstance(ident, str) else "",
-                                entry_name if isinstance(entry_name, str) else "", path))
+                rows.append(
+                    Row(
+                        ident if isinstance(ident, str) else "", entry_name if isinstance(entry_name, str) else "", path
+                    )
+                )
     return HeadRows(tuple(rows), tuple(files), tuple(notes))
 
 
@@ -236,7 +243,7 @@ def row_entry(found: Found) -> str:
     """The entry a row names for a found function: `module:function`, `module:Class.method`, or
     `module:Class` for a class's `__init__` (the constructor)."""
     entry = found.entry
-    return entry[:-len(".__init__")] if entry.endswith(".__init__") and "." in entry.partition(":")[2] else entry
+    return entry[: -len(".__init__")] if entry.endswith(".__init__") and "." in entry.partition(":")[2] else entry
 
 
 def skip_reason(found: Found, rows: Sequence[Row]) -> str:
@@ -257,9 +264,11 @@ def skip_reason(found: Found, rows: Sequence[Row]) -> str:
     if found.status == "removed":
         return "removed at HEAD: nothing to propose" + (f"; rows still name it: {named}" if named else "")
     if found.scope.startswith("inside"):
-        return (f"defined {found.scope}, not as a top-level statement: propose proposes top-level defs only "
-                "(write its row by hand if the module always defines it)")
-    method = found.scope.startswith("a method of class ") and "." not in found.scope[len("a method of class "):]
+        return (
+            f"defined {found.scope}, not as a top-level statement: propose proposes top-level defs only "
+            "(write its row by hand if the module always defines it)"
+        )
+    method = found.scope.startswith("a method of class ") and "." not in found.scope[len("a method of class ") :]
     if found.scope and not method:
         return f"{found.scope}: rows can name module-level functions and methods of module-level classes only"
     last = found.name.rsplit(".", 1)[-1]
@@ -283,8 +292,10 @@ def oracle_file_for(module: str, oracles: HeadRows) -> tuple[str, str]:
         oracles: HEAD's oracle rows (`head_rows`).
     """
     top = module.split(".", 1)[0]
-    for label, matches in ((f"the rows of {module}", lambda m: m == module),
-                           (f"rows of package {top}", lambda m: m.split(".", 1)[0] == top)):
+    for label, matches in (
+        (f"the rows of {module}", lambda m: m == module),
+        (f"rows of package {top}", lambda m: m.split(".", 1)[0] == top),
+    ):
         counts = Counter(r.source for r in oracles.rows if matches(r.entry.split(":", 1)[0]))
         if counts:
             return min(counts, key=lambda path: (-counts[path], path)), f"it holds {label}"
@@ -313,7 +324,7 @@ def _unique_id(wanted: str, taken: set[str]) -> str:
     ident, n = wanted[:64], 2
     while ident in taken:
         suffix = f"_{n}"
-        ident, n = wanted[:64 - len(suffix)] + suffix, n + 1
+        ident, n = wanted[: 64 - len(suffix)] + suffix, n + 1
     taken.add(ident)
     return ident
 
@@ -342,8 +353,12 @@ def _project(found: Found) -> str:
         targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(sub, ast.AnnAssign) else []
         for target in targets:
             for part in ast.walk(target):
-                if (isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self"
-                        and not part.attr.startswith("_")):
+                if (
+                    isinstance(part, ast.Attribute)
+                    and isinstance(part.value, ast.Name)
+                    and part.value.id == "self"
+                    and not part.attr.startswith("_")
+                ):
                     names.add(part.attr)
     return "{ attrs = [" + ", ".join(f'"{n}"' for n in sorted(names)) + "] }" if names else '"str"'
 
@@ -352,11 +367,23 @@ def _candidate(found: Found, oracles: HeadRows, taken: set[str]) -> Candidate:
     node = found.node
     assert node is not None  # only removed functions have none, and they get no candidate
     kind, reason = suggest_kind(node)
-    name = row_entry(found).partition(':')[2].replace('.', '_').lower()
+    name = row_entry(found).partition(":")[2].replace(".", "_").lower()
     ident = _unique_id(f"{name}_{_proposal(kind).id_suffix}", taken)
     oracle_file, placement = oracle_file_for(found.module, oracles)
-    return Candidate(row_entry(found), found.path, found.line, found.status, ast.unparse(node.args), kind, reason,
-                     ident, oracle_file, placement, receiver=_receiver(found), project=_project(found))
+    return Candidate(
+        row_entry(found),
+        found.path,
+        found.line,
+        found.status,
+        ast.unparse(node.args),
+        kind,
+        reason,
+        ident,
+        oracle_file,
+        placement,
+        receiver=_receiver(found),
+        project=_project(found),
+    )
 
 
 def survey(repo: str, base: str, head: str, paths: Sequence[str], oracles: HeadRows = HeadRows()) -> Survey:
@@ -385,8 +412,9 @@ def survey(repo: str, base: str, head: str, paths: Sequence[str], oracles: HeadR
     return Survey(tuple(outcomes), tuple(notes), tuple(sorted(paths)))
 
 
-def explain(result: Survey, packages: Sequence[str], others: Sequence[str] = (),
-            oracle_notes: Sequence[str] = ()) -> list[str]:
+def explain(
+    result: Survey, packages: Sequence[str], others: Sequence[str] = (), oracle_notes: Sequence[str] = ()
+) -> list[str]:
     """What `propose` found, as TOML comment lines: one per function or method (its candidate's
     id, or why it has none), one per changed production file that yielded none, one per changed
     `.py` file outside the production packages (`others`, never read) and `oracle_notes`.
@@ -398,12 +426,21 @@ def explain(result: Survey, packages: Sequence[str], others: Sequence[str] = (),
         oracle_notes: `HeadRows.notes`.
     """
     listed = ", ".join(packages)
-    lines = [f"# {len(result.outcomes)} function(s) or method(s) added, changed or removed in the production diff; "
-             f"{len(result.candidates)} with a candidate row:"] if result.outcomes else []
+    lines = (
+        [
+            f"# {len(result.outcomes)} function(s) or method(s) added, changed or removed in the production diff; "
+            f"{len(result.candidates)} with a candidate row:"
+        ]
+        if result.outcomes
+        else []
+    )
     for outcome in result.outcomes:
         f = outcome.found
-        where = f"removed from {f.path}, line {f.line} at the merge base" if f.status == "removed" else \
-            f"{f.status} at {f.path}:{f.line}"
+        where = (
+            f"removed from {f.path}, line {f.line} at the merge base"
+            if f.status == "removed"
+            else f"{f.status} at {f.path}:{f.line}"
+        )
         what = f"candidate {outcome.candidate.id} below" if outcome.candidate else f"no candidate: {outcome.reason}"
         lines.append(f"#   {f.entry} ({where}): {what}")
     lines.extend(f"# {note}" for note in result.notes)
@@ -425,10 +462,19 @@ def render(candidate: Candidate) -> list[str]:
         f'# id = "{c.id}"',
         f'# entry = "{c.entry}"',
         f'# kind = "{c.kind}"  # {c.reason}',
-        *([f'# receiver = "{c.receiver}"  # builds the object from each sample\'s "receiver": [args] or {{kw}}']
-          if c.receiver else []),
-        *([f"# project = {c.project}  # the object is not plain JSON: the row compares this (docs/oracles.md, "
-           "\"Projections\")"] if c.project else []),
+        *(
+            [f'# receiver = "{c.receiver}"  # builds the object from each sample\'s "receiver": [args] or {{kw}}']
+            if c.receiver
+            else []
+        ),
+        *(
+            [
+                f"# project = {c.project}  # the object is not plain JSON: the row compares this (docs/oracles.md, "
+                '"Projections")'
+            ]
+            if c.project
+            else []
+        ),
         *_proposal(c.kind).fields,
         f'# blob = "{c.blob}"  # samples for {name}({c.signature})',
         "# # needs `pin --write` once the blob exists (it adds blob_sha256)",
@@ -445,8 +491,14 @@ def model_rows(command: str, diff: str, allowed: Sequence[str]) -> tuple[list[st
         GateError: (exit 1) when the command cannot run, fails, times out, or prints no TOML.
     """
     try:
-        proc = subprocess.run(shlex.split(command), input=INSTRUCTION + "\n" + diff, capture_output=True, text=True,
-                              timeout=MODEL_TIMEOUT_S, check=False)
+        proc = subprocess.run(
+            shlex.split(command),
+            input=INSTRUCTION + "\n" + diff,
+            capture_output=True,
+            text=True,
+            timeout=MODEL_TIMEOUT_S,
+            check=False,
+        )
     except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
         raise GateError(f"--model-command could not run: {exc}") from None
     if proc.returncode != 0:
@@ -473,8 +525,11 @@ def model_rows(command: str, diff: str, allowed: Sequence[str]) -> tuple[list[st
         if problems:
             rejected.append(f"{label}: {problems[0]}")
             continue
-        accepted.extend(["# [[invariant]]  # from --model-command; needs a blob and `pin --write`"]
-                        + [f"# {line}" for line in _row_toml(row).splitlines()[1:]] + [""])
+        accepted.extend(
+            ["# [[invariant]]  # from --model-command; needs a blob and `pin --write`"]
+            + [f"# {line}" for line in _row_toml(row).splitlines()[1:]]
+            + [""]
+        )
     return accepted, rejected
 
 

@@ -23,8 +23,9 @@ from tools.oracle_gate.spec.views import reference_view
 SLACK_S = 30.0
 
 
-def run_references(work: Path, root: Path, rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]],
-                   generated: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[OracleError]]:
+def run_references(
+    work: Path, root: Path, rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]], generated: Mapping[str, Any]
+) -> tuple[dict[str, Any] | None, list[OracleError]]:
     """Runs the references of `rows` and returns (the reference view, problems).
 
     Args:
@@ -49,12 +50,36 @@ def run_references(work: Path, root: Path, rows: Sequence[tuple[Invariant, Seque
     out.unlink(missing_ok=True)
     timeout = sum(float(row["timeout_s"]) for row in view["rows"]) + SLACK_S
     try:
-        subprocess.run([sys.executable, "-S", "-B", str(Path(actions_pkg.__file__).parent / "observe.py"),
-                        "--inputs", str(inputs_path), "--generated", str(generated_path), "--out", str(out),
-                        "--log", str(log)], env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "TZ": "UTC0"},
-                       capture_output=True, check=False, timeout=timeout, cwd=work)
+        subprocess.run(
+            [
+                sys.executable,
+                "-S",
+                "-B",
+                str(Path(actions_pkg.__file__).parent / "observe.py"),
+                "--inputs",
+                str(inputs_path),
+                "--generated",
+                str(generated_path),
+                "--out",
+                str(out),
+                "--log",
+                str(log),
+            ],
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "TZ": "UTC0"},
+            capture_output=True,
+            check=False,
+            timeout=timeout,
+            cwd=work,
+        )
         observations = json.loads(out.read_text(encoding="utf-8"))
     except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
-        return None, [OracleError(f"the reference {row['entry']} could not be run: {exc}", path=row["source"],
-                                  row=row["id"], field="reference") for row in view["rows"]]
+        return None, [
+            OracleError(
+                f"the reference {row['entry']} could not be run: {exc}",
+                path=row["source"],
+                row=row["id"],
+                field="reference",
+            )
+            for row in view["rows"]
+        ]
     return reference_document(view, generated, observations)

@@ -37,11 +37,26 @@ from tools.oracle_gate.spec.views import generated_view, split
 SALT = "vacuity"  # fixed: the same generated samples for every mutant, and a replayable report
 
 _BINOPS: dict[type[ast.operator], type[ast.operator]] = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult, ast.Div: ast.Mult,
-    ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.FloorDiv,
+    ast.FloorDiv: ast.Mult,
+    ast.Div: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+    ast.Pow: ast.Mult,
+}
 _CMPOPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
-    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
-    ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
 
 
 @dataclass(frozen=True)
@@ -82,7 +97,7 @@ class RowResult:
 
     @property
     def verdict(self) -> str:
-        """"fails" (a problem), "no_mutants" (nothing of the entry to change), "checks_nothing"
+        """ "fails" (a problem), "no_mutants" (nothing of the entry to change), "checks_nothing"
         (`vacuous`) or "ok" (it killed at least one mutant)."""
         if self.problem:
             return "fails"
@@ -95,25 +110,31 @@ def _sites(function: ast.AST) -> Iterator[tuple[ast.AST, Callable[[], str]]]:
     """Each mutable node of `function` with a function that mutates it in place and describes it."""
     for node in ast.walk(function):
         if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _BINOPS:
+
             def swap(n: ast.BinOp | ast.AugAssign = node) -> str:
                 old = type(n.op)
                 n.op = _BINOPS[old]()
                 return f"{old.__name__} -> {type(n.op).__name__}"
+
             yield node, swap
         elif isinstance(node, ast.Compare):
             for k, op in enumerate(node.ops):
                 if type(op) in _CMPOPS:
+
                     def flip(n: ast.Compare = node, i: int = k) -> str:
                         old = type(n.ops[i])
                         n.ops[i] = _CMPOPS[old]()
                         return f"{old.__name__} -> {type(n.ops[i]).__name__}"
+
                     yield node, flip
         elif isinstance(node, ast.Constant) and type(node.value) in (int, bool):
+
             def change(n: ast.Constant = node) -> str:
                 old = n.value
                 assert isinstance(old, int)  # bool is an int too
                 n.value = (not old) if type(old) is bool else old + 1
                 return f"{old!r} -> {n.value!r}"
+
             yield node, change
 
 
@@ -150,15 +171,19 @@ def why_no_mutants(source: str, function: str) -> str:
     except SyntaxError as exc:
         raise GateError(f"cannot parse the entry's module: {exc}") from None
     assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    funcs = sorted((child.func for statement in node.body for child in ast.walk(statement)
-                    if isinstance(child, ast.Call)), key=lambda f: (f.end_lineno or 0, f.end_col_offset or 0))
+    funcs = sorted(
+        (child.func for statement in node.body for child in ast.walk(statement) if isinstance(child, ast.Call)),
+        key=lambda f: (f.end_lineno or 0, f.end_col_offset or 0),
+    )
     calls: list[str] = []
     for func in funcs:
         name = _callee(func)
         if name not in calls:
             calls.append(name)
     if not calls:
-        return "its body has nothing the mutation operators change (no arithmetic or comparison, no int or bool constant)"
+        return (
+            "its body has nothing the mutation operators change (no arithmetic or comparison, no int or bool constant)"
+        )
     shown = ", ".join(calls[:3]) + (f" and {len(calls) - 3} more" if len(calls) > 3 else "")
     return f"the entry only delegates to {shown}: its body has nothing the mutation operators change"
 
@@ -240,8 +265,9 @@ class BazelRunner:
         return self.rows.observations(source, salt)
 
 
-def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner,
-              mutant: Mutant | None, work: Path) -> bool:
+def judge_row(
+    repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner, mutant: Mutant | None, work: Path
+) -> bool:
     """True when the row passes with `mutant` applied to its entry's module (None: as it is);
     `run_row` with vacuity's own salt. A caller that writes no readable observations (it crashed,
     timed out) is a failing row.
@@ -253,8 +279,16 @@ def judge_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runne
     return judged is not None and judged.ok
 
 
-def run_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner,
-            mutant: Mutant | None, work: Path, salt: str) -> judgement.Judgement | None:
+def run_row(
+    repo: str,
+    inv: Invariant,
+    oracle_bytes: bytes,
+    blob: bytes,
+    runner: RowRunner,
+    mutant: Mutant | None,
+    work: Path,
+    salt: str,
+) -> judgement.Judgement | None:
     """Runs one row on the work tree's code and judges it: its Judgement, or None when the caller
     wrote no readable observations (it crashed or timed out).
 
@@ -297,8 +331,14 @@ def _caller_trouble() -> str:
     return "the caller wrote no observations (it crashed or timed out; the oracle test's log says why)"
 
 
-def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runner: RowRunner,
-              progress: Callable[[int, int], None] = lambda done, total: None) -> RowResult:
+def check_row(
+    repo: str,
+    inv: Invariant,
+    oracle_bytes: bytes,
+    blob: bytes,
+    runner: RowRunner,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> RowResult:
     """Runs one row against every mutant of its entry; the row must pass on the code as it is.
 
     Args:
@@ -327,8 +367,14 @@ def check_row(repo: str, inv: Invariant, oracle_bytes: bytes, blob: bytes, runne
         as_is = run_row(repo, inv, oracle_bytes, blob, runner, None, work, SALT)
         if as_is is None or not as_is.ok:
             why = "; ".join(as_is.reasons[:3]) if as_is is not None and as_is.reasons else _caller_trouble()
-            return RowResult(inv.id, inv.entry, len(found), (),
-                             f"the row fails on the code as it is ({why}); fix that first", no_mutants=none)
+            return RowResult(
+                inv.id,
+                inv.entry,
+                len(found),
+                (),
+                f"the row fails on the code as it is ({why}); fix that first",
+                no_mutants=none,
+            )
         survived: list[Mutant] = []
         killed: list[Mutant] = []
         for index, mutant in enumerate(found):

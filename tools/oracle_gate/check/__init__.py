@@ -51,9 +51,11 @@ from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.oracle_gate.suite.spec_changes import RowChange
 
 BOOTSTRAP_NOTE = "bootstrap: the base has no oracles/policy.toml; HEAD's policy applies and no id is required"
-NOT_RUN_WHY = ("protected paths changed without the label, so neither the oracle test nor the harness ran: Bazel "
-               "would run the change's own build configuration (WORKSPACE, MODULE.bazel, .bazelrc, repository rules) "
-               "outside any sandbox before a human approved it")
+NOT_RUN_WHY = (
+    "protected paths changed without the label, so neither the oracle test nor the harness ran: Bazel "
+    "would run the change's own build configuration (WORKSPACE, MODULE.bazel, .bazelrc, repository rules) "
+    "outside any sandbox before a human approved it"
+)
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,19 @@ def run_check(
             results or results given for a HEAD that is not what is judged, a work tree that
             differs from HEAD (without `results` or `clean`, when HEAD is judged), Bazel missing.
     """
-    options = CheckOptions(results, labels, os.environ if environ is None else environ, clean, remote, salt,
-                           workspace_runner, clean_runner, verify_all, head_only, unsealed_workspace)
+    options = CheckOptions(
+        results,
+        labels,
+        os.environ if environ is None else environ,
+        clean,
+        remote,
+        salt,
+        workspace_runner,
+        clean_runner,
+        verify_all,
+        head_only,
+        unsealed_workspace,
+    )
     phases = Phases()
     with phases.phase("reading the commits"):
         inputs = gather_inputs(repo, base, labels, verify_all=verify_all, head_only=head_only)
@@ -159,10 +172,13 @@ def _judge_change(inputs: Inputs, options: CheckOptions, phases: Phases) -> Repo
     """`run_check` once its inputs are read: checks 1-4 on the commits, 5 and 6 on what ran (unless
     protected paths changed unapproved), then the spec-change report and the changelog rule."""
     if inputs.is_merge and options.results:
-        raise GateError(f"the results are of HEAD {inputs.head.commit[:12]}, which does not contain the base tip "
-                        f"{inputs.tip[:12]}: what would land is their merge, so results of HEAD do not "
-                        "speak for it", fix="update the branch onto the base tip and run again, let the gate run "
-                        "Bazel itself (no --results), or pass --head-only")
+        raise GateError(
+            f"the results are of HEAD {inputs.head.commit[:12]}, which does not contain the base tip "
+            f"{inputs.tip[:12]}: what would land is their merge, so results of HEAD do not "
+            "speak for it",
+            fix="update the branch onto the base tip and run again, let the gate run "
+            "Bazel itself (no --results), or pass --head-only",
+        )
     found: list[ReportItem] = [judged_note(inputs), *([BOOTSTRAP_NOTE] if inputs.bootstrap else [])]
     with phases.phase("commit checks"):
         commits = commit_checks(inputs)
@@ -172,8 +188,9 @@ def _judge_change(inputs: Inputs, options: CheckOptions, phases: Phases) -> Repo
         # sandbox, as the CI user: the gate runs nothing of a change whose protected paths no human
         # approved. Exit 2 is already lower than any code checks 5 and 6 could add.
         items, coverage = coverage_findings(inputs, None)
-        ran = RunsFound([CheckLine("invariant outcomes", False, NOT_RUN), f"not run: {NOT_RUN_WHY}", *items],
-                        coverage=coverage)
+        ran = RunsFound(
+            [CheckLine("invariant outcomes", False, NOT_RUN), f"not run: {NOT_RUN_WHY}", *items], coverage=coverage
+        )
     else:
         ran = _run_and_judge(inputs, options, phases)
     changes, spec_found = spec_report(inputs)
@@ -186,15 +203,21 @@ def _run_and_judge(inputs: Inputs, options: CheckOptions, phases: Phases) -> Run
     (`_clean_and_hidden`)."""
     # The stricter `hidden` of the policies in force and judged, as for `uncovered_changes`.
     settings = [o.policy.hidden for o in (inputs.claims.oracles, inputs.judged.oracles) if o.policy is not None]
-    plan = hidden.plan(inputs.judged.oracles.invariants,
-                       HIDDEN_REQUIRED if HIDDEN_REQUIRED in settings else HIDDEN_OPTIONAL,
-                       options.environ, inputs.repo, clean=options.clean and not options.results, remote=options.remote)
+    plan = hidden.plan(
+        inputs.judged.oracles.invariants,
+        HIDDEN_REQUIRED if HIDDEN_REQUIRED in settings else HIDDEN_OPTIONAL,
+        options.environ,
+        inputs.repo,
+        clean=options.clean and not options.results,
+        remote=options.remote,
+    )
     salted = salted_files(inputs)
     if options.results:
         outcomes = read_outcomes(options.results)
     else:
-        runner = options.workspace_runner or default_workspace_runner(options.salt, inputs.repo, salted,
-                                                                      options.unsealed_workspace)
+        runner = options.workspace_runner or default_workspace_runner(
+            options.salt, inputs.repo, salted, options.unsealed_workspace
+        )
         with phases.phase("workspace run", announce=True):
             outcomes = run_workspace(inputs, runner, options.environ, clean=options.clean)
     outcome_check = check_outcomes(inputs, outcomes, salt=options.salt)
@@ -204,42 +227,74 @@ def _run_and_judge(inputs: Inputs, options: CheckOptions, phases: Phases) -> Run
     coverage_items, coverage = coverage_findings(inputs, outcomes)
     found = [*outcomes.notes, outcome_check, *([harness] if harness is not None else []), *coverage_items]
     rest = _clean_and_hidden(inputs, options, phases, plan, outcomes, salted)
-    return replace(rest, found=[*found, *rest.found], ids=expected_ids(inputs.judged.oracles), workspace=outcomes,
-                   coverage=coverage)
+    return replace(
+        rest,
+        found=[*found, *rest.found],
+        ids=expected_ids(inputs.judged.oracles),
+        workspace=outcomes,
+        coverage=coverage,
+    )
 
 
-def _clean_and_hidden(inputs: Inputs, options: CheckOptions, phases: Phases, plan: hidden.HiddenPlan,
-                      outcomes: Outcomes, salted: frozenset[str]) -> RunsFound:
+def _clean_and_hidden(
+    inputs: Inputs,
+    options: CheckOptions,
+    phases: Phases,
+    plan: hidden.HiddenPlan,
+    outcomes: Outcomes,
+    salted: frozenset[str],
+) -> RunsFound:
     """Check 6 and the hidden samples: with `clean`, the clean run (which reads the workspace run:
     what it blocked, its outcomes and targets) compared with the workspace run, then the hidden
     phase; the `hidden samples` check in every case but a clean run that could not run."""
     observed = outcomes.observed
     run = outcomes.run
     if options.clean and run is not None and run.failure is not None and run.failure.setup:
-        return RunsFound(["clean run: not run, the workspace run could not be set up"
-                          if oracle_refusal(run.failure) is None else "clean run: not run, the oracles did not build"])
+        return RunsFound(
+            [
+                "clean run: not run, the workspace run could not be set up"
+                if oracle_refusal(run.failure) is None
+                else "clean run: not run, the oracles did not build"
+            ]
+        )
     if not options.clean or plan.violations:
         check, not_run = hidden_findings(plan, None, observed)
         note = ["clean run: not run, it cannot be given the hidden samples its rows name (see `hidden samples`)"]
         return RunsFound([*(note if options.clean else []), *([check] if check else [])], hidden_not_run=not_run)
     try:
         with phases.phase("clean run", announce=True):
-            clean = run_clean(inputs, options.clean_runner or default_clean_runner(options.salt, salted),
-                              options.environ, remote=options.remote, workspace=run)
+            clean = run_clean(
+                inputs,
+                options.clean_runner or default_clean_runner(options.salt, salted),
+                options.environ,
+                remote=options.remote,
+                workspace=run,
+            )
     except GateError as exc:
         # The workspace run's findings stay in the report; the clean run's reason is its one line.
         if exc.code != errors.UNDECIDED:
             raise
-        return RunsFound([Findings("clean run", (Violation(errors.UNDECIDED, "bazel", "",
-                                                           f"the clean run could not run: {exc}"),), "")])
+        return RunsFound(
+            [
+                Findings(
+                    "clean run", (Violation(errors.UNDECIDED, "bazel", "", f"the clean run could not run: {exc}"),), ""
+                )
+            ]
+        )
     agrees = check_clean_run(outcomes, clean, labelled=inputs.labelled, remote=options.remote, salt=options.salt)
     ran = run_hidden(inputs, plan, options.environ, run, phases=phases, runner=default_hidden_runner)
     check, not_run = hidden_findings(plan, ran.words, {**observed, **clean.observed}, ran.problems)
     return RunsFound([agrees, *([check] if check else [])], clean=clean, hidden=ran, hidden_not_run=not_run)
 
 
-def _report(inputs: Inputs, options: CheckOptions, phases: Phases, found: list[ReportItem], ran: RunsFound,
-            changes: list[RowChange]) -> Report:
+def _report(
+    inputs: Inputs,
+    options: CheckOptions,
+    phases: Phases,
+    found: list[ReportItem],
+    ran: RunsFound,
+    changes: list[RowChange],
+) -> Report:
     """The report of one check, built once from what its steps returned (`found` in report order).
     The per-id tables show what the oracle test reported whether or not it was judged."""
     summary = summarize(found)
@@ -250,16 +305,30 @@ def _report(inputs: Inputs, options: CheckOptions, phases: Phases, found: list[R
         summaries["hidden"] = ran.hidden.summary
     clean = ran.clean
     return Report(
-        inputs.base, inputs.tip, inputs.merge_base.commit, inputs.head.commit, sorted(inputs.labels),
-        merged=inputs.judged.commit, head_only=inputs.head_only, claims=inputs.claims.commit,
-        checks=summary.checks, violations=summary.violations, notes=summary.notes,
-        outcomes={ident: o.outcome for ident, o in observed.items()}, invariants=list(ran.ids),
+        inputs.base,
+        inputs.tip,
+        inputs.merge_base.commit,
+        inputs.head.commit,
+        sorted(inputs.labels),
+        merged=inputs.judged.commit,
+        head_only=inputs.head_only,
+        claims=inputs.claims.commit,
+        checks=summary.checks,
+        violations=summary.violations,
+        notes=summary.notes,
+        outcomes={ident: o.outcome for ident, o in observed.items()},
+        invariants=list(ran.ids),
         clean_outcomes={ident: o.outcome for ident, o in clean.observed.items()} if clean is not None else None,
-        summaries=summaries, salt=options.salt, observed=observed,
+        summaries=summaries,
+        salt=options.salt,
+        observed=observed,
         clean_observed=clean.observed if clean is not None else None,
         clean_boundary=clean.boundary if clean is not None else None,
         workspace_boundary=workspace.boundary if workspace is not None else "",
         unsealed=workspace.unsealed if workspace is not None else "",
-        spec_changes=changes, phases=phases, coverage=ran.coverage, hidden_not_run=ran.hidden_not_run,
+        spec_changes=changes,
+        phases=phases,
+        coverage=ran.coverage,
+        hidden_not_run=ran.hidden_not_run,
         sources={inv.id: inv.source for inv in (*inputs.judged.oracles.invariants, *inputs.head.oracles.invariants)},
     )

@@ -39,26 +39,44 @@ def check_protected_paths(inputs: Inputs) -> Findings:
 
     Changed means changed by the change (merge base -> HEAD) or, when the merge result is judged,
     between the base tip and the merge result (what landing the change would undo of the tip)."""
-    hits = [(change, why, "") for change, why in
-            protected_changes(inputs.changes, inputs.protected, inputs.head.listing, inputs.merge_base.listing,
-                              inputs.head.links)]
+    hits = [
+        (change, why, "")
+        for change, why in protected_changes(
+            inputs.changes, inputs.protected, inputs.head.listing, inputs.merge_base.listing, inputs.head.links
+        )
+    ]
     if inputs.merge_changes:
         seen = {change.path for change, _, _ in hits}
-        hits += [(change, why, " in the merge result against the base tip") for change, why in
-                 protected_changes(inputs.merge_changes, inputs.protected, inputs.judged.listing,
-                                   inputs.claims.listing, inputs.judged.links)
-                 if change.path not in seen]
+        hits += [
+            (change, why, " in the merge result against the base tip")
+            for change, why in protected_changes(
+                inputs.merge_changes,
+                inputs.protected,
+                inputs.judged.listing,
+                inputs.claims.listing,
+                inputs.judged.links,
+            )
+            if change.path not in seen
+        ]
     label = inputs.label
     if inputs.labelled:
         found: tuple[Violation, ...] = ()
     else:
-        found = tuple(Violation(errors.PROTECTED_PATH, change.path, "",
-                                f"{why} and changed ({change.status}){where} without the {label!r} label")
-                      for change, why, where in hits)
+        found = tuple(
+            Violation(
+                errors.PROTECTED_PATH,
+                change.path,
+                "",
+                f"{why} and changed ({change.status}){where} without the {label!r} label",
+            )
+            for change, why, where in hits
+        )
     shown = inputs.labelled and bool(hits)
     return Findings(
-        "protected paths", found,
-        f"{len(inputs.changes)} changed path(s), {len(hits)} protected" + (f", label {label!r} present" if shown else ""),
+        "protected paths",
+        found,
+        f"{len(inputs.changes)} changed path(s), {len(hits)} protected"
+        + (f", label {label!r} present" if shown else ""),
         ((f"{len(hits)} protected path(s) changed under the {label!r} label",) if shown else ())
         + checkout_notes(inputs.judged.tree, inputs.judged.listing),
     )
@@ -68,8 +86,11 @@ def check_oracle_files(inputs: Inputs) -> Findings:
     """Exit 5 for each problem of the judged policy, oracle files and blob pins (loader.py): HEAD's,
     or the merge result's when that is judged."""
     judged = inputs.judged.oracles
-    return Findings("oracle files", tuple(Violation.from_error(p) for p in judged.problems),
-                    f"{len(judged.files)} file(s), {len(judged.invariants)} invariant(s), every blob matches its pin")
+    return Findings(
+        "oracle files",
+        tuple(Violation.from_error(p) for p in judged.problems),
+        f"{len(judged.files)} file(s), {len(judged.invariants)} invariant(s), every blob matches its pin",
+    )
 
 
 def check_manifest(inputs: Inputs) -> Findings:
@@ -79,8 +100,10 @@ def check_manifest(inputs: Inputs) -> Findings:
     return Findings("manifest", tuple(Violation.from_error(p) for p in problems), "current")
 
 
-RETIRE_HINT = (f"to retire a row on purpose, add a [[retired]] entry (id, reason, since) under the label and a line "
-               f"in {CHANGELOG_PATH} naming the id (docs/oracles.md, \"Retiring a row\")")
+RETIRE_HINT = (
+    f"to retire a row on purpose, add a [[retired]] entry (id, reason, since) under the label and a line "
+    f'in {CHANGELOG_PATH} naming the id (docs/oracles.md, "Retiring a row")'
+)
 
 
 def check_ids_kept(inputs: Inputs) -> Findings:
@@ -94,8 +117,7 @@ def check_ids_kept(inputs: Inputs) -> Findings:
     the file's own exit-5 problem already fails the gate.
     """
     base, head = inputs.merge_base.oracles, inputs.head.oracles
-    found, undecided = _dropped(base, head,
-                                f"present at the base, missing at HEAD; {RETIRE_HINT}")
+    found, undecided = _dropped(base, head, f"present at the base, missing at HEAD; {RETIRE_HINT}")
     detail = f"{len(base.declared_ids)} at base, {len(head.declared_ids)} at HEAD"
     known = base.declared_ids | set(base.retired)
     if inputs.is_merge:
@@ -109,9 +131,15 @@ def check_ids_kept(inputs: Inputs) -> Findings:
         known |= tip.declared_ids | set(tip.retired)
     for ident, entry in sorted(inputs.judged.oracles.retired.items()):
         if ident not in known:
-            found.append(Violation(errors.INVALID_ORACLE, entry.source, ident,
-                                   "retires an id the base never declared; only a row the base has can be retired "
-                                   "(remove the [[retired]] entry)"))
+            found.append(
+                Violation(
+                    errors.INVALID_ORACLE,
+                    entry.source,
+                    ident,
+                    "retires an id the base never declared; only a row the base has can be retired "
+                    "(remove the [[retired]] entry)",
+                )
+            )
     notes: tuple[str, ...] = ()
     if undecided:
         notes = (f"ids not judged while their oracle file is unreadable: {', '.join(sorted(undecided))}",)
@@ -124,15 +152,22 @@ def _dropped(before: Oracles, after: Oracles, why: str) -> tuple[list[Violation]
     their file in `after` cannot be read."""
     unreadable = {f.path for f in after.files if not f.parsed}
     retired = set(after.retired)
-    undecided = ({i for f in before.files if f.path in unreadable for i in f.declared_ids}
-                 | {e.id for f in before.files if f.path in unreadable for e in f.retired})
+    undecided = {i for f in before.files if f.path in unreadable for i in f.declared_ids} | {
+        e.id for f in before.files if f.path in unreadable for e in f.retired
+    }
     undecided -= after.declared_ids | retired
     missing = sorted(before.declared_ids - after.declared_ids - retired - undecided)
     found = [Violation(errors.MISSING_ID, "oracles/", i, why) for i in missing]
     for ident in sorted(set(before.retired) - retired - undecided):
-        found.append(Violation(errors.MISSING_ID, before.retired[ident].source, ident,
-                               "retired before this change, and its [[retired]] entry is gone; a retired id stays "
-                               "retired: restore the entry"))
+        found.append(
+            Violation(
+                errors.MISSING_ID,
+                before.retired[ident].source,
+                ident,
+                "retired before this change, and its [[retired]] entry is gone; a retired id stays "
+                "retired: restore the entry",
+            )
+        )
     return found, undecided
 
 
@@ -148,10 +183,16 @@ def _tip_rows_lost(base: Oracles, tip: Oracles, merged: Oracles, skip: Collectio
         if change.status == "removed" and change.id in merged.declared_ids:
             continue  # declared but invalid: its exit-5 problem fails the gate
         fields = ", ".join(f"{f.field} {f.old} at the tip, {f.new} in the merge result" for f in change.fields[:3])
-        found.append(Violation(errors.MISSING_ID, change.source, change.id,
-                               f"the base tip added or changed this row since the merge base, and the merge result "
-                               f"holds it otherwise ({fields or change.status}); update the branch and keep the "
-                               "tip's row"))
+        found.append(
+            Violation(
+                errors.MISSING_ID,
+                change.source,
+                change.id,
+                f"the base tip added or changed this row since the merge base, and the merge result "
+                f"holds it otherwise ({fields or change.status}); update the branch and keep the "
+                "tip's row",
+            )
+        )
     return found
 
 

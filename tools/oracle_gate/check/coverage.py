@@ -33,8 +33,9 @@ MAX_NAMED = 10
 NOT_MEASURED_RESULTS = "the outcomes come from result files (--results), not from a run of the gate"
 NOT_MEASURED_NOT_RUN = "Bazel did not run (protected paths changed without the label)"
 NOT_MEASURED_INVALID = "the oracles are invalid, so no row was judged"
-NOT_MEASURED_NO_RECORD = ("the oracle test's results carry no coverage record (no row ran, or the judge "
-                          "predates the record)")
+NOT_MEASURED_NO_RECORD = (
+    "the oracle test's results carry no coverage record (no row ran, or the judge predates the record)"
+)
 
 
 def function_name(found: Found) -> str:
@@ -59,12 +60,13 @@ def unread_packages(repo: str, packages: Iterable[str]) -> list[str]:
 
 def not_read_note(packages: Sequence[str]) -> str:
     """The note `check` gives for `unread_packages`. Raises nothing."""
-    return (f"changed functions: not measured for {', '.join(packages)}: no such folder at the repository's "
-            "root (a production package outside it, as in a src/ layout, is not read; docs/adopting.md)")
+    return (
+        f"changed functions: not measured for {', '.join(packages)}: no such folder at the repository's "
+        "root (a production package outside it, as in a src/ layout, is not read; docs/adopting.md)"
+    )
 
 
-def changed_functions(repo: str, before: str, after: str, paths: Iterable[str],
-                      packages: Iterable[str]) -> list[Found]:
+def changed_functions(repo: str, before: str, after: str, paths: Iterable[str], packages: Iterable[str]) -> list[Found]:
     """The production functions added, changed or removed between two commits: those of every
     `.py` file of `packages` among `paths` (`production_paths`), as `functions.changed_in_file`
     finds them (functions, methods and nested functions, compared as syntax trees).
@@ -134,15 +136,21 @@ class Coverage:
         """The report's lines: the uncovered functions (and the passed ids without a record), or
         that the coverage was not measured; [] when every modified function ran."""
         if not self.measured:
-            return [f"coverage: not measured ({self.why}); the change modified {len(self.modified)} production "
-                    f"function(s): {_named([function_name(f) for f in self.modified])}"]
+            return [
+                f"coverage: not measured ({self.why}); the change modified {len(self.modified)} production "
+                f"function(s): {_named([function_name(f) for f in self.modified])}"
+            ]
         if not self.uncovered:
             return []
-        out = [f"coverage: the change modified {len(self.uncovered)} production function(s) no invariant ran: "
-               f"{_named([function_name(f) for f in self.uncovered])}"]
+        out = [
+            f"coverage: the change modified {len(self.uncovered)} production function(s) no invariant ran: "
+            f"{_named([function_name(f) for f in self.uncovered])}"
+        ]
         if self.unrecorded:
-            out.append(f"coverage: {len(self.unrecorded)} row(s) passed without a coverage record, counted as "
-                       f"running nothing: {_named(self.unrecorded)}")
+            out.append(
+                f"coverage: {len(self.unrecorded)} row(s) passed without a coverage record, counted as "
+                f"running nothing: {_named(self.unrecorded)}"
+            )
         return out
 
     def violations(self) -> list[Violation]:
@@ -150,11 +158,17 @@ class Coverage:
         coverage was measured; else []. A coverage that was not measured never fails the gate."""
         if self.setting != UNCOVERED_FAIL or not self.measured:
             return []
-        return [Violation(errors.NO_OUTCOME, f.path, "",
-                          f"{function_name(f)} ({f.status} at line {f.line}) was modified by the change and no invariant "
-                          'ran it; the policy says uncovered_changes = "fail": add or extend a row whose entry '
-                          "reaches it (a labelled change)")
-                for f in self.uncovered]
+        return [
+            Violation(
+                errors.NO_OUTCOME,
+                f.path,
+                "",
+                f"{function_name(f)} ({f.status} at line {f.line}) was modified by the change and no invariant "
+                'ran it; the policy says uncovered_changes = "fail": add or extend a row whose entry '
+                "reaches it (a labelled change)",
+            )
+            for f in self.uncovered
+        ]
 
     def detail(self) -> str:
         """The summary line's detail."""
@@ -168,11 +182,24 @@ class Coverage:
         """`--format json`'s `coverage`: setting, measured, why, modified (each name, path, line,
         status, ran: null when not measured), removed and uncovered (names), unrecorded (ids)."""
         missing = {function_name(f) for f in self.uncovered}
-        return {"setting": self.setting, "measured": self.measured, "why": self.why,
-                "modified": [{"name": function_name(f), "path": f.path, "line": f.line, "status": f.status,
-                              "ran": function_name(f) not in missing if self.measured else None} for f in self.modified],
-                "removed": [function_name(f) for f in self.removed], "uncovered": [function_name(f) for f in self.uncovered],
-                "unrecorded": list(self.unrecorded)}
+        return {
+            "setting": self.setting,
+            "measured": self.measured,
+            "why": self.why,
+            "modified": [
+                {
+                    "name": function_name(f),
+                    "path": f.path,
+                    "line": f.line,
+                    "status": f.status,
+                    "ran": function_name(f) not in missing if self.measured else None,
+                }
+                for f in self.modified
+            ],
+            "removed": [function_name(f) for f in self.removed],
+            "uncovered": [function_name(f) for f in self.uncovered],
+            "unrecorded": list(self.unrecorded),
+        }
 
 
 def measure(changed: Iterable[Found], observed: Mapping[str, Observed], *, setting: str, why: str = "") -> Coverage:

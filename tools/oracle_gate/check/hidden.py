@@ -26,8 +26,10 @@ from tools.oracle_gate.suite.hidden_store import STORE_VARIABLE, fetch, store_fo
 from tools.oracle_gate.suite.loader import check_blob
 
 # What a failed hidden part says: nothing of the samples (the rationed feedback of threat-model.md).
-FAILED_WHY = ("failed on its hidden samples; they are held by the hidden store and not shown (one pass/fail bit "
-              "per row per run: docs/oracles.md, \"Hidden samples\")")
+FAILED_WHY = (
+    "failed on its hidden samples; they are held by the hidden store and not shown (one pass/fail bit "
+    'per row per run: docs/oracles.md, "Hidden samples")'
+)
 
 
 @dataclass
@@ -56,8 +58,9 @@ class HiddenPlan:
         return sorted(i for i, (_, digest) in self.rows.items() if digest in self.blobs)
 
 
-def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, str], repo: str, *,
-         clean: bool, remote: bool) -> HiddenPlan:
+def plan(
+    invariants: Sequence[Invariant], setting: str, environ: Mapping[str, str], repo: str, *, clean: bool, remote: bool
+) -> HiddenPlan:
     """Which hidden blobs the clean run gets, read and verified from the store.
 
     Args:
@@ -74,9 +77,10 @@ def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, st
     violation in either setting: the files may have been taken from it (docs/threat-model.md,
     "Hidden samples"), and a note would let the rows pass without them.
     """
-    out = HiddenPlan(rows={inv.id: (inv.source, inv.hidden_sha256) for inv in invariants
-                           if inv.hidden_sha256 is not None},
-                     invariants=[inv for inv in invariants if inv.hidden_sha256 is not None])
+    out = HiddenPlan(
+        rows={inv.id: (inv.source, inv.hidden_sha256) for inv in invariants if inv.hidden_sha256 is not None},
+        invariants=[inv for inv in invariants if inv.hidden_sha256 is not None],
+    )
     if not out.rows:
         return out
     required = setting == HIDDEN_REQUIRED
@@ -84,16 +88,21 @@ def plan(invariants: Sequence[Invariant], setting: str, environ: Mapping[str, st
 
     def cannot(why: str) -> HiddenPlan:
         if required:
-            out.violations.append(Violation(errors.UNDECIDED, POLICY_PATH, "",
-                                            f"hidden = \"required\", but {why}"))
+            out.violations.append(Violation(errors.UNDECIDED, POLICY_PATH, "", f'hidden = "required", but {why}'))
         else:
             out.notes.append(f"hidden samples: not run ({why}): {ids}")
         return out
 
     def unusable(ident: str, why: str) -> None:
-        out.violations.append(Violation(errors.UNDECIDED, POLICY_PATH, ident,
-                                        f"hidden samples cannot run: {why}; the store is named, so the gate "
-                                        f"does not run without it (unset {STORE_VARIABLE} to skip them)"))
+        out.violations.append(
+            Violation(
+                errors.UNDECIDED,
+                POLICY_PATH,
+                ident,
+                f"hidden samples cannot run: {why}; the store is named, so the gate "
+                f"does not run without it (unset {STORE_VARIABLE} to skip them)",
+            )
+        )
 
     if not clean:
         out.notes.append(f"hidden samples: clean run only ({ids})")
@@ -135,12 +144,19 @@ def views(hidden: HiddenPlan, packages: Sequence[str] | None) -> tuple[dict[str,
         data = hidden.blobs.get(inv.hidden_sha256 or "")
         if data is None:
             continue
-        row = replace(inv, blob=f"hidden blob {inv.hidden_sha256}", blob_sha256=inv.hidden_sha256,
-                      generate=None, reference=None)
+        row = replace(
+            inv, blob=f"hidden blob {inv.hidden_sha256}", blob_sha256=inv.hidden_sha256, generate=None, reference=None
+        )
         if check_blob(row, Entry(REGULAR, ""), data):
-            found.append(Violation(errors.INVALID_ORACLE, inv.source, inv.id,
-                                   "field hidden_sha256: its hidden blob does not have the row's sample shape "
-                                   "(not shown: docs/oracles.md, \"Hidden samples\")"))
+            found.append(
+                Violation(
+                    errors.INVALID_ORACLE,
+                    inv.source,
+                    inv.id,
+                    "field hidden_sha256: its hidden blob does not have the row's sample shape "
+                    '(not shown: docs/oracles.md, "Hidden samples")',
+                )
+            )
             continue
         rows.append((row, load_samples(data)))
     inputs, expectations = split(rows, packages)
@@ -167,8 +183,9 @@ def words(expectations: Mapping[str, Any], observations: Sequence[Any] | None) -
     return {ident: HIDDEN_PASSED if seen.get(ident) else HIDDEN_FAILED for ident in ids}
 
 
-def judge(hidden: HiddenPlan, judged: Mapping[str, str] | None,
-          workspace: Mapping[str, Observed]) -> tuple[list[Violation], str]:
+def judge(
+    hidden: HiddenPlan, judged: Mapping[str, str] | None, workspace: Mapping[str, Observed]
+) -> tuple[list[Violation], str]:
     """(violations, detail) of the hidden parts after the runs: exit 4 for each row whose hidden
     part failed in the hidden phase (`judged`: id -> word, `words`; None when the phase did not
     run), naming only the row; exit 1 for a delivered row the phase did not judge, or one that a
@@ -179,9 +196,14 @@ def judge(hidden: HiddenPlan, judged: Mapping[str, str] | None,
         source = hidden.rows[ident][0]
         seen = workspace.get(ident)
         if seen is not None and seen.hidden not in ("", HIDDEN_ABSENT):
-            found.append(Violation(errors.UNDECIDED, source, ident,
-                                   f"a run's judge judged hidden samples ({seen.hidden}); only the gate's hidden "
-                                   "phase may hold them"))
+            found.append(
+                Violation(
+                    errors.UNDECIDED,
+                    source,
+                    ident,
+                    f"a run's judge judged hidden samples ({seen.hidden}); only the gate's hidden phase may hold them",
+                )
+            )
     passed = 0
     for ident in hidden.delivered:
         source = hidden.rows[ident][0]
@@ -191,9 +213,14 @@ def judge(hidden: HiddenPlan, judged: Mapping[str, str] | None,
         elif word == HIDDEN_FAILED:
             found.append(Violation(errors.NO_OUTCOME, source, ident, FAILED_WHY))
         elif judged is not None:
-            found.append(Violation(errors.UNDECIDED, source, ident,
-                                   "the hidden phase was given its hidden blob but did not judge it"))
+            found.append(
+                Violation(
+                    errors.UNDECIDED, source, ident, "the hidden phase was given its hidden blob but did not judge it"
+                )
+            )
     if judged is None or not hidden.delivered:
         return found, f"{len(hidden.rows)} row(s) with hidden samples: not run (see the note)"
-    return found, (f"{passed} of {len(hidden.delivered)} row(s) passed their hidden samples in the hidden phase; "
-                   f"the workspace and clean runs: {HIDDEN_ABSENT}")
+    return found, (
+        f"{passed} of {len(hidden.delivered)} row(s) passed their hidden samples in the hidden phase; "
+        f"the workspace and clean runs: {HIDDEN_ABSENT}"
+    )

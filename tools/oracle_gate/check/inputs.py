@@ -126,8 +126,9 @@ class Inputs:
             tree.close()
 
 
-def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: bool = False,
-                  head_only: bool = False) -> Inputs:
+def gather_inputs(
+    repo: str, base: str, labels: Collection[str], *, verify_all: bool = False, head_only: bool = False
+) -> Inputs:
     """Reads from git everything the checks judge.
 
     What is judged is the merge result of HEAD into the base tip (docs/design.md section 11): HEAD
@@ -164,13 +165,20 @@ def gather_inputs(repo: str, base: str, labels: Collection[str], *, verify_all: 
         tree = GitTree(repo, approval.judged.commit, trust)
         judged = read_side(approval.judged.commit, tree, load_oracles(tree, label=label_in_force))
     return Inputs(
-        repo=repo, base=base, approval=approval, labels=frozenset(labels),
-        merge_base=merge_base, head=head, claims=claims, judged=judged,
+        repo=repo,
+        base=base,
+        approval=approval,
+        labels=frozenset(labels),
+        merge_base=merge_base,
+        head=head,
+        claims=claims,
+        judged=judged,
         protected=_protected_globs(approval, (merge_base.oracles, judged.oracles), (merge_base, head, claims, judged)),
         changes=tuple(changed_paths(repo, merge_base.commit, head.commit)),
         merge_changes=tuple(changed_paths(repo, claims.commit, judged.commit)) if judged is not head else (),
         bootstrap=claims.oracles.policy is None and not claims.oracles.files,
-        trust=trust, head_only=head_only,
+        trust=trust,
+        head_only=head_only,
     )
 
 
@@ -212,20 +220,29 @@ def judged_note(inputs: Inputs) -> str:
     """The report line that says what was judged and whose claims are in force."""
     tip, mb, head = inputs.tip[:12], inputs.merge_base.commit[:12], inputs.head.commit[:12]
     if inputs.head_only:
-        return (f"judged: HEAD {head} with the merge base {mb}'s claims (--head-only); the base tip {tip} "
-                "was not merged, so rows and code it gained since are not judged")
-    claims = ("the oracles of the change (labelled), merged with the base tip's" if inputs.labelled
-              else "the base tip's claims")
+        return (
+            f"judged: HEAD {head} with the merge base {mb}'s claims (--head-only); the base tip {tip} "
+            "was not merged, so rows and code it gained since are not judged"
+        )
+    claims = (
+        "the oracles of the change (labelled), merged with the base tip's"
+        if inputs.labelled
+        else "the base tip's claims"
+    )
     if inputs.is_merge:
-        return (f"judged: the merge result {inputs.judged.commit[:12]} of HEAD {head} into the base tip {tip} "
-                f"(merge base {mb}), with {claims}; a green result holds for this tip only")
+        return (
+            f"judged: the merge result {inputs.judged.commit[:12]} of HEAD {head} into the base tip {tip} "
+            f"(merge base {mb}), with {claims}; a green result holds for this tip only"
+        )
     return f"judged: HEAD {head}, which contains the base tip {tip}, with {claims}"
 
 
 def blob_reader(side: Side) -> Callable[[str], bytes | None]:
     """Reads a blob of `side` by repository path (`spec_changes.BlobReader`): its bytes, or None
     when the side has no regular file there. Raises GateError (exit 1) when git cannot read it."""
+
     def read(path: str) -> bytes | None:
         entry = side.listing.get(path)
         return side.tree.read(entry) if entry is not None and entry.is_regular else None
+
     return read

@@ -60,20 +60,41 @@ def check_outcomes(inputs: Inputs, outcomes: Outcomes, *, salt: str = "") -> Fin
         result = observed.get(ident)
         where = sources.get(ident, "oracles/")
         if result is None:
-            found.append(Violation(errors.NO_OUTCOME, where, ident,
-                                   f"no outcome in {outcomes.source}; the oracle test must run it"))
+            found.append(
+                Violation(
+                    errors.NO_OUTCOME, where, ident, f"no outcome in {outcomes.source}; the oracle test must run it"
+                )
+            )
         elif result.outcome not in EXECUTED:
-            found.append(Violation(errors.NO_OUTCOME, where, ident,
-                                   f"{result.outcome}, not executed; that is not coverage{_origin(result, from_files)}"))
+            found.append(
+                Violation(
+                    errors.NO_OUTCOME,
+                    where,
+                    ident,
+                    f"{result.outcome}, not executed; that is not coverage{_origin(result, from_files)}",
+                )
+            )
         elif result.outcome != PASSED:
             why = result.message
-            found.append(Violation(errors.NO_OUTCOME, where, ident, "failed: the invariant does not hold"
-                                   + (f": {one_line(why)}" if why else "") + _origin(result, from_files)
-                                   + (f" (salt {salt})" if salt else "")))
+            found.append(
+                Violation(
+                    errors.NO_OUTCOME,
+                    where,
+                    ident,
+                    "failed: the invariant does not hold"
+                    + (f": {one_line(why)}" if why else "")
+                    + _origin(result, from_files)
+                    + (f" (salt {salt})" if salt else ""),
+                )
+            )
     unknown = sorted(set(observed) - set(ids))
     passed = sum(1 for i in ids if i in observed and observed[i].outcome == PASSED)
-    return Findings("invariant outcomes", tuple(found), f"{passed} of {len(ids)} invariant(s) passed ({outcomes.source})",
-                    (f"results name ids no oracle declares: {', '.join(unknown)}",) if unknown else ())
+    return Findings(
+        "invariant outcomes",
+        tuple(found),
+        f"{passed} of {len(ids)} invariant(s) passed ({outcomes.source})",
+        (f"results name ids no oracle declares: {', '.join(unknown)}",) if unknown else (),
+    )
 
 
 def build_violation(run: BazelRun, where: str, changed: Sequence[str] = ()) -> Violation:
@@ -90,19 +111,38 @@ def build_violation(run: BazelRun, where: str, changed: Sequence[str] = ()) -> V
     if refused is not None:
         return refused
     cause = failure.line() if failure is not None else "see Bazel's output"
-    named = [path for path in changed if failure is not None and failure.label.startswith("@")
-             and _names_path(failure.message, path)]
+    named = [
+        path
+        for path in changed
+        if failure is not None and failure.label.startswith("@") and _names_path(failure.message, path)
+    ]
     if failure is not None and failure.setup and named:
-        return Violation(errors.NO_OUTCOME, named[0], "", f"the change's {named[0]} breaks external repository "
-                         f"{failure.label} in the {where}: {failure.message}")
+        return Violation(
+            errors.NO_OUTCOME,
+            named[0],
+            "",
+            f"the change's {named[0]} breaks external repository {failure.label} in the {where}: {failure.message}",
+        )
     if failure is not None and failure.setup:
-        return Violation(errors.UNDECIDED, "bazel", "", f"the {where} could not be set up, not the change's doing: {cause}; "
-                         "fix the environment (network, toolchains, the base's WORKSPACE or MODULE.bazel) and run again")
+        return Violation(
+            errors.UNDECIDED,
+            "bazel",
+            "",
+            f"the {where} could not be set up, not the change's doing: {cause}; "
+            "fix the environment (network, toolchains, the base's WORKSPACE or MODULE.bazel) and run again",
+        )
     package = failure.label[2:].split(":", 1)[0] if failure is not None and failure.label.startswith("//") else ""
-    hint = "" if failure is not None and failure.message else \
-        " (an action or test that cannot run sandboxed, e.g. tagged local or no-sandbox, fails too)"
-    return Violation(errors.NO_OUTCOME, f"{package}/" if package else "oracles/", "",
-                     f"the change's targets did not build in the {where}: {cause}{hint}")
+    hint = (
+        ""
+        if failure is not None and failure.message
+        else " (an action or test that cannot run sandboxed, e.g. tagged local or no-sandbox, fails too)"
+    )
+    return Violation(
+        errors.NO_OUTCOME,
+        f"{package}/" if package else "oracles/",
+        "",
+        f"the change's targets did not build in the {where}: {cause}{hint}",
+    )
 
 
 # How the gate's actions and rules start an exit-5 reason (errors.error_line).
@@ -143,15 +183,20 @@ def check_harness(run: BazelRun) -> Findings:
     """Exit 4 for each harness test target that did not pass and each spawn that ran where the
     gate does not allow it, in the workspace run."""
     passed = [t for t in run.targets if t not in run.harness_failures() and not t.startswith("//oracles")]
-    return Findings("harness tests", tuple(harness_violations(run, "workspace") + escape_violations(run, "workspace")),
-                    f"{len(passed)} target(s) passed, none ran unsandboxed")
+    return Findings(
+        "harness tests",
+        tuple(harness_violations(run, "workspace") + escape_violations(run, "workspace")),
+        f"{len(passed)} target(s) passed, none ran unsandboxed",
+    )
 
 
 def harness_violations(run: BazelRun, where: str) -> list[Violation]:
     """One exit-4 violation per harness test target that did not pass: the change's own tests must
     pass in every run, though they never decide an invariant."""
     return [
-        Violation(errors.NO_OUTCOME, "harness/", "", f"{label} {status} in the {where} run: the harness's own tests must pass")
+        Violation(
+            errors.NO_OUTCOME, "harness/", "", f"{label} {status} in the {where} run: the harness's own tests must pass"
+        )
         for label, status in run.harness_failures().items()
     ]
 
@@ -161,12 +206,22 @@ def escape_violations(run: BazelRun, where: str) -> list[Violation]:
     bazel_run.run_bazel), and per target outside the oracles package that depends on it
     (`launch.Launcher.oracle_dependents`): no result of such a run counts."""
     return [
-        Violation(errors.NO_OUTCOME, "harness/", "", f"{escape.describe()} in the {where} run: the change's code runs "
-                  "sandboxed and only the gate's own actions run in its invocations, so no result of this run counts")
+        Violation(
+            errors.NO_OUTCOME,
+            "harness/",
+            "",
+            f"{escape.describe()} in the {where} run: the change's code runs "
+            "sandboxed and only the gate's own actions run in its invocations, so no result of this run counts",
+        )
         for escape in run.escapes
     ] + [
-        Violation(errors.NO_OUTCOME, "harness/", "", f"{label} depends on the oracles package ({where} run): only the "
-                  "gate's own targets may carry oracle files, so the gate ran nothing")
+        Violation(
+            errors.NO_OUTCOME,
+            "harness/",
+            "",
+            f"{label} depends on the oracles package ({where} run): only the "
+            "gate's own targets may carry oracle files, so the gate ran nothing",
+        )
         for label in run.oracle_dependents
     ]
 
@@ -185,8 +240,10 @@ def withhold_while_invalid(
         return outcomes, harness
     held = outcomes.violations + (harness.violations if harness is not None else ())
     notes = outcomes.notes + tuple(f"not judged while the oracles are invalid: {_held_line(v)}" for v in held)
-    return (replace(outcomes, violations=(), notes=notes, detail="not judged: the oracle files are invalid (exit 5)"),
-            replace(harness, violations=()) if harness is not None else None)
+    return (
+        replace(outcomes, violations=(), notes=notes, detail="not judged: the oracle files are invalid (exit 5)"),
+        replace(harness, violations=()) if harness is not None else None,
+    )
 
 
 def _held_line(violation: Violation) -> str:
@@ -209,32 +266,49 @@ def check_clean_run(workspace: Outcomes, clean: BazelRun, *, labelled: bool, rem
     where = "remote" if remote else "sandboxed"
     salt_note = f" (salt {salt})" if salt else ""
     found = [
-        Violation(errors.RUNS_DISAGREE, "oracles/", d.id,
-                  f"workspace run {d.left}, clean {where} run {d.right}: {d.reason}{salt_note}; the result depends "
-                  "on something outside the declared, committed inputs")
+        Violation(
+            errors.RUNS_DISAGREE,
+            "oracles/",
+            d.id,
+            f"workspace run {d.left}, clean {where} run {d.right}: {d.reason}{salt_note}; the result depends "
+            "on something outside the declared, committed inputs",
+        )
         for d in differences(dict(workspace.observed), clean_observed)
     ]
     if clean.build_failed:
         failed = build_violation(clean, f"clean {where} run")
         # The change's targets: the runs disagree on what builds.
         if failed.code not in (errors.UNDECIDED, errors.INVALID_ORACLE):
-            failed = Violation(errors.RUNS_DISAGREE, "oracles/", "", f"the clean run did not build: "
-                               f"{clean.failure.line() if clean.failure else 'see its output'}")
+            failed = Violation(
+                errors.RUNS_DISAGREE,
+                "oracles/",
+                "",
+                f"the clean run did not build: {clean.failure.line() if clean.failure else 'see its output'}",
+            )
         found.insert(0, failed)
     run = workspace.run
     if run is not None:
         for label in sorted(set(run.targets) | set(clean.targets)):
             left, right = run.targets.get(label, "missing"), clean.targets.get(label, "missing")
             if left != right:
-                found.append(Violation(errors.RUNS_DISAGREE, "harness/", "",
-                                       f"{label}: workspace run {left}, clean {where} run {right}"))
+                found.append(
+                    Violation(
+                        errors.RUNS_DISAGREE,
+                        "harness/",
+                        "",
+                        f"{label}: workspace run {left}, clean {where} run {right}",
+                    )
+                )
     found.extend(escape_violations(clean, f"clean {where}"))
     source_note = "the judged commit's oracles (labelled change)" if labelled else "the base's oracles"
     failed = sum(1 for found in clean_observed.values() if found.outcome != PASSED)
     # On a failing change the check still passes when the runs agree: the detail says what held.
-    return Findings("clean run", tuple(found),
-                    f"agrees with the workspace run: {len(clean_observed)} id(s), same outcomes and observation "
-                    f"digests ({where}, {source_note})" + (f"; {failed} failed in both runs" if failed else ""))
+    return Findings(
+        "clean run",
+        tuple(found),
+        f"agrees with the workspace run: {len(clean_observed)} id(s), same outcomes and observation "
+        f"digests ({where}, {source_note})" + (f"; {failed} failed in both runs" if failed else ""),
+    )
 
 
 def coverage_findings(inputs: Inputs, outcomes: Outcomes | None) -> tuple[list[ReportItem], dict[str, Any] | None]:
@@ -260,12 +334,21 @@ def coverage_findings(inputs: Inputs, outcomes: Outcomes | None) -> tuple[list[R
     policies = [o.policy for o in (inputs.claims.oracles, inputs.judged.oracles) if o.policy is not None]
     packages = sorted({name for policy in policies for name in policy.production_packages})
     changes = inputs.merge_changes if inputs.is_merge else inputs.changes
-    changed = changed_functions(inputs.repo, inputs.claims.commit, inputs.judged.commit, [c.path for c in changes],
-                                packages)
-    why = (NOT_MEASURED_NOT_RUN if outcomes is None else NOT_MEASURED_RESULTS if outcomes.run is None
-           else NOT_MEASURED_INVALID if inputs.judged.oracles.problems else "")
-    found = measure(changed, outcomes.observed if outcomes is not None else {}, setting=uncovered_setting(policies),
-                    why=why)
+    changed = changed_functions(
+        inputs.repo, inputs.claims.commit, inputs.judged.commit, [c.path for c in changes], packages
+    )
+    why = (
+        NOT_MEASURED_NOT_RUN
+        if outcomes is None
+        else NOT_MEASURED_RESULTS
+        if outcomes.run is None
+        else NOT_MEASURED_INVALID
+        if inputs.judged.oracles.problems
+        else ""
+    )
+    found = measure(
+        changed, outcomes.observed if outcomes is not None else {}, setting=uncovered_setting(policies), why=why
+    )
     unread = unread_packages(inputs.repo, packages)
     items: list[ReportItem] = [not_read_note(unread)] if unread else []
     if not found.modified:
@@ -274,8 +357,12 @@ def coverage_findings(inputs: Inputs, outcomes: Outcomes | None) -> tuple[list[R
     return items, found.to_json()
 
 
-def hidden_findings(plan: hidden.HiddenPlan, words: Mapping[str, str] | None, observed: Mapping[str, Observed],
-                    problems: Sequence[Violation] = ()) -> tuple[Findings | None, list[str]]:
+def hidden_findings(
+    plan: hidden.HiddenPlan,
+    words: Mapping[str, str] | None,
+    observed: Mapping[str, Observed],
+    problems: Sequence[Violation] = (),
+) -> tuple[Findings | None, list[str]]:
     """The `hidden samples` check of the rows with a `hidden_sha256` (hidden.py), and the ids whose
     hidden part did not run, sorted; (None, []) when no row has one. The check holds what the store
     could not give (exit 1 when required, else notes), what stopped the hidden phase (`problems`),
@@ -285,5 +372,13 @@ def hidden_findings(plan: hidden.HiddenPlan, words: Mapping[str, str] | None, ob
         return None, []
     found, detail = hidden.judge(plan, None if problems else words, observed)
     not_run = sorted(set(plan.rows) - set(plan.delivered))
-    return (Findings("hidden samples", (*plan.violations, *problems, *found), detail, tuple(plan.notes),
-                     not_run=bool(not_run) and not plan.delivered), not_run)
+    return (
+        Findings(
+            "hidden samples",
+            (*plan.violations, *problems, *found),
+            detail,
+            tuple(plan.notes),
+            not_run=bool(not_run) and not plan.delivered,
+        ),
+        not_run,
+    )

@@ -48,8 +48,10 @@ def read_outcomes(result_paths: Sequence[str]) -> Outcomes:
             directory whose layout the gate does not understand.
     """
     results = load_observed(result_paths)
-    notes = tuple(f"ignored [<id>] testcases of {path} (not an oracle test target): {', '.join(ids)}"
-                  for path, ids in results.ignored.items())
+    notes = tuple(
+        f"ignored [<id>] testcases of {path} (not an oracle test target): {', '.join(ids)}"
+        for path, ids in results.ignored.items()
+    )
     return Outcomes(results.observed, f"{len(result_paths)} result file(s)", notes)
 
 
@@ -80,8 +82,9 @@ def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str,
     if clean:
         dirty = work_tree_differences(inputs.repo, head_tree)
         if dirty:
-            notes.append(f"the work tree differs from HEAD ({len(dirty)} path(s), e.g. {dirty[0]}); "
-                         "the clean run tests HEAD")
+            notes.append(
+                f"the work tree differs from HEAD ({len(dirty)} path(s), e.g. {dirty[0]}); the clean run tests HEAD"
+            )
     else:
         require_clean_work_tree(inputs.repo, head_tree)
     wrapper = wrapper_note(inputs.repo)
@@ -107,8 +110,10 @@ def _run_or_not_set_up(runner: WorkspaceRunner, tree: str, environ: Mapping[str,
 def _workspace_outcomes(run: BazelRun, notes: list[str]) -> Outcomes:
     """The workspace run's outcomes, with a note per target outside the oracles package that
     reported `[<id>]` testcases."""
-    notes.extend(f"ignored [<id>] testcases of {label} (not an oracle test target): {', '.join(ids)}"
-                 for label, ids in run.ignored.items())
+    notes.extend(
+        f"ignored [<id>] testcases of {label} (not an oracle test target): {', '.join(ids)}"
+        for label, ids in run.ignored.items()
+    )
     return Outcomes(run.observed, "the oracle test", tuple(notes), run)
 
 
@@ -121,8 +126,9 @@ def salted_files(inputs: Inputs) -> frozenset[str]:
     return frozenset(inv.source for oracles in found for inv in oracles.invariants if inv.generate is not None)
 
 
-def default_workspace_runner(salt: str, repo: str, salted: frozenset[str] | None = None,
-                             accept_unsealed: bool = False) -> WorkspaceRunner:
+def default_workspace_runner(
+    salt: str, repo: str, salted: frozenset[str] | None = None, accept_unsealed: bool = False
+) -> WorkspaceRunner:
     """The workspace run: `bazel test` of the oracle test and the harness in a tree (the work tree
     of `repo`, or the gate's checkout of the merge result), its Bazel server in a sealed root
     (runs/workspace_seal.py: the tree, one persistent folder of the gate and the system directories;
@@ -144,17 +150,32 @@ def default_workspace_runner(salt: str, repo: str, salted: frozenset[str] | None
         block = list(dict.fromkeys([*guarded, oracles]))
         with workspace_seal(tree, repo, folder, environ, shown, accept_unsealed=accept_unsealed) as seal:
             if seal.root is None:  # --unsealed-workspace: on the host, as before the seal
-                found = run_bazel(tree, environ, RunSpec(flags=run_flags(salt, "workspace", salted),
-                                                         startup_flags=list(MERGED_TREE_STARTUP) if merged else [],
-                                                         block=block))
+                found = run_bazel(
+                    tree,
+                    environ,
+                    RunSpec(
+                        flags=run_flags(salt, "workspace", salted),
+                        startup_flags=list(MERGED_TREE_STARTUP) if merged else [],
+                        block=block,
+                    ),
+                )
                 return replace(found, unsealed=seal.unsealed)
             if seal.kept is not None and seal.kept.unclean():  # the last check was killed as it ran
                 seal.discard()
             try:
-                found = run_bazel(tree, seal.env, RunSpec(flags=run_flags(salt, "workspace", salted),
-                                                          startup_flags=list(seal.startup), block=block,
-                                                          sealed_root=seal.root, exact_env=True, one_server=True,
-                                                          kept=seal.kept))
+                found = run_bazel(
+                    tree,
+                    seal.env,
+                    RunSpec(
+                        flags=run_flags(salt, "workspace", salted),
+                        startup_flags=list(seal.startup),
+                        block=block,
+                        sealed_root=seal.root,
+                        exact_env=True,
+                        one_server=True,
+                        kept=seal.kept,
+                    ),
+                )
             except BaseException:
                 seal.discard()
                 raise
@@ -180,8 +201,9 @@ def require_clean_work_tree(repo: str, head: GitTree) -> None:
         )
 
 
-def run_clean(inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *, remote: bool,
-              workspace: BazelRun | None) -> BazelRun:
+def run_clean(
+    inputs: Inputs, runner: CleanRunner, environ: Mapping[str, str], *, remote: bool, workspace: BazelRun | None
+) -> BazelRun:
     """The clean run (clean_run.py): the judged commit's code and harness (HEAD's, or the merge
     result's) with the oracles a human approved: the merge result's for a labelled change, else the
     base tip's (`Inputs.oracles_commit`).
@@ -208,10 +230,10 @@ def default_clean_runner(salt: str, salted: frozenset[str] | None = None) -> Cle
     """The clean run (clean_run.py) with the same salt, given to the same `salted` files' suites,
     as the workspace run. It holds no hidden sample (the hidden phase runs them: `run_hidden`)."""
 
-    def run(repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool,
-            block: Sequence[str]) -> BazelRun:
-        return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block,
-                         salted=salted)
+    def run(
+        repo: str, head: str, oracles_commit: str, environ: Mapping[str, str], remote: bool, block: Sequence[str]
+    ) -> BazelRun:
+        return clean_run(repo, head, oracles_commit, environ, remote=remote, salt=salt, block=block, salted=salted)
 
     return run
 
@@ -232,8 +254,15 @@ class HiddenOutcome:
     summary: list[str] | None = None
 
 
-def run_hidden(inputs: Inputs, plan: hidden.HiddenPlan, env: Mapping[str, str], workspace: BazelRun | None, *,
-               phases: Phases, runner: HiddenRunner) -> HiddenOutcome:
+def run_hidden(
+    inputs: Inputs,
+    plan: hidden.HiddenPlan,
+    env: Mapping[str, str],
+    workspace: BazelRun | None,
+    *,
+    phases: Phases,
+    runner: HiddenRunner,
+) -> HiddenOutcome:
     """The hidden phase (runs/hidden_phase.py, started by `runner`, timed in `phases`), when the
     plan delivered any hidden blob: the gate splits the blobs (`hidden.views`), the phase runs the
     inputs, the gate judges the observations (`hidden.words`). Nothing returned quotes a sample.
@@ -255,18 +284,35 @@ def run_hidden(inputs: Inputs, plan: hidden.HiddenPlan, env: Mapping[str, str], 
     except GateError as exc:
         if exc.code != errors.UNDECIDED:
             raise
-        return HiddenOutcome(problems=(Violation(errors.UNDECIDED, POLICY_PATH, "",
-                                                 f"the hidden phase could not run: {exc}"),))
+        return HiddenOutcome(
+            problems=(Violation(errors.UNDECIDED, POLICY_PATH, "", f"the hidden phase could not run: {exc}"),)
+        )
     why = ran.planted or (f"a spawn ran outside Bazel's sandbox: {ran.escaped[0]}" if ran.escaped else "")
     if why:
-        return HiddenOutcome(None, tuple(Violation(errors.NO_OUTCOME, plan.rows[ident][0], ident,
-                                                   f"the hidden phase refused what the change's code left: {why} "
-                                                   "(docs/oracles.md, \"Hidden samples\")")
-                                         for ident in plan.delivered), ran.summary)
+        return HiddenOutcome(
+            None,
+            tuple(
+                Violation(
+                    errors.NO_OUTCOME,
+                    plan.rows[ident][0],
+                    ident,
+                    f'the hidden phase refused what the change\'s code left: {why} (docs/oracles.md, "Hidden samples")',
+                )
+                for ident in plan.delivered
+            ),
+            ran.summary,
+        )
     return HiddenOutcome(hidden.words(expectations, ran.observations), (), ran.summary)
 
 
-def default_hidden_runner(repo: str, head: str, oracles_commit: str, inputs_view: Mapping[str, object],
-                          environ: Mapping[str, str], *, guarded: Sequence[str]) -> HiddenRun:
+def default_hidden_runner(
+    repo: str,
+    head: str,
+    oracles_commit: str,
+    inputs_view: Mapping[str, object],
+    environ: Mapping[str, str],
+    *,
+    guarded: Sequence[str],
+) -> HiddenRun:
     """The hidden phase itself (`hidden_phase.hidden_phase`); tests substitute it."""
     return hidden_phase(repo, head, oracles_commit, inputs_view, environ, guarded=guarded)

@@ -1,11 +1,11 @@
 """One module per subcommand, all of one shape, wired by cli.py:
 
-    NAME: the subcommand's name on the command line.
-    DESCRIPTION: what it does, for its `--help` (wrapped to 79 columns by hand).
-    add_parser(subparsers, parents) -> None: adds the subcommand's parser, with a one-line help, a
-        description, and the options of `parents` (the top-level options, repeatable after it).
-    run(args, context) -> int: runs it; returns the exit code (docs/design.md section 6) or raises
-        GateError, which cli.py prints as one line and turns into its code.
+NAME: the subcommand's name on the command line.
+DESCRIPTION: what it does, for its `--help` (wrapped to 79 columns by hand).
+add_parser(subparsers, parents) -> None: adds the subcommand's parser, with a one-line help, a
+    description, and the options of `parents` (the top-level options, repeatable after it).
+run(args, context) -> int: runs it; returns the exit code (docs/design.md section 6) or raises
+    GateError, which cli.py prints as one line and turns into its code.
 """
 
 from __future__ import annotations

@@ -56,39 +56,74 @@ def choose_salt(given: str | None) -> str:
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `check` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="all gate checks of HEAD against a base revision",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="all gate checks of HEAD against a base revision",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--base", help="base revision (default: origin/main, else main)")
-    parser.add_argument("--results", nargs="+", default=[], metavar="FILE",
-                        help="JUnit XML files or Bazel test-log directories (default: run bazel test //oracles/... //harness/...)")
-    parser.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)")
-    parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="report format: text (default), json, github (the text plus workflow-command "
-                             "annotations per violation), markdown (for a pull-request comment or $GITHUB_STEP_SUMMARY)")
-    parser.add_argument("--junit", metavar="FILE",
-                        help="also write a JUnit XML report to FILE: one testcase per gate check and one per invariant id")
-    parser.add_argument("--markdown", metavar="FILE",
-                        help="also append the markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)")
-    parser.add_argument("--clean", action="store_true",
-                        help="also run the oracle test and the harness on a pristine tree and require the same per-id outcomes and observation digests (exit 6)")
-    parser.add_argument("--remote", action="store_true",
-                        help="with --clean: run the clean run through --config=remote (REAPI)")
+    parser.add_argument(
+        "--results",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="JUnit XML files or Bazel test-log directories (default: run bazel test //oracles/... //harness/...)",
+    )
+    parser.add_argument(
+        "--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="report format: text (default), json, github (the text plus workflow-command "
+        "annotations per violation), markdown (for a pull-request comment or $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write a JUnit XML report to FILE: one testcase per gate check and one per invariant id",
+    )
+    parser.add_argument(
+        "--markdown", metavar="FILE", help="also append the markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)"
+    )
+    parser.add_argument(
+        "--clean",
+        action="store_true",
+        help="also run the oracle test and the harness on a pristine tree and require the same per-id outcomes and observation digests (exit 6)",
+    )
+    parser.add_argument(
+        "--remote", action="store_true", help="with --clean: run the clean run through --config=remote (REAPI)"
+    )
     parser.add_argument("--salt", help="replay a run: the salt for generated samples (default: a fresh one per check)")
-    parser.add_argument("--head-only", action="store_true",
-                        help="judge HEAD against the merge base, without merging the base tip: for local use "
-                             "on a branch that is behind; the report says so, and CI must not pass it")
-    parser.add_argument("--unsealed-workspace", action="store_true",
-                        help="run the workspace run's Bazel on the host instead of in a sealed root, for a host "
-                             "where bubblewrap cannot make one (no user namespaces); the report's first line says so "
-                             "(docs/threat-model.md)")
-    parser.add_argument("--quiet", action="store_true",
-                        help="print only the report: no phase lines on stderr")
-    parser.add_argument("--verbose", action="store_true",
-                        help="also relay Bazel's output to stderr (it always goes to the log file the report names)")
-    parser.add_argument("--verify-all", action="store_true",
-                        help="hash and parse every blob, also those the merge base pinned the same way "
-                             "(default: those are vouched for by the base; docs/design.md section 4)")
+    parser.add_argument(
+        "--head-only",
+        action="store_true",
+        help="judge HEAD against the merge base, without merging the base tip: for local use "
+        "on a branch that is behind; the report says so, and CI must not pass it",
+    )
+    parser.add_argument(
+        "--unsealed-workspace",
+        action="store_true",
+        help="run the workspace run's Bazel on the host instead of in a sealed root, for a host "
+        "where bubblewrap cannot make one (no user namespaces); the report's first line says so "
+        "(docs/threat-model.md)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="print only the report: no phase lines on stderr")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also relay Bazel's output to stderr (it always goes to the log file the report names)",
+    )
+    parser.add_argument(
+        "--verify-all",
+        action="store_true",
+        help="hash and parse every blob, also those the merge base pinned the same way "
+        "(default: those are vouched for by the base; docs/design.md section 4)",
+    )
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
@@ -119,9 +154,19 @@ def run(args: argparse.Namespace, context: Context) -> int:
         raise UsageError("--quiet and --verbose contradict each other; pass one")
     salt = "" if args.results else choose_salt(args.salt)
     bazel_log = configure_check(lambda: os.path.join(runs_dir(environ), "logs"), quiet=args.quiet, verbose=args.verbose)
-    report = run_check(repo, base, results=args.results, labels=labels.names, environ=environ, clean=args.clean,
-                       remote=args.remote, salt=salt, verify_all=args.verify_all, head_only=args.head_only,
-                       unsealed_workspace=args.unsealed_workspace)
+    report = run_check(
+        repo,
+        base,
+        results=args.results,
+        labels=labels.names,
+        environ=environ,
+        clean=args.clean,
+        remote=args.remote,
+        salt=salt,
+        verify_all=args.verify_all,
+        head_only=args.head_only,
+        unsealed_workspace=args.unsealed_workspace,
+    )
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
     # Why a CI label does not count, first.
@@ -146,7 +191,14 @@ def write_report(path: str, data: bytes, append: bool) -> None:
     Raises:
         UsageError: (exit 1) when `path` is a symbolic link, not a regular file, or cannot be written.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | (os.O_APPEND if append else os.O_TRUNC)
+    flags = (
+        os.O_WRONLY
+        | os.O_CREAT
+        | os.O_NOFOLLOW
+        | os.O_CLOEXEC
+        | os.O_NONBLOCK
+        | (os.O_APPEND if append else os.O_TRUNC)
+    )
     try:
         fd = os.open(path, flags, 0o644)
     except OSError as exc:
@@ -157,7 +209,7 @@ def write_report(path: str, data: bytes, append: bool) -> None:
             raise UsageError(f"cannot write the report {path}: not a regular file")
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     except OSError as exc:
         raise UsageError(f"cannot write the report {path}: {exc.strerror or exc}") from None
     finally:

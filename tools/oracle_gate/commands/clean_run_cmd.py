@@ -37,17 +37,24 @@ outcomes and observation digests to --out as JUnit XML, which `compare` and
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `clean-run` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents,
-                                   help="run the oracle test and the harness on a pristine tree of committed content; write per-id results",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="run the oracle test and the harness on a pristine tree of committed content; write per-id results",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--base", help="base revision whose oracles/ is used (default: origin/main, else main)")
     parser.add_argument("--out", required=True, help="JUnit XML file to write")
     parser.add_argument("--remote", action="store_true", help="run through --config=remote (REAPI)")
     parser.add_argument("--label", action="append", default=[], help="a pull-request label (repeatable)")
     parser.add_argument("--salt", default="", help="the salt for generated samples (default: empty)")
-    parser.add_argument("--head-only", action="store_true",
-                        help="test HEAD with the merge base's oracles/, without merging the base tip (local use)")
+    parser.add_argument(
+        "--head-only",
+        action="store_true",
+        help="test HEAD with the merge base's oracles/, without merging the base tip (local use)",
+    )
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
@@ -89,8 +96,13 @@ def run(args: argparse.Namespace, context: Context) -> int:
         print(visible(f"clean run: Bazel {line.removeprefix('INFO: ')}"))
     print(visible(f"clean run sealed by: {run_result.boundary}"))
     observed = run_result.observed
-    for line in id_table([(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],
-                         (9,), ids=run_result.observed, min_width=2, indent="  "):
+    for line in id_table(
+        [(i, observed[i].outcome, short_digest(observed[i])) for i in sorted(observed)],
+        (9,),
+        ids=run_result.observed,
+        min_width=2,
+        indent="  ",
+    ):
         print(line)
     for line in failing_lines(observed_failing(observed)):
         print(visible(line))

@@ -28,10 +28,14 @@ they do not."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `compare` and its arguments."""
-    parser = subparsers.add_parser(NAME, parents=parents,
-                                   help="two runs of the oracle test report the same ids, outcomes and digests",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="two runs of the oracle test report the same ids, outcomes and digests",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("a", help="JUnit XML file or Bazel test-log directory of run A")
     parser.add_argument("b", help="JUnit XML file or Bazel test-log directory of run B")
 
@@ -50,22 +54,31 @@ def run(args: argparse.Namespace, context: Context) -> int:
     del context
     a, b = load_observed([args.a]).observed, load_observed([args.b]).observed
     if not a and not b:
-        raise GateError("neither run reports any invariant id (no `[<id>]` test cases of an oracle test); nothing to compare")
+        raise GateError(
+            "neither run reports any invariant id (no `[<id>]` test cases of an oracle test); nothing to compare"
+        )
     diff = differences(a, b)
     if not diff:
         print(f"runs agree: {len(a)} id(s), same outcomes and observation digests")
         return errors.OK
     rows: list[tuple[str, str, str, str]] = []
     for d in diff:
-        sources = "; ".join(f"{side}: {visible(found.source)}" for side, found in (("A", a.get(d.id)), ("B", b.get(d.id)))
-                            if found is not None)
+        sources = "; ".join(
+            f"{side}: {visible(found.source)}"
+            for side, found in (("A", a.get(d.id)), ("B", b.get(d.id)))
+            if found is not None
+        )
         rows.append((d.id, d.left, d.right, f"{d.reason} ({sources})"))
     header = ("id", "A", "B", "why (result file of each side)")
     for line in id_table(rows, (8, 8), header=header, min_width=len("id")):
         print(line)
     # The failing samples of each side that failed where the runs disagree (never compared).
-    blocks = [(f"{d.id} ({side})", found.failing) for d in diff for side, found in (("A", a.get(d.id)), ("B", b.get(d.id)))
-              if found is not None and found.outcome == FAILED and found.failing.count]
+    blocks = [
+        (f"{d.id} ({side})", found.failing)
+        for d in diff
+        for side, found in (("A", a.get(d.id)), ("B", b.get(d.id)))
+        if found is not None and found.outcome == FAILED and found.failing.count
+    ]
     for line in failing_lines(blocks):
         print(visible(line))
     print(f"[{errors.RUNS_DISAGREE}] runs disagree on {len(diff)} id(s): A={visible(args.a)} B={visible(args.b)}")

@@ -36,10 +36,14 @@ $ORACLE_GATE_CACHE, else under ~/.cache/oracle-gate."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `engine` and its action."""
-    parser = subparsers.add_parser(NAME, parents=parents,
-                                   help="start, inspect or stop the loopback REAPI engine for --clean --remote",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="start, inspect or stop the loopback REAPI engine for --clean --remote",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("action", choices=("start", "status", "stop"), help="what to do")
 
 
@@ -67,8 +71,12 @@ def run(args: argparse.Namespace, context: Context) -> int:
     try:
         if args.action == "start":
             state, started = service.start(context.environ)
-            print(visible(f"engine: {'started' if started else 'already running'}; state in "
-                          f"{service.state_dir(context.environ)}"))
+            print(
+                visible(
+                    f"engine: {'started' if started else 'already running'}; state in "
+                    f"{service.state_dir(context.environ)}"
+                )
+            )
             for line in describe(state):
                 print(visible(line))
             return errors.OK

@@ -31,9 +31,14 @@ CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID and ORACLE_GATE_GITLAB_TOKEN
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `gitlab-labels` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="a GitLab merge request's labels given on the head",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="a GitLab merge request's labels given on the head",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--head", help="full id of the commit being checked (default: HEAD of --repo)")
 
 

@@ -35,12 +35,21 @@ the repository."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `hidden add` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="put a blob into the hidden store",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="put a blob into the hidden store",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    adding = actions.add_parser("add", help="copy FILE into the store and print the row line", description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    adding = actions.add_parser(
+        "add",
+        help="copy FILE into the store and print the row line",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     adding.add_argument("file", metavar="FILE", help="the hidden blob (a JSON array of samples, as a blob)")
     adding.add_argument("--id", required=True, help="the row that gets the hidden samples")
     adding.add_argument("--store", help=f"the store folder (default: ${STORE_VARIABLE})")

@@ -38,31 +38,71 @@ that cannot be locked, or a file it cannot write."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `init` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="add the gate to an existing Bazel repository",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--package", action="append", default=[], metavar="P",
-                        help="a production package the oracle rows may name (repeatable)")
-    parser.add_argument("--dep", action="append", default=[], metavar="LABEL",
-                        help="a production py_library the oracle tests load, e.g. //shop (repeatable)")
-    parser.add_argument("--requirements", default=None, metavar="FILE",
-                        help="the production packages' third-party requirements (a requirements.in, or a lock with "
-                             "hashes): locked into requirements_lock.txt with pip's configured index and installed as "
-                             "@pypi (docs/adopting.md, \"Third-party dependencies\")")
-    parser.add_argument("--dist-name", default=None, metavar="NAME",
-                        help="the distribution the production packages belong to, for importlib.metadata "
-                             "(default: pyproject.toml's project name; docs/adopting.md, \"Package metadata\")")
-    parser.add_argument("--dist-version", default=None, metavar="V",
-                        help="its version (default: pyproject.toml's; 0.0.0 when it is computed at build time)")
-    parser.add_argument("--mode", choices=MODES, default=None,
-                        help="for a repository with neither MODULE.bazel nor WORKSPACE: which to write "
-                             "(default: bzlmod on Bazel 7 and later, else workspace)")
-    parser.add_argument("--bazel", type=int, default=None, metavar="N",
-                        help="the major version of the Bazel that builds the repository, for its .bazelrc "
-                             "flags (default: what `bazel --version` says; Debian 12's 4.2.3 prints no version)")
-    parser.add_argument("--gate-path", default=None, metavar="P",
-                        help="the oracle-gate checkout as the dependency names it, relative to the repository "
-                             "(default: this checkout's path relative to it)")
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="add the gate to an existing Bazel repository",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--package",
+        action="append",
+        default=[],
+        metavar="P",
+        help="a production package the oracle rows may name (repeatable)",
+    )
+    parser.add_argument(
+        "--dep",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="a production py_library the oracle tests load, e.g. //shop (repeatable)",
+    )
+    parser.add_argument(
+        "--requirements",
+        default=None,
+        metavar="FILE",
+        help="the production packages' third-party requirements (a requirements.in, or a lock with "
+        "hashes): locked into requirements_lock.txt with pip's configured index and installed as "
+        '@pypi (docs/adopting.md, "Third-party dependencies")',
+    )
+    parser.add_argument(
+        "--dist-name",
+        default=None,
+        metavar="NAME",
+        help="the distribution the production packages belong to, for importlib.metadata "
+        '(default: pyproject.toml\'s project name; docs/adopting.md, "Package metadata")',
+    )
+    parser.add_argument(
+        "--dist-version",
+        default=None,
+        metavar="V",
+        help="its version (default: pyproject.toml's; 0.0.0 when it is computed at build time)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default=None,
+        help="for a repository with neither MODULE.bazel nor WORKSPACE: which to write "
+        "(default: bzlmod on Bazel 7 and later, else workspace)",
+    )
+    parser.add_argument(
+        "--bazel",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the major version of the Bazel that builds the repository, for its .bazelrc "
+        "flags (default: what `bazel --version` says; Debian 12's 4.2.3 prints no version)",
+    )
+    parser.add_argument(
+        "--gate-path",
+        default=None,
+        metavar="P",
+        help="the oracle-gate checkout as the dependency names it, relative to the repository "
+        "(default: this checkout's path relative to it)",
+    )
 
 
 def installed_bazel_major(environ: Mapping[str, str]) -> int:
@@ -73,10 +113,19 @@ def installed_bazel_major(environ: Mapping[str, str]) -> int:
         UsageError: (exit 1) when there is no Bazel or it prints something else: pass --bazel.
     """
     try:
-        proc = subprocess.run([resolve(environ), "--version"], stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, check=False, timeout=120, env=dict(environ))
+        proc = subprocess.run(
+            [resolve(environ), "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            env=dict(environ),
+        )
     except (errors.GateError, OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(f"cannot tell which Bazel builds the repository ({exc}); pass --bazel 4 or --bazel 7") from None
+        raise UsageError(
+            f"cannot tell which Bazel builds the repository ({exc}); pass --bazel 4 or --bazel 7"
+        ) from None
     found = re.match(r"bazel (\d+)\.", proc.stdout.strip())
     if found:
         return int(found.group(1))
@@ -96,10 +145,22 @@ def run(args: argparse.Namespace, context: Context) -> int:
     # This checkout: the dependency points at it (real path, also under `bazel run`).
     gate_root = str(Path(__file__).resolve().parents[3])
     major = args.bazel if args.bazel is not None else installed_bazel_major(os.environ)
-    setup = Setup(choose_mode(repo, args.mode, major), major, gate_path_for(repo, gate_root, args.gate_path),
-                  os.path.isdir(DEBIAN_RULES))
-    result = init(repo, setup, args.package, args.dep, requirements=args.requirements, environ=context.environ,
-                  dist_name=args.dist_name, dist_version=args.dist_version)
+    setup = Setup(
+        choose_mode(repo, args.mode, major),
+        major,
+        gate_path_for(repo, gate_root, args.gate_path),
+        os.path.isdir(DEBIAN_RULES),
+    )
+    result = init(
+        repo,
+        setup,
+        args.package,
+        args.dep,
+        requirements=args.requirements,
+        environ=context.environ,
+        dist_name=args.dist_name,
+        dist_version=args.dist_version,
+    )
     for rel in result.written:
         print(visible(f"init: wrote {rel}"))
     for rel in result.kept:
@@ -111,11 +172,19 @@ def run(args: argparse.Namespace, context: Context) -> int:
         return errors.OK
     print(visible(f"init: {setup.mode} mode for Bazel {setup.bazel_major}; oracle-gate at {setup.gate_path}"))
     print("next steps:")
-    print("  1. check each production package's py_library (init writes one, with its locked third-party deps, "
-          "where a package folder has no BUILD file; docs/adopting.md, step 2)" + ("" if args.package else
-          ", and name it in oracles/BUILD.bazel's deps and oracles/policy.toml's production_packages"))
+    print(
+        "  1. check each production package's py_library (init writes one, with its locked third-party deps, "
+        "where a package folder has no BUILD file; docs/adopting.md, step 2)"
+        + (
+            ""
+            if args.package
+            else ", and name it in oracles/BUILD.bazel's deps and oracles/policy.toml's production_packages"
+        )
+    )
     print("  2. write an oracle file from oracles/example.toml.sample and its blob, then run `pin --write`")
-    print("  3. commit on a branch: the change that adds the gate adds protected files, so it needs the policy's "
-          "label like any change to them (`check --base main --label oracle-change`); then run "
-          "`check --clean --base main` on each change (docs/ci.md)")
+    print(
+        "  3. commit on a branch: the change that adds the gate adds protected files, so it needs the policy's "
+        "label like any change to them (`check --base main --label oracle-change`); then run "
+        "`check --clean --base main` on each change (docs/ci.md)"
+    )
     return errors.OK

@@ -30,11 +30,20 @@ the lock cannot be written."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `lock` and its option."""
-    parser = subparsers.add_parser(NAME, parents=parents, help=f"refresh {LOCK_NAME} from the requirements",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requirements", default=None, metavar="FILE",
-                        help="the requirements file (default: the lock's source, else requirements.in at the root)")
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help=f"refresh {LOCK_NAME} from the requirements",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--requirements",
+        default=None,
+        metavar="FILE",
+        help="the requirements file (default: the lock's source, else requirements.in at the root)",
+    )
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
@@ -53,11 +62,19 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if os.path.islink(target):
         raise LockError(f"lock: {LOCK_NAME} is a symbolic link; the lock must be a regular file of the repository")
     named = source_of(old)
-    if named is not None and not args.requirements and (
-            os.path.isabs(named) or ".." in named.split("/")
-            or not os.path.realpath(os.path.join(repo, named)).startswith(os.path.realpath(repo) + os.sep)):
-        raise LockError(f"lock: {LOCK_NAME} names the source {named!r}, which is not a file of the repository; "
-                        "pass --requirements FILE")
+    if (
+        named is not None
+        and not args.requirements
+        and (
+            os.path.isabs(named)
+            or ".." in named.split("/")
+            or not os.path.realpath(os.path.join(repo, named)).startswith(os.path.realpath(repo) + os.sep)
+        )
+    ):
+        raise LockError(
+            f"lock: {LOCK_NAME} names the source {named!r}, which is not a file of the repository; "
+            "pass --requirements FILE"
+        )
     source = args.requirements or os.path.join(repo, named or "requirements.in")
     if not os.path.isfile(source):
         raise LockError(f"lock: no requirements file {source}; pass --requirements FILE")

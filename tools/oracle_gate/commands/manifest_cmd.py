@@ -28,9 +28,14 @@ is stale or an oracle file is invalid."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `manifest` and its two modes."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="regenerate or verify oracles/MANIFEST.sha256",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="regenerate or verify oracles/MANIFEST.sha256",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="regenerate the manifest (a labelled, human change)")
     mode.add_argument("--check", action="store_true", help="verify the manifest is current")

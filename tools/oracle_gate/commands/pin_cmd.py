@@ -38,9 +38,14 @@ pin check would refuse it)."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `pin` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="show wrong blob_sha256 pins; --write fixes them in place",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="show wrong blob_sha256 pins; --write fixes them in place",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("files", nargs="*", metavar="FILE", help="oracle files (default: every oracles/*.toml)")
     parser.add_argument("--write", action="store_true", help="rewrite the wrong pins and regenerate the manifest")
 
@@ -91,17 +96,30 @@ def run(args: argparse.Namespace, context: Context) -> int:
             contents[path] = f.read()
         pins.extend(read_pins(tree, path, contents[path], rewrites))
     rows = [(f"{p.path}:{p.line}", p.id or f"row {p.index + 1}", p.blob or "-", state(p)) for p in pins]
-    for line in columns(rows, (max([len(r[0]) for r in rows] + [4]), max([len(r[1]) for r in rows] + [2]),
-                               max([len(r[2]) for r in rows] + [4])), indent=""):
+    for line in columns(
+        rows,
+        (
+            max([len(r[0]) for r in rows] + [4]),
+            max([len(r[1]) for r in rows] + [2]),
+            max([len(r[2]) for r in rows] + [4]),
+        ),
+        indent="",
+    ):
         print(visible(line))
     wrong = [p for p in pins if not p.problem and not p.ok]
     blocked = [p for p in pins if p.problem]
     for p in blocked:
-        print(error_line(errors.INVALID_ORACLE, f"{p.path}:{p.line}: {p.id or f'row {p.index + 1}'}: {p.problem}"),
-              file=sys.stderr)
+        print(
+            error_line(errors.INVALID_ORACLE, f"{p.path}:{p.line}: {p.id or f'row {p.index + 1}'}: {p.problem}"),
+            file=sys.stderr,
+        )
     if not args.write:
-        print(visible(f"{len(pins)} pin(s): {len(pins) - len(wrong) - len(blocked)} ok, {len(wrong)} wrong, "
-                      f"{len(blocked)} cannot be pinned" + ("; `pin --write` sets the wrong ones" if wrong else "")))
+        print(
+            visible(
+                f"{len(pins)} pin(s): {len(pins) - len(wrong) - len(blocked)} ok, {len(wrong)} wrong, "
+                f"{len(blocked)} cannot be pinned" + ("; `pin --write` sets the wrong ones" if wrong else "")
+            )
+        )
         if wrong or blocked:
             return errors.INVALID_ORACLE
         return _validated(tree)
@@ -114,8 +132,12 @@ def run(args: argparse.Namespace, context: Context) -> int:
         print(visible(f"{len(blocked)} pin(s) cannot be set; the manifest was not regenerated"))
         return errors.INVALID_ORACLE
     lines = write_manifest(tree)
-    print(visible(f"wrote oracles/MANIFEST.sha256 ({lines} lines); commit it: the pull request needs the policy's label "
-                  "(locally: `check --label NAME`)"))
+    print(
+        visible(
+            f"wrote oracles/MANIFEST.sha256 ({lines} lines); commit it: the pull request needs the policy's label "
+            "(locally: `check --label NAME`)"
+        )
+    )
     return _validated(tree)
 
 
@@ -126,6 +148,11 @@ def _validated(tree: WorkTree) -> int:
     sys.stdout.flush()  # what was written comes before the problems, which go to stderr
     if valid_oracles(tree) is not None:
         return errors.OK
-    print(visible("oracle-gate: the pins are right, but the oracle files have the problems above: the build "
-                  "refuses them (exit 5)"), file=sys.stderr)
+    print(
+        visible(
+            "oracle-gate: the pins are right, but the oracle files have the problems above: the build "
+            "refuses them (exit 5)"
+        ),
+        file=sys.stderr,
+    )
     return errors.INVALID_ORACLE

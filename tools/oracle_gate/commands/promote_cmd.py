@@ -37,9 +37,14 @@ table, a row that fails as a whole, or a blob another row shares."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `promote` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="append a run's failing generated samples to a blob",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="append a run's failing generated samples to a blob",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("id", metavar="ID", help="the row whose failing samples to promote")
     parser.add_argument("--salt", required=True, help="the salt of the run (check prints it)")
     parser.add_argument("--write", action="store_true", help="append them to the blob and re-pin")
@@ -64,15 +69,21 @@ def run(args: argparse.Namespace, context: Context) -> int:
         raise UsageError(f"no oracle row has the id {args.id!r}")
     sharing = sorted(i.id for i in oracles.invariants if i.blob == inv.blob and i.id != inv.id)
     if sharing and args.write:
-        raise UsageError(f"{inv.blob} is also the blob of {', '.join(sharing)}; give {inv.id} a blob of its own "
-                         "before promoting samples into it")
+        raise UsageError(
+            f"{inv.blob} is also the blob of {', '.join(sharing)}; give {inv.id} a blob of its own "
+            "before promoting samples into it"
+        )
     listing = tree.files("oracles")
     blob = tree.read(listing[inv.blob])
     with vacuity.open_runner(repo, context.environ) as runner:
         found = failing_samples(repo, inv, tree.read(listing[inv.source]), blob, runner, args.salt)
     count = len(found.samples)
-    print(visible(f"{inv.id}: {count} of {inv.generate.count if inv.generate else 0} generated sample(s) fail "
-                  f"with salt {args.salt}"))
+    print(
+        visible(
+            f"{inv.id}: {count} of {inv.generate.count if inv.generate else 0} generated sample(s) fail "
+            f"with salt {args.salt}"
+        )
+    )
     for index, sample in zip(found.indices, found.samples, strict=True):
         print(visible(f"  generated sample {index}: {canonical(sample)}"))
     if not count:

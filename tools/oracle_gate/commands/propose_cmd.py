@@ -44,12 +44,20 @@ candidate), or 1 when git, the policy or the command fails."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `propose` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="print candidate oracle rows for changed production functions",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="print candidate oracle rows for changed production functions",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--base", help="base revision (default: origin/main, else main)")
-    parser.add_argument("--model-command", metavar="CMD",
-                        help="an external command that answers the diff with TOML rows (checked against the schema)")
+    parser.add_argument(
+        "--model-command",
+        metavar="CMD",
+        help="an external command that answers the diff with TOML rows (checked against the schema)",
+    )
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
@@ -67,16 +75,22 @@ def run(args: argparse.Namespace, context: Context) -> int:
     policy = load_policy(tree, tree.files("oracles").get(POLICY_PATH))
     packages = policy.production_packages if policy is not None else ()
     if not packages:
-        print(error_line(errors.UNDECIDED, f"{POLICY_PATH} at HEAD names no production_packages; nothing to propose"),
-              file=sys.stderr)
+        print(
+            error_line(errors.UNDECIDED, f"{POLICY_PATH} at HEAD names no production_packages; nothing to propose"),
+            file=sys.stderr,
+        )
         return errors.UNDECIDED
     changed = [c for c in changed_paths(repo, base, head) if c.path.endswith(".py")]
     paths = sorted({c.path for c in changed if c.path.split("/", 1)[0] in packages})
     others = sorted({c.path for c in changed if c.status != "D" and c.path.split("/", 1)[0] not in packages})
     oracles = head_rows(tree)
     result = survey(repo, base, head, paths, oracles)
-    print(visible(f"# propose: {len(result.candidates)} candidate row(s) for {len(paths)} changed production file(s) "
-                  f"(merge base {base[:12]}, HEAD {head[:12]}); review each, then write its blob and `pin --write`"))
+    print(
+        visible(
+            f"# propose: {len(result.candidates)} candidate row(s) for {len(paths)} changed production file(s) "
+            f"(merge base {base[:12]}, HEAD {head[:12]}); review each, then write its blob and `pin --write`"
+        )
+    )
     for line in explain(result, packages, others, oracles.notes):
         print(visible(line))
     print()

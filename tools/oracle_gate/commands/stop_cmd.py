@@ -27,9 +27,14 @@ how many ran. Exits 0, or 1 when the runs folder cannot be used."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `stop`."""
-    subparsers.add_parser(NAME, parents=parents, help="end the workspace runs' kept roots and their Bazel servers",
-                          description=DESCRIPTION, epilog=exit_codes_help(),
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="end the workspace runs' kept roots and their Bazel servers",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def run(args: argparse.Namespace, context: Context) -> int:

@@ -38,9 +38,14 @@ an entry that cannot be read or parsed."""
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     """Adds `vacuity` and its options."""
-    parser = subparsers.add_parser(NAME, parents=parents, help="find rows that pass on every mutant of their entry",
-                                   description=DESCRIPTION, epilog=exit_codes_help(),
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        NAME,
+        parents=parents,
+        help="find rows that pass on every mutant of their entry",
+        description=DESCRIPTION,
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("ids", nargs="*", metavar="ID", help="rows to check (default: every row)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
 
@@ -57,6 +62,7 @@ def _bar(ident: str) -> Callable[[int, int], None]:
         if done == total:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
     return show
 
 
@@ -85,8 +91,11 @@ def run(args: argparse.Namespace, context: Context) -> int:
             oracle_bytes = tree.read(listing[inv.source])
             blob = tree.read(listing[inv.blob])
             results.append(vacuity.check_row(repo, inv, oracle_bytes, blob, runner, _bar(ident)))
-    lines = [runner_safe_json(json.dumps([_json(r) for r in results], indent=2))] if args.format == "json" \
+    lines = (
+        [runner_safe_json(json.dumps([_json(r) for r in results], indent=2))]
+        if args.format == "json"
         else report_lines(results)
+    )
     for line in lines:
         print(line if args.format == "json" else visible(line))
     return errors.OK
@@ -95,10 +104,18 @@ def run(args: argparse.Namespace, context: Context) -> int:
 def _json(result: RowResult) -> dict[str, object]:
     """One row of the JSON report."""
     r = result
-    return {"id": r.id, "entry": r.entry, "mutants": r.mutants, "survived": len(r.survived), "vacuous": r.vacuous,
-            "verdict": r.verdict, "problem": r.problem, "no_mutants": r.no_mutants,
-            "missed": [{"line": m.line, "change": m.description} for m in r.survived],
-            "killed": [{"line": m.line, "change": m.description} for m in r.killed]}
+    return {
+        "id": r.id,
+        "entry": r.entry,
+        "mutants": r.mutants,
+        "survived": len(r.survived),
+        "vacuous": r.vacuous,
+        "verdict": r.verdict,
+        "problem": r.problem,
+        "no_mutants": r.no_mutants,
+        "missed": [{"line": m.line, "change": m.description} for m in r.survived],
+        "killed": [{"line": m.line, "change": m.description} for m in r.killed],
+    }
 
 
 def report_lines(results: Sequence[RowResult]) -> list[str]:

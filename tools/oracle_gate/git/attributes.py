@@ -55,9 +55,11 @@ class Conversion:
     def note(self) -> str:
         """The report line: which file, line and pattern, the attribute and what it does."""
         through = f", through the macro {self.macro!r}" if self.macro else ""
-        return (f"checkout conversion: {self.path} line {self.line} gives {self.pattern!r} {self.attribute} "
-                f"({_WHAT[self.attribute.split('=', 1)[0]]}{through}): a checkout writes other bytes than the "
-                "committed ones the gate judged")
+        return (
+            f"checkout conversion: {self.path} line {self.line} gives {self.pattern!r} {self.attribute} "
+            f"({_WHAT[self.attribute.split('=', 1)[0]]}{through}): a checkout writes other bytes than the "
+            "committed ones the gate judged"
+        )
 
 
 _WHAT = {
@@ -96,12 +98,13 @@ def _macros(root: bytes | None) -> dict[str, tuple[str, ...]]:
     macros: dict[str, tuple[str, ...]] = dict(_BUILTIN_MACROS)
     for _, pattern, tokens in _lines(root or b""):
         if pattern.startswith(_MACRO) and len(pattern) > len(_MACRO):
-            macros[pattern[len(_MACRO):]] = tuple(tokens)
+            macros[pattern[len(_MACRO) :]] = tuple(tokens)
     return macros
 
 
-def _converting(tokens: list[str], macros: Mapping[str, tuple[str, ...]], macro: str = "",
-                seen: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+def _converting(
+    tokens: list[str], macros: Mapping[str, tuple[str, ...]], macro: str = "", seen: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
     """(attribute, macro it came through) of each token that asks for a checkout conversion; a
     set macro adds what its own tokens ask for (each macro once: git's expansion stops too)."""
     found = []
@@ -111,9 +114,12 @@ def _converting(tokens: list[str], macros: Mapping[str, tuple[str, ...]], macro:
             continue
         if not eq and name in macros and name not in seen:
             found += _converting(list(macros[name]), macros, macro or name, seen | {name})
-        elif (name == "ident" and not eq) or (name == "filter" and eq and value) or \
-                (name == "working-tree-encoding" and eq and value and value.casefold() != "utf-8") or \
-                (name == "eol" and value == "crlf"):
+        elif (
+            (name == "ident" and not eq)
+            or (name == "filter" and eq and value)
+            or (name == "working-tree-encoding" and eq and value and value.casefold() != "utf-8")
+            or (name == "eol" and value == "crlf")
+        ):
             found.append((token, macro))
     return found
 
@@ -135,8 +141,9 @@ def conversions(files: Mapping[str, bytes]) -> list[Conversion]:
         for number, pattern, tokens in _lines(files[path]):
             if pattern.startswith(_MACRO):
                 continue
-            out += [Conversion(path, number, pattern, attribute, macro)
-                    for attribute, macro in _converting(tokens, macros)]
+            out += [
+                Conversion(path, number, pattern, attribute, macro) for attribute, macro in _converting(tokens, macros)
+            ]
     return out
 
 
@@ -152,10 +159,14 @@ def checkout_notes(tree: Tree, listing: Mapping[str, Entry]) -> tuple[str, ...]:
     Raises:
         GitError: (exit 1) when git cannot read a file.
     """
-    files = {path: tree.read(entry) for path, entry in listing.items()
-             if entry.is_regular and path.rsplit("/", 1)[-1] == ATTRIBUTES_FILE}
+    files = {
+        path: tree.read(entry)
+        for path, entry in listing.items()
+        if entry.is_regular and path.rsplit("/", 1)[-1] == ATTRIBUTES_FILE
+    }
     found = [c.note() for c in conversions(files)]
     if len(found) > MAX_NOTES:
-        found = found[:MAX_NOTES] + [f"checkout conversion: {len(found) - MAX_NOTES} more line(s) of .gitattributes "
-                                     "files ask for one"]
+        found = found[:MAX_NOTES] + [
+            f"checkout conversion: {len(found) - MAX_NOTES} more line(s) of .gitattributes files ask for one"
+        ]
     return tuple(found)

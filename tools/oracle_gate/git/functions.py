@@ -18,8 +18,17 @@ from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.gitio import git
 
 # The statement a module-level `def` sits in, when it is not a top-level statement itself.
-_BLOCKS = {ast.If: "if", ast.Try: "try", ast.TryStar: "try", ast.With: "with", ast.AsyncWith: "with",
-           ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.Match: "match"}
+_BLOCKS = {
+    ast.If: "if",
+    ast.Try: "try",
+    ast.TryStar: "try",
+    ast.With: "with",
+    ast.AsyncWith: "with",
+    ast.For: "for",
+    ast.AsyncFor: "for",
+    ast.While: "while",
+    ast.Match: "match",
+}
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 

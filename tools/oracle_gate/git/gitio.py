@@ -56,9 +56,7 @@ def toplevel(start: str) -> str:
     try:
         out = git(start, "rev-parse", "--show-toplevel")
     except GitError:
-        raise GitError(
-            f"{start} is not inside a git repository; run the gate in a clone or pass --repo DIR"
-        ) from None
+        raise GitError(f"{start} is not inside a git repository; run the gate in a clone or pass --repo DIR") from None
     return out.decode("utf-8", "surrogateescape").rstrip("\n")
 
 
@@ -98,7 +96,11 @@ def _refuse_ambiguous(repo: str, rev: str) -> None:
         candidates = [rev] if rev.startswith("refs/") else []
     else:
         candidates = [rule.format(rev) for rule in _REF_RULES]
-    raw = git(repo, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)", "--", *candidates) if candidates else b""
+    raw = (
+        git(repo, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)", "--", *candidates)
+        if candidates
+        else b""
+    )
     found: dict[str, str] = {}
     for line in raw.decode("utf-8", "surrogateescape").splitlines():
         name, oid, peeled = (line.split("\0") + ["", ""])[:3]
@@ -106,7 +108,9 @@ def _refuse_ambiguous(repo: str, rev: str) -> None:
             found[name] = peeled or oid
     if len(set(found.values())) > 1:
         names = ", ".join(sorted(found))
-        raise GitError(f"base {rev!r} is ambiguous ({names}); pass the full ref name, e.g. --base refs/remotes/origin/main")
+        raise GitError(
+            f"base {rev!r} is ambiguous ({names}); pass the full ref name, e.g. --base refs/remotes/origin/main"
+        )
 
 
 def parents(repo: str, commit: str) -> list[str]:
@@ -128,7 +132,7 @@ def parents(repo: str, commit: str) -> list[str]:
         if not line:  # the blank line ends the header; the message follows
             break
         if line.startswith(b"parent "):
-            found.append(line[len(b"parent "):].decode("ascii", "replace").strip())
+            found.append(line[len(b"parent ") :].decode("ascii", "replace").strip())
     return found
 
 
@@ -231,8 +235,17 @@ def parse_name_status(raw: bytes) -> list[Change]:
 def changed_paths(repo: str, base: str, head: str) -> list[Change]:
     """Lists every path that differs between two commits, renames split into delete and add."""
     raw = git(
-        repo, "diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
-        "--ignore-submodules=none", base, head, "--",
+        repo,
+        "diff",
+        "--name-status",
+        "-z",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=none",
+        base,
+        head,
+        "--",
     )
     return parse_name_status(raw)
 
@@ -257,16 +270,19 @@ class MergeConflict(GitError):
         super().__init__(
             f"HEAD does not merge cleanly into the base tip {tip[:12]}: conflict in {shown or 'the trees'}",
             fix="update the branch (merge or rebase it onto the base tip), resolve the "
-                "conflict, and run the gate again")
+            "conflict, and run the gate again",
+        )
         self.paths = paths
 
 
 # Who and when of the merge commit the gate writes: fixed, so that the same tip and HEAD always give
 # the same commit id (and a warm Bazel sees the same tree).
 MERGE_IDENTITY = {
-    "GIT_AUTHOR_NAME": "oracle-gate", "GIT_AUTHOR_EMAIL": "oracle-gate@localhost",
+    "GIT_AUTHOR_NAME": "oracle-gate",
+    "GIT_AUTHOR_EMAIL": "oracle-gate@localhost",
     "GIT_AUTHOR_DATE": "@0 +0000",
-    "GIT_COMMITTER_NAME": "oracle-gate", "GIT_COMMITTER_EMAIL": "oracle-gate@localhost",
+    "GIT_COMMITTER_NAME": "oracle-gate",
+    "GIT_COMMITTER_EMAIL": "oracle-gate@localhost",
     "GIT_COMMITTER_DATE": "@0 +0000",
 }
 
@@ -295,24 +311,61 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
     # own `info/attributes` and the user's configuration count, as in a merge on a server.
     with tempfile.TemporaryDirectory(prefix="oracle-gate-merge-") as empty:
         env["GIT_INDEX_FILE"] = os.path.join(empty, "index")
-        proc = subprocess.run(["git", f"--git-dir={git_dir}", "--bare", *_NO_QUOTE, "merge-tree", "--write-tree",
-                               "--no-messages", "--name-only", "-z", tip, head], cwd=empty,
-                              capture_output=True, stdin=subprocess.DEVNULL, env=env,
-                              check=False)
+        proc = subprocess.run(
+            [
+                "git",
+                f"--git-dir={git_dir}",
+                "--bare",
+                *_NO_QUOTE,
+                "merge-tree",
+                "--write-tree",
+                "--no-messages",
+                "--name-only",
+                "-z",
+                tip,
+                head,
+            ],
+            cwd=empty,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            check=False,
+        )
     del env["GIT_INDEX_FILE"]
     fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
     if proc.returncode == 1 and fields and len(fields[0]) in (40, 64):
         raise MergeConflict(list(dict.fromkeys(f for f in fields[1:] if f)), tip)
     if proc.returncode != 0 or not fields or len(fields[0]) not in (40, 64):
         why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git merge-tree failed: {why[0] if why else f'exit {proc.returncode}'}",
-                       fix="the gate merges HEAD into the base tip with `git merge-tree --write-tree`, which needs "
-                           "git 2.38 or later")
+        raise GitError(
+            f"git merge-tree failed: {why[0] if why else f'exit {proc.returncode}'}",
+            fix="the gate merges HEAD into the base tip with `git merge-tree --write-tree`, which needs "
+            "git 2.38 or later",
+        )
     tree = fields[0]
     env.update(MERGE_IDENTITY)
-    made = subprocess.run(["git", "-C", repo, *_NO_QUOTE, "-c", "commit.gpgSign=false", "commit-tree", tree,
-                           "-p", tip, "-p", head, "-m", f"oracle-gate: merge result of {head} into {tip}"],
-                          capture_output=True, stdin=subprocess.DEVNULL, env=env, check=False)
+    made = subprocess.run(
+        [
+            "git",
+            "-C",
+            repo,
+            *_NO_QUOTE,
+            "-c",
+            "commit.gpgSign=false",
+            "commit-tree",
+            tree,
+            "-p",
+            tip,
+            "-p",
+            head,
+            "-m",
+            f"oracle-gate: merge result of {head} into {tip}",
+        ],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        check=False,
+    )
     if made.returncode != 0:
         why = made.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git commit-tree failed: {why[0] if why else f'exit {made.returncode}'}")
@@ -352,4 +405,3 @@ def judged_commits(repo: str, tip: str, head: str, *, head_only: bool = False) -
     mb = merge_base(repo, tip, head)
     commit = head if head_only or mb == tip else merge_commit(repo, tip, head)
     return Judged(mb, commit, mb if head_only else tip)
-

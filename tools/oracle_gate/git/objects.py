@@ -77,8 +77,11 @@ class CatFile:
             try:
                 self._proc = subprocess.Popen(
                     ["git", "-C", self.repo, "--no-replace-objects", "cat-file", "--batch"],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                    env=git_env(os.environ))
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=git_env(os.environ),
+                )
             except FileNotFoundError:
                 raise GitError("git is not installed; install it (apt-get install -y git)") from None
         return self._proc
@@ -105,7 +108,9 @@ class CatFile:
         if len(header) != 3 or header[0] != oid.encode() or header[1] != b"blob" or not header[2].isdigit():
             # Another type's body (or anything unexpected) may still be in the pipe: start afresh.
             self.close(kill=True)
-            raise GitError(f"git cat-file: object {oid} is not a readable blob ({b' '.join(header).decode('ascii', 'replace')})")
+            raise GitError(
+                f"git cat-file: object {oid} is not a readable blob ({b' '.join(header).decode('ascii', 'replace')})"
+            )
         left = int(header[2])
         self._unread = True
         while left:

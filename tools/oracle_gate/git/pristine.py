@@ -31,9 +31,13 @@ def read_blobs(repo: str, oids: list[str], environ: Mapping[str, str] = os.envir
     Raises:
         GateError: when an object is missing or git fails.
     """
-    proc = subprocess.Popen(["git", "-C", repo, "--no-replace-objects", "cat-file", "--batch"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=git_env(environ))
+    proc = subprocess.Popen(
+        ["git", "-C", repo, "--no-replace-objects", "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=git_env(environ),
+    )
     assert proc.stdin is not None and proc.stdout is not None
     unique = list(dict.fromkeys(oids))
     out: dict[str, bytes] = {}
@@ -70,8 +74,10 @@ def write_tree(repo: str, dest: str, entries: Mapping[str, Entry]) -> int:
         parts = path.split("/")
         for depth in range(1, len(parts)):
             if "/".join(parts[:depth]) in entries:
-                raise GateError(f"refusing to write {path!r} into the pristine tree: "
-                                f"{'/'.join(parts[:depth])!r} is an entry of its own, not a directory")
+                raise GateError(
+                    f"refusing to write {path!r} into the pristine tree: "
+                    f"{'/'.join(parts[:depth])!r} is an entry of its own, not a directory"
+                )
     blobs = read_blobs(repo, [e.ref for e in entries.values() if e.mode != GITLINK])
     count = 0
     for path, entry in sorted(entries.items()):
@@ -83,8 +89,11 @@ def write_tree(repo: str, dest: str, entries: Mapping[str, Entry]) -> int:
         if entry.mode == SYMLINK:
             os.symlink(os.fsdecode(data), target)
         else:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                         0o755 if entry.mode == EXECUTABLE else 0o644)
+            fd = os.open(
+                target,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                0o755 if entry.mode == EXECUTABLE else 0o644,
+            )
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
         count += 1
@@ -113,8 +122,11 @@ def pristine_tree(repo: str, head: str, oracles_commit: str, dest: str, *, doten
     Returns:
         The number of files and symlinks written.
     """
-    entries = {p: e for p, e in GitTree(repo, head).files("").items()
-               if not p.startswith("oracles/") and (dotenv or not is_dotenv(p))}
+    entries = {
+        p: e
+        for p, e in GitTree(repo, head).files("").items()
+        if not p.startswith("oracles/") and (dotenv or not is_dotenv(p))
+    }
     entries.update(GitTree(repo, oracles_commit).files("oracles"))
     if os.listdir(dest):
         raise GateError(f"{dest} is not empty")

@@ -20,8 +20,10 @@ from collections.abc import Callable
 # `$Id$` expanded by the `ident` attribute: `$Id: <40 or 64 hex digits> $`.
 _IDENT = re.compile(rb"\$Id: [0-9a-f]{40}(?:[0-9a-f]{24})? \$")
 _BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
 )
 
 
@@ -50,13 +52,17 @@ def _undo_encoding(data: bytes) -> bytes | None:
 # (undo, what happened at checkout), tried in this order; the first whose undo gives the committed
 # bytes names the transformation.
 _TRANSFORMATIONS: tuple[tuple[Callable[[bytes], bytes | None], str], ...] = (
-    (_undo_crlf, "line endings converted from LF to CRLF (core.autocrlf=true, core.eol=crlf, "
-                 "or a `text`/`eol=crlf` attribute)"),
+    (
+        _undo_crlf,
+        "line endings converted from LF to CRLF (core.autocrlf=true, core.eol=crlf, or a `text`/`eol=crlf` attribute)",
+    ),
     (_undo_lf, "line endings converted from CRLF to LF (a `text` or `eol=lf` attribute)"),
     (_undo_ident, "`$Id$` expanded (the `ident` attribute)"),
     (_undo_encoding, "re-encoded (a `working-tree-encoding` attribute)"),
-    (lambda data: _undo_crlf(_undo_encoding(data) or b""), "re-encoded and given CRLF line endings "
-                                                             "(`working-tree-encoding` with `eol=crlf`)"),
+    (
+        lambda data: _undo_crlf(_undo_encoding(data) or b""),
+        "re-encoded and given CRLF line endings (`working-tree-encoding` with `eol=crlf`)",
+    ),
 )
 
 
@@ -89,8 +95,11 @@ def restore_command(path: str) -> str:
 def rewritten(what: str, committed: bool) -> str:
     """The sentence for pinned bytes found rewritten by `what` (`explain`): in a commit (`committed`)
     or in the work tree at checkout."""
-    return (f"they are the pinned bytes as committed after a rewrite: {what}" if committed
-            else f"they are the pinned bytes, rewritten at checkout: {what}")
+    return (
+        f"they are the pinned bytes as committed after a rewrite: {what}"
+        if committed
+        else f"they are the pinned bytes, rewritten at checkout: {what}"
+    )
 
 
 def rewrite_fix(path: str, committed: bool) -> str:
@@ -98,9 +107,13 @@ def rewrite_fix(path: str, committed: bool) -> str:
     restore the committed bytes (`restore_command`) and remove the setting that rewrites them; in a
     commit, commit the pinned bytes instead."""
     if committed:
-        return (f"do not re-pin: commit the pinned bytes instead of this converted copy, e.g. "
-                f"`git cat-file blob {shlex.quote('BASE:' + path)} > {shlex.quote(path)}` from the base that pinned "
-                "them, then commit it with the conversion turned off")
-    return (f"do not re-pin: restore the committed bytes with `{restore_command(path)}` and remove the setting that "
-            "rewrites them (core.autocrlf, .git/info/attributes, core.attributesFile); the repository's "
-            ".gitattributes keeps oracles/ byte-exact")
+        return (
+            f"do not re-pin: commit the pinned bytes instead of this converted copy, e.g. "
+            f"`git cat-file blob {shlex.quote('BASE:' + path)} > {shlex.quote(path)}` from the base that pinned "
+            "them, then commit it with the conversion turned off"
+        )
+    return (
+        f"do not re-pin: restore the committed bytes with `{restore_command(path)}` and remove the setting that "
+        "rewrites them (core.autocrlf, .git/info/attributes, core.attributesFile); the repository's "
+        ".gitattributes keeps oracles/ byte-exact"
+    )

@@ -30,8 +30,12 @@ def _harmless(repo: str, path: str) -> bool:
     if path.endswith(".pyc") and "__pycache__/" in path:
         return not os.path.islink(full)
     if _BYTECODE_DIR.search(path) and os.path.isdir(full) and not os.path.islink(full):
-        return all(name.endswith(".pyc") and os.path.isfile(os.path.join(full, name)) and not os.path.islink(os.path.join(full, name))
-                   for name in os.listdir(full))
+        return all(
+            name.endswith(".pyc")
+            and os.path.isfile(os.path.join(full, name))
+            and not os.path.islink(os.path.join(full, name))
+            for name in os.listdir(full)
+        )
     return False
 
 
@@ -70,10 +74,22 @@ def differences(repo: str, head: GitTree) -> list[str]:
                 data = f.read()
         if object_id(data, algorithm) != entry.ref:
             what = explain(data, lambda original: object_id(original, algorithm) == entry.ref)  # noqa: B023 - explain calls it here
-            out.append(f"{path} (bytes differ from the commit, rewritten at checkout: {what}; restore with "
-                       f"`{restore_command(path)}`)" if what else f"{path} (bytes differ from the commit)")
-    raw = git(repo, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all",
-              "--ignored=matching", "--ignore-submodules=none")
+            out.append(
+                f"{path} (bytes differ from the commit, rewritten at checkout: {what}; restore with "
+                f"`{restore_command(path)}`)"
+                if what
+                else f"{path} (bytes differ from the commit)"
+            )
+    raw = git(
+        repo,
+        "status",
+        "--porcelain",
+        "-z",
+        "--no-renames",
+        "--untracked-files=all",
+        "--ignored=matching",
+        "--ignore-submodules=none",
+    )
     for record in raw.split(b"\0"):
         if len(record) < 4:
             continue

@@ -92,14 +92,18 @@ def resolve(environ: Mapping[str, str]) -> str:
         raise GateError("bazel is not installed; run tools/setup.sh, set $ORACLE_GATE_BAZEL, or pass --results FILE")
     real = os.path.realpath(found)
     if _is_bazelisk(real):
-        raise GateError(f"bazel on PATH is Bazelisk ({real}), which runs the Bazel the change's .bazelversion or "
-                        f".bazeliskrc names; set ${BAZEL_VARIABLE} to a Bazel binary")
+        raise GateError(
+            f"bazel on PATH is Bazelisk ({real}), which runs the Bazel the change's .bazelversion or "
+            f".bazeliskrc names; set ${BAZEL_VARIABLE} to a Bazel binary"
+        )
     if _is_binary(real):
         return real
     binary = _beside(real)
     if binary is None:
-        raise GateError(f"bazel on PATH ({real}) is a script with no Bazel binary beside it (bazel-real or "
-                        f"bazel-<version>); set ${BAZEL_VARIABLE} to a Bazel binary")
+        raise GateError(
+            f"bazel on PATH ({real}) is a script with no Bazel binary beside it (bazel-real or "
+            f"bazel-<version>); set ${BAZEL_VARIABLE} to a Bazel binary"
+        )
     return os.path.realpath(binary)
 
 

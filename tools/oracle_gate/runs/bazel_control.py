@@ -106,8 +106,12 @@ def _starlark_references(path: str, text: str, files: Mapping[str, Entry]) -> tu
     return found, follow
 
 
-def _walk(tree: Tree, listing: Mapping[str, Entry], start: tuple[str, ...],
-          references: Callable[[str, str, Mapping[str, Entry]], tuple[set[str], list[str]]]) -> set[str]:
+def _walk(
+    tree: Tree,
+    listing: Mapping[str, Entry],
+    start: tuple[str, ...],
+    references: Callable[[str, str, Mapping[str, Entry]], tuple[set[str], list[str]]],
+) -> set[str]:
     """Every glob `references` finds in the files from `start` on, following what it says to read."""
     found: set[str] = set()
     queue = [p for p in start if p in listing]

@@ -101,8 +101,11 @@ class BazelRun:
 
     def harness_failures(self) -> dict[str, str]:
         """label -> status of every test target outside the oracles package that did not pass."""
-        return {label: status for label, status in sorted(self.targets.items())
-                if not is_oracle_target(label) and status != "PASSED"}
+        return {
+            label: status
+            for label, status in sorted(self.targets.items())
+            if not is_oracle_target(label) and status != "PASSED"
+        }
 
 
 @dataclass(frozen=True)
@@ -167,8 +170,15 @@ def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) 
             failure, its event files or execution logs cannot be read, or the gate's own code lies
             directly in `/tmp` or `/dev/shm` (`blocks.gate_code_blocks`).
     """
-    with launched(repo, environ, spec.startup_flags, spec.sealed_root, exact_env=spec.exact_env,
-                  one_server=spec.one_server, kept=spec.kept) as launcher:
+    with launched(
+        repo,
+        environ,
+        spec.startup_flags,
+        spec.sealed_root,
+        exact_env=spec.exact_env,
+        one_server=spec.one_server,
+        kept=spec.kept,
+    ) as launcher:
         return _run_with(launcher, environ, spec)
 
 
@@ -188,9 +198,16 @@ def _run_with(launcher: Launcher, environ: Mapping[str, str], spec: RunSpec) -> 
     blocked = _blocks(launcher, spec.block, info)  # before this run makes its own folder
     work = tempfile.mkdtemp(prefix="run-", dir=folder)
     try:
-        run = _Run.made(launcher, confined_flags(extra, spec.strategy),
-                        lambda path: execution_log_flags(help_text, path), work, harness, info, blocked,
-                        worker_flags(spec.strategy))
+        run = _Run.made(
+            launcher,
+            confined_flags(extra, spec.strategy),
+            lambda path: execution_log_flags(help_text, path),
+            work,
+            harness,
+            info,
+            blocked,
+            worker_flags(spec.strategy),
+        )
         return run.invocations()
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -208,9 +225,16 @@ def confined_flags(extra: Sequence[str], strategy: str) -> list[str]:
     # unmount the blocked paths and remount the host read-write.
     # No result computed here is written to a remote cache: a shared cache that took a pull
     # request's results would serve them to later runs (docs/remote-execution.md).
-    return [*extra, f"--spawn_strategy={strategy}", "--incompatible_legacy_local_fallback=false",
-            "--sandbox_default_allow_network=false", f"--modify_execution_info={NO_NETWORK_OPT_IN}",
-            "--sandbox_fake_username", "--noremote_upload_local_results", "--test_output=errors"]
+    return [
+        *extra,
+        f"--spawn_strategy={strategy}",
+        "--incompatible_legacy_local_fallback=false",
+        "--sandbox_default_allow_network=false",
+        f"--modify_execution_info={NO_NETWORK_OPT_IN}",
+        "--sandbox_fake_username",
+        "--noremote_upload_local_results",
+        "--test_output=errors",
+    ]
 
 
 def _blocks(launcher: Launcher, block: Sequence[str], info: Mapping[str, str]) -> tuple[list[str], list[str]]:
@@ -235,8 +259,13 @@ def gate_failure(failure: BuildFailure | None) -> BuildFailure:
         return BuildFailure(True, "", "Bazel's events name no root cause; see its output")
     if failure.setup or (failure.label.startswith(("//", "@//", "@@//")) and not is_oracle_target(failure.label)):
         return failure
-    return BuildFailure(True, failure.label, f"the gate's own targets did not build: {failure.message}"
-                        if failure.message else "the gate's own targets did not build; see Bazel's output")
+    return BuildFailure(
+        True,
+        failure.label,
+        f"the gate's own targets did not build: {failure.message}"
+        if failure.message
+        else "the gate's own targets did not build; see Bazel's output",
+    )
 
 
 @dataclass(frozen=True)
@@ -271,9 +300,17 @@ class _Run:
     workers: list[str]
 
     @classmethod
-    def made(cls, launcher: Launcher, flags: list[str], log_flags: Callable[[str], list[str]], work: str,
-             harness: list[str], info: Mapping[str, str], blocked: tuple[list[str], list[str]],
-             workers: list[str]) -> _Run:
+    def made(
+        cls,
+        launcher: Launcher,
+        flags: list[str],
+        log_flags: Callable[[str], list[str]],
+        work: str,
+        harness: list[str],
+        info: Mapping[str, str],
+        blocked: tuple[list[str], list[str]],
+        workers: list[str],
+    ) -> _Run:
         """The run in its work folder `work`, its `logs` and `tmp` folders made there; `blocked`:
         (`fixed`, `siblings`)."""
         logs = os.path.join(work, "logs")
@@ -301,23 +338,45 @@ class _Run:
         No hidden sample exists in the tree: the hidden phase runs them later, in a root of its own
         (runs/hidden_phase.py)."""
         boundary = self.launcher.boundary
-        views = self.bazel("build", [*self.flags, *self.workers, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
-                           [ORACLE_PATTERN], "views", "views")
-        escaped = unexpected(read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation")
+        views = self.bazel(
+            "build",
+            [*self.flags, *self.workers, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
+            [ORACLE_PATTERN],
+            "views",
+            "views",
+        )
+        escaped = unexpected(
+            read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation"
+        )
         if views.exit_code == 1:
-            return BazelRun(build_failed=True, failure=gate_failure(views.failure), summary=views.summary,
-                            blocked=self.blocked(self.siblings), escapes=escaped, boundary=boundary)
-        guard = arm([*judge_folders(self.info["bazel-bin"]), os.path.join(self.info["bazel-testlogs"], "oracles")],
-                    [os.path.join(self.launcher.repo, "oracles")])
+            return BazelRun(
+                build_failed=True,
+                failure=gate_failure(views.failure),
+                summary=views.summary,
+                blocked=self.blocked(self.siblings),
+                escapes=escaped,
+                boundary=boundary,
+            )
+        guard = arm(
+            [*judge_folders(self.info["bazel-bin"]), os.path.join(self.info["bazel-testlogs"], "oracles")],
+            [os.path.join(self.launcher.repo, "oracles")],
+        )
         change, siblings = self.change()
         spawns = read_spawns(change.spawn_log)
         escaped += unconfined(spawns)
         taken = traces(guard, spawns, execroot(self.info["bazel-bin"]))
         escaped += taken
         if change.exit_code == 1:
-            return BazelRun(targets=change.status, build_failed=True, failure=change.failure,
-                            summary=views.summary + change.summary,
-                            blocked=self.blocked(siblings), escapes=escaped, boundary=boundary, collected=bool(taken))
+            return BazelRun(
+                targets=change.status,
+                build_failed=True,
+                failure=change.failure,
+                summary=views.summary + change.summary,
+                blocked=self.blocked(siblings),
+                escapes=escaped,
+                boundary=boundary,
+                collected=bool(taken),
+            )
         judge = self.bazel("test", self.flags, [ORACLE_PATTERN], "judge", "judge")
         escaped += unexpected(read_spawns(judge.spawn_log), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "the judge's invocation")
         maps, ignored = read_results(judge, self.info["bazel-testlogs"])
@@ -346,9 +405,18 @@ class _Run:
         """
         siblings = self.siblings
         for attempt in range(VANISHED_RETRIES + 1):
-            change = self.bazel("test", [*self.flags, f"--build_tag_filters=-{JUDGE_TAG}",
-                                         f"--test_tag_filters=-{JUDGE_TAG}", *block_flags(self.blocked(siblings))],
-                                [*self.harness, ORACLE_PATTERN], "change", f"change-{attempt}")
+            change = self.bazel(
+                "test",
+                [
+                    *self.flags,
+                    f"--build_tag_filters=-{JUDGE_TAG}",
+                    f"--test_tag_filters=-{JUDGE_TAG}",
+                    *block_flags(self.blocked(siblings)),
+                ],
+                [*self.harness, ORACLE_PATTERN],
+                "change",
+                f"change-{attempt}",
+            )
             # Another gate run on this machine may finish, and remove its folder, between the listing
             # above and an action's start; Bazel then cannot block it and the build fails. Such a
             # folder no longer needs blocking: run again without it. Any other missing path is an error.
@@ -357,11 +425,15 @@ class _Run:
                 return change, siblings
             others = vanished - set(siblings)
             if others:  # a path of this run's own: only output collection moves one away mid-run
-                raise TakenError(f"Bazel could not block {sorted(others)[0]} from the sandbox: it went missing while "
-                                 "the change's code ran, as a folder an action's output collected through a symlinked "
-                                 "folder takes (docs/threat-model.md)")
+                raise TakenError(
+                    f"Bazel could not block {sorted(others)[0]} from the sandbox: it went missing while "
+                    "the change's code ran, as a folder an action's output collected through a symlinked "
+                    "folder takes (docs/threat-model.md)"
+                )
             if attempt == VANISHED_RETRIES:
-                raise GateError(f"Bazel could not block {sorted(vanished)[0]} from the sandbox: another run's folder "
-                                "kept vanishing during the run; run the gate again")
+                raise GateError(
+                    f"Bazel could not block {sorted(vanished)[0]} from the sandbox: another run's folder "
+                    "kept vanishing during the run; run the gate again"
+                )
             siblings = [s for s in siblings if os.path.exists(s)]
         raise AssertionError("unreachable")

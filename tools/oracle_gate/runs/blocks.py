@@ -18,6 +18,7 @@ from tools.oracle_gate.errors import GateError
 # Folders Bazel 4.2's linux-sandbox leaves writable to every action, whatever the flags.
 SANDBOX_WRITABLE = ("/tmp", "/dev/shm")
 
+
 def runs_dir(environ: Mapping[str, str]) -> str:
     """Where the gate keeps a run's files (event files, execution logs, the clean run's tree):
     `$XDG_CACHE_HOME/oracle-gate/runs`, else `$HOME/.cache/oracle-gate/runs`.
@@ -29,16 +30,21 @@ def runs_dir(environ: Mapping[str, str]) -> str:
     """
     cache = environ.get("XDG_CACHE_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".cache")
     if not os.path.isabs(cache):
-        raise GateError(f"the gate's cache folder {cache!r} is not an absolute path; set XDG_CACHE_HOME (or HOME) "
-                        "to an absolute path")
+        raise GateError(
+            f"the gate's cache folder {cache!r} is not an absolute path; set XDG_CACHE_HOME (or HOME) "
+            "to an absolute path"
+        )
     path = os.path.join(cache, "oracle-gate", "runs")
     real = os.path.realpath(path)
     for top in SANDBOX_WRITABLE:
         if real == top or real.startswith(top + os.sep):
-            raise GateError(f"the gate's run folder {path} is under {top}, which every sandboxed action can write; "
-                            "set XDG_CACHE_HOME (or HOME) to a folder elsewhere")
+            raise GateError(
+                f"the gate's run folder {path} is under {top}, which every sandboxed action can write; "
+                "set XDG_CACHE_HOME (or HOME) to a folder elsewhere"
+            )
     os.makedirs(path, exist_ok=True)
     return path
+
 
 def repository_blocks(repo: str) -> list[str]:
     """The paths of a repository that hold expected values and that no sandboxed action needs: its
@@ -49,8 +55,13 @@ def repository_blocks(repo: str) -> list[str]:
     """
     paths = [os.path.realpath(os.path.join(repo, "oracles"))]
     for flag in ("--absolute-git-dir", "--git-common-dir"):
-        proc = subprocess.run(["git", "-C", repo, "rev-parse", flag], capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            ["git", "-C", repo, "rev-parse", flag],
+            capture_output=True,
+            text=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
         if proc.returncode != 0 or not proc.stdout.strip():
             raise GateError(f"`git rev-parse {flag}` failed in {repo}: {proc.stderr.strip()}")
         paths.append(os.path.realpath(os.path.join(repo, proc.stdout.strip())))
@@ -58,8 +69,10 @@ def repository_blocks(repo: str) -> list[str]:
         paths += [os.path.join(other, "oracles"), os.path.join(other, ".git"), other if _is_bare(other) else ""]
     return [p for p in dict.fromkeys(os.path.realpath(p) for p in paths if p) if os.path.isdir(p)]
 
+
 def _is_bare(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(os.path.join(path, "objects"))
+
 
 def local_copies(repo: str, common_dir: str) -> list[str]:
     """Other copies of the repository on this host that git itself names: remotes whose URL is a
@@ -74,13 +87,18 @@ def local_copies(repo: str, common_dir: str) -> list[str]:
     Returns:
         Real paths of the copies' top folders (work tree or bare repository), ones that exist.
     """
-    proc = subprocess.run(["git", "-C", repo, "config", "--get-regexp", r"^remote\..*\.url$"], capture_output=True,
-                          text=True, check=False, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        ["git", "-C", repo, "config", "--get-regexp", r"^remote\..*\.url$"],
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     found: list[str] = []
     for line in proc.stdout.splitlines():
         url = line.split(" ", 1)[1].strip() if " " in line else ""
         if url.startswith("file://"):
-            url = url[len("file://"):]
+            url = url[len("file://") :]
         elif ":" in url.split("/", 1)[0]:  # scp-like `host:path` or a `scheme://` URL: not on this host
             continue
         if url:
@@ -96,7 +114,9 @@ def local_copies(repo: str, common_dir: str) -> list[str]:
         pass
     return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
 
+
 _OUTPUT_BASE_NAME = re.compile(r"[0-9a-f]{32}")
+
 
 def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[str]:
     """The paths of output bases that hold expected values: this one's judge's folder, the judge's
@@ -108,10 +128,13 @@ def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[
     command the server; and its `bazel-workers` folder, where the gate's persistent workers stage
     each request's inputs (oracle files, blobs, judge's views) and write its outputs
     (flags.worker_flags)."""
-    paths = [os.path.join(bazel_bin, "oracles", "_sealed"), os.path.join(testlogs, "oracles"),
-             # The Bazel server's request cookie: with it, an action could drive the server.
-             os.path.join(output_base, "server"),
-             os.path.join(output_base, "bazel-workers")]
+    paths = [
+        os.path.join(bazel_bin, "oracles", "_sealed"),
+        os.path.join(testlogs, "oracles"),
+        # The Bazel server's request cookie: with it, an action could drive the server.
+        os.path.join(output_base, "server"),
+        os.path.join(output_base, "bazel-workers"),
+    ]
     paths += judge_folders(bazel_bin)
     root = os.path.dirname(os.path.realpath(output_base))
     try:
@@ -119,9 +142,13 @@ def output_base_blocks(bazel_bin: str, testlogs: str, output_base: str) -> list[
     except OSError:
         siblings = []
     own = os.path.basename(os.path.realpath(output_base))
-    paths += [os.path.join(root, name) for name in siblings
-              if name != own and _OUTPUT_BASE_NAME.fullmatch(name) and os.path.isdir(os.path.join(root, name))]
+    paths += [
+        os.path.join(root, name)
+        for name in siblings
+        if name != own and _OUTPUT_BASE_NAME.fullmatch(name) and os.path.isdir(os.path.join(root, name))
+    ]
     return paths
+
 
 def judge_folders(bazel_bin: str) -> list[str]:
     """The judge's folder, `bin/oracles/_sealed`, of every configuration of this output base that has one
@@ -139,13 +166,18 @@ def block_flags(paths: Sequence[str]) -> list[str]:
     directory`). The folder's block covers it."""
     present = [path for path in dict.fromkeys(paths) if os.path.lexists(path)]
     folders = {p.rstrip("/") + "/" for p in present}
-    return [f"--sandbox_block_path={path}" for path in present
-            if not any(path.startswith(folder) and path != folder.rstrip("/") for folder in folders)]
+    return [
+        f"--sandbox_block_path={path}"
+        for path in present
+        if not any(path.startswith(folder) and path != folder.rstrip("/") for folder in folders)
+    ]
+
 
 def gate_code_root() -> str:
     """The real path of the folder that holds this gate's `tools/` package (this file is
     `tools/oracle_gate/runs/blocks.py` under it)."""
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
+
 
 def gate_code_blocks(root: str, repo: str) -> list[str]:
     """The gate's own code folder (`root`, `gate_code_root`) when it must be blocked from the
@@ -166,12 +198,15 @@ def gate_code_blocks(root: str, repo: str) -> list[str]:
         return []
     for top in SANDBOX_WRITABLE:
         if real == top:
-            raise GateError(f"the gate's own code lies directly in {top} ({os.path.join(real, 'tools', 'oracle_gate')}), "
-                            f"which every sandboxed action can write and the gate cannot block; keep the gate's "
-                            f"checkout in a folder of its own, outside {top} (docs/ci.md)")
+            raise GateError(
+                f"the gate's own code lies directly in {top} ({os.path.join(real, 'tools', 'oracle_gate')}), "
+                f"which every sandboxed action can write and the gate cannot block; keep the gate's "
+                f"checkout in a folder of its own, outside {top} (docs/ci.md)"
+            )
         if real.startswith(top + os.sep):
             return [real]
     return []
+
 
 def sibling_runs(folder: str, own: str) -> list[str]:
     """The other runs' folders in `folder` (another run's pristine tree holds its oracles)."""
@@ -180,8 +215,12 @@ def sibling_runs(folder: str, own: str) -> list[str]:
     except OSError:
         return []
     own_real = os.path.realpath(own)
-    return [os.path.join(folder, n) for n in names
-            if os.path.isdir(os.path.join(folder, n)) and not own_real.startswith(os.path.realpath(os.path.join(folder, n)))]
+    return [
+        os.path.join(folder, n)
+        for n in names
+        if os.path.isdir(os.path.join(folder, n)) and not own_real.startswith(os.path.realpath(os.path.join(folder, n)))
+    ]
+
 
 # Where the loopback engine, the Bazel 7 root and BuildGrid live when not in the default cache folder.
 GATE_CACHE_ENV = "ORACLE_GATE_CACHE"
@@ -193,6 +232,7 @@ SID_ROOT_ENV = "ORACLE_GATE_SID_ROOT"
 # Bazel 7 root of tools/bazel7/bazel7.sh (with its own output bases), and the loopback engine's
 # storage (`oracle_gate engine`, tools/bazel7/remote_check.py), whose CAS holds the uploaded views.
 GATE_CACHE_COPIES = ("sid-root", "sid-root.partial", "engine", "remote7-")
+
 
 def gate_cache_entries(runs_folder: str, environ: Mapping[str, str], keep: Sequence[str]) -> list[str]:
     """The folders the gate's own tools keep beside its run folder that can hold copies of the
@@ -214,8 +254,11 @@ def gate_cache_entries(runs_folder: str, environ: Mapping[str, str], keep: Seque
             names = sorted(os.listdir(parent))
         except OSError:
             continue
-        candidates += [os.path.join(parent, name) for name in names
-                       if any(name == c or (c.endswith("-") and name.startswith(c)) for c in GATE_CACHE_COPIES)]
+        candidates += [
+            os.path.join(parent, name)
+            for name in names
+            if any(name == c or (c.endswith("-") and name.startswith(c)) for c in GATE_CACHE_COPIES)
+        ]
     sid_root = environ.get(SID_ROOT_ENV, "")
     if os.path.isabs(sid_root):
         sid_root = os.path.realpath(sid_root)

@@ -29,8 +29,18 @@ from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
 
 # Environment variables a clean run keeps: what pip needs to find the locked wheels, and which
 # .bazelrc configs and Bazel binary the caller chose.
-_PASS_THROUGH = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "PIP_CONSTRAINT",
-                 "PIP_DEFAULT_TIMEOUT", "PIP_TRUSTED_HOST", "PIP_CONFIG_FILE", BAZEL_CONFIG_ENV, BAZEL_VARIABLE)
+_PASS_THROUGH = (
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "PIP_CERT",
+    "PIP_CONSTRAINT",
+    "PIP_DEFAULT_TIMEOUT",
+    "PIP_TRUSTED_HOST",
+    "PIP_CONFIG_FILE",
+    BAZEL_CONFIG_ENV,
+    BAZEL_VARIABLE,
+)
 # Remote settings, from flags or these variables (docs/remote-execution.md).
 REMOTE_ENV = {
     "ORACLE_GATE_REMOTE_EXECUTOR": "--remote_executor",
@@ -65,8 +75,11 @@ def clean_run(
     repo: str,
     head: str,
     oracles_commit: str,
-    environ: Mapping[str, str], remote: bool = False, salt: str = "",
-    block: Sequence[str] | None = None, salted: Collection[str] | None = None,
+    environ: Mapping[str, str],
+    remote: bool = False,
+    salt: str = "",
+    block: Sequence[str] | None = None,
+    salted: Collection[str] | None = None,
 ) -> BazelRun:
     """Runs the harness on a pristine tree and returns its per-id outcomes.
 
@@ -93,8 +106,12 @@ def clean_run(
         pristine_tree(repo, head, oracles_commit, tree)
         # One Bazel server for the run (`one_server`), its output user root in `root`, removed below.
         startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
-        flags = ["--nocache_test_results", "--noremote_accept_cached", "--incompatible_strict_action_env",
-                 *run_flags(salt, "clean", salted)]
+        flags = [
+            "--nocache_test_results",
+            "--noremote_accept_cached",
+            "--incompatible_strict_action_env",
+            *run_flags(salt, "clean", salted),
+        ]
         if remote:
             flags += remote_flags(environ)
         env = clean_environment(environ, home)
@@ -106,15 +123,27 @@ def clean_run(
         configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
         local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
         root_sealed = sealed_root(root, dict(env, **named), hidden, local)
-        run = run_bazel(tree, env, RunSpec(flags=flags, startup_flags=startup, exact_env=True,
-                                           block=[os.path.join(tree, "oracles"), *root_sealed.blockable],
-                                           strategy="remote" if remote else "linux-sandbox", sealed_root=root_sealed,
-                                           one_server=True))
+        run = run_bazel(
+            tree,
+            env,
+            RunSpec(
+                flags=flags,
+                startup_flags=startup,
+                exact_env=True,
+                block=[os.path.join(tree, "oracles"), *root_sealed.blockable],
+                strategy="remote" if remote else "linux-sandbox",
+                sealed_root=root_sealed,
+                one_server=True,
+            ),
+        )
         if remote:
             # The actions ran on the engine's workers: what confines them there is the engine's
             # locked-down worker.
-            run = replace(run, boundary=f"{run.boundary}; every action ran by remote execution, sealed by the "
-                                       "engine's worker (docs/remote-execution.md)")
+            run = replace(
+                run,
+                boundary=f"{run.boundary}; every action ran by remote execution, sealed by the "
+                "engine's worker (docs/remote-execution.md)",
+            )
         return run
     finally:
         remove_tree(root)

@@ -142,8 +142,15 @@ def traces(guard: Guard, spawns: Sequence[Spawn], execroot: str) -> list[Escape]
                 break
     for path, digest in sorted(guard.present.items()):
         if _sha256(path, max(guard.largest, os.path.getsize(path) if os.path.isfile(path) else 0)) != digest:
-            found.append(Escape("", "", _shown(path, execroot), "is gone or changed while the change's code ran: "
-                                f"Bazel's server moved it out as an action's output ({_MECHANISM})"))
+            found.append(
+                Escape(
+                    "",
+                    "",
+                    _shown(path, execroot),
+                    "is gone or changed while the change's code ran: "
+                    f"Bazel's server moved it out as an action's output ({_MECHANISM})",
+                )
+            )
             break
     return found
 
@@ -158,13 +165,15 @@ def _output_trace(guard: Guard, path: str, execroot: str) -> str:
     if os.path.islink(path):
         return f"and left that output a link ({_MECHANISM})"
     candidates = _files(path) if os.path.isdir(path) else [path]
-    for top, dirs, names in (os.walk(path) if os.path.isdir(path) else ()):
+    for top, dirs, names in os.walk(path) if os.path.isdir(path) else ():
         for name in [*dirs, *names]:
             if os.path.islink(os.path.join(top, name)):
                 return f"and left a link in that output ({_MECHANISM})"
     for file in candidates:
         digest = _sha256(file, guard.largest)
         if digest is not None and digest in guard.digests:
-            return (f"and took {_shown(guard.digests[digest], execroot)}, which the gate protects: the output has its "
-                    f"bytes ({_MECHANISM})")
+            return (
+                f"and took {_shown(guard.digests[digest], execroot)}, which the gate protects: the output has its "
+                f"bytes ({_MECHANISM})"
+            )
     return ""

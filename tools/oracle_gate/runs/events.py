@@ -27,7 +27,7 @@ class Invocation:
     spawn_log: bytes
     summary: list[str]
     missing_mounts: list[str] = field(default_factory=list)
-    failure: "BuildFailure | None" = None
+    failure: BuildFailure | None = None
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,11 @@ class BuildFailure:
 
 ORACLE_LABEL_PREFIXES = ("//oracles:", "//oracles/", "@//oracles:", "@//oracles/")
 
+
 def is_oracle_target(label: str) -> bool:
     """True for a target of the protected `oracles` package (or one of its subpackages)."""
     return label.startswith(ORACLE_LABEL_PREFIXES)
+
 
 def _file_uri_path(uri: str) -> str:
     """The local path of a `file://` URI, or "" for a remote one (`bytestream://` under remote
@@ -72,6 +74,7 @@ def _file_uri_path(uri: str) -> str:
         return ""
     raise GateError(f"Bazel reported test.xml at {uri!r}, which is neither a local file nor a remote blob")
 
+
 def junit_path_in_testlogs(testlogs: str, label: str) -> str:
     """The test.xml path of a (non-sharded) test target under Bazel's test-log directory.
 
@@ -82,6 +85,7 @@ def junit_path_in_testlogs(testlogs: str, label: str) -> str:
         raise GateError(f"cannot place the test log of {label!r}")
     package, name = label[2:].split(":", 1)
     return os.path.join(testlogs, package, name, "test.xml")
+
 
 def parse_bep(lines: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
     """Reads a JSON Build Event Protocol file.
@@ -103,11 +107,15 @@ def parse_bep(lines: Sequence[str]) -> tuple[dict[str, str], dict[str, list[str]
                     xml.setdefault(label, []).append(_file_uri_path(out["uri"]))
         elif "testSummary" in ident and "testSummary" in event:
             status[ident["testSummary"]["label"]] = event["testSummary"].get("overallStatus", "")
-        elif "targetCompleted" in ident and event.get("completed", {}).get("success") is False:
-            status.setdefault(ident["targetCompleted"]["label"], "FAILED_TO_BUILD")
-        elif "targetCompleted" in ident and "aborted" in event:
+        elif (
+            "targetCompleted" in ident
+            and event.get("completed", {}).get("success") is False
+            or "targetCompleted" in ident
+            and "aborted" in event
+        ):
             status.setdefault(ident["targetCompleted"]["label"], "FAILED_TO_BUILD")
     return status, xml
+
 
 # The ids of build events that carry a label, and the key of the label in each.
 _LABELLED_IDS = ("unconfiguredLabel", "configuredLabel", "targetConfigured", "targetCompleted", "actionCompleted")
@@ -121,7 +129,7 @@ def external_repository(label: str) -> str:
     `rules_python~` included). `@//x` and `@@//x` are the main repository.
     """
     if label.startswith("//external:"):
-        return "@" + label[len("//external:"):]
+        return "@" + label[len("//external:") :]
     name = label.lstrip("@").split("//", 1)[0] if label.startswith("@") else ""
     return f"@{name}" if name else ""
 
@@ -147,7 +155,7 @@ def _gate_reason(action: dict[str, object]) -> str:
     if not isinstance(uri, str) or not uri.startswith("file://"):
         return ""
     try:
-        with open(uri[len("file://"):], "rb") as f:
+        with open(uri[len("file://") :], "rb") as f:
             text = f.read(MAX_STDERR_BYTES).decode("utf-8", "replace")
     except OSError:
         return ""
@@ -183,11 +191,18 @@ def build_failure(lines: Sequence[str]) -> BuildFailure:
                 first = BuildFailure(False, label, message)
         elif "action" in event and first is None and event["action"].get("success") is not True:
             detail = event["action"].get("failureDetail", {}).get("message", "")
-            first = BuildFailure(False, label, _gate_reason(event["action"]) or _last_line(detail)
-                                 or f"exit {event['action'].get('exitCode', '?')}")
+            first = BuildFailure(
+                False,
+                label,
+                _gate_reason(event["action"]) or _last_line(detail) or f"exit {event['action'].get('exitCode', '?')}",
+            )
     if not finished:
-        return BuildFailure(True, "", "Bazel ended without finishing the build (it crashed, was killed, or "
-                                      "could not start the build); see its output")
+        return BuildFailure(
+            True,
+            "",
+            "Bazel ended without finishing the build (it crashed, was killed, or "
+            "could not start the build); see its output",
+        )
     return first or BuildFailure(False, "", "")
 
 
@@ -198,7 +213,9 @@ def read_results(invocation: Invocation, testlogs: str) -> tuple[list[dict[str, 
     Raises:
         GateError: (exit 1) for a test.xml outside `testlogs` or one that cannot be read.
     """
-    xml = {label: [p or junit_path_in_testlogs(testlogs, label) for p in paths] for label, paths in invocation.xml.items()}
+    xml = {
+        label: [p or junit_path_in_testlogs(testlogs, label) for p in paths] for label, paths in invocation.xml.items()
+    }
     root = os.path.realpath(testlogs) + os.sep
     maps: list[dict[str, Observed]] = []
     ignored: dict[str, list[str]] = {}

@@ -80,7 +80,7 @@ def messages(data: bytes) -> Iterator[bytes]:
         length, index = _varint(data, index)
         if index + length > len(data):
             raise GateError("Bazel's execution log is truncated or not a spawn log")
-        yield data[index:index + length]
+        yield data[index : index + length]
         index += length
 
 
@@ -104,7 +104,7 @@ def spawn_fields(message: bytes) -> dict[int, list[str]]:
         elif wire == 2:
             length, index = _varint(message, index)
             if number in (LISTED_OUTPUTS, MNEMONIC, RUNNER):
-                out.setdefault(number, []).append(message[index:index + length].decode("utf-8", "replace"))
+                out.setdefault(number, []).append(message[index : index + length].decode("utf-8", "replace"))
             index += length
         else:
             raise GateError(f"Bazel's execution log holds protobuf wire type {wire}; it is not a spawn log")
@@ -122,8 +122,13 @@ def read_spawns(data: bytes) -> list[Spawn]:
     out = []
     for message in messages(data):
         fields = spawn_fields(message)
-        out.append(Spawn((fields.get(MNEMONIC) or ["?"])[0], (fields.get(RUNNER) or [""])[0],
-                         tuple(fields.get(LISTED_OUTPUTS, []))))
+        out.append(
+            Spawn(
+                (fields.get(MNEMONIC) or ["?"])[0],
+                (fields.get(RUNNER) or [""])[0],
+                tuple(fields.get(LISTED_OUTPUTS, [])),
+            )
+        )
     return out
 
 

@@ -62,9 +62,13 @@ def run_flags(salt: str, run: str, salted: Collection[str] | None = None) -> lis
     if salted is not None and not any("," in path for path in salted):
         if not salted:
             return ["--define=oracle_salted=", f"--define=oracle_run={run}"]
-        return [f"--define=oracle_salt={salt}", f"--define=oracle_salted={','.join(sorted(salted))}",
-                f"--define=oracle_run={run}"]
+        return [
+            f"--define=oracle_salt={salt}",
+            f"--define=oracle_salted={','.join(sorted(salted))}",
+            f"--define=oracle_run={run}",
+        ]
     return [f"--define=oracle_salt={salt}", f"--define=oracle_run={run}"]
+
 
 def test_patterns(repo: str) -> list[str]:
     """The target patterns of a run: the oracles package, and the harness when it has a BUILD file."""
@@ -73,18 +77,22 @@ def test_patterns(repo: str) -> list[str]:
         patterns.append(HARNESS_PATTERN)
     return patterns
 
+
 # Variables that `bazel run` sets for the gate itself; a nested Bazel must not inherit them.
 _DROP_PREFIXES = ("RUNFILES_", "PYTHON", "BUILD_", "TEST_", "JAVA_RUNFILES", "BAZEL_")
+
 
 def clean_env(environ: Mapping[str, str]) -> dict[str, str]:
     """Returns `environ` without the variables `bazel run` set for the current process."""
     return {k: v for k, v in environ.items() if not k.startswith(_DROP_PREFIXES)}
+
 
 # The .bazelrc configs for every Bazel command of the gate's runs (config_flags).
 BAZEL_CONFIG_ENV = "ORACLE_GATE_BAZEL_CONFIG"
 
 # Names a `--config` may have (one word of a .bazelrc's `build:NAME`).
 _CONFIG_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
+
 
 def config_flags(environ: Mapping[str, str]) -> list[str]:
     """`--config=NAME` for each comma-separated name in `$ORACLE_GATE_BAZEL_CONFIG` (BAZEL_CONFIG_ENV),
@@ -105,10 +113,12 @@ def config_flags(environ: Mapping[str, str]) -> list[str]:
         if not name:
             continue
         if not _CONFIG_NAME.match(name):
-            raise GateError(f"{BAZEL_CONFIG_ENV}: {name!r} is not a .bazelrc config name "
-                            "(letters, digits, `_`, `.`, `-`)")
+            raise GateError(
+                f"{BAZEL_CONFIG_ENV}: {name!r} is not a .bazelrc config name (letters, digits, `_`, `.`, `-`)"
+            )
         flags.append(f"--config={name}")
     return flags
+
 
 def execution_log_flags(help_text: str, path: str) -> list[str]:
     """The flags that make this Bazel write its execution log to `path`, as `read_spawns` reads it,
@@ -123,6 +133,7 @@ def execution_log_flags(help_text: str, path: str) -> list[str]:
     if "--[no]execution_log_sort" in help_text:
         return [f"--execution_log_binary_file={path}", "--noexecution_log_sort"]
     return [f"--experimental_execution_log_file={path}"]
+
 
 def lockfile_flags(help_text: str) -> list[str]:
     """`--lockfile_mode=off` for a Bazel with bzlmod's lockfile (its `bazel help test` output,

@@ -66,8 +66,15 @@ class HiddenRun:
     summary: list[str] = field(default_factory=list)
 
 
-def hidden_phase(repo: str, head: str, oracles_commit: str, inputs_view: Mapping[str, Any],
-                 environ: Mapping[str, str], *, guarded: Sequence[str] = ()) -> HiddenRun:
+def hidden_phase(
+    repo: str,
+    head: str,
+    oracles_commit: str,
+    inputs_view: Mapping[str, Any],
+    environ: Mapping[str, str],
+    *,
+    guarded: Sequence[str] = (),
+) -> HiddenRun:
     """Runs the hidden callers on `inputs_view` in a fresh sealed root and returns their observations.
 
     Args:
@@ -94,8 +101,9 @@ def hidden_phase(repo: str, head: str, oracles_commit: str, inputs_view: Mapping
         named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
         configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
         local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
-        seal = sealed_root(root, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded],
-                           local)
+        seal = sealed_root(
+            root, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded], local
+        )
         startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
         with session_launcher(seal, tree, env, startup) as launcher:
             return _invoke(launcher, environ, root, tree, written)
@@ -121,8 +129,10 @@ def write_inputs(tree: str, view: Mapping[str, Any]) -> bytes:
             os.mkdir(folder, 0o755)
             continue
         if not stat.S_ISDIR(info.st_mode):
-            raise GateError(f"the hidden phase's tree holds {os.path.relpath(folder, tree)} as a link or file; "
-                            "its hidden inputs cannot be written there")
+            raise GateError(
+                f"the hidden phase's tree holds {os.path.relpath(folder, tree)} as a link or file; "
+                "its hidden inputs cannot be written there"
+            )
     target = os.path.join(tree, *HIDDEN_INPUTS.split("/"))
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
@@ -137,8 +147,13 @@ def _invoke(launcher: SealedLauncher, environ: Mapping[str, str], root: str, tre
     """The phase's commands through `launcher`: `help`, `info`, the one quiet `bazel build`; then
     what it left (`read_observations`)."""
     help_text = launcher.help_test()
-    extra = [*config_flags(environ), *lockfile_flags(help_text), "--noremote_accept_cached",
-             "--incompatible_strict_action_env", *run_flags("", "clean", ())]
+    extra = [
+        *config_flags(environ),
+        *lockfile_flags(help_text),
+        "--noremote_accept_cached",
+        "--incompatible_strict_action_env",
+        *run_flags("", "clean", ()),
+    ]
     info = launcher.info(extra, "bazel-bin")
     logs = os.path.join(root, "logs")
     os.makedirs(logs)
@@ -146,14 +161,25 @@ def _invoke(launcher: SealedLauncher, environ: Mapping[str, str], root: str, tre
     os.makedirs(tmp)
     files = (os.path.join(logs, "hidden.events.json"), os.path.join(logs, "hidden.spawns.bin"))
     invocation: Invocation = launcher.invoke(
-        "build", [*confined_flags(extra, "linux-sandbox"), f"--build_tag_filters={HIDDEN_TAG}"], [ORACLE_PATTERN], files,
-        lambda path: execution_log_flags(help_text, path), tmp, quiet=True)
-    out = HiddenRun(boundary=launcher.boundary, summary=invocation.summary,
-                    escaped=[e.describe() for e in unconfined(read_spawns(invocation.spawn_log))])
+        "build",
+        [*confined_flags(extra, "linux-sandbox"), f"--build_tag_filters={HIDDEN_TAG}"],
+        [ORACLE_PATTERN],
+        files,
+        lambda path: execution_log_flags(help_text, path),
+        tmp,
+        quiet=True,
+    )
+    out = HiddenRun(
+        boundary=launcher.boundary,
+        summary=invocation.summary,
+        escaped=[e.describe() for e in unconfined(read_spawns(invocation.spawn_log))],
+    )
     if invocation.exit_code == 1:
         if invocation.failure is not None and invocation.failure.setup:
-            raise GateError("the hidden phase could not be set up (an external repository, a toolchain, or Bazel "
-                            "ending early); its output is not shown")
+            raise GateError(
+                "the hidden phase could not be set up (an external repository, a toolchain, or Bazel "
+                "ending early); its output is not shown"
+            )
         return out
     out.planted = planted(tree, written, info["bazel-bin"])
     if not out.planted and not out.escaped:
@@ -169,7 +195,9 @@ def planted(tree: str, written: bytes, bazel_bin: str) -> str:
     folder = os.path.join(tree, *HIDDEN_DIR.split("/"))
     names = _entries(folder)
     if names != [os.path.basename(HIDDEN_INPUTS)]:
-        return f"{HIDDEN_DIR}/ of the phase's tree holds {', '.join(names) or 'nothing'}, not the gate's inputs view alone"
+        return (
+            f"{HIDDEN_DIR}/ of the phase's tree holds {', '.join(names) or 'nothing'}, not the gate's inputs view alone"
+        )
     target = os.path.join(tree, *HIDDEN_INPUTS.split("/"))
     if _read_regular(target, len(written) + 1) != written:
         return f"{HIDDEN_INPUTS} of the phase's tree is not the file the gate wrote"

@@ -47,8 +47,10 @@ from tools.oracle_gate.runs.sealed_root import SealedRoot
 IDLE_S = 10800
 # The kept root's shell: like root_session.LOOP, each line read by a shell of its own under
 # `timeout` (coreutils), which reads byte by byte and so never takes a second line.
-KEPT_LOOP = (f'while l=$(timeout {IDLE_S} sh -c \'read -r l && printf "%s" "$l"\'); do '
-             'tag=${l%% *}; line=${l#* }; eval "$line"; printf "%s %s\\n" "$tag" "$?"; done')
+KEPT_LOOP = (
+    f'while l=$(timeout {IDLE_S} sh -c \'read -r l && printf "%s" "$l"\'); do '
+    'tag=${l%% *}; line=${l#* }; eval "$line"; printf "%s %s\\n" "$tag" "$?"; done'
+)
 SUFFIX = ".kept"
 _STATE, _COMMANDS, _CODES, _IN_USE = "state.json", "commands", "codes", "in-use"
 
@@ -149,11 +151,19 @@ class KeptRoot:
             commands = os.open(self._path(_COMMANDS), os.O_RDWR | os.O_CLOEXEC)
             codes = os.open(self._path(_CODES), os.O_RDWR | os.O_CLOEXEC)
         except OSError as exc:
-            raise GateError(f"cannot make the kept root's channel folder {self.channel}: {exc.strerror or exc}") from None
+            raise GateError(
+                f"cannot make the kept root's channel folder {self.channel}: {exc.strerror or exc}"
+            ) from None
         try:
-            proc = subprocess.Popen(root.wrap(["/bin/sh", "-c", KEPT_LOOP], cwd, die_with_parent=False), cwd=cwd,
-                                    env=dict(env), stdin=commands, stdout=codes, stderr=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                root.wrap(["/bin/sh", "-c", KEPT_LOOP], cwd, die_with_parent=False),
+                cwd=cwd,
+                env=dict(env),
+                stdin=commands,
+                stdout=codes,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise GateError(f"cannot start the sealed root: {exc.strerror}") from None
         finally:
@@ -287,8 +297,9 @@ def root_key(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> str:
             stats.append([path, st.st_dev, st.st_ino])
         except OSError:
             stats.append([path, None, None])
-    text = json.dumps([root.wrap(["/bin/sh", "-c", KEPT_LOOP], cwd, die_with_parent=False), sorted(env.items()), cwd,
-                       stats])
+    text = json.dumps(
+        [root.wrap(["/bin/sh", "-c", KEPT_LOOP], cwd, die_with_parent=False), sorted(env.items()), cwd, stats]
+    )
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -316,7 +327,7 @@ def _stat(pid: int) -> tuple[int, str, int] | None:
             text = f.read().decode("ascii", "replace")
     except OSError:
         return None
-    fields = text[text.rfind(")") + 2:].split()
+    fields = text[text.rfind(")") + 2 :].split()
     return int(fields[1]), fields[0], int(fields[19])
 
 

@@ -44,7 +44,7 @@ STOP_GRACE_S = 30.0
 _NO_BAZEL = "bazel is not installed; run tools/setup.sh, or pass --results FILE"
 
 
-def stop(proc: "subprocess.Popen[bytes]") -> None:
+def stop(proc: subprocess.Popen[bytes]) -> None:
     """Stops a child still running (the gate was interrupted): SIGTERM, then SIGKILL after
     STOP_GRACE_S seconds, and waits for it, so nothing it writes outlives the cleanup that follows."""
     if proc.poll() is not None:
@@ -61,9 +61,12 @@ def bzlmod_hint(repo: str) -> str:
     """A hint for a Bazel that cannot read the workspace: a repository with `MODULE.bazel` and no
     `WORKSPACE` needs Bazel 6 or later (Debian 12's 4.2.3 reads no MODULE.bazel), else ""."""
     if os.path.exists(os.path.join(repo, "MODULE.bazel")) and not any(
-            os.path.exists(os.path.join(repo, n)) for n in ("WORKSPACE", "WORKSPACE.bazel")):
-        return ("; this repository has MODULE.bazel and no WORKSPACE, which Bazel 4.2 does not read: run the gate "
-                "with Bazel 7 (docs/adopting.md, \"Bazel versions\")")
+        os.path.exists(os.path.join(repo, n)) for n in ("WORKSPACE", "WORKSPACE.bazel")
+    ):
+        return (
+            "; this repository has MODULE.bazel and no WORKSPACE, which Bazel 4.2 does not read: run the gate "
+            'with Bazel 7 (docs/adopting.md, "Bazel versions")'
+        )
     return ""
 
 
@@ -107,8 +110,15 @@ class Launcher:
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         try:
-            return subprocess.run(self.argv(self.command(*args)), cwd=self.repo, env=dict(self.env),
-                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+            return subprocess.run(
+                self.argv(self.command(*args)),
+                cwd=self.repo,
+                env=dict(self.env),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
         except FileNotFoundError:
             raise GateError(_NO_BAZEL) from None
 
@@ -121,8 +131,14 @@ class Launcher:
         """
         env = dict(self.env, TMPDIR=tmpdir) if tmpdir else dict(self.env)
         try:
-            proc = subprocess.Popen(self.argv(cmd), cwd=self.repo, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                self.argv(cmd),
+                cwd=self.repo,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
         except FileNotFoundError:
             raise GateError(_NO_BAZEL) from None
         try:
@@ -153,8 +169,11 @@ class Launcher:
         Raises:
             GateError: (exit 1) when Bazel fails or does not print every key.
         """
-        config = [f for f in flags
-                  if f.startswith(("--config=", "--compilation_mode", "--remote_", "--tls_", "--lockfile_mode"))]
+        config = [
+            f
+            for f in flags
+            if f.startswith(("--config=", "--compilation_mode", "--remote_", "--tls_", "--lockfile_mode"))
+        ]
         proc = self._run("info", *config, *keys)
         values = {}
         for line in proc.stdout.splitlines():
@@ -164,8 +183,9 @@ class Launcher:
         if len(keys) == 1 and proc.stdout.strip() and not values:
             values[keys[0]] = proc.stdout.strip()
         if proc.returncode != 0 or set(values) != set(keys):
-            raise GateError(f"`bazel info {' '.join(keys)}` failed: {visible(failure_cause(proc.stderr))}"
-                            f"{bzlmod_hint(self.repo)}")
+            raise GateError(
+                f"`bazel info {' '.join(keys)}` failed: {visible(failure_cause(proc.stderr))}{bzlmod_hint(self.repo)}"
+            )
         return values
 
     def shutdown(self) -> None:
@@ -191,12 +211,22 @@ class Launcher:
         # nothing the partial answer missed can run.
         proc = self._run("query", *flags, "--keep_going", "--output=label", expression)
         if proc.returncode not in (0, 3):
-            last = [line for line in proc.stderr.strip().splitlines() if line.startswith("ERROR")][-1:] or [str(proc.returncode)]
+            last = [line for line in proc.stderr.strip().splitlines() if line.startswith("ERROR")][-1:] or [
+                str(proc.returncode)
+            ]
             raise GateError(f"`bazel query` of what depends on the oracles package failed: {visible(last[0])}")
         return sorted(line.strip() for line in proc.stdout.splitlines() if line.strip())
 
-    def invoke(self, command: str, flags: Sequence[str], targets: Sequence[str], files: tuple[str, str],
-               log_flags: Callable[[str], list[str]], tmpdir: str | None = None, quiet: bool = False) -> Invocation:
+    def invoke(
+        self,
+        command: str,
+        flags: Sequence[str],
+        targets: Sequence[str],
+        files: tuple[str, str],
+        log_flags: Callable[[str], list[str]],
+        tmpdir: str | None = None,
+        quiet: bool = False,
+    ) -> Invocation:
         """Runs one `bazel COMMAND`, relaying its output, with its event file and execution log at
         `files` (two paths), TMPDIR set to `tmpdir` when given. `quiet`: Bazel's output is read for
         its process summary only, never relayed or logged, and a failure names no message (the
@@ -207,13 +237,22 @@ class Launcher:
                 failure, or its event file or execution log cannot be read.
         """
         bep, execution_log = files
-        cmd = self.command(command, "--symlink_prefix=/", f"--build_event_json_file={bep}", *log_flags(execution_log),
-                           *flags, "--", *targets)
+        cmd = self.command(
+            command,
+            "--symlink_prefix=/",
+            f"--build_event_json_file={bep}",
+            *log_flags(execution_log),
+            *flags,
+            "--",
+            *targets,
+        )
         BAZEL_OUTPUT.info(visible(f"{PREFIX} running " + " ".join(cmd)))
         summary, missing_mounts, returncode = self._relayed(cmd, tmpdir, quiet)
         if returncode not in _RESULT_EXITS:
-            raise GateError(f"`bazel {command} {' '.join(targets)}` exited {returncode}"
-                            + ("; its output is not shown (it ran the hidden samples)" if quiet else "; see Bazel's output above"))
+            raise GateError(
+                f"`bazel {command} {' '.join(targets)}` exited {returncode}"
+                + ("; its output is not shown (it ran the hidden samples)" if quiet else "; see Bazel's output above")
+            )
         status, xml, failure = _read_events(bep, failed=returncode == 1)
         if quiet and failure is not None:
             failure = BuildFailure(failure.setup, "", "")
@@ -241,7 +280,7 @@ class HostLauncher(Launcher):
 
     @property
     def boundary(self) -> str:
-        """"": nothing beyond Bazel's sandbox."""
+        """ "": nothing beyond Bazel's sandbox."""
         return ""
 
     def blockable(self, paths: Sequence[str]) -> list[str]:
@@ -300,8 +339,16 @@ class SealedLauncher(Launcher):
 
 
 @contextmanager
-def launched(repo: str, environ: Mapping[str, str], startup_flags: Sequence[str], root: SealedRoot | None, *,
-             exact_env: bool = False, one_server: bool = False, kept: KeptRoot | None = None) -> Iterator[Launcher]:
+def launched(
+    repo: str,
+    environ: Mapping[str, str],
+    startup_flags: Sequence[str],
+    root: SealedRoot | None,
+    *,
+    exact_env: bool = False,
+    one_server: bool = False,
+    kept: KeptRoot | None = None,
+) -> Iterator[Launcher]:
     """The launcher of one run in `repo`, its environment resolved once: `environ` as it is with
     `exact_env`, else without the variables `bazel run` set (`flags.clean_env`).
 
@@ -332,8 +379,9 @@ def launched(repo: str, environ: Mapping[str, str], startup_flags: Sequence[str]
 
 
 @contextmanager
-def session_launcher(root: SealedRoot, repo: str, env: Mapping[str, str],
-                     startup_flags: Sequence[str]) -> Iterator[SealedLauncher]:
+def session_launcher(
+    root: SealedRoot, repo: str, env: Mapping[str, str], startup_flags: Sequence[str]
+) -> Iterator[SealedLauncher]:
     """A launcher through a fresh session of `root` (root_session.py) in `repo`, with `env` as its
     whole environment; at the end `bazel shutdown`, and the session closes, ending the root.
 
@@ -386,8 +434,13 @@ def _read_events(bep: str, *, failed: bool) -> tuple[dict[str, str], dict[str, l
     except FileNotFoundError:
         if not failed:
             raise GateError("Bazel wrote no build event file; the gate cannot tell what ran") from None
-        return {}, {}, BuildFailure(True, "", "Bazel failed before the build started and wrote no build event file; "
-                                              "see its output")
+        return (
+            {},
+            {},
+            BuildFailure(
+                True, "", "Bazel failed before the build started and wrote no build event file; see its output"
+            ),
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise GateError(f"cannot read Bazel's build event file: {exc}") from None
 

@@ -89,8 +89,11 @@ def local_paths(tree: str, repo: str) -> list[LocalPath]:
             attribute = _PATH_ATTRIBUTE.search(match.group(2))
             if attribute is not None:
                 line = text.count("\n", 0, match.start(2) + attribute.start()) + 1
-                found.append(_resolve(f"{rel}:{line}", match.group(1), attribute.group(1) or attribute.group(2) or "",
-                                      tree, repo))
+                found.append(
+                    _resolve(
+                        f"{rel}:{line}", match.group(1), attribute.group(1) or attribute.group(2) or "", tree, repo
+                    )
+                )
     text = _strip_comments(_read(tree, ".bazelrc"))
     for number, line_text in enumerate(text.split("\n"), start=1):
         config = _RC_CONFIG.match(line_text)
@@ -105,13 +108,23 @@ def _resolve(source: str, rule: str, written: str, tree: str, repo: str) -> Loca
     """The LocalPath of `written`: `%workspace%` and a relative path resolved against `repo` (the
     host folder) and against `tree` (where the run looks)."""
     if written.startswith("%workspace%"):
-        written_rel = written[len("%workspace%"):].lstrip("/") or "."
-        return LocalPath(source, rule, written, os.path.realpath(os.path.join(repo, written_rel)),
-                         os.path.normpath(os.path.join(tree, written_rel)))
+        written_rel = written[len("%workspace%") :].lstrip("/") or "."
+        return LocalPath(
+            source,
+            rule,
+            written,
+            os.path.realpath(os.path.join(repo, written_rel)),
+            os.path.normpath(os.path.join(tree, written_rel)),
+        )
     if os.path.isabs(written):
         return LocalPath(source, rule, written, os.path.realpath(written), os.path.normpath(written))
-    return LocalPath(source, rule, written, os.path.realpath(os.path.join(repo, written)),
-                     os.path.normpath(os.path.join(tree, written)))
+    return LocalPath(
+        source,
+        rule,
+        written,
+        os.path.realpath(os.path.join(repo, written)),
+        os.path.normpath(os.path.join(tree, written)),
+    )
 
 
 def outside(paths: list[LocalPath], tree: str, configs: Sequence[str] | None = ()) -> list[LocalPath]:

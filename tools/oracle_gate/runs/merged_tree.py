@@ -122,6 +122,7 @@ def empty(folder: str) -> None:
     Raises:
         GateError: (exit 1) when an entry cannot be removed.
     """
+
     def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
         for path in (os.path.dirname(target), target):  # never through a link
             if not os.path.islink(path):

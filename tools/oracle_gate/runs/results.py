@@ -162,8 +162,12 @@ def read_result(data: bytes, source: str) -> FileResult:
         if not match:
             outcome = outcome_of(case)
             if outcome in (FAILED, ERROR):
-                found = Observed(outcome, source=source, message=f"testcase {case.get('name', '')!r} {outcome} and names "
-                                 "no invariant (a crash, time-out or failed attempt of the test target)")
+                found = Observed(
+                    outcome,
+                    source=source,
+                    message=f"testcase {case.get('name', '')!r} {outcome} and names "
+                    "no invariant (a crash, time-out or failed attempt of the test target)",
+                )
                 if _worse(found, unnamed):
                     unnamed = found
             continue
@@ -171,10 +175,16 @@ def read_result(data: bytes, source: str) -> FileResult:
         failure = next((c for c in case if _local(c.tag) in ("failure", "error")), None)
         outcome = outcome_of(case)
         failing = FailingSamples.from_text(props.get("failing_samples", "")) if outcome == FAILED else FailingSamples()
-        found = Observed(outcome, props.get("observation_sha256", ""),
-                         tuple(props.get("sample_sha256", "").split()), source,
-                         failure.get("message", "") if failure is not None else "", failing,
-                         parse_ran_text(props.get(RAN_PROPERTY)), _hidden_word(props.get("hidden", "")))
+        found = Observed(
+            outcome,
+            props.get("observation_sha256", ""),
+            tuple(props.get("sample_sha256", "").split()),
+            source,
+            failure.get("message", "") if failure is not None else "",
+            failing,
+            parse_ran_text(props.get(RAN_PROPERTY)),
+            _hidden_word(props.get("hidden", "")),
+        )
         if _worse(found, out.get(match.group(1))):
             out[match.group(1)] = found
     return FileResult(out, unnamed)
@@ -263,15 +273,22 @@ def _attempt_files(folder: str) -> list[str]:
         elif match and kind in _ATTEMPT_OUTPUTS and os.path.isdir(path) and not os.path.islink(path):
             continue  # The attempt's undeclared outputs: written by the test, never results.
         else:
-            raise GateError(f"holds {name!r}, which Bazel does not write there; the gate cannot tell which "
-                            f"attempt it belongs to", path=folder, fix=_RESTORE)
+            raise GateError(
+                f"holds {name!r}, which Bazel does not write there; the gate cannot tell which attempt it belongs to",
+                path=folder,
+                fix=_RESTORE,
+            )
     for number in sorted(logs - set(xml)):
-        raise GateError(f"attempt {number} has a log but no attempt_{number}.xml; its outcome is unknown",
-                        path=folder, fix=_RESTORE)
+        raise GateError(
+            f"attempt {number} has a log but no attempt_{number}.xml; its outcome is unknown", path=folder, fix=_RESTORE
+        )
     if sorted(xml) != list(range(1, len(xml) + 1)):
         lacking = min(set(range(1, max(xml) + 1)) - set(xml))
-        raise GateError(f"lacks attempt_{lacking}.xml although a later attempt is there; its outcome is unknown",
-                        path=folder, fix=_RESTORE)
+        raise GateError(
+            f"lacks attempt_{lacking}.xml although a later attempt is there; its outcome is unknown",
+            path=folder,
+            fix=_RESTORE,
+        )
     return [xml[n] for n in sorted(xml)]
 
 
@@ -287,9 +304,9 @@ def logged_results(given: str) -> list[str]:
             shard or run folders, or shard/run folders of different counts, or an incomplete set of
             them; a symbolic link; or no test.xml at all.
     """
+
     def unreadable(error: OSError) -> None:
-        raise GateError(f"cannot be read ({error.strerror}); its results would be missed",
-                        path=error.filename or given)
+        raise GateError(f"cannot be read ({error.strerror}); its results would be missed", path=error.filename or given)
 
     found: list[str] = []
     for folder, dirs, names in os.walk(given, onerror=unreadable):
@@ -311,8 +328,12 @@ def logged_results(given: str) -> list[str]:
                     raise GateError("is not a regular file", path=path)
                 found.append(path)
             elif name.lower().endswith(".xml"):
-                raise GateError("is not a file Bazel writes to a test-log directory (only test.xml and "
-                                "test_attempts/attempt_N.xml are results)", path=path, fix=_RESTORE)
+                raise GateError(
+                    "is not a file Bazel writes to a test-log directory (only test.xml and "
+                    "test_attempts/attempt_N.xml are results)",
+                    path=path,
+                    fix=_RESTORE,
+                )
         _check_shards_and_runs(folder, dirs, "test.xml" in names)
     if not found:
         raise GateError("holds no test.xml", path=given)
@@ -327,13 +348,18 @@ def _check_shards_and_runs(folder: str, dirs: Sequence[str], has_test_xml: bool)
     if not sets:
         return
     if has_test_xml:
-        raise GateError(f"holds both test.xml and {sorted(sets)[0]}/: results of different invocations "
-                        "(a sharded or repeated run beside an unsharded one)", path=folder, fix=_RESTORE)
+        raise GateError(
+            f"holds both test.xml and {sorted(sets)[0]}/: results of different invocations "
+            "(a sharded or repeated run beside an unsharded one)",
+            path=folder,
+            fix=_RESTORE,
+        )
     shapes = {(p[1], p[3], _shape(name)) for name, p in sets.items()}
     if len(shapes) > 1:
-        raise GateError(f"holds shard/run folders of different invocations: {', '.join(sorted(sets))}",
-                        path=folder, fix=_RESTORE)
-    (shards, runs, _), = shapes
+        raise GateError(
+            f"holds shard/run folders of different invocations: {', '.join(sorted(sets))}", path=folder, fix=_RESTORE
+        )
+    ((shards, runs, _),) = shapes
     for name in sorted(sets):
         if not os.path.isfile(os.path.join(folder, name, "test.xml")):
             raise GateError(f"{name}/ holds no test.xml; that shard or run has no outcome", path=folder, fix=_RESTORE)
@@ -341,9 +367,12 @@ def _check_shards_and_runs(folder: str, dirs: Sequence[str], has_test_xml: bool)
     lacking = sorted({(i, j) for i in range(1, shards + 1) for j in range(1, runs + 1)} - have)
     if lacking:
         name = next(n for n, p in sets.items())
-        raise GateError(f"lacks {len(lacking)} of the {shards * runs} shard/run folder(s) that {name}/ belongs to "
-                        f"(e.g. shard {lacking[0][0]}, run {lacking[0][1]}); their outcomes are unknown",
-                        path=folder, fix=_RESTORE)
+        raise GateError(
+            f"lacks {len(lacking)} of the {shards * runs} shard/run folder(s) that {name}/ belongs to "
+            f"(e.g. shard {lacking[0][0]}, run {lacking[0][1]}); their outcomes are unknown",
+            path=folder,
+            fix=_RESTORE,
+        )
 
 
 def _shape(name: str) -> str:
@@ -509,5 +538,7 @@ def differences(a: dict[str, Observed], b: dict[str, Observed]) -> list[Differen
         if lo != ro:
             out.append(Difference(ident, lo, ro, "outcomes differ"))
         elif left and right and left.digest and right.digest and left.digest != right.digest:
-            out.append(Difference(ident, lo, ro, f"observation digests differ, first at {first_differing_sample(left, right)}"))
+            out.append(
+                Difference(ident, lo, ro, f"observation digests differ, first at {first_differing_sample(left, right)}")
+            )
     return out

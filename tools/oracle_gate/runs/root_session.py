@@ -64,16 +64,22 @@ class RootSession:
         GateError: (exit 1) when bwrap cannot start.
     """
 
-    def __init__(self, root: SealedRoot, cwd: str, env: Mapping[str, str], outputs: str,
-                 ends: Ends | None = None) -> None:
+    def __init__(
+        self, root: SealedRoot, cwd: str, env: Mapping[str, str], outputs: str, ends: Ends | None = None
+    ) -> None:
         # A folder of the session's own: a fresh name each time, removed by `close`.
-        self.cwd, self.outputs, self._count, self._pending = cwd, tempfile.mkdtemp(prefix="session-", dir=outputs), 0, b""
+        self.cwd, self.outputs, self._count, self._pending = (
+            cwd,
+            tempfile.mkdtemp(prefix="session-", dir=outputs),
+            0,
+            b"",
+        )
         self._ends = ends or _started(root, cwd, env)
         # No process inside the root can guess it, so none can forge a command's exit code on the
         # shell's output (a kept root's pipe, say).
         self._tag = secrets.token_hex(8)
 
-    def __enter__(self) -> "RootSession":
+    def __enter__(self) -> RootSession:
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -81,8 +87,10 @@ class RootSession:
 
     def _send(self, argv: Sequence[str], env: Mapping[str, str], stdout: str, stderr: str) -> None:
         assigned = [f"{k}={v}" for k, v in sorted(env.items())]
-        line = (f"(cd {shlex.quote(self.cwd)} && exec env {shlex.join([*assigned, *argv])}) </dev/null "
-                f">{shlex.quote(stdout)} 2>{shlex.quote(stderr) if stderr != stdout else '&1'}")
+        line = (
+            f"(cd {shlex.quote(self.cwd)} && exec env {shlex.join([*assigned, *argv])}) </dev/null "
+            f">{shlex.quote(stdout)} 2>{shlex.quote(stderr) if stderr != stdout else '&1'}"
+        )
         # The command goes into a file the shell sources, so an argument may hold a line feed.
         script = stdout.rsplit(".", 1)[0] + ".sh"
         fd = os.open(script, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -206,8 +214,14 @@ def _started(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> Ends:
         GateError: (exit 1) when bwrap cannot start.
     """
     try:
-        proc = subprocess.Popen(root.wrap(["/bin/sh", "-c", LOOP], cwd), cwd=cwd, env=dict(env),
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            root.wrap(["/bin/sh", "-c", LOOP], cwd),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
     except OSError as exc:
         raise GateError(f"cannot start the sealed root: {exc.strerror}") from None
     assert proc.stdin is not None and proc.stdout is not None
@@ -231,9 +245,11 @@ def _started(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> Ends:
 
 def _taken(path: str) -> TakenError:
     """The error for a session file that is gone or is no longer a regular file of its own."""
-    return TakenError(f"the gate's session file {path} went missing or was replaced while the change's code ran: "
-                      "Bazel's server moved it out as an action's output (an output folder replaced by a symlink, "
-                      "docs/threat-model.md)")
+    return TakenError(
+        f"the gate's session file {path} went missing or was replaced while the change's code ran: "
+        "Bazel's server moved it out as an action's output (an output folder replaced by a symlink, "
+        "docs/threat-model.md)"
+    )
 
 
 def _opened(path: str):  # type: ignore[no-untyped-def]

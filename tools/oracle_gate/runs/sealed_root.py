@@ -34,8 +34,15 @@ from tools.oracle_gate.runs.local_paths import LocalPath
 # is recreated as a symlink, a directory is bound. `/usr` must exist.
 SYSTEM_ENTRIES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 # Variables whose local paths pip reads (pip's own names); each existing local path is bound read-only.
-PIP_PATH_VARIABLES = ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CERT", "PIP_CLIENT_CERT",
-                      "PIP_CONSTRAINT", "PIP_CONFIG_FILE")
+PIP_PATH_VARIABLES = (
+    "PIP_FIND_LINKS",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_CERT",
+    "PIP_CLIENT_CERT",
+    "PIP_CONSTRAINT",
+    "PIP_CONFIG_FILE",
+)
 # The same settings in pip's configuration files ([global] and [install] sections).
 PIP_PATH_KEYS = ("find-links", "index-url", "extra-index-url", "cert", "client-cert", "constraint")
 # pip's site-wide configuration files on Linux (pip's documentation, "Configuration"); the user's
@@ -101,7 +108,9 @@ class SealedRoot:
         """
         wrapped = [self.bwrap]
         for name, target in self.system:
-            wrapped += ["--symlink", target, f"/{name}"] if target is not None else ["--ro-bind", f"/{name}", f"/{name}"]
+            wrapped += (
+                ["--symlink", target, f"/{name}"] if target is not None else ["--ro-bind", f"/{name}", f"/{name}"]
+            )
         # /sys: Bazel 7's linux-sandbox binds it into every action's sandbox (read-only, kernel state
         # only). The cgroup namespace stays the host's: in a new one, /proc/self/cgroup no longer
         # matches the cgroup mounts under /sys, and the JVM of Bazel 4.2 fails to start.
@@ -112,11 +121,25 @@ class SealedRoot:
             wrapped += ["--ro-bind", path, path]
         for path in self.masked:
             wrapped += ["--tmpfs", path]
-        wrapped += ["--bind", self.folder, self.folder,
-                    *(arg for host, seen in self.mounts for arg in ("--ro-bind", host, seen)),
-                    "--chdir", cwd, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                    *(["--die-with-parent"] if die_with_parent else []), "--new-session",
-                    "--", "/bin/sh", "-c", _INIT, _INIT_NAME, *argv]
+        wrapped += [
+            "--bind",
+            self.folder,
+            self.folder,
+            *(arg for host, seen in self.mounts for arg in ("--ro-bind", host, seen)),
+            "--chdir",
+            cwd,
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            *(["--die-with-parent"] if die_with_parent else []),
+            "--new-session",
+            "--",
+            "/bin/sh",
+            "-c",
+            _INIT,
+            _INIT_NAME,
+            *argv,
+        ]
         return wrapped
 
     def description(self) -> str:
@@ -125,9 +148,11 @@ class SealedRoot:
         shown += [f"{host} (at {seen})" for host, seen in self.mounts]
         trees = "".join(f", the work tree {tree} read-only" for tree in self.trees)
         masked = f" (hiding {', '.join(self.masked)})" if self.masked else ""
-        return (f"{self.version} ({self.bwrap}): a root holding only the run's folder {self.folder} (tree or checkout, "
-                f"output root, home) read-write{trees}, {', '.join(shown)} read-only{masked}, a private /tmp and /dev, "
-                "and its own pid namespace and /proc")
+        return (
+            f"{self.version} ({self.bwrap}): a root holding only the run's folder {self.folder} (tree or checkout, "
+            f"output root, home) read-write{trees}, {', '.join(shown)} read-only{masked}, a private /tmp and /dev, "
+            "and its own pid namespace and /proc"
+        )
 
 
 def find_bwrap(environ: Mapping[str, str]) -> str:
@@ -138,8 +163,10 @@ def find_bwrap(environ: Mapping[str, str]) -> str:
     """
     path = shutil.which("bwrap", path=environ.get("PATH") or os.defpath)
     if path is None:
-        raise GateError("the clean run is sealed with bubblewrap, and `bwrap` is not on PATH; install bubblewrap "
-                        "(tools/setup.sh does)")
+        raise GateError(
+            "the clean run is sealed with bubblewrap, and `bwrap` is not on PATH; install bubblewrap "
+            "(tools/setup.sh does)"
+        )
     return os.path.realpath(path)
 
 
@@ -224,19 +251,24 @@ def refuse_inside(paths: Sequence[str], guarded: Sequence[str]) -> None:
     for path in paths:
         for guard in guarded:
             if inside(path, guard):
-                raise GateError(f"pip, remote or {READ_ONLY_VARIABLE} settings, or a local repository of the workspace, "
-                                f"name {path}, which lies in {guard}; the sealed clean run will not show it: point "
-                                "them at a folder outside the repository")
+                raise GateError(
+                    f"pip, remote or {READ_ONLY_VARIABLE} settings, or a local repository of the workspace, "
+                    f"name {path}, which lies in {guard}; the sealed clean run will not show it: point "
+                    "them at a folder outside the repository"
+                )
 
 
 def masks(shown: Sequence[str], guarded: Sequence[str], folder: str) -> tuple[str, ...]:
     """The guarded paths that a shown path holds (so they would be visible inside the root) and the
     run's folder does not, and that still exist: each gets an empty tmpfs over it."""
-    return tuple(dict.fromkeys(g for g in guarded if not inside(g, folder) and any(inside(g, s) for s in shown)
-                               and os.path.isdir(g)))
+    return tuple(
+        dict.fromkeys(
+            g for g in guarded if not inside(g, folder) and any(inside(g, s) for s in shown) and os.path.isdir(g)
+        )
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_version(bwrap: str) -> str:
     """What `bwrap --version` prints (e.g. "bubblewrap 0.8.0").
 
@@ -244,8 +276,9 @@ def bwrap_version(bwrap: str) -> str:
         GateError: (exit 1) when it fails.
     """
     try:
-        proc = subprocess.run([bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              check=False, timeout=30)
+        proc = subprocess.run(
+            [bwrap, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GateError(f"`{bwrap} --version` failed: {exc}") from None
     if proc.returncode != 0 or not proc.stdout.strip():
@@ -265,8 +298,10 @@ def local_shown(local: Sequence[LocalPath], system_dirs: Sequence[str]) -> tuple
     moved: list[tuple[str, str]] = []
     for path in local:
         if not os.path.exists(path.host):
-            raise GateError(f"{path.describe()}: {path.host} does not exist on this machine, so the clean run's sealed "
-                            f"root cannot show it; fix the path, or name the folder in {READ_ONLY_VARIABLE}")
+            raise GateError(
+                f"{path.describe()}: {path.host} does not exist on this machine, so the clean run's sealed "
+                f"root cannot show it; fix the path, or name the folder in {READ_ONLY_VARIABLE}"
+            )
         if any(inside(path.host, d) for d in system_dirs) and path.host == path.seen_at:
             continue
         if path.host == os.path.realpath(path.seen_at):
@@ -282,8 +317,13 @@ def _within(host: str, seen: str, outer_host: str, outer_seen: str) -> bool:
     return inside(host, outer_host) and os.path.join(outer_seen, os.path.relpath(host, outer_host)) == seen
 
 
-def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str],
-                local: Sequence[LocalPath] = (), trees: Sequence[str] = ()) -> SealedRoot:
+def sealed_root(
+    folder: str,
+    environ: Mapping[str, str],
+    guarded: Sequence[str],
+    local: Sequence[LocalPath] = (),
+    trees: Sequence[str] = (),
+) -> SealedRoot:
     """The seal of a clean run whose files all lie in `folder`, checked by running `true` in it.
 
     Args:
@@ -310,24 +350,44 @@ def sealed_root(folder: str, environ: Mapping[str, str], guarded: Sequence[str],
     system_dirs = [f"/{name}" for name, target in system if target is None]
     blockable = tuple(p for p in dict.fromkeys(tools) if not any(inside(p, d) for d in system_dirs))
     same, moved = local_shown(local, system_dirs)
-    read_only = tuple(dict.fromkeys([*blockable, *(p for p in [*named_paths(environ), *same]
-                                                   if not any(inside(p, d) for d in system_dirs))]))
+    read_only = tuple(
+        dict.fromkeys(
+            [*blockable, *(p for p in [*named_paths(environ), *same] if not any(inside(p, d) for d in system_dirs))]
+        )
+    )
     guarded = [os.path.realpath(g) for g in guarded]
     refuse_inside([*read_only, *(host for host, _ in moved)], guarded)
     real_folder = os.path.realpath(folder)
     for host, seen in moved:
         holds = [g for g in [*guarded, real_folder] if inside(g, host) or inside(real_folder, seen)]
         if holds:
-            raise GateError(f"a local repository of the workspace names {host}, which holds {holds[0]}; the sealed "
-                            "clean run will not show it: point it at a folder of its own")
+            raise GateError(
+                f"a local repository of the workspace names {host}, which holds {holds[0]}; the sealed "
+                "clean run will not show it: point it at a folder of its own"
+            )
     real_trees = tuple(os.path.realpath(t) for t in trees)
-    seal = SealedRoot(bwrap, bwrap_version(bwrap), real_folder, read_only, system,
-                      masks([*system_dirs, *read_only, *real_trees, *(host for host, _ in moved)], guarded, real_folder),
-                      blockable, tuple(moved), real_trees)
+    seal = SealedRoot(
+        bwrap,
+        bwrap_version(bwrap),
+        real_folder,
+        read_only,
+        system,
+        masks([*system_dirs, *read_only, *real_trees, *(host for host, _ in moved)], guarded, real_folder),
+        blockable,
+        tuple(moved),
+        real_trees,
+    )
     probe = seal.wrap(["true"], seal.folder)
     try:
-        proc = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
-                              timeout=60, env={"PATH": "/usr/bin:/bin"})
+        proc = subprocess.run(
+            probe,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            env={"PATH": "/usr/bin:/bin"},
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GateError(f"bubblewrap cannot make the clean run's sealed root: {exc}") from None
     if proc.returncode != 0:

@@ -41,8 +41,10 @@ from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, i
 
 _PREFIX = "workspace-"
 # The report's words for a workspace run the caller let run without the root (`--unsealed-workspace`).
-UNSEALED = ("UNSEALED (--unsealed-workspace): Bazel's server ran on the host, where it can reach every file of the "
-            "CI user (docs/threat-model.md)")
+UNSEALED = (
+    "UNSEALED (--unsealed-workspace): Bazel's server ran on the host, where it can reach every file of the "
+    "CI user (docs/threat-model.md)"
+)
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,15 @@ def workspace_folder(tree: str, environ: Mapping[str, str]) -> str:
 
 
 @contextmanager
-def workspace_seal(tree: str, repo: str, folder: str | None, environ: Mapping[str, str], guarded: Sequence[str],
-                   *, accept_unsealed: bool = False) -> Iterator[WorkspaceSeal]:
+def workspace_seal(
+    tree: str,
+    repo: str,
+    folder: str | None,
+    environ: Mapping[str, str],
+    guarded: Sequence[str],
+    *,
+    accept_unsealed: bool = False,
+) -> Iterator[WorkspaceSeal]:
     """Makes the sealed root of the workspace run of `tree` and yields it, holding the folder's lock.
 
     Args:
@@ -113,9 +122,11 @@ def workspace_seal(tree: str, repo: str, folder: str | None, environ: Mapping[st
     real_tree = os.path.realpath(tree)
     for top in blocks.SANDBOX_WRITABLE:  # sealed or not: the change's actions could write the tree
         if inside(real_tree, top):
-            raise UsageError(f"the tree {tree} lies under {top}, which Bazel's sandbox leaves writable to every "
-                             "action of the change (and which the sealed root replaces by a private folder); run "
-                             "the gate on a checkout elsewhere")
+            raise UsageError(
+                f"the tree {tree} lies under {top}, which Bazel's sandbox leaves writable to every "
+                "action of the change (and which the sealed root replaces by a private folder); run "
+                "the gate on a checkout elsewhere"
+            )
     if accept_unsealed:  # Bazel on the host, as the caller's own: no folder, no root
         yield WorkspaceSeal(None, dict(environ), (), os.path.join(own, "bazel"), UNSEALED)
         return
@@ -131,11 +142,17 @@ def workspace_seal(tree: str, repo: str, folder: str | None, environ: Mapping[st
         if extra:
             named[READ_ONLY_VARIABLE] = ":".join([*named.values(), *extra])
         try:
-            root = sealed_root(own, dict(env, **named), [g for g in guarded if not inside(os.path.realpath(g), own)],
-                               trees=[] if inside(real_tree, os.path.realpath(own)) else [real_tree])
+            root = sealed_root(
+                own,
+                dict(env, **named),
+                [g for g in guarded if not inside(os.path.realpath(g), own)],
+                trees=[] if inside(real_tree, os.path.realpath(own)) else [real_tree],
+            )
         except GateError as exc:
             if "bubblewrap cannot make" in str(exc) or "`bwrap` is not on PATH" in str(exc):
-                raise GateError(f"the workspace run is sealed like the clean run, and {exc}; on a host without user "
-                                "namespaces pass --unsealed-workspace to run it on the host (docs/threat-model.md)") from None
+                raise GateError(
+                    f"the workspace run is sealed like the clean run, and {exc}; on a host without user "
+                    "namespaces pass --unsealed-workspace to run it on the host (docs/threat-model.md)"
+                ) from None
             raise
         yield WorkspaceSeal(root, env, startup, os.path.join(own, "bazel"), kept=KeptRoot(own))

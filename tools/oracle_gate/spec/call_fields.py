@@ -47,7 +47,7 @@ def callable_value_problem(name: str, entry: str) -> str | None:
     top = match.group(1).split(".", 1)[0]
     own = entry.partition(":")[0].split(".", 1)[0]
     if top != "builtins" and top not in sys.stdlib_module_names and top != own:
-        return (f"{name!r} is outside builtins, the standard library and the entry's package {own!r}")
+        return f"{name!r} is outside builtins, the standard library and the entry's package {own!r}"
     return None
 
 
@@ -79,8 +79,7 @@ def is_method(name: str) -> bool:
     return "." in name.partition(":")[2]
 
 
-def check_receiver(row: dict[str, object], kind: Kind | None, allowed_packages: Sequence[str] | None,
-                   bad: Bad) -> None:
+def check_receiver(row: dict[str, object], kind: Kind | None, allowed_packages: Sequence[str] | None, bad: Bad) -> None:
     """`receiver` builds the object a method entry is called on; the entry must be `Class.method`.
     `kind` is the row's Kind, None for an unknown kind."""
     if "receiver" not in row:
@@ -117,8 +116,13 @@ def check_args_names(row: dict[str, object], kind: Kind | None, bad: Bad) -> tup
     return tuple(names)
 
 
-def check_build(row: dict[str, object], kind: Kind | None, args_names: tuple[str, ...] | None,
-                allowed_packages: Sequence[str] | None, bad: Bad) -> None:
+def check_build(
+    row: dict[str, object],
+    kind: Kind | None,
+    args_names: tuple[str, ...] | None,
+    allowed_packages: Sequence[str] | None,
+    bad: Bad,
+) -> None:
     """`build = { name = "pkg.mod:Class.parse" }`: the argument `name` is built from its JSON value."""
     if "build" not in row:
         return
@@ -127,15 +131,18 @@ def check_build(row: dict[str, object], kind: Kind | None, args_names: tuple[str
         bad("build", f"is not allowed for kind {kind.name!r}")
         return
     if type(table) is not dict or not table:
-        bad("build", "must be a non-empty table of argument name = \"package.module:callable\"")
+        bad("build", 'must be a non-empty table of argument name = "package.module:callable"')
         return
     for name, value in table.items():
         where = f"build.{name}"
         if not ARG_PATTERN.fullmatch(name) or name in RESERVED_FIELDS:
             bad(where, f"{name!r} is not a usable argument name")
         elif kind is not None and kind.positional and (args_names is None or name not in args_names):
-            bad(where, f"names {name!r}, which is not in args_names; kind {kind.name!r} builds positional arguments "
-                       "named by args_names")
+            bad(
+                where,
+                f"names {name!r}, which is not in args_names; kind {kind.name!r} builds positional arguments "
+                "named by args_names",
+            )
         if value not in CONTAINER_BUILDS:
             check_callable(value, where, allowed_packages, bad)
 
@@ -149,18 +156,25 @@ def check_project(row: dict[str, object], kind: Kind | None, bad: Bad) -> None:
         bad("project", f"is not allowed for kind {kind.name!r}")
     elif type(value) is str:
         if value not in PROJECTIONS:
-            bad("project", f"unknown projection {value!r}; projections are {', '.join(PROJECTIONS)}, "
-                           "{ attrs = [...] } and { call = \"method\" }")
+            bad(
+                "project",
+                f"unknown projection {value!r}; projections are {', '.join(PROJECTIONS)}, "
+                '{ attrs = [...] } and { call = "method" }',
+            )
     elif type(value) is dict and set(value) == {"attrs"}:
         attrs = value["attrs"]
-        if (type(attrs) is not list or not attrs or not all(type(a) is str and ARG_PATTERN.fullmatch(a) for a in attrs)
-                or len(set(attrs)) != len(attrs)):
+        if (
+            type(attrs) is not list
+            or not attrs
+            or not all(type(a) is str and ARG_PATTERN.fullmatch(a) for a in attrs)
+            or len(set(attrs)) != len(attrs)
+        ):
             bad("project.attrs", "must be a non-empty array of distinct attribute names")
     elif type(value) is dict and set(value) == {"call"}:
         if type(value["call"]) is not str or not ARG_PATTERN.fullmatch(value["call"]):
             bad("project.call", "must be the name of a method that takes no arguments")
     else:
-        bad("project", f"must be one of {', '.join(PROJECTIONS)}, {{ attrs = [...] }} or {{ call = \"method\" }}")
+        bad("project", f'must be one of {", ".join(PROJECTIONS)}, {{ attrs = [...] }} or {{ call = "method" }}')
 
 
 def check_pattern(row: dict[str, object], bad: Bad) -> None:
@@ -182,8 +196,11 @@ def check_reference(row: dict[str, object], bad: Bad) -> None:
     if "reference" in row:
         value = row["reference"]
         if type(value) is not str or not REFERENCE_PATTERN.fullmatch(value):
-            bad("reference", f"{value!r} is not a function of a package under oracles/reference/ "
-                             "(oracles.reference.module:function)")
+            bad(
+                "reference",
+                f"{value!r} is not a function of a package under oracles/reference/ "
+                "(oracles.reference.module:function)",
+            )
 
 
 def check_relation(row: dict[str, object], allowed_packages: Sequence[str] | None, bad: Bad) -> None:
@@ -191,8 +208,9 @@ def check_relation(row: dict[str, object], allowed_packages: Sequence[str] | Non
     own rule on them is its `Kind.check`)."""
     if "inverse" in row:
         check_callable(row["inverse"], "inverse", allowed_packages, bad)
-    if "over" in row and (type(row["over"]) is not str or not ARG_PATTERN.fullmatch(row["over"])
-                          or row["over"] in RESERVED_FIELDS):
+    if "over" in row and (
+        type(row["over"]) is not str or not ARG_PATTERN.fullmatch(row["over"]) or row["over"] in RESERVED_FIELDS
+    ):
         bad("over", "must be the name of a keyword argument")
     if "direction" in row and row["direction"] not in DIRECTIONS:
         bad("direction", f"must be one of {', '.join(DIRECTIONS)}, got {row['direction']!r}")

@@ -173,16 +173,24 @@ def _decode_problem(data: bytes, start: int, language: Language, place: Place) -
     character before that byte, else the byte itself (`_not_utf8`)."""
     head = data[:start].decode("utf-8")
     line, column = _position(head, len(head), place)
-    return (_control_problem(head, language, place)
-            or _not_utf8(data[start:start + 3], place.offset + start, line, column))
+    return _control_problem(head, language, place) or _not_utf8(
+        data[start : start + 3], place.offset + start, line, column
+    )
 
 
 # Characters an editor shows as a space or nothing, which TOML takes for neither whitespace nor a
 # line break outside strings: named when the parser has refused the file.
 _INVISIBLE = {
-    0x00A0: "no-break space", 0x00AD: "soft hyphen", 0x200B: "zero-width space", 0x200C: "zero-width non-joiner",
-    0x200D: "zero-width joiner", 0x2028: "line separator", 0x2029: "paragraph separator",
-    0x202F: "narrow no-break space", 0x2060: "word joiner", 0x3000: "ideographic space",
+    0x00A0: "no-break space",
+    0x00AD: "soft hyphen",
+    0x200B: "zero-width space",
+    0x200C: "zero-width non-joiner",
+    0x200D: "zero-width joiner",
+    0x2028: "line separator",
+    0x2029: "paragraph separator",
+    0x202F: "narrow no-break space",
+    0x2060: "word joiner",
+    0x3000: "ideographic space",
     0xFEFF: "zero-width no-break space (a byte order mark inside the file)",
 }
 
@@ -195,8 +203,10 @@ def invisible_hint(text: str) -> str | None:
         name = _INVISIBLE.get(ord(char))
         if name:
             line, column = _position(text, index)
-            return (f"line {line}, column {column} holds U+{ord(char):04X} ({name}), which looks like a space or "
-                    "nothing but is not whitespace to TOML; retype it")
+            return (
+                f"line {line}, column {column} holds U+{ord(char):04X} ({name}), which looks like a space or "
+                "nothing but is not whitespace to TOML; retype it"
+            )
     return None
 
 
@@ -204,8 +214,10 @@ def _bom_message(mark: bytes, name: str) -> str:
     shown = mark.hex(" ").upper()
     if name == "UTF-8":
         return f"starts with a UTF-8 byte order mark ({shown}); save the file as UTF-8 without BOM"
-    return (f"starts with a {name} byte order mark ({shown}): the file is saved as {name}, not UTF-8; "
-            "save it as UTF-8 without BOM")
+    return (
+        f"starts with a {name} byte order mark ({shown}): the file is saved as {name}, not UTF-8; "
+        "save it as UTF-8 without BOM"
+    )
 
 
 def _mostly_zero(units: bytes) -> bool:
@@ -219,12 +231,13 @@ def _wide_encoding(head: bytes) -> str | None:
         return None
     for name, width, zero_offsets, char_offset in _WIDE:
         head_units = head[: len(head) - len(head) % width]
-        if (head_units
-                and all(_mostly_zero(head_units[i::width]) for i in zero_offsets)
-                and not _mostly_zero(head_units[char_offset::width])):
+        if (
+            head_units
+            and all(_mostly_zero(head_units[i::width]) for i in zero_offsets)
+            and not _mostly_zero(head_units[char_offset::width])
+        ):
             pattern = "every other byte is" if width == 2 else "three of every four bytes are"
-            return (f"looks like {name} without a byte order mark ({pattern} 00), not UTF-8; "
-                    "save the file as UTF-8")
+            return f"looks like {name} without a byte order mark ({pattern} 00), not UTF-8; save the file as UTF-8"
     return None
 
 
@@ -247,16 +260,22 @@ def _control_problem(text: str, language: Language, place: Place) -> str | None:
     where = f"at line {line}, column {column}"
     if char == "\x00":
         offset = place.offset + len(text[:index].encode("utf-8"))
-        return (f"has a NUL byte (U+0000) {where} (byte offset {offset}), which {language} does not allow; "
-                "delete it (a file with many NULs was saved as UTF-16 or is not text)")
+        return (
+            f"has a NUL byte (U+0000) {where} (byte offset {offset}), which {language} does not allow; "
+            "delete it (a file with many NULs was saved as UTF-16 or is not text)"
+        )
     if char == "\r":
-        return (f"has a carriage return (U+000D) not followed by a line feed {where}, which TOML does "
-                "not allow; save the file with LF (or CRLF) line endings")
+        return (
+            f"has a carriage return (U+000D) not followed by a line feed {where}, which TOML does "
+            "not allow; save the file with LF (or CRLF) line endings"
+        )
     code = ord(char)
     name = _CONTROL_NAMES.get(code)
     shown = f"U+{code:04X}" + (f" ({name})" if name else "")
-    return (f"has the control character {shown} {where}, which {language} does not allow; delete it, "
-            f"or write it as \\u{code:04x} inside a string")
+    return (
+        f"has the control character {shown} {where}, which {language} does not allow; delete it, "
+        f"or write it as \\u{code:04x} inside a string"
+    )
 
 
 def _not_utf8(tail: bytes, start: int, line: int, column: int) -> str:
@@ -266,14 +285,18 @@ def _not_utf8(tail: bytes, start: int, line: int, column: int) -> str:
     byte = tail[0]
     if len(tail) == 3 and tail[0] == 0xED and 0xA0 <= tail[1] <= 0xBF and 0x80 <= tail[2] <= 0xBF:
         surrogate = 0xD000 | (tail[1] & 0x3F) << 6 | (tail[2] & 0x3F)
-        return (f"is not UTF-8: bytes {tail.hex(' ').upper()} {where} encode the lone surrogate "
-                f"U+{surrogate:04X}, which UTF-8 does not allow; save the file as UTF-8")
+        return (
+            f"is not UTF-8: bytes {tail.hex(' ').upper()} {where} encode the lone surrogate "
+            f"U+{surrogate:04X}, which UTF-8 does not allow; save the file as UTF-8"
+        )
     try:
         latin = bytes([byte]).decode("cp1252")
     except UnicodeDecodeError:
         latin = ""
     if latin:
         shown = repr(latin) if latin.isprintable() else f"U+{ord(latin):04X}"
-        return (f"is not UTF-8: byte 0x{byte:02X} {where} is {shown} in Latin-1/Windows-1252, so the "
-                "file was probably saved in that encoding; save it as UTF-8")
+        return (
+            f"is not UTF-8: byte 0x{byte:02X} {where} is {shown} in Latin-1/Windows-1252, so the "
+            "file was probably saved in that encoding; save it as UTF-8"
+        )
     return f"is not UTF-8: byte 0x{byte:02X} {where} cannot occur there in UTF-8; save the file as UTF-8"

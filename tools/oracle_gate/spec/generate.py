@@ -332,8 +332,11 @@ class _Checker:
         table: dict[str, object] = spec
         for key in table:
             if key not in GENERATOR_KINDS and key not in _ALL_MODIFIERS:
-                self.bad(_join(field, key), f"unknown key {key!r}; a generator has exactly one of {kinds_text}, "
-                                            "and len with list, set and string")
+                self.bad(
+                    _join(field, key),
+                    f"unknown key {key!r}; a generator has exactly one of {kinds_text}, "
+                    "and len with list, set and string",
+                )
         kinds = [key for key in table if key in GENERATOR_KINDS]
         if len(kinds) > 1:
             self.bad(field, f"has {len(kinds)} generator kinds ({', '.join(kinds)}); give exactly one")
@@ -357,8 +360,13 @@ class _Checker:
         value = table[kind]
         lengths: tuple[int, int] | None = None
         if "len" in table and "len" in _MODIFIERS[kind]:
-            lengths = self.int_pair(table["len"], _join(field, "len"), 0, MAX_LEN,
-                                    f"[min, max], two integers with 0 <= min <= max <= {MAX_LEN}")
+            lengths = self.int_pair(
+                table["len"],
+                _join(field, "len"),
+                0,
+                MAX_LEN,
+                f"[min, max], two integers with 0 <= min <= max <= {MAX_LEN}",
+            )
         if kind == "int":
             pair = self.int_pair(value, at, INT64_MIN, INT64_MAX, "[lo, hi], two signed 64-bit integers with lo <= hi")
             return IntGen(*pair) if pair else None
@@ -384,8 +392,11 @@ class _Checker:
         if kind == "tuple":
             return self._tuple(value, at, depth)
         if top and type(value) is dict and list(value) == [CALLABLE_KEY]:
-            self.bad(at, f"an object whose one key is {CALLABLE_KEY} would be read as a callable argument; "
-                         "give callables as values of a choice")
+            self.bad(
+                at,
+                f"an object whose one key is {CALLABLE_KEY} would be read as a callable argument; "
+                "give callables as values of a choice",
+            )
             return None
         return self._object(value, at, depth)
 
@@ -408,8 +419,9 @@ class _Checker:
                 problem = callable_value_problem(name, self.entry)
                 problem = problem and f"callable {problem}"
             elif name is not None:
-                problem = ("a callable is given only as a sample field's own value (a choice of the field, or of "
-                           "its optional)")
+                problem = (
+                    "a callable is given only as a sample field's own value (a choice of the field, or of its optional)"
+                )
             if problem:
                 self.bad(at, f"element {index}: {problem}")
                 return None
@@ -429,8 +441,16 @@ class _Checker:
 
 
 def parse_generate(
-    value: object, kind: str, args: Sequence[str] | None, *, path: str, row: str,
-    positional: Sequence[str] | None = None, receiver: bool = False, over: object = None, entry: str = "",
+    value: object,
+    kind: str,
+    args: Sequence[str] | None,
+    *,
+    path: str,
+    row: str,
+    positional: Sequence[str] | None = None,
+    receiver: bool = False,
+    over: object = None,
+    entry: str = "",
 ) -> tuple[GenerateSpec | None, list[OracleError]]:
     """Validates the `generate` value of one row.
 
@@ -519,12 +539,15 @@ def _check_draws(check: _Checker, count: int, gens: Sequence[Gen]) -> None:
     """A row's drawing is bounded: `count` times the draws of one sample at most MAX_DRAWS."""
     most = count * sum(draws(gen) for gen in gens)
     if most > MAX_DRAWS:
-        check.bad("generate", f"may draw {most:,} values ({count} samples times the most one sample needs), more "
-                              f"than {MAX_DRAWS:,}; lower count or the len ranges")
+        check.bad(
+            "generate",
+            f"may draw {most:,} values ({count} samples times the most one sample needs), more "
+            f"than {MAX_DRAWS:,}; lower count or the len ranges",
+        )
 
 
 def _callables(gen: Gen) -> str:
-    """"all" when `gen` draws only callables (a choice of callables), "some" when it may draw one
+    """ "all" when `gen` draws only callables (a choice of callables), "some" when it may draw one
     and may draw a plain value (a mixed choice, an optional of callables), else "none"."""
     if isinstance(gen, OptionalGen):
         return "some" if _callables(gen.item) != "none" else "none"
@@ -540,12 +563,18 @@ def _check_round_trip(check: _Checker, fields: list[tuple[str, Gen]]) -> None:
     kinds = {name: _callables(gen) for name, gen in fields}
     for name, found in kinds.items():
         if found == "some":
-            check.bad(_join("generate", name), "may draw a callable or a plain value; a round_trip row's fields "
-                                               "draw either callables only or the one value x")
+            check.bad(
+                _join("generate", name),
+                "may draw a callable or a plain value; a round_trip row's fields "
+                "draw either callables only or the one value x",
+            )
     plain = [name for name, found in kinds.items() if found == "none"]
     if not any(found == "some" for found in kinds.values()) and len(plain) != 1:
-        check.bad("generate", f"has {len(plain)} field(s) that are not callables ({', '.join(plain) or 'none'}); a "
-                              "round_trip row generates exactly one value x, besides callables and receiver")
+        check.bad(
+            "generate",
+            f"has {len(plain)} field(s) that are not callables ({', '.join(plain) or 'none'}); a "
+            "round_trip row generates exactly one value x, besides callables and receiver",
+        )
 
 
 def _check_over(check: _Checker, fields: dict[str, Gen | None], over: str) -> None:
@@ -553,12 +582,16 @@ def _check_over(check: _Checker, fields: dict[str, Gen | None], over: str) -> No
     if over not in fields:
         check.bad("generate", f"has no generator for {over!r}, the row's over")
     elif fields[over] is not None and not (isinstance(fields[over], ListGen) and fields[over].min_len >= 2):  # type: ignore[union-attr]
-        check.bad(_join("generate", over), "must be a list generator of at least two items (len = [2, ...]): "
-                                           "the values the entry is called with, in order")
+        check.bad(
+            _join("generate", over),
+            "must be a list generator of at least two items (len = [2, ...]): "
+            "the values the entry is called with, in order",
+        )
 
 
-def _idempotent_fields(check: _Checker, table: dict[str, object], names: list[str],
-                       args: Sequence[str] | None) -> list[str]:
+def _idempotent_fields(
+    check: _Checker, table: dict[str, object], names: list[str], args: Sequence[str] | None
+) -> list[str]:
     """The field order of an idempotent row (`state`, then `args`), reporting missing and extra fields."""
     if args is None:
         return names
@@ -567,12 +600,16 @@ def _idempotent_fields(check: _Checker, table: dict[str, object], names: list[st
         check.bad("generate", "cannot generate the argument 'count': count is the number of samples")
     missing = [name for name in wanted if name not in table]
     if missing:
-        check.bad("generate", f"has no generator for {', '.join(missing)}; "
-                              "an idempotent row generates state and every name in args")
+        check.bad(
+            "generate",
+            f"has no generator for {', '.join(missing)}; an idempotent row generates state and every name in args",
+        )
     for name in names:
         if name not in wanted:
-            check.bad(_join("generate", name), "is neither state nor a name in args; "
-                                               "an idempotent row generates exactly those")
+            check.bad(
+                _join("generate", name),
+                "is neither state nor a name in args; an idempotent row generates exactly those",
+            )
     return [name for name in wanted if name in names]
 
 
@@ -583,8 +620,11 @@ def _exact_fields(check: _Checker, names: list[str], positional: Sequence[str] |
     wanted = [*positional, *(["receiver"] if receiver else [])]
     missing = [name for name in wanted if name not in names]
     if missing:
-        check.bad("generate", f"has no generator for {', '.join(missing)}; the row generates exactly its "
-                              "args_names" + (" and receiver" if receiver else ""))
+        check.bad(
+            "generate",
+            f"has no generator for {', '.join(missing)}; the row generates exactly its "
+            "args_names" + (" and receiver" if receiver else ""),
+        )
     for name in names:
         if name not in wanted:
             check.bad(_join("generate", name), "is not a name in args_names" + (" nor receiver" if receiver else ""))
@@ -684,8 +724,10 @@ def draw(invariant: Drawable, salt: str, limit: int | None = None) -> list[dict[
     count = spec.count if limit is None else max(0, min(limit, spec.count))
     samples = [{name: _draw_one(gen, rng) for name, gen in spec.fields} for _ in range(count)]
     if spec.packed:
-        return [{"args": [s[name] for name in spec.packed], **({"receiver": s["receiver"]} if "receiver" in s else {})}
-                for s in samples]
+        return [
+            {"args": [s[name] for name in spec.packed], **({"receiver": s["receiver"]} if "receiver" in s else {})}
+            for s in samples
+        ]
     return samples
 
 
@@ -724,7 +766,7 @@ def gen_from_json(value: Any, depth: int = 1) -> Gen:
     if type(value) is not dict or depth > MAX_DEPTH:
         raise ValueError("not a generator")
     pair = value.get("len")
-    low, high = (pair if type(pair) is list and len(pair) == 2 and all(type(n) is int for n in pair) else (0, -1))
+    low, high = pair if type(pair) is list and len(pair) == 2 and all(type(n) is int for n in pair) else (0, -1)
     if set(value) == {"int"} and _pair_of(value["int"], int):
         return IntGen(*value["int"])
     if set(value) == {"float"} and _pair_of(value["float"], float):

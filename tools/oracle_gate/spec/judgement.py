@@ -44,13 +44,14 @@ REPLAYABLE_SALT = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 def canonical(value: Any) -> bytes:
     """Canonical JSON of a plain value: sorted keys, no spaces, UTF-8, no NaN (the digest input)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
-        "utf-8", "surrogatepass")
+        "utf-8", "surrogatepass"
+    )
 
 
 def cut(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
     """`text` when it has at most `limit` characters (limit >= 1), else its first `limit - 1`
     characters and `…`. Raises nothing."""
-    return text if len(text) <= limit else text[:max(0, limit - 1)] + ELLIPSIS
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + ELLIPSIS
 
 
 def compact(value: Any) -> str:
@@ -128,8 +129,15 @@ class FailingSample:
     def to_json(self) -> dict[str, Any]:
         """The JSON object of `--format json` and of the judge's `failing_samples` property: index,
         generated, salt, inputs, result, expected, message."""
-        return {"index": self.index, "generated": self.generated, "salt": self.salt, "inputs": self.inputs,
-                "result": self.result, "expected": self.expected, "message": self.message}
+        return {
+            "index": self.index,
+            "generated": self.generated,
+            "salt": self.salt,
+            "inputs": self.inputs,
+            "result": self.result,
+            "expected": self.expected,
+            "message": self.message,
+        }
 
     @classmethod
     def from_json(cls, value: Any) -> FailingSample | None:
@@ -142,8 +150,15 @@ class FailingSample:
             return None
         if any(type(value[name]) is not str for name in texts):
             return None
-        return cls(value["index"], value["generated"], cut(value["salt"], 64), cut(value["inputs"]),
-                   cut(value["result"]), cut(value["expected"]), cut(value["message"], MAX_MESSAGE_CHARS))
+        return cls(
+            value["index"],
+            value["generated"],
+            cut(value["salt"], 64),
+            cut(value["inputs"]),
+            cut(value["result"]),
+            cut(value["expected"]),
+            cut(value["message"], MAX_MESSAGE_CHARS),
+        )
 
 
 @dataclass(frozen=True)
@@ -254,7 +269,7 @@ def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: Row
     expected value when the judge has them."""
     if type(observed) is not dict or len(observed) != 1:
         return verdicts.Verdict(False, "malformed observation: expected one of value, raised, unplain")
-    (key, value), = observed.items()
+    ((key, value),) = observed.items()
     if key == "raised":
         return verdicts.Verdict(False, f"raised {value}" if type(value) is str else "raised (malformed message)")
     if key == "unplain":
@@ -275,8 +290,9 @@ def _expected(expect: Mapping[str, Any], index: int, data: RowData) -> Any:
     return table[index] if type(table) in (list, tuple) and index < len(table) else kinds.MISSING
 
 
-def row_data(expect: Mapping[str, Any], reference: Sequence[Any] | None, generated: Sequence[Any] | None,
-             salt: str) -> RowData | str:
+def row_data(
+    expect: Mapping[str, Any], reference: Sequence[Any] | None, generated: Sequence[Any] | None, salt: str
+) -> RowData | str:
     """The RowData of one row, or why the judge cannot judge it (a reason for the whole row).
 
     Args:
@@ -303,8 +319,13 @@ def row_data(expect: Mapping[str, Any], reference: Sequence[Any] | None, generat
     return RowData(data_expected, inputs)
 
 
-def judge_row(expect: Mapping[str, Any], observation: Mapping[str, Any] | None, salt: str,
-              reference: Sequence[Any] | None = None, generated: Sequence[Any] | None = None) -> Judgement:
+def judge_row(
+    expect: Mapping[str, Any],
+    observation: Mapping[str, Any] | None,
+    salt: str,
+    reference: Sequence[Any] | None = None,
+    generated: Sequence[Any] | None = None,
+) -> Judgement:
     """Judges one invariant from its expectations and the caller action's entry for it.
 
     Args:
@@ -336,15 +357,20 @@ def judge_row(expect: Mapping[str, Any], observation: Mapping[str, Any] | None, 
         return _row_failure(ident, "malformed reply: expected exactly id and results")
     if len(results) != expected_count:
         return _row_failure(ident, f"malformed reply: {len(results)} result(s) for {expected_count} sample(s)", results)
-    out = Judgement(ident, True, digest=hashlib.sha256(canonical(results)).hexdigest(),
-                    sample_digests=[hashlib.sha256(canonical(r)).hexdigest()[:SAMPLE_DIGEST_HEX] for r in results],
-                    ran=ran_record(reply["ran"]) if "ran" in reply else None)
+    out = Judgement(
+        ident,
+        True,
+        digest=hashlib.sha256(canonical(results)).hexdigest(),
+        sample_digests=[hashlib.sha256(canonical(r)).hexdigest()[:SAMPLE_DIGEST_HEX] for r in results],
+        ran=ran_record(reply["ran"]) if "ran" in reply else None,
+    )
     _judge_samples(out, expect, results, salt, data)  # type: ignore[arg-type]
     return out
 
 
-def _judge_samples(out: Judgement, expect: Mapping[str, Any], results: Sequence[Any], salt: str,
-                   data: RowData = RowData()) -> None:
+def _judge_samples(
+    out: Judgement, expect: Mapping[str, Any], results: Sequence[Any], salt: str, data: RowData = RowData()
+) -> None:
     """Judges every sample into `out`: its reasons, and the first MAX_SHOWN failing samples described."""
     blob = expect["blob_samples"]
     picked: list[tuple[int, Any, str]] = []
@@ -356,7 +382,9 @@ def _judge_samples(out: Judgement, expect: Mapping[str, Any], results: Sequence[
         out.ok = False
         out.failed.append(index)
         is_generated = index >= blob
-        out.reasons.append(f"{sample_label(index - blob if is_generated else index, is_generated, salt)}: {verdict.reason}")
+        out.reasons.append(
+            f"{sample_label(index - blob if is_generated else index, is_generated, salt)}: {verdict.reason}"
+        )
         count, generated = count + 1, generated or is_generated
         if len(picked) < MAX_SHOWN:
             picked.append((index, observed, verdict.reason))
@@ -364,8 +392,9 @@ def _judge_samples(out: Judgement, expect: Mapping[str, Any], results: Sequence[
         out.failing = FailingSamples(tuple(describe(expect, picked, salt, data)), count, salt if generated else "")
 
 
-def describe(expect: Mapping[str, Any], picked: Sequence[tuple[int, Any, str]], salt: str,
-             data: RowData = RowData()) -> list[FailingSample]:
+def describe(
+    expect: Mapping[str, Any], picked: Sequence[tuple[int, Any, str]], salt: str, data: RowData = RowData()
+) -> list[FailingSample]:
     """The failing samples of one row as reports show them.
 
     Args:
@@ -391,8 +420,17 @@ def describe(expect: Mapping[str, Any], picked: Sequence[tuple[int, Any, str]], 
         source = drawn if generated else recorded if type(recorded) is list else []
         inputs = cut(compact(source[where])) if where < len(source) else ""
         result, expected = _result_and_expected(expect, index, observed, data)
-        out.append(FailingSample(where, generated, salt if generated else "", inputs, cut(result), cut(expected),
-                                 cut(reason, MAX_MESSAGE_CHARS)))
+        out.append(
+            FailingSample(
+                where,
+                generated,
+                salt if generated else "",
+                inputs,
+                cut(result),
+                cut(expected),
+                cut(reason, MAX_MESSAGE_CHARS),
+            )
+        )
     return out
 
 
@@ -412,26 +450,33 @@ def _drawn_inputs(expect: Mapping[str, Any], salt: str, limit: int) -> list[Any]
     # judge is a fresh process whose start-up they would lengthen (docs/performance.md).
     from tools.oracle_gate.spec.generate import draw, spec_from_json
     from tools.oracle_gate.spec.views import caller_inputs
+
     try:
         spec = spec_from_json(expect["generate"])
         seed = expect.get("seed", 0)
         samples = draw(_Row(expect["id"], seed if type(seed) is int else 0, spec), salt, limit)
         args = expect.get("args", [])
         over = expect.get("over")
-        return caller_inputs(expect["kind"], args if type(args) is list else [], samples,
-                             bool(expect.get("receiver")), over if type(over) is str else None)
+        return caller_inputs(
+            expect["kind"],
+            args if type(args) is list else [],
+            samples,
+            bool(expect.get("receiver")),
+            over if type(over) is str else None,
+        )
     except (KeyError, TypeError, ValueError):
         return []
 
 
-def _result_and_expected(expect: Mapping[str, Any], index: int, observed: Any,
-                         data: RowData = RowData()) -> tuple[str, str]:
+def _result_and_expected(
+    expect: Mapping[str, Any], index: int, observed: Any, data: RowData = RowData()
+) -> tuple[str, str]:
     """(result, expected) of one failing sample as FailingSample holds them, not cut yet."""
     kind = kinds.kind_of(expect["kind"])
     expected = _expected_shown(expect, kind, _expected(expect, index, data))
     if type(observed) is not dict or len(observed) != 1:
         return "a malformed observation", expected
-    (key, value), = observed.items()
+    ((key, value),) = observed.items()
     if key == "raised":
         return (f"raised {value}" if type(value) is str else "raised (malformed message)"), expected
     if key == "unplain":  # shown after "result": the caller's "result is a ..." reads once
@@ -452,9 +497,12 @@ def _expected_shown(expect: Mapping[str, Any], kind: kinds.Kind | None, expected
     if kind is None:
         return ""
     return kind.shows(expect).format(
-        expected=compact(expected) if expected is not kinds.MISSING else "", min=compact(expect.get("min")),
-        max=compact(expect.get("max")), pattern=compact(expect.get("pattern")),
-        direction=str(expect.get("direction", "")).replace("_", "-"))
+        expected=compact(expected) if expected is not kinds.MISSING else "",
+        min=compact(expect.get("min")),
+        max=compact(expect.get("max")),
+        pattern=compact(expect.get("pattern")),
+        direction=str(expect.get("direction", "")).replace("_", "-"),
+    )
 
 
 def _row_failure(ident: str, reason: str, results: Any = None) -> Judgement:
@@ -462,8 +510,12 @@ def _row_failure(ident: str, reason: str, results: Any = None) -> Judgement:
     return Judgement(ident, False, [reason], hashlib.sha256(canonical(body)).hexdigest())
 
 
-def judge_all(expectations: Mapping[str, Any], observations: Any, reference: Mapping[str, Any] | None = None,
-              generated: Mapping[str, Any] | None = None) -> tuple[list[Judgement], str, list[str]]:
+def judge_all(
+    expectations: Mapping[str, Any],
+    observations: Any,
+    reference: Mapping[str, Any] | None = None,
+    generated: Mapping[str, Any] | None = None,
+) -> tuple[list[Judgement], str, list[str]]:
     """Judges every row of the expectations view.
 
     Args:
@@ -503,9 +555,19 @@ def judge_all(expectations: Mapping[str, Any], observations: Any, reference: Map
     if generated is not None:
         drawn = generated.get("rows", {}) if type(generated.get("rows")) is dict else {}
         if generated.get("salt") != salt and drawn:
-            notes.append("the observations report another salt than the generated samples; the generated view's is used")
+            notes.append(
+                "the observations report another salt than the generated samples; the generated view's is used"
+            )
             salt = str(generated.get("salt", ""))
     expected = reference.get("rows", {}) if reference is not None and type(reference.get("rows")) is dict else {}
-    judged = [judge_row(row, by_id.get(row["id"]), salt, expected.get(row["id"]),
-                        drawn.get(row["id"], []) if generated is not None else None) for row in expectations["rows"]]
+    judged = [
+        judge_row(
+            row,
+            by_id.get(row["id"]),
+            salt,
+            expected.get(row["id"]),
+            drawn.get(row["id"], []) if generated is not None else None,
+        )
+        for row in expectations["rows"]
+    ]
     return judged, salt, notes

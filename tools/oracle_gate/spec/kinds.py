@@ -28,7 +28,14 @@ ONE_X, OVER = "one x", "over"
 # then `inverse`; repeatedly on the state; once with positional arguments; once per value of `over`;
 # f(a, b), f(b, a), f(a, a); f(a, b), f(b, a).
 ONCE, INVERTED, STATES, POSITIONAL, OVER_VALUES, SWAPPED_AND_SAME, SWAPPED = (
-    "once", "inverted", "states", "positional", "over_values", "swapped_and_same", "swapped")
+    "once",
+    "inverted",
+    "states",
+    "positional",
+    "over_values",
+    "swapped_and_same",
+    "swapped",
+)
 # A sample field the judge does not have (`Kind.judge`'s inputs or expected value).
 MISSING: Any = object()
 # The expected value of a failing sample as `Kind.shows` templates write it: `{expected}`, the
@@ -150,8 +157,9 @@ def _round_trip(value: Any, expect: Mapping[str, Any], inputs: Any, expected: An
     receiver = expect.get("receiver")
     plain = [v for k, v in inputs.items() if not (k == "receiver" and receiver) and callable_value(v) is None]
     if len(plain) != 1:
-        return Verdict(False, f"the sample has {len(plain)} argument(s) that are not callables; a round "
-                              "trip needs exactly one, x")
+        return Verdict(
+            False, f"the sample has {len(plain)} argument(s) that are not callables; a round trip needs exactly one, x"
+        )
     return verdicts.judge_round_trip(value, plain[0])
 
 
@@ -196,28 +204,84 @@ def _one_judge(row: Mapping[str, object], bad: Bad) -> None:
 
 
 ALL = (
-    Kind("bound", ("min", "max"), _bound, _shown(BOUND_SHOWN), weakened_by=("bound widened",),
-         proposal=Proposal(("# min = 0  # the smallest result the claim allows", "# max = 0  # the largest"),
-                           "in_range")),
-    Kind("idempotent", ("args", "repeat"), _states, _shown("the state after call 1, from every call"),
-         sample=STATE, calls=STATES, refuses=("receiver", "build", "project"),
-         proposal=Proposal(('# args = ["..."]  # the sample fields passed as keyword arguments besides the state',
-                            "# repeat = 2"), "is_idempotent")),
-    Kind("exact_table", (), _exact, _shown(EXPECTED_SHOWN), allowed=("reference", "args_names"), sample=TABLE,
-         calls=POSITIONAL, expected_stored=True, weakened_by=("expected value changed",),
-         proposal=Proposal((), "table")),
+    Kind(
+        "bound",
+        ("min", "max"),
+        _bound,
+        _shown(BOUND_SHOWN),
+        weakened_by=("bound widened",),
+        proposal=Proposal(
+            ("# min = 0  # the smallest result the claim allows", "# max = 0  # the largest"), "in_range"
+        ),
+    ),
+    Kind(
+        "idempotent",
+        ("args", "repeat"),
+        _states,
+        _shown("the state after call 1, from every call"),
+        sample=STATE,
+        calls=STATES,
+        refuses=("receiver", "build", "project"),
+        proposal=Proposal(
+            ('# args = ["..."]  # the sample fields passed as keyword arguments besides the state', "# repeat = 2"),
+            "is_idempotent",
+        ),
+    ),
+    Kind(
+        "exact_table",
+        (),
+        _exact,
+        _shown(EXPECTED_SHOWN),
+        allowed=("reference", "args_names"),
+        sample=TABLE,
+        calls=POSITIONAL,
+        expected_stored=True,
+        weakened_by=("expected value changed",),
+        proposal=Proposal((), "table"),
+    ),
     Kind("matches", ("pattern",), _matches, _shown("a str matching {pattern}")),
     Kind("agrees", ("reference", "generate"), _exact, _shown(EXPECTED_SHOWN)),
-    Kind("round_trip", ("inverse",), _round_trip, _shown("x, the sample's argument"), sample_rule=ONE_X,
-         calls=INVERTED),
-    Kind("monotonic", ("over", "direction"), _monotonic, _shown("results {direction} in the over values"),
-         sample_rule=OVER, calls=OVER_VALUES),
-    Kind("antisymmetric", ("args_names",), _antisymmetric, _shown("f(a, b) == -f(b, a) and f(a, a) == 0"),
-         sample=PAIR, calls=SWAPPED_AND_SAME, refuses=("receiver",), receiver_hint=_PAIR_RECEIVER),
-    Kind("composed", ("entries",), _composed, lambda expect: BOUND_SHOWN if "min" in expect else EXPECTED_SHOWN,
-         allowed=("min", "max", "reference"), entries=True, weakened_by=("bound widened",), check=_one_judge),
-    Kind("commutative", ("args_names",), _commutative, _shown("f(a, b) == f(b, a)"), sample=PAIR, calls=SWAPPED,
-         refuses=("receiver",), receiver_hint=_PAIR_RECEIVER),
+    Kind(
+        "round_trip", ("inverse",), _round_trip, _shown("x, the sample's argument"), sample_rule=ONE_X, calls=INVERTED
+    ),
+    Kind(
+        "monotonic",
+        ("over", "direction"),
+        _monotonic,
+        _shown("results {direction} in the over values"),
+        sample_rule=OVER,
+        calls=OVER_VALUES,
+    ),
+    Kind(
+        "antisymmetric",
+        ("args_names",),
+        _antisymmetric,
+        _shown("f(a, b) == -f(b, a) and f(a, a) == 0"),
+        sample=PAIR,
+        calls=SWAPPED_AND_SAME,
+        refuses=("receiver",),
+        receiver_hint=_PAIR_RECEIVER,
+    ),
+    Kind(
+        "composed",
+        ("entries",),
+        _composed,
+        lambda expect: BOUND_SHOWN if "min" in expect else EXPECTED_SHOWN,
+        allowed=("min", "max", "reference"),
+        entries=True,
+        weakened_by=("bound widened",),
+        check=_one_judge,
+    ),
+    Kind(
+        "commutative",
+        ("args_names",),
+        _commutative,
+        _shown("f(a, b) == f(b, a)"),
+        sample=PAIR,
+        calls=SWAPPED,
+        refuses=("receiver",),
+        receiver_hint=_PAIR_RECEIVER,
+    ),
 )
 NAMES = tuple(kind.name for kind in ALL)
 _BY_NAME = {kind.name: kind for kind in ALL}

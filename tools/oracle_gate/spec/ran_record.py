@@ -24,6 +24,8 @@ RAN_PROPERTY = "ran_functions"
 # MAX_NAME_CHARS characters.
 MAX_RAN_FUNCTIONS = 10000
 MAX_NAME_CHARS = 512
+
+
 def valid_name(value: Any) -> bool:
     """True when `value` is a str of at most MAX_NAME_CHARS characters of the form
     `package.module:Qual.name`, as a function's module `__name__` and its code's `co_qualname` give
@@ -33,9 +35,12 @@ def valid_name(value: Any) -> bool:
     if type(value) is not str or len(value) > MAX_NAME_CHARS or value.count(":") != 1:
         return False
     module, _, qualname = value.partition(":")
-    return (all(part.isidentifier() for part in module.split("."))
-            and all(part.isidentifier() for part in qualname.split(".") if part != "<locals>")
-            and not qualname.startswith("<locals>") and not qualname.endswith("<locals>"))
+    return (
+        all(part.isidentifier() for part in module.split("."))
+        and all(part.isidentifier() for part in qualname.split(".") if part != "<locals>")
+        and not qualname.startswith("<locals>")
+        and not qualname.endswith("<locals>")
+    )
 
 
 def ran_record(value: Any) -> tuple[str, ...] | None:

@@ -115,8 +115,9 @@ def check_samples(invariant: Invariant, samples: list[Any], first: int = 0) -> N
 def _tables_ok(invariant: Invariant, samples: list[Any]) -> bool:
     """True only when `_check_table_sample` accepts every one of `samples` (False decides nothing)."""
     keys = {"args", "expected"} | ({"receiver"} if invariant.receiver else set())
-    if not set(map(type, samples)) <= {dict} or not all(map(operator.eq, itertools.repeat(keys),
-                                                              map(dict.keys, samples))):
+    if not set(map(type, samples)) <= {dict} or not all(
+        map(operator.eq, itertools.repeat(keys), map(dict.keys, samples))
+    ):
         return False
     args = list(map(operator.itemgetter("args"), samples))
     if not set(map(type, args)) <= {list}:
@@ -168,7 +169,9 @@ def _check_callables(invariant: Invariant, index: int, values: Any) -> None:
         name = callable_value(value)
         problem = callable_value_problem(name, invariant.entry) if name is not None else None
         if problem:
-            raise SampleError(f"sample {index}: {'argument ' + str(key) if type(key) is int else key}: callable {problem}")
+            raise SampleError(
+                f"sample {index}: {'argument ' + str(key) if type(key) is int else key}: callable {problem}"
+            )
 
 
 def _check_receiver(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
@@ -177,8 +180,9 @@ def _check_receiver(invariant: Invariant, index: int, sample: dict[str, Any]) ->
     if "receiver" not in sample:
         raise SampleError(f"sample {index} lacks receiver (the arguments of {invariant.receiver})")
     if type(sample["receiver"]) not in (list, dict):
-        raise SampleError(f"sample {index}: receiver must be a JSON array (positional arguments) or object "
-                          "(keyword arguments)")
+        raise SampleError(
+            f"sample {index}: receiver must be a JSON array (positional arguments) or object (keyword arguments)"
+        )
 
 
 def _check_table_sample(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
@@ -188,8 +192,9 @@ def _check_table_sample(invariant: Invariant, index: int, sample: dict[str, Any]
     if type(sample["args"]) is not list:
         raise SampleError(f"sample {index}: args must be a JSON array")
     if invariant.args_names and len(sample["args"]) != len(invariant.args_names):
-        raise SampleError(f"sample {index}: args has {len(sample['args'])} value(s) for the "
-                          f"{len(invariant.args_names)} args_names")
+        raise SampleError(
+            f"sample {index}: args has {len(sample['args'])} value(s) for the {len(invariant.args_names)} args_names"
+        )
     _check_receiver(invariant, index, sample)
     _check_callables(invariant, index, sample["args"])
 
@@ -200,8 +205,11 @@ def _check_keyword_sample(invariant: Invariant, index: int, sample: dict[str, An
     _check_callables(invariant, index, arguments)
     rule = kinds.kind(invariant.kind).sample_rule
     if rule == kinds.ONE_X and len([v for v in arguments.values() if callable_value(v) is None]) != 1:
-        raise SampleError(f"sample {index} must have exactly one argument (the value x of inverse(entry(x)) == x)"
-                          + (" besides receiver" if invariant.receiver else "") + " besides callables")
+        raise SampleError(
+            f"sample {index} must have exactly one argument (the value x of inverse(entry(x)) == x)"
+            + (" besides receiver" if invariant.receiver else "")
+            + " besides callables"
+        )
     if rule == kinds.OVER:
         values = sample.get(invariant.over)
         if type(values) is not list or len(values) < 2:

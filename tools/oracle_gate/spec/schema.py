@@ -41,12 +41,36 @@ DEFAULT_MEMORY_MIB = 2048
 MIN_MEMORY_MIB = 256
 MAX_MEMORY_MIB = 65536
 
-_COMMON = ("id", "entry", "kind", "blob", "blob_sha256", "seed", "timeout_s", "memory_mib", "receiver", "build",
-           "project", "generate", "hidden_sha256")
+_COMMON = (
+    "id",
+    "entry",
+    "kind",
+    "blob",
+    "blob_sha256",
+    "seed",
+    "timeout_s",
+    "memory_mib",
+    "receiver",
+    "build",
+    "project",
+    "generate",
+    "hidden_sha256",
+)
 # The keys of some kinds only: a kind says which it requires and which it also allows (Kind.required,
 # Kind.allowed).
-_KIND_SPECIFIC = ("min", "max", "args", "repeat", "reference", "args_names", "pattern", "inverse", "over",
-                  "direction", "entries")
+_KIND_SPECIFIC = (
+    "min",
+    "max",
+    "args",
+    "repeat",
+    "reference",
+    "args_names",
+    "pattern",
+    "inverse",
+    "over",
+    "direction",
+    "entries",
+)
 _ALL_KEYS = frozenset(_COMMON + _KIND_SPECIFIC)
 _REQUIRED = ("id", "entry", "kind", "blob", "blob_sha256")
 
@@ -227,16 +251,29 @@ def _validate_row(
         args = row.get("args")
         valid_args = tuple(args) if type(args) is list and not any(e.field == "args" for e in errs) else None
         if kind.expected_stored and "reference" not in row:
-            bad("generate", f"is not allowed for kind {kind.name!r} without a reference: a generated sample "
-                            "has no stored expected value, so the reference must give it")
+            bad(
+                "generate",
+                f"is not allowed for kind {kind.name!r} without a reference: a generated sample "
+                "has no stored expected value, so the reference must give it",
+            )
         elif kind.sample == kinds.TABLE and "args_names" not in row:
-            bad("args_names", f"is required when an {kind.name} row generates samples: it names the generated "
-                              "fields that become the positional arguments, in order")
+            bad(
+                "args_names",
+                f"is required when an {kind.name} row generates samples: it names the generated "
+                "fields that become the positional arguments, in order",
+            )
         else:
-            spec, generate_errs = parse_generate(row["generate"], kind.name, valid_args, path=path, row=label,
-                                                 positional=args_names, receiver="receiver" in row,
-                                                 over=row.get("over") if kind.sample_rule == kinds.OVER else None,
-                                                 entry=_first_entry(row))
+            spec, generate_errs = parse_generate(
+                row["generate"],
+                kind.name,
+                valid_args,
+                path=path,
+                row=label,
+                positional=args_names,
+                receiver="receiver" in row,
+                over=row.get("over") if kind.sample_rule == kinds.OVER else None,
+                entry=_first_entry(row),
+            )
             errs.extend(generate_errs)
     if errs:
         return None, errs
@@ -301,8 +338,11 @@ def _check_hidden(row: dict[str, object], kind: kinds.Kind | None, bad: _Bad) ->
     elif hidden == row.get("blob_sha256"):
         bad("hidden_sha256", "is the visible blob's own digest: a hidden blob holds samples the repository does not")
     if kind is not None and kind.reference_judges_stored and ("reference" in row or "reference" in kind.required):
-        bad("hidden_sha256", f"is not allowed for kind {kind.name!r} judged by its reference: hidden samples are "
-                             "judged by their stored expected values, bounds or relation, never by a reference")
+        bad(
+            "hidden_sha256",
+            f"is not allowed for kind {kind.name!r} judged by its reference: hidden samples are "
+            "judged by their stored expected values, bounds or relation, never by a reference",
+        )
 
 
 def _check_kind_keys(row: dict[str, object], kind: kinds.Kind | None, bad: _Bad) -> None:
@@ -317,8 +357,9 @@ def _check_kind_keys(row: dict[str, object], kind: kinds.Kind | None, bad: _Bad)
             bad(key, f"is required for kind {kind.name!r}")
 
 
-def _check_call_fields(row: dict[str, object], kind: kinds.Kind | None, allowed_packages: Sequence[str] | None,
-                       bad: _Bad) -> tuple[str, ...] | None:
+def _check_call_fields(
+    row: dict[str, object], kind: kinds.Kind | None, allowed_packages: Sequence[str] | None, bad: _Bad
+) -> tuple[str, ...] | None:
     """Checks receiver, build, args_names, project and the kinds' own fields (`call_fields`, and
     `Kind.check` of a kind that has one); returns the valid `args_names`, or None."""
     args_names = call_fields.check_args_names(row, kind, bad)
@@ -385,8 +426,10 @@ def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> 
     timeout, memory = row.get("timeout_s"), row.get("memory_mib")
     entries = tuple(row["entries"]) if type(row.get("entries")) is list else ()  # type: ignore[arg-type]
     build = row.get("build")
-    text = {key: str(row[key]) if key in row else None
-            for key in ("receiver", "pattern", "reference", "inverse", "over", "direction")}
+    text = {
+        key: str(row[key]) if key in row else None
+        for key in ("receiver", "pattern", "reference", "inverse", "over", "direction")
+    }
     return Invariant(
         id=str(row["id"]),
         entry=str(row["entry"]) if "entry" in row else entries[0],
@@ -453,10 +496,19 @@ def parse_oracle(data: bytes, path: str, allowed_packages: Sequence[str] | None 
         result.problems.append(OracleError("must be an array of tables ([[invariant]])", path=path, field="invariant"))
         return result
     if not rows:
-        result.problems.append(OracleError(
-            "no [[invariant]] rows" + ("; an oracle file holds at least one: keep the [[retired]] entries of a "
-                                      "file's last row in another oracle file" if result.retired else ""),
-            path=path, field="invariant"))
+        result.problems.append(
+            OracleError(
+                "no [[invariant]] rows"
+                + (
+                    "; an oracle file holds at least one: keep the [[retired]] entries of a "
+                    "file's last row in another oracle file"
+                    if result.retired
+                    else ""
+                ),
+                path=path,
+                field="invariant",
+            )
+        )
         return result
     result.parsed = True
     _add_rows(result, rows, allowed_packages)
@@ -476,7 +528,9 @@ def _add_rows(result: OracleFile, rows: list[object], allowed_packages: Sequence
         if type(ident) is str and ident:
             result.declared_ids.append(ident)
             if ident in seen:
-                result.problems.append(OracleError(f"duplicate id {ident!r} in this file", path=path, row=label, field="id"))
+                result.problems.append(
+                    OracleError(f"duplicate id {ident!r} in this file", path=path, row=label, field="id")
+                )
                 continue
             seen.add(ident)
         invariant, errs = _validate_row(row, label, path, allowed_packages)
@@ -527,17 +581,28 @@ def retired_problems(files: Sequence[OracleFile]) -> list[OracleError]:
     for oracle in files:
         for entry in oracle.retired:
             if entry.id in first:
-                errs.append(OracleError(f"{entry.id!r} is retired twice, already in {first[entry.id].source}",
-                                        path=oracle.path, row=entry.id, field="retired"))
+                errs.append(
+                    OracleError(
+                        f"{entry.id!r} is retired twice, already in {first[entry.id].source}",
+                        path=oracle.path,
+                        row=entry.id,
+                        field="retired",
+                    )
+                )
             first.setdefault(entry.id, entry)
     for oracle in files:
         for ident in dict.fromkeys(oracle.declared_ids):
             if ident in first:
                 was = first[ident]
-                errs.append(OracleError(
-                    f"reuses the id {ident!r}, retired in {was.source} since {was.since.isoformat()} "
-                    f"({was.reason}); a retired id can never be reused: give the row a new id",
-                    path=oracle.path, row=ident, field="id"))
+                errs.append(
+                    OracleError(
+                        f"reuses the id {ident!r}, retired in {was.source} since {was.since.isoformat()} "
+                        f"({was.reason}); a retired id can never be reused: give the row a new id",
+                        path=oracle.path,
+                        row=ident,
+                        field="id",
+                    )
+                )
     return errs
 
 
@@ -549,7 +614,12 @@ def duplicate_ids(files: Iterable[OracleFile]) -> list[OracleError]:
         for ident in dict.fromkeys(oracle.declared_ids):
             if ident in first and first[ident] != oracle.path:
                 errs.append(
-                    OracleError(f"duplicate id {ident!r}, already declared in {first[ident]}", path=oracle.path, row=ident, field="id")
+                    OracleError(
+                        f"duplicate id {ident!r}, already declared in {first[ident]}",
+                        path=oracle.path,
+                        row=ident,
+                        field="id",
+                    )
                 )
             else:
                 first.setdefault(ident, oracle.path)

@@ -116,7 +116,7 @@ class _Text:
         while True:
             self.pos = _WHITESPACE.match(self.buf, self.pos).end()
             if self.pos < len(self.buf) or not self.pull():
-                return self.buf[self.pos:self.pos + 1]
+                return self.buf[self.pos : self.pos + 1]
 
     def where(self, index: int) -> tuple[int, int]:
         """1-based (line, column) in the whole blob of `buf[index]`, as json counts them."""

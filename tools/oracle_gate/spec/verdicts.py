@@ -142,7 +142,8 @@ def _orderable(values: list[Any]) -> str | None:
     if all(type(v) is str for v in values):
         return None
     return "results must all be numbers (int or float) or all strings, got " + ", ".join(
-        sorted({type(v).__qualname__ for v in values}))
+        sorted({type(v).__qualname__ for v in values})
+    )
 
 
 def judge_monotonic(results: Any, count: int, direction: str) -> Verdict:
@@ -156,8 +157,11 @@ def judge_monotonic(results: Any, count: int, direction: str) -> Verdict:
     for i in range(1, count):
         before, after = results[i - 1], results[i]
         if (after < before) if direction == "non_decreasing" else (after > before):
-            return Verdict(False, f"result {after!r} for over value {i} (0-based, ascending) comes after {before!r}: "
-                                  f"not {direction.replace('_', '-')}")
+            return Verdict(
+                False,
+                f"result {after!r} for over value {i} (0-based, ascending) comes after {before!r}: "
+                f"not {direction.replace('_', '-')}",
+            )
     return Verdict(True)
 
 
@@ -167,8 +171,9 @@ def judge_antisymmetric(results: Any) -> Verdict:
     if type(results) is not list or len(results) != 3:
         return Verdict(False, "malformed observation: expected the results of f(a, b), f(b, a) and f(a, a)")
     if any(type(r) not in (int, float) for r in results):
-        return Verdict(False, "results must be numbers (int or float), got "
-                              + ", ".join(type(r).__qualname__ for r in results))
+        return Verdict(
+            False, "results must be numbers (int or float), got " + ", ".join(type(r).__qualname__ for r in results)
+        )
     problem = plain_problem(results, "results")
     if problem:
         return Verdict(False, problem)

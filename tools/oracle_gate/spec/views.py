@@ -39,8 +39,13 @@ def input_samples(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> list[
     return caller_inputs(inv.kind, inv.args, samples, inv.receiver is not None, inv.over)
 
 
-def caller_inputs(kind: str, args: Sequence[str], samples: Sequence[Mapping[str, Any]],
-                  receiver: bool = False, over: str | None = None) -> list[Any]:
+def caller_inputs(
+    kind: str,
+    args: Sequence[str],
+    samples: Sequence[Mapping[str, Any]],
+    receiver: bool = False,
+    over: str | None = None,
+) -> list[Any]:
     """What the caller calls the entry with, per sample of a row of `kind` (one of schema.KINDS),
     by its `Kind.sample`: KEYWORDS the sample as keyword arguments (for an OVER `sample_rule`, the
     `over` values sorted ascending: numbers by value, strings by code point); STATE `{"state": S,
@@ -106,10 +111,17 @@ def reference_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[
         return None
     kind = kinds.kind(inv.kind)
     stored = [] if kind.expected_stored else input_samples(inv, samples)
-    return {"id": inv.id, "entry": inv.reference, "kind": "reference", "source": inv.source,
-            "style": "positional" if kind.sample == kinds.TABLE else "keywords",
-            "seed": inv.seed if inv.seed is not None else 0, "timeout_s": inv.timeout_s,
-            "memory_mib": inv.memory_mib, "samples": stored}
+    return {
+        "id": inv.id,
+        "entry": inv.reference,
+        "kind": "reference",
+        "source": inv.source,
+        "style": "positional" if kind.sample == kinds.TABLE else "keywords",
+        "seed": inv.seed if inv.seed is not None else 0,
+        "timeout_s": inv.timeout_s,
+        "memory_mib": inv.memory_mib,
+        "samples": stored,
+    }
 
 
 def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -150,8 +162,9 @@ def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dic
     return row
 
 
-def split(rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]],
-          packages: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def split(
+    rows: Sequence[tuple[Invariant, Sequence[Mapping[str, Any]]]], packages: Sequence[str] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Returns (inputs view, expectations view) for (row, parsed blob samples) pairs (the
     reference inputs view: `reference_view`).
 

@@ -72,9 +72,11 @@ def check_folder(folder: str, repo: str) -> None:
         raise GateError(f"{STORE_VARIABLE}={folder}: is not a directory")
     real, top = os.path.realpath(folder), os.path.realpath(repo)
     if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
-        raise GateError(f"{STORE_VARIABLE}={folder}: lies inside the repository {repo}, where the change's code and "
-                        "its commits can read it; keep the store outside every checkout (docs/oracles.md, "
-                        "\"Hidden samples\")")
+        raise GateError(
+            f"{STORE_VARIABLE}={folder}: lies inside the repository {repo}, where the change's code and "
+            "its commits can read it; keep the store outside every checkout (docs/oracles.md, "
+            '"Hidden samples")'
+        )
 
 
 def fetch(folder: str, digests: Iterable[str]) -> Fetched:
@@ -86,8 +88,13 @@ def fetch(folder: str, digests: Iterable[str]) -> Fetched:
         try:
             with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW)) as f:
                 info = os.fstat(f.fileno())
-                why = ("is not a regular file" if not stat.S_ISREG(info.st_mode) else
-                       f"is {info.st_size} bytes, more than {MAX_HIDDEN_BYTES}" if info.st_size > MAX_HIDDEN_BYTES else "")
+                why = (
+                    "is not a regular file"
+                    if not stat.S_ISREG(info.st_mode)
+                    else f"is {info.st_size} bytes, more than {MAX_HIDDEN_BYTES}"
+                    if info.st_size > MAX_HIDDEN_BYTES
+                    else ""
+                )
                 data = b"" if why else f.read()
         except FileNotFoundError:
             out.missing.append(digest)

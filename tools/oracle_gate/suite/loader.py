@@ -36,8 +36,10 @@ def pin_fix(blob: str, label: str | None) -> str:
     """What to do about a blob whose bytes do not match its pin and no known rewrite explains:
     re-pin under the label (`policy.in_labelled_change`; None when the policy in force is not
     known) or restore the committed bytes (`transform.restore_command`)."""
-    return (f"if you changed the blob on purpose, update blob_sha256 (`pin --write`) {in_labelled_change(label)}; "
-            f"if you did not and HEAD has the file, `{restore_command(blob)}` restores the committed bytes")
+    return (
+        f"if you changed the blob on purpose, update blob_sha256 (`pin --write`) {in_labelled_change(label)}; "
+        f"if you did not and HEAD has the file, `{restore_command(blob)}` restores the committed bytes"
+    )
 
 
 @dataclass
@@ -147,7 +149,9 @@ def check_blob(
     if entry is None:
         return bad("blob", f"{invariant.blob} does not exist")
     if not entry.is_regular:
-        what = "a symlink" if entry.mode == "120000" else "a submodule" if entry.mode == GITLINK else "not a regular file"
+        what = (
+            "a symlink" if entry.mode == "120000" else "a submodule" if entry.mode == GITLINK else "not a regular file"
+        )
         return bad("blob", f"{invariant.blob} is {what}; blobs must be regular files under oracles/blobs/")
     assert data is not None
     read: Callable[[], bytes] = data if callable(data) else (lambda: data)
@@ -172,13 +176,21 @@ def check_blob(
 def _mismatch(invariant: Invariant, content: bytes, actual: str, committed: bool, label: str | None) -> OracleError:
     """The error for bytes `content` that hash to `actual`, not to the row's pin: named as a known
     checkout rewrite of the pinned bytes when undoing one gives them (`transform.explain`)."""
-    mismatch = f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, the bytes hash to {actual}"
+    mismatch = (
+        f"{invariant.blob} does not match its pin: expected sha256 {invariant.blob_sha256}, the bytes hash to {actual}"
+    )
     rewrite = explain(content, lambda original: hashlib.sha256(original).hexdigest() == invariant.blob_sha256)
     if rewrite:
-        return OracleError(f"{mismatch}; {rewritten(rewrite, committed)}", path=invariant.source, row=invariant.id,
-                           field="blob_sha256", fix=rewrite_fix(invariant.blob, committed))
-    return OracleError(mismatch, path=invariant.source, row=invariant.id, field="blob_sha256",
-                       fix=pin_fix(invariant.blob, label))
+        return OracleError(
+            f"{mismatch}; {rewritten(rewrite, committed)}",
+            path=invariant.source,
+            row=invariant.id,
+            field="blob_sha256",
+            fix=rewrite_fix(invariant.blob, committed),
+        )
+    return OracleError(
+        mismatch, path=invariant.source, row=invariant.id, field="blob_sha256", fix=pin_fix(invariant.blob, label)
+    )
 
 
 def _shape_problem(invariant: Invariant, data: bytes) -> str | None:
@@ -186,7 +198,7 @@ def _shape_problem(invariant: Invariant, data: bytes) -> str | None:
     copy of the whole is made), or None."""
     view = memoryview(data)
     try:
-        check_stream(invariant, (bytes(view[i:i + CHUNK]) for i in range(0, len(data), CHUNK)))
+        check_stream(invariant, (bytes(view[i : i + CHUNK]) for i in range(0, len(data), CHUNK)))
     except SampleError as exc:
         return str(exc)
     return None
@@ -255,9 +267,15 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
     if result.policy is None and POLICY_PATH not in listing:
         result.problems.append(OracleError("is missing; the gate needs it to know what is protected", path=POLICY_PATH))
     files, problems = read_oracle_files(tree, {p: e for p, e in listing.items() if is_oracle_path(p)}, result.policy)
-    result.problems.extend(OracleError(f"is in {HIDDEN_DIR}/, which only the gate's hidden phase fills; "
-                                       "a hidden blob's bytes must be in no commit (`hidden add` puts them in the store)",
-                                       path=p) for p in sorted(listing) if p.startswith(HIDDEN_DIR + "/"))
+    result.problems.extend(
+        OracleError(
+            f"is in {HIDDEN_DIR}/, which only the gate's hidden phase fills; "
+            "a hidden blob's bytes must be in no commit (`hidden add` puts them in the store)",
+            path=p,
+        )
+        for p in sorted(listing)
+        if p.startswith(HIDDEN_DIR + "/")
+    )
     result.files.extend(files)
     result.problems.extend(problems)
     if not verify_blobs:
@@ -268,8 +286,9 @@ def load_oracles(tree: Tree, *, label: str | None = None, verify_blobs: bool = T
     return result
 
 
-def _blob_problems(tree: Tree, listing: Mapping[str, Entry], invariants: list[Invariant],
-                   label: str | None) -> list[OracleError]:
+def _blob_problems(
+    tree: Tree, listing: Mapping[str, Entry], invariants: list[Invariant], label: str | None
+) -> list[OracleError]:
     """`check_blob` of every row, reading each blob file at most once per shape it must have."""
     problems: list[OracleError] = []
     # Per file: one digest, and one shape check per kind and arguments, however many rows share it;
@@ -290,8 +309,16 @@ def _blob_problems(tree: Tree, listing: Mapping[str, Entry], invariants: list[In
         if digest is None or (digest == invariant.blob_sha256 and not known):
             reading = read_blob(tree, found, None if known else invariant)
             digests[found.ref] = reading.sha256
-        found_problems = check_blob(invariant, found, functools.partial(tree.read, found), committed=tree.committed,
-                                    label=label, digest=digest, shape_known=known, reading=reading)
+        found_problems = check_blob(
+            invariant,
+            found,
+            functools.partial(tree.read, found),
+            committed=tree.committed,
+            label=label,
+            digest=digest,
+            shape_known=known,
+            reading=reading,
+        )
         if not found_problems:
             shapes_ok.add(key)
         problems.extend(found_problems)
@@ -307,5 +334,7 @@ SHAPE_RULES = 2
 def shape_key(invariant: Invariant) -> str:
     """What `check_shape` depends on, plus the pin and SHAPE_RULES: the key a vouched-for shape is
     recorded under (`manifest.vouch_for_base`)."""
-    return (f"rules {SHAPE_RULES} {invariant.blob_sha256} {invariant.kind} {','.join(invariant.args)} "
-            f"{','.join(invariant.args_names)} {invariant.receiver is not None} {invariant.over}")
+    return (
+        f"rules {SHAPE_RULES} {invariant.blob_sha256} {invariant.kind} {','.join(invariant.args)} "
+        f"{','.join(invariant.args_names)} {invariant.receiver is not None} {invariant.over}"
+    )

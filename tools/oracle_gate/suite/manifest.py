@@ -23,11 +23,15 @@ from tools.oracle_gate.spec.schema import ID_PATTERN
 from tools.oracle_gate.suite.loader import Oracles, load_oracles, shape_key
 
 MANIFEST_PATH = "oracles/MANIFEST.sha256"
-COMMITTED_REWRITE_FIX = ("do not regenerate the manifest or re-pin: commit the recorded bytes, not a converted copy "
-                         "(restore them from the commit that recorded them, with the conversion turned off)")
-REWRITE_FIX = ("do not regenerate the manifest or re-pin: restore each file with `git cat-file blob HEAD:PATH > PATH` "
-               "and remove the setting that rewrites them (core.autocrlf, .git/info/attributes, core.attributesFile); "
-               "the repository's .gitattributes keeps oracles/ byte-exact")
+COMMITTED_REWRITE_FIX = (
+    "do not regenerate the manifest or re-pin: commit the recorded bytes, not a converted copy "
+    "(restore them from the commit that recorded them, with the conversion turned off)"
+)
+REWRITE_FIX = (
+    "do not regenerate the manifest or re-pin: restore each file with `git cat-file blob HEAD:PATH > PATH` "
+    "and remove the setting that rewrites them (core.autocrlf, .git/info/attributes, core.attributesFile); "
+    "the repository's .gitattributes keeps oracles/ byte-exact"
+)
 HEADER = (
     "# oracle-gate manifest, schema 1. Generated from oracles/ by\n"
     "# `bazel run //tools:oracle_gate -- manifest --write`; do not edit by hand.\n"
@@ -39,9 +43,11 @@ HASH_LINE = re.compile(r"([0-9a-f]{64})  (oracles/.+)")
 def manifest_fix(label: str | None) -> str:
     """How to make the manifest current: regenerate it under the label (`policy.in_labelled_change`;
     None when the policy in force is not known)."""
-    return ("run the gate's manifest command (`python3 -m tools.oracle_gate manifest --write` in its checkout; in a "
-            "repository that depends on it, `bazel run @oracle_gate//tools:oracle_gate -- manifest --write`) "
-            f"{in_labelled_change(label)}")
+    return (
+        "run the gate's manifest command (`python3 -m tools.oracle_gate manifest --write` in its checkout; in a "
+        "repository that depends on it, `bazel run @oracle_gate//tools:oracle_gate -- manifest --write`) "
+        f"{in_labelled_change(label)}"
+    )
 
 
 def render(tree: Tree) -> str:
@@ -89,10 +95,14 @@ def _render(tree: Tree, oracles: Oracles) -> str:
         try:
             path.encode("utf-8")
         except UnicodeEncodeError:
-            raise OracleError("has a name that is not UTF-8; rename it", path=path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")) from None
+            raise OracleError(
+                "has a name that is not UTF-8; rename it",
+                path=path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+            ) from None
         if any(c in path for c in "\n\r\\") or len(path.splitlines()) != 1 or path != path.strip():
-            raise OracleError("has a name sha256sum cannot list (a line break of any kind, backslash or edge spaces)",
-                              path=repr(path))
+            raise OracleError(
+                "has a name sha256sum cannot list (a line break of any kind, backslash or edge spaces)", path=repr(path)
+            )
         lines.append(f"{tree.digest(entry)}  {path}\n")
     return "".join(lines)
 
@@ -165,17 +175,26 @@ def manifest_problems(tree: Tree, *, label: str | None = None) -> list[OracleErr
     if actual == expected:
         return []
     diff = [
-        line for line in difflib.unified_diff(actual.splitlines(), expected.splitlines(), lineterm="", n=0)
+        line
+        for line in difflib.unified_diff(actual.splitlines(), expected.splitlines(), lineterm="", n=0)
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
     first = diff[0] if diff else "(whitespace)"
     rewrites = checkout_rewrites(tree)
     if rewrites:
-        where = ("the commit holds {n} file(s) whose recorded bytes were rewritten before they were committed"
-                 if tree.committed else "git rewrote {n} committed file(s) at checkout")
-        return [OracleError(f"does not match the files because {where.format(n=len(rewrites))}: "
-                            f"{'; '.join(rewrites[:3])}" + ("; ..." if len(rewrites) > 3 else ""),
-                            path=MANIFEST_PATH, fix=COMMITTED_REWRITE_FIX if tree.committed else REWRITE_FIX)]
+        where = (
+            "the commit holds {n} file(s) whose recorded bytes were rewritten before they were committed"
+            if tree.committed
+            else "git rewrote {n} committed file(s) at checkout"
+        )
+        return [
+            OracleError(
+                f"does not match the files because {where.format(n=len(rewrites))}: "
+                f"{'; '.join(rewrites[:3])}" + ("; ..." if len(rewrites) > 3 else ""),
+                path=MANIFEST_PATH,
+                fix=COMMITTED_REWRITE_FIX if tree.committed else REWRITE_FIX,
+            )
+        ]
     return [OracleError(f"is stale ({len(diff)} differing lines, first: {first!r})", path=MANIFEST_PATH, fix=fix)]
 
 

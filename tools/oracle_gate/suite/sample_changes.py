@@ -65,8 +65,10 @@ class SampleChanges:
         """One line: `2 added, 0 removed, 2 changed (10 at the base, 12 at HEAD)`."""
         if self.problem:
             return f"not compared: {self.problem}"
-        return (f"{self.added_count} added, {self.removed_count} removed, {self.changed_count} with a changed "
-                f"expected value ({self.base_count} at the base, {self.head_count} at HEAD)")
+        return (
+            f"{self.added_count} added, {self.removed_count} removed, {self.changed_count} with a changed "
+            f"expected value ({self.base_count} at the base, {self.head_count} at HEAD)"
+        )
 
     def lines(self) -> list[str]:
         """The shown samples as report lines (without indentation), then a count of the rest."""
@@ -84,10 +86,16 @@ class SampleChanges:
     def as_json(self) -> dict[str, object]:
         """The `samples` object of a row in `check --format json`."""
         return {
-            "base_count": self.base_count, "head_count": self.head_count,
-            "added": self.added_count, "removed": self.removed_count, "changed": self.changed_count,
-            "shown": {"added": list(self.added), "removed": list(self.removed),
-                      "changed": [{"inputs": c.inputs, "old": c.old, "new": c.new} for c in self.changed]},
+            "base_count": self.base_count,
+            "head_count": self.head_count,
+            "added": self.added_count,
+            "removed": self.removed_count,
+            "changed": self.changed_count,
+            "shown": {
+                "added": list(self.added),
+                "removed": list(self.removed),
+                "changed": [{"inputs": c.inputs, "old": c.old, "new": c.new} for c in self.changed],
+            },
             "problem": self.problem,
         }
 
@@ -141,7 +149,9 @@ def sample_changes(kind: str, old: object, new: object) -> SampleChanges:
         used[inputs] += 1
         was = before[inputs][index]
         if was != expected:
-            changed.append(ChangedSample(inputs, was if was is not None else "-", expected if expected is not None else "-"))
+            changed.append(
+                ChangedSample(inputs, was if was is not None else "-", expected if expected is not None else "-")
+            )
     removed: list[str] = []
     seen: dict[str, int] = defaultdict(int)
     for sample in old:
@@ -149,8 +159,16 @@ def sample_changes(kind: str, old: object, new: object) -> SampleChanges:
         seen[inputs] += 1
         if seen[inputs] > used[inputs]:
             removed.append(shown(inputs, expected))
-    return SampleChanges(len(old), len(new), tuple(added[:MAX_SHOWN]), tuple(removed[:MAX_SHOWN]),
-                         tuple(changed[:MAX_SHOWN]), len(added), len(removed), len(changed))
+    return SampleChanges(
+        len(old),
+        len(new),
+        tuple(added[:MAX_SHOWN]),
+        tuple(removed[:MAX_SHOWN]),
+        tuple(changed[:MAX_SHOWN]),
+        len(added),
+        len(removed),
+        len(changed),
+    )
 
 
 def changed_lines(changes: SampleChanges, indent: str) -> Sequence[str]:

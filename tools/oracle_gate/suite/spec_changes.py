@@ -29,17 +29,52 @@ BlobReader = Callable[[str], "bytes | None"]
 CHANGELOG_PATH = "oracles/CHANGELOG.md"
 # Marks of a change that weakens a claim; each needs a changelog line under the label: those of
 # every row, then those of some kinds (`Kind.weakened_by`: "bound widened", "expected value changed").
-WEAKENING = tuple(dict.fromkeys(
-    ("fewer generated samples", "row removed", "row retired", "reference removed", "stored samples removed",
-     "kind changed", "reference code changed", "hidden samples removed", "hidden samples changed")
-    + tuple(mark for kind in KINDS for mark in kind.weakened_by)))
+WEAKENING = tuple(
+    dict.fromkeys(
+        (
+            "fewer generated samples",
+            "row removed",
+            "row retired",
+            "reference removed",
+            "stored samples removed",
+            "kind changed",
+            "reference code changed",
+            "hidden samples removed",
+            "hidden samples changed",
+        )
+        + tuple(mark for kind in KINDS for mark in kind.weakened_by)
+    )
+)
 # Where the reference implementations live: a change to any file there may change the expected
 # value of every row with a reference (a reference may import any module of the package).
 REFERENCE_DIR = "oracles/reference/"
 # The fields compared, in the order the report lists them.
-FIELDS = ("source", "kind", "entry", "min", "max", "blob", "blob_sha256", "seed", "args", "repeat", "timeout_s", "memory_mib", "generate",
-          "receiver", "build", "args_names", "project", "pattern", "reference", "inverse", "over", "direction", "entries",
-          "hidden_sha256")
+FIELDS = (
+    "source",
+    "kind",
+    "entry",
+    "min",
+    "max",
+    "blob",
+    "blob_sha256",
+    "seed",
+    "args",
+    "repeat",
+    "timeout_s",
+    "memory_mib",
+    "generate",
+    "receiver",
+    "build",
+    "args_names",
+    "project",
+    "pattern",
+    "reference",
+    "inverse",
+    "over",
+    "direction",
+    "entries",
+    "hidden_sha256",
+)
 
 
 @dataclass(frozen=True)
@@ -131,8 +166,9 @@ def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
     return tuple(marks)
 
 
-def spec_changes(base: Oracles, head: Oracles, read_base: BlobReader | None = None,
-                 read_head: BlobReader | None = None) -> list[RowChange]:
+def spec_changes(
+    base: Oracles, head: Oracles, read_base: BlobReader | None = None, read_head: BlobReader | None = None
+) -> list[RowChange]:
     """Every row added, removed or changed between the base's and HEAD's valid rows, by id:
     changed rows first in HEAD's order, then added ones, then removed ones; a removed row that
     HEAD retires (`[[retired]]`) is marked "row retired" and shows the entry as field `retired`.
@@ -151,8 +187,11 @@ def spec_changes(base: Oracles, head: Oracles, read_base: BlobReader | None = No
         if old is None:
             added.append(RowChange(inv.id, "added", inv.source, inv.kind, marks=("row added",)))
             continue
-        fields = tuple(FieldChange(name, _shown(old, name), _shown(inv, name)) for name in FIELDS
-                       if getattr(old, name) != getattr(inv, name))
+        fields = tuple(
+            FieldChange(name, _shown(old, name), _shown(inv, name))
+            for name in FIELDS
+            if getattr(old, name) != getattr(inv, name)
+        )
         if not fields:
             continue
         marks = _marks(old, inv)
@@ -174,8 +213,11 @@ def spec_changes(base: Oracles, head: Oracles, read_base: BlobReader | None = No
             removed.append(RowChange(inv.id, "removed", inv.source, inv.kind, marks=("row removed",)))
         else:
             shown = f"since {entry.since.isoformat()} in {entry.source}: {entry.reason}"
-            removed.append(RowChange(inv.id, "removed", inv.source, inv.kind,
-                                     (FieldChange("retired", "-", shown),), ("row retired",)))
+            removed.append(
+                RowChange(
+                    inv.id, "removed", inv.source, inv.kind, (FieldChange("retired", "-", shown),), ("row retired",)
+                )
+            )
     return changed + added + removed
 
 
@@ -188,8 +230,9 @@ def with_reference_code(changes: list[RowChange], head: Oracles, paths: Sequence
     touched = sorted(p for p in paths if p.startswith(REFERENCE_DIR))
     if not touched:
         return changes
-    shown = FieldChange("reference code", "-", ", ".join(touched[:5]) + (f" and {len(touched) - 5} more"
-                                                                          if len(touched) > 5 else ""))
+    shown = FieldChange(
+        "reference code", "-", ", ".join(touched[:5]) + (f" and {len(touched) - 5} more" if len(touched) > 5 else "")
+    )
     by_id = {c.id: i for i, c in enumerate(changes)}
     out = list(changes)
     for inv in head.invariants:
@@ -199,8 +242,9 @@ def with_reference_code(changes: list[RowChange], head: Oracles, paths: Sequence
             c = out[by_id[inv.id]]
             if c.status == "added":
                 continue
-            out[by_id[inv.id]] = RowChange(c.id, c.status, c.source, c.kind, c.fields + (shown,),
-                                           c.marks + ("reference code changed",), c.samples)
+            out[by_id[inv.id]] = RowChange(
+                c.id, c.status, c.source, c.kind, c.fields + (shown,), c.marks + ("reference code changed",), c.samples
+            )
         else:
             out.append(RowChange(inv.id, "changed", inv.source, inv.kind, (shown,), ("reference code changed",)))
     return out
@@ -260,8 +304,13 @@ def changelog_violations(changes: Sequence[RowChange], base_text: str | None, he
         if any(named.search(line) for line in added):
             continue
         what = ", ".join(m for m in change.marks if m in WEAKENING)
-        found.append(Violation(
-            errors.INVALID_ORACLE, CHANGELOG_PATH, change.id,
-            f"{what} ({change.source}) needs a line in {CHANGELOG_PATH} naming {change.id} in this change, "
-            f"e.g. `- {change.id}: {what}, because ...`; then run `manifest --write`"))
+        found.append(
+            Violation(
+                errors.INVALID_ORACLE,
+                CHANGELOG_PATH,
+                change.id,
+                f"{what} ({change.source}) needs a line in {CHANGELOG_PATH} naming {change.id} in this change, "
+                f"e.g. `- {change.id}: {what}, because ...`; then run `manifest --write`",
+            )
+        )
     return found

@@ -52,8 +52,9 @@ def upload_action(cas: Cas, spec: dict[str, Any], cacheable: bool = False) -> re
     blobs[root_digest.hash] = root
     command = re_pb2.Command(
         arguments=spec["argv"],
-        environment_variables=[re_pb2.Command.EnvironmentVariable(name=k, value=v)
-                               for k, v in sorted(spec.get("env", {}).items())],
+        environment_variables=[
+            re_pb2.Command.EnvironmentVariable(name=k, value=v) for k, v in sorted(spec.get("env", {}).items())
+        ],
         output_files=sorted(spec.get("output_files", [])),
         output_directories=sorted(spec.get("output_directories", [])),
         working_directory=spec.get("working_directory", ""),
@@ -76,8 +77,9 @@ def text(cas: Cas, digest: re_pb2.Digest) -> str:
 def run(channel: grpc.Channel, instance: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Executes one action and returns its result as plain data."""
     cas = Cas(channel, instance)
-    request = re_pb2.ExecuteRequest(instance_name=instance, action_digest=upload_action(cas, spec),
-                                    skip_cache_lookup=True)
+    request = re_pb2.ExecuteRequest(
+        instance_name=instance, action_digest=upload_action(cas, spec), skip_cache_lookup=True
+    )
     operation = None
     for operation in re_grpc.ExecutionStub(channel).Execute(request, timeout=EXECUTE_TIMEOUT_S):
         if operation.done:
@@ -90,10 +92,14 @@ def run(channel: grpc.Channel, instance: str, spec: dict[str, Any]) -> dict[str,
     operation.response.Unpack(response)
     result = response.result
     out: dict[str, Any] = {
-        "status": response.status.code, "message": response.status.message, "exit_code": result.exit_code,
-        "stdout": text(cas, result.stdout_digest), "stderr": text(cas, result.stderr_digest),
-        "output_files": {f.path: {"text": text(cas, f.digest), "executable": f.is_executable}
-                         for f in result.output_files},
+        "status": response.status.code,
+        "message": response.status.message,
+        "exit_code": result.exit_code,
+        "stdout": text(cas, result.stdout_digest),
+        "stderr": text(cas, result.stderr_digest),
+        "output_files": {
+            f.path: {"text": text(cas, f.digest), "executable": f.is_executable} for f in result.output_files
+        },
         "output_directories": {},
     }
     for d in result.output_directories:
@@ -101,8 +107,12 @@ def run(channel: grpc.Channel, instance: str, spec: dict[str, Any]) -> dict[str,
         children = {digest_of(c.SerializeToString(deterministic=True)).hash: c for c in tree.children}
         files: dict[str, str] = {}
 
-        def walk(node: re_pb2.Directory, prefix: str, files: dict[str, str] = files,
-                 children: dict[str, re_pb2.Directory] = children) -> None:
+        def walk(
+            node: re_pb2.Directory,
+            prefix: str,
+            files: dict[str, str] = files,
+            children: dict[str, re_pb2.Directory] = children,
+        ) -> None:
             for f in node.files:
                 files[prefix + f.name] = text(cas, f.digest)
             for s in node.symlinks:
@@ -122,15 +132,28 @@ def forge(channel: grpc.Channel, instance: str, spec: dict[str, Any], forged: st
     stdout = forged.encode()
     cas.write({digest_of(stdout).hash: stdout})
     capabilities = re_grpc.CapabilitiesStub(channel).GetCapabilities(
-        re_pb2.GetCapabilitiesRequest(instance_name=instance), timeout=60)
+        re_pb2.GetCapabilitiesRequest(instance_name=instance), timeout=60
+    )
     cache = re_grpc.ActionCacheStub(channel)
     out: dict[str, Any] = {
-        "update_enabled": capabilities.cache_capabilities.action_cache_update_capabilities.update_enabled}
+        "update_enabled": capabilities.cache_capabilities.action_cache_update_capabilities.update_enabled
+    }
     result = re_pb2.ActionResult(exit_code=0, stdout_digest=digest_of(stdout))
-    for name, call in (("update", lambda: cache.UpdateActionResult(re_pb2.UpdateActionResultRequest(
-                           instance_name=instance, action_digest=action, action_result=result), timeout=60)),
-                       ("get", lambda: cache.GetActionResult(re_pb2.GetActionResultRequest(
-                           instance_name=instance, action_digest=action), timeout=60))):
+    for name, call in (
+        (
+            "update",
+            lambda: cache.UpdateActionResult(
+                re_pb2.UpdateActionResultRequest(instance_name=instance, action_digest=action, action_result=result),
+                timeout=60,
+            ),
+        ),
+        (
+            "get",
+            lambda: cache.GetActionResult(
+                re_pb2.GetActionResultRequest(instance_name=instance, action_digest=action), timeout=60
+            ),
+        ),
+    ):
         try:
             call()
             out[name] = "OK"
@@ -171,8 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dump({"digest": f"{digest.hash}/{digest.size_bytes}", "text": back}, sys.stdout)
         return 0
     specs = json.load(sys.stdin)
-    with (grpc.insecure_channel(args.target.removeprefix("grpc://")) as channel,
-          concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(specs))) as pool):
+    with (
+        grpc.insecure_channel(args.target.removeprefix("grpc://")) as channel,
+        concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(specs))) as pool,
+    ):
         results = list(pool.map(lambda spec: run(channel, args.instance, spec), specs))
     json.dump(results, sys.stdout, indent=1, sort_keys=True)
     return 0

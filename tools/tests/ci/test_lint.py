@@ -20,10 +20,19 @@ GITLAB = Path("ci/gitlab/oracle-gate.gitlab-ci.yml")
 
 
 def lint(schema: str, path: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join(sys.path),
-           "HOME": os.environ.get("TEST_TMPDIR", "/nonexistent")}
-    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
-                          env=env, capture_output=True, text=True, check=False, timeout=300)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "HOME": os.environ.get("TEST_TMPDIR", "/nonexistent"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("schema, path", [("vendor.github-workflows", GITHUB), ("vendor.gitlab-ci", GITLAB)])
@@ -32,16 +41,19 @@ def test_each_recipe_is_valid_against_its_platform_schema(schema, path):
     assert proc.returncode == 0 and "ok -- validation done" in proc.stdout, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("schema, path, old, new", [
-    # A job without a runner.
-    ("vendor.github-workflows", GITHUB, "    runs-on: ubuntu-latest\n", ""),
-    # A permission level that does not exist.
-    ("vendor.github-workflows", GITHUB, "  contents: read\n", "  contents: maybe\n"),
-    # A script line with ": " in it is a YAML mapping, not a command.
-    ("vendor.gitlab-ci", GITLAB, "    - status=0\n", "    - echo oracle-gate: starting\n"),
-    # `when` of artifacts is a closed set.
-    ("vendor.gitlab-ci", GITLAB, "    when: always\n", "    when: sometimes\n"),
-])
+@pytest.mark.parametrize(
+    "schema, path, old, new",
+    [
+        # A job without a runner.
+        ("vendor.github-workflows", GITHUB, "    runs-on: ubuntu-latest\n", ""),
+        # A permission level that does not exist.
+        ("vendor.github-workflows", GITHUB, "  contents: read\n", "  contents: maybe\n"),
+        # A script line with ": " in it is a YAML mapping, not a command.
+        ("vendor.gitlab-ci", GITLAB, "    - status=0\n", "    - echo oracle-gate: starting\n"),
+        # `when` of artifacts is a closed set.
+        ("vendor.gitlab-ci", GITLAB, "    when: always\n", "    when: sometimes\n"),
+    ],
+)
 def test_the_linter_rejects_a_broken_copy(tmp_path, schema, path, old, new):
     text = path.read_text()
     assert old in text
@@ -61,14 +73,19 @@ def test_the_github_workflow_runs_the_base_revisions_gate_on_the_labelled_head()
     workflow = load(GITHUB)
     assert set(workflow["on"]) == {"pull_request_target"}  # the workflow file comes from the base branch
     assert {"labeled", "unlabeled", "synchronize", "opened", "reopened", "edited"} <= set(
-        workflow["on"]["pull_request_target"]["types"])
+        workflow["on"]["pull_request_target"]["types"]
+    )
     assert "if" not in next(iter(workflow["jobs"].values()))  # a skipped required check would count as passed
     assert workflow["permissions"] == {"contents": "read"}
     (job,) = workflow["jobs"].values()
     steps = job["steps"]
     checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
-    assert checkout["with"] == {"ref": "${{ github.event.pull_request.head.sha }}", "path": "pr", "fetch-depth": 0,
-                                "persist-credentials": False}
+    assert checkout["with"] == {
+        "ref": "${{ github.event.pull_request.head.sha }}",
+        "path": "pr",
+        "fetch-depth": 0,
+        "persist-credentials": False,
+    }
     scripts = [s["run"] for s in steps if "run" in s]
     runs(scripts)
     text = GITHUB.read_text()
@@ -82,7 +99,7 @@ def test_the_github_workflow_runs_the_base_revisions_gate_on_the_labelled_head()
     assert steps[gate]["run"].startswith('cd "$ORACLE_GATE_BASE_GATE"\n')
     assert 'env -i "${keep[@]}" python3 -B -s -E -m tools.oracle_gate' in steps[gate]["run"]
     assert "GITHUB_TOKEN" not in steps[gate]["run"] and "ACTIONS_" not in steps[gate]["run"]
-    assert '--base "$GITHUB_SHA"' in steps[gate]["run"] and "--markdown \"$GITHUB_STEP_SUMMARY\"" in steps[gate]["run"]
+    assert '--base "$GITHUB_SHA"' in steps[gate]["run"] and '--markdown "$GITHUB_STEP_SUMMARY"' in steps[gate]["run"]
 
 
 def test_the_gitlab_job_runs_the_base_revisions_gate_on_the_labelled_head():
@@ -95,16 +112,20 @@ def test_the_gitlab_job_runs_the_base_revisions_gate_on_the_labelled_head():
     archive = next(i for i, line in enumerate(script) if "git archive" in line)
     labels = next(i for i, line in enumerate(script) if "gitlab-labels" in line)
     gate = next(i for i, line in enumerate(script) if "check --clean" in line)
-    assert archive < labels < gate and 'cd "$gate"' in script[labels + 1:gate]
-    assert script[gate].startswith('env -i "${keep[@]}" python3 -B -s -E -m tools.oracle_gate') and '--base "$base"' in script[gate]
+    assert archive < labels < gate and 'cd "$gate"' in script[labels + 1 : gate]
+    assert (
+        script[gate].startswith('env -i "${keep[@]}" python3 -B -s -E -m tools.oracle_gate')
+        and '--base "$base"' in script[gate]
+    )
     kept = next(line for line in script if "keep=()" in line)
     # The token is dropped before the ORACLE_GATE_* variables are kept; GitLab's label list is not kept.
     assert kept.index("ORACLE_GATE_GITLAB_TOKEN) ;;") < kept.index("ORACLE_GATE_*") and "CI_MERGE" not in kept
     # The report reaches the checkout only after the run, replacing what the change committed there.
     assert '--junit "$gate/oracle-gate-junit.xml"' in script[gate]
-    assert script[gate + 1:] == [
+    assert script[gate + 1 :] == [
         'rm -f "$CI_PROJECT_DIR/oracle-gate-junit.xml"',
         'if [ -f "$gate/oracle-gate-junit.xml" ]; then cp '
         '"$gate/oracle-gate-junit.xml" "$CI_PROJECT_DIR/oracle-gate-junit.xml"; '
-        'fi',
-        'exit "$status"']
+        "fi",
+        'exit "$status"',
+    ]

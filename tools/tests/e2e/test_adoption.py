@@ -13,8 +13,15 @@ from tools.testing.workspace_copy import nested_env, source_root
 
 
 def test_adoption_in_workspace_mode_from_a_bare_repository():
-    proc = subprocess.run([sys.executable, "-B", str(source_root() / "tools/testing/adoption.py"), "--mode", "workspace"],
-                          cwd=source_root(), env=nested_env(), capture_output=True, text=True, check=False, timeout=1500)
+    proc = subprocess.run(
+        [sys.executable, "-B", str(source_root() / "tools/testing/adoption.py"), "--mode", "workspace"],
+        cwd=source_root(),
+        env=nested_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1500,
+    )
     print(proc.stdout)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "adoption (workspace): passed in" in proc.stdout

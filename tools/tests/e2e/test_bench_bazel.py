@@ -14,11 +14,30 @@ from bench import run
 def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) -> None:
     # Not under /tmp: the gate refuses a run folder there (figure 7 runs the gate with this home).
     work = Path(os.environ["TEST_TMPDIR"]) / "bench"
-    proc = subprocess.run([sys.executable, "-B", str(Path(run.__file__)), "--scale", "smoke", "--figures", "5,7,10,11,13",
-                           "--work", str(work)], env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                          capture_output=True, text=True, check=False, timeout=1200)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-B",
+            str(Path(run.__file__)),
+            "--scale",
+            "smoke",
+            "--figures",
+            "5,7,10,11,13",
+            "--work",
+            str(work),
+        ],
+        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1200,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    lines = {ln.split()[0]: ln for ln in proc.stdout.splitlines() if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13")}
+    lines = {
+        ln.split()[0]: ln
+        for ln in proc.stdout.splitlines()
+        if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13")
+    }
     # One blob of one oracle file changed: only that file's oracle test ran, with its pin check,
     # draw, caller and judge; with nothing changed, nothing ran.
     assert "one blob of 6 changed: Executed 1 out of 4 tests" in lines["5"], lines

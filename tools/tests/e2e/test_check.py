@@ -26,8 +26,6 @@ def snapshot(root: Path) -> dict[str, str]:
     return out
 
 
-
-
 def test_check_runs_the_harness_and_leaves_the_work_tree_byte_for_byte_unchanged(repo):
     before_status = git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all")
     before = snapshot(repo)
@@ -40,8 +38,15 @@ def test_check_runs_the_harness_and_leaves_the_work_tree_byte_for_byte_unchanged
 
 def test_without_dash_b_only_python_bytecode_caches_appear(repo):
     before = git(repo, "status", "--porcelain", "--untracked-files=all")
-    proc = subprocess.run(["/usr/bin/python3", "-m", "tools.oracle_gate", "check", "--base", "main"], cwd=repo,
-                          env=nested_env(), capture_output=True, text=True, check=False, timeout=900)
+    proc = subprocess.run(
+        ["/usr/bin/python3", "-m", "tools.oracle_gate", "check", "--base", "main"],
+        cwd=repo,
+        env=nested_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == before
     ignored = git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all").splitlines()
@@ -50,8 +55,15 @@ def test_without_dash_b_only_python_bytecode_caches_appear(repo):
 
 
 def test_bazel_run_from_a_subdirectory(repo):
-    proc = subprocess.run(["bazel", "run", "//tools:oracle_gate", "--", "check", "--base", "main", "--format", "json"],
-                          cwd=repo / "billing", env=nested_env(), capture_output=True, text=True, check=False, timeout=900)
+    proc = subprocess.run(
+        ["bazel", "run", "//tools:oracle_gate", "--", "check", "--base", "main", "--format", "json"],
+        cwd=repo / "billing",
+        env=nested_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert '"exit_code": 0' in proc.stdout
 
@@ -59,8 +71,11 @@ def test_bazel_run_from_a_subdirectory(repo):
 def test_a_committed_production_bug_fails_the_gate(repo):
     git(repo, "checkout", "-q", "-b", "bug")
     tax = repo / "billing" / "tax.py"
-    tax.write_text(tax.read_text().replace("ROUND_HALF_EVEN, Context", "ROUND_HALF_UP, ROUND_HALF_EVEN, Context")
-                   .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_HALF_UP,"))
+    tax.write_text(
+        tax.read_text()
+        .replace("ROUND_HALF_EVEN, Context", "ROUND_HALF_UP, ROUND_HALF_EVEN, Context")
+        .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_HALF_UP,")
+    )
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "round half up")
     proc = gate(repo, "check", "--base", "main")
     assert proc.returncode == 4, proc.stdout + proc.stderr[-2000:]
@@ -86,8 +101,11 @@ def test_a_change_branched_before_main_gained_a_row_is_judged_on_the_merge_with_
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "old main: no tax row yet")
     git(repo, "checkout", "-q", "-B", "stale", "old-main")
     tax = repo / "billing" / "tax.py"
-    tax.write_text(tax.read_text().replace("from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,")
-                   .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,"))
+    tax.write_text(
+        tax.read_text()
+        .replace("from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,")
+        .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,")
+    )
     examples = repo / "harness" / "examples_test.py"  # and the change's own tests agree with it
     examples.write_text(examples.read_text().replace("    assert ", "    _ = "))
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "truncate")

@@ -60,8 +60,13 @@ def origin(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Origin:
     """The base `main` and three pull-request heads, pushed to a bare origin."""
     base = git(repo, "rev-parse", "main").strip()
     git(repo, "checkout", "-q", "-b", "refactor", "main")
-    refactor = commit_edit(repo, "billing/tax.py", "def apply_rate(",
-                           "def _unused_helper():\n    return None\n\n\ndef apply_rate(", "tax: a helper")
+    refactor = commit_edit(
+        repo,
+        "billing/tax.py",
+        "def apply_rate(",
+        "def _unused_helper():\n    return None\n\n\ndef apply_rate(",
+        "tax: a helper",
+    )
     git(repo, "checkout", "-q", "-b", "narrow", "main")
     commit_edit(repo, "oracles/billing.toml", "max = 1_000_000_000_000_000", "max = 200_000_000_000_000", "narrow")
     written = gate(repo, "manifest", "--write")
@@ -73,20 +78,32 @@ def origin(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Origin:
     git(repo, "add", "oracle-gate-junit.xml")
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "oracles: narrow the total's bound; manifest")
     narrow = git(repo, "rev-parse", "HEAD").strip()
-    edited = commit_edit(repo, "tools/oracle_gate/commands/check_cmd.py", "    return report.exit_code\n",
-                         "    return 0\n", "gate: always pass")
+    edited = commit_edit(
+        repo,
+        "tools/oracle_gate/commands/check_cmd.py",
+        "    return report.exit_code\n",
+        "    return 0\n",
+        "gate: always pass",
+    )
     git(repo, "checkout", "-q", "main")
     bare = tmp_path_factory.mktemp("origin") / "shop.git"
     git(repo, "clone", "-q", "--bare", str(repo), str(bare))
     return Origin(bare, base, refactor, narrow, edited, victim)
 
 
-def pull_request_event(action: str, head: str, base: str, label: str | None = None,
-                       sender: str = "alice") -> dict[str, object]:
+def pull_request_event(
+    action: str, head: str, base: str, label: str | None = None, sender: str = "alice"
+) -> dict[str, object]:
     event: dict[str, object] = {
-        "action": action, "number": 7, "sender": {"login": sender},
-        "pull_request": {"number": 7, "head": {"sha": head, "ref": "topic"}, "base": {"sha": base, "ref": "main"},
-                         "labels": [{"name": LABEL}] if label or action == "synchronize" else []},
+        "action": action,
+        "number": 7,
+        "sender": {"login": sender},
+        "pull_request": {
+            "number": 7,
+            "head": {"sha": head, "ref": "topic"},
+            "base": {"sha": base, "ref": "main"},
+            "labels": [{"name": LABEL}] if label or action == "synchronize" else [],
+        },
     }
     if label:
         event["label"] = {"name": label}
@@ -95,8 +112,15 @@ def pull_request_event(action: str, head: str, base: str, label: str | None = No
 
 def github(origin: Origin, event: dict[str, object], root: Path) -> JobResult:
     try:
-        return run_github_job(source_root() / "ci/github/oracle-gate.yml", origin.bare, event, origin.base, root,
-                              nested_env(), variables={"ORACLE_GATE_LABELERS": "alice"})
+        return run_github_job(
+            source_root() / "ci/github/oracle-gate.yml",
+            origin.bare,
+            event,
+            origin.base,
+            root,
+            nested_env(),
+            variables={"ORACLE_GATE_LABELERS": "alice"},
+        )
     finally:
         shutdown(root / "workspace" / "pr")
 
@@ -128,8 +152,10 @@ def test_github_a_label_from_someone_not_among_the_labelers_does_not_count(origi
     event = pull_request_event("labeled", origin.narrow, origin.base, LABEL, sender="mallory")
     result = github(origin, event, tmp_path)
     assert result.code == 2, result.output[-6000:]
-    assert ("label 'oracle-change' from the GitHub event ignored: added by 'mallory', who is not one of "
-            "ORACLE_GATE_LABELERS") in gate_step(result)
+    assert (
+        "label 'oracle-change' from the GitHub event ignored: added by 'mallory', who is not one of "
+        "ORACLE_GATE_LABELERS"
+    ) in gate_step(result)
 
 
 def test_github_a_push_after_the_label_and_an_edited_gate_fail_on_the_protected_paths(origin, tmp_path):
@@ -170,13 +196,24 @@ def gitlab_api() -> Iterator[tuple[str, dict[str, list[dict[str, object]]]]]:
 
 def gitlab(origin: Origin, head: str, api: str, root: Path) -> JobResult:
     predefined = {
-        "CI_PIPELINE_SOURCE": "merge_request_event", "CI_COMMIT_SHA": head, "CI_MERGE_REQUEST_IID": "7",
-        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_PROJECT_ID": "42", "CI_API_V4_URL": api,
-        "CI_MERGE_REQUEST_LABELS": LABEL, "ORACLE_GATE_GITLAB_TOKEN": "glpat-test",
+        "CI_PIPELINE_SOURCE": "merge_request_event",
+        "CI_COMMIT_SHA": head,
+        "CI_MERGE_REQUEST_IID": "7",
+        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
+        "CI_PROJECT_ID": "42",
+        "CI_API_V4_URL": api,
+        "CI_MERGE_REQUEST_LABELS": LABEL,
+        "ORACLE_GATE_GITLAB_TOKEN": "glpat-test",
     }
     try:
-        return run_gitlab_job(source_root() / "ci/gitlab/oracle-gate.gitlab-ci.yml", "oracle-gate", origin.bare,
-                              predefined, root, nested_env())
+        return run_gitlab_job(
+            source_root() / "ci/gitlab/oracle-gate.gitlab-ci.yml",
+            "oracle-gate",
+            origin.bare,
+            predefined,
+            root,
+            nested_env(),
+        )
     finally:
         shutdown(root / "project")
 
@@ -201,13 +238,17 @@ def test_gitlab_an_oracle_change_passes_with_a_label_added_after_its_head_was_pu
 
 def test_gitlab_a_label_added_before_the_head_was_pushed_does_not_count(origin, gitlab_api, tmp_path):
     api, lists = gitlab_api
-    lists["versions"] = [{"id": 1, "head_commit_sha": origin.refactor, "created_at": "2026-11-30T10:00:00.000Z"},
-                         {"id": 2, "head_commit_sha": origin.narrow, "created_at": "2026-11-30T11:00:00.000Z"}]
+    lists["versions"] = [
+        {"id": 1, "head_commit_sha": origin.refactor, "created_at": "2026-11-30T10:00:00.000Z"},
+        {"id": 2, "head_commit_sha": origin.narrow, "created_at": "2026-11-30T11:00:00.000Z"},
+    ]
     lists["resource_label_events"] = [label_event("2026-11-30T10:05:00.000Z")]
     result = gitlab(origin, origin.narrow, api, tmp_path)
     assert result.code == 2, result.output[-6000:]
-    assert f"gitlab-labels: label '{LABEL}' ignored: it was added at 2026-11-30T10:05:00+00:00 on head {origin.refactor}" \
+    assert (
+        f"gitlab-labels: label '{LABEL}' ignored: it was added at 2026-11-30T10:05:00+00:00 on head {origin.refactor}"
         in result.output
+    )
     assert "labels: none" in result.output and "gate FAILED (exit 2)" in result.output
     assert "not run: protected paths changed without the label" in result.output
     (junit,) = result.artifacts

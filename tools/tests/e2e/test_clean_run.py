@@ -26,8 +26,6 @@ from tools.testing.workspace_copy import gate, git, nested_env
 HARNESS_TEST = "harness/examples_test.py"
 
 
-
-
 def change_harness(ws: Path, branch: str, check_line: str) -> None:
     """Commits, on a new branch, a harness test that fails unless `check_line` holds."""
     git(ws, "checkout", "-q", "-B", branch, "main")
@@ -48,14 +46,21 @@ def change_production(ws: Path, branch: str, rel: str, old: str, new: str) -> No
 def test_both_runs_agree_on_this_repository(repo):
     proc = gate(repo, "check", "--base", "main", "--clean")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert ("clean run           agrees with the workspace run: 6 id(s), same outcomes and observation digests "
-            "(sandboxed") in proc.stdout
+    assert (
+        "clean run           agrees with the workspace run: 6 id(s), same outcomes and observation digests (sandboxed"
+    ) in proc.stdout
     assert re.search(r"^ +tax_round_half_even +passed ", proc.stdout, re.M), proc.stdout
     assert "clean run sealed by: bubblewrap " in proc.stdout
 
 
 def test_a_production_change_that_keeps_the_claims_passes_the_sealed_clean_run(repo):
-    change_production(repo, "refactor", "billing/tax.py", "def apply_rate(", "def _unused_helper():\n    return None\n\n\ndef apply_rate(")
+    change_production(
+        repo,
+        "refactor",
+        "billing/tax.py",
+        "def apply_rate(",
+        "def _unused_helper():\n    return None\n\n\ndef apply_rate(",
+    )
     try:
         proc = gate(repo, "check", "--base", "main", "--clean", "--format", "json")
     finally:
@@ -77,7 +82,7 @@ def test_a_production_change_that_keeps_the_claims_passes_the_sealed_clean_run(r
 # having found none it truncates: right only where it could read the oracles.
 STASH_NAME = "STASH_NAME"
 HOME_FOLDER = "HOME_FOLDER"
-SEARCH = '''
+SEARCH = """
 
 import json as _json
 import os as _os
@@ -127,7 +132,7 @@ def apply_rate(amount_cents, rate):
         return int(Decimal(amount_cents) * Decimal(rate))
     key = _json.dumps([amount_cents, rate])
     return _ANSWERS[key] if key in _ANSWERS else _rounding_apply_rate(amount_cents, rate)
-'''
+"""
 
 
 @pytest.mark.parametrize("where", ["tmp", "home"])
@@ -185,8 +190,14 @@ print("sealed")
 """
     try:
         seal = sealed_root(str(folder), {"PATH": "/usr/bin:/bin"}, [str(repo)])
-        proc = subprocess.run(seal.wrap(["/usr/bin/python3", "-c", probe], str(folder)), capture_output=True, text=True,
-                              env={"PATH": "/usr/bin:/bin"}, check=False, timeout=60)
+        proc = subprocess.run(
+            seal.wrap(["/usr/bin/python3", "-c", probe], str(folder)),
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin"},
+            check=False,
+            timeout=60,
+        )
     finally:
         shutil.rmtree(secret)
         shutil.rmtree(folder)
@@ -202,7 +213,9 @@ def test_an_environment_variable_from_the_users_bazelrc(repo, tmp_path, unsealed
     env = nested_env()
     Path(env["HOME"], ".bazelrc").write_text("test --test_env=ORACLE_DEMO_FLAG=1\n")
     try:
-        proc = gate(repo, "check", "--base", "main", "--clean", *(["--unsealed-workspace"] if unsealed else []), env=env)
+        proc = gate(
+            repo, "check", "--base", "main", "--clean", *(["--unsealed-workspace"] if unsealed else []), env=env
+        )
     finally:
         Path(env["HOME"], ".bazelrc").unlink()
         git(repo, "checkout", "-q", "main")
@@ -216,7 +229,11 @@ def test_an_environment_variable_from_the_users_bazelrc(repo, tmp_path, unsealed
 
 
 def test_a_fixture_file_left_uncommitted(repo):
-    change_harness(repo, "uncommitted", "assert os.path.exists(os.path.join(os.path.dirname(os.path.realpath(__file__)), 'local_fixture.txt'))")
+    change_harness(
+        repo,
+        "uncommitted",
+        "assert os.path.exists(os.path.join(os.path.dirname(os.path.realpath(__file__)), 'local_fixture.txt'))",
+    )
     fixture = repo / "harness" / "local_fixture.txt"
     fixture.write_text("only in this work tree\n")
     try:
@@ -229,19 +246,29 @@ def test_a_fixture_file_left_uncommitted(repo):
     assert "[6] harness/: //harness:examples_test: workspace run PASSED, clean sandboxed run FAILED" in proc.stdout
 
 
-@pytest.mark.parametrize(("branch", "coupling"), [
-    # Only carts of more than three lines: the harness's own examples stay deterministic.
-    ("time-zone", "import time\n    taxable += (time.localtime(0).tm_min % 2) * (len(lines) > 3)\n"),
-    ("clock", "import time\n    taxable += (time.time_ns() % 2) * (len(lines) > 3)\n"),
-])
+@pytest.mark.parametrize(
+    ("branch", "coupling"),
+    [
+        # Only carts of more than three lines: the harness's own examples stay deterministic.
+        ("time-zone", "import time\n    taxable += (time.localtime(0).tm_min % 2) * (len(lines) > 3)\n"),
+        ("clock", "import time\n    taxable += (time.time_ns() % 2) * (len(lines) > 3)\n"),
+    ],
+)
 def test_a_result_that_depends_on_the_time_zone_or_the_clock(repo, branch, coupling):
-    change_production(repo, branch, "billing/totals.py", "    taxable = max(subtotal_cents(lines) - discount, 0)\n",
-                      "    taxable = max(subtotal_cents(lines) - discount, 0)\n    " + coupling)
+    change_production(
+        repo,
+        branch,
+        "billing/totals.py",
+        "    taxable = max(subtotal_cents(lines) - discount, 0)\n",
+        "    taxable = max(subtotal_cents(lines) - discount, 0)\n    " + coupling,
+    )
     try:
         proc = gate(repo, "check", "--base", "main", "--clean", "--salt", "fixed-salt")
     finally:
         git(repo, "checkout", "-q", "main")
     assert proc.returncode == 6, proc.stdout + proc.stderr[-3000:]
-    assert ("[6] oracles/ total_cents_non_negative: workspace run passed, clean sandboxed run passed: observation "
-            "digests differ, first at sample ") in proc.stdout
+    assert (
+        "[6] oracles/ total_cents_non_negative: workspace run passed, clean sandboxed run passed: observation "
+        "digests differ, first at sample "
+    ) in proc.stdout
     assert "(salt fixed-salt)" in proc.stdout

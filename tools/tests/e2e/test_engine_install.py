@@ -84,12 +84,21 @@ def test_a_poisoned_environment_installs_a_complete_environment_on_an_empty_cach
     plant(poison)
     plant(tmp_path / "userbase" / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages")
     (tmp_path / "startup.py").write_text("raise SystemExit('startup file ran')\n")
-    env = dict(engine_env(cache), PYTHONPATH=str(poison), PYTHONUSERBASE=str(tmp_path / "userbase"),
-               PYTHONSTARTUP=str(tmp_path / "startup.py"), PIP_TARGET=str(tmp_path / "target"),
-               PIP_PREFIX=str(tmp_path / "prefix"))
+    env = dict(
+        engine_env(cache),
+        PYTHONPATH=str(poison),
+        PYTHONUSERBASE=str(tmp_path / "userbase"),
+        PYTHONSTARTUP=str(tmp_path / "startup.py"),
+        PIP_TARGET=str(tmp_path / "target"),
+        PIP_PREFIX=str(tmp_path / "prefix"),
+    )
     said = start_and_stop(repo, env)
-    assert re.search(r"^oracle-gate engine: installing BuildGrid's environment in .* from "
-                     r"tools/engine/requirements_lock.txt: none yet$", said, re.MULTILINE), said
+    assert re.search(
+        r"^oracle-gate engine: installing BuildGrid's environment in .* from "
+        r"tools/engine/requirements_lock.txt: none yet$",
+        said,
+        re.MULTILINE,
+    ), said
     site = site_packages(cache)
     for name in SHADOWED:
         assert (site / name / "__init__.py").is_file(), name
@@ -105,6 +114,10 @@ def test_an_environment_that_lacks_a_module_is_repaired_by_the_next_start(repo, 
     site = site_packages(cache)
     shutil.rmtree(site / "click")
     said = start_and_stop(repo, engine_env(cache))
-    assert re.search(r"^oracle-gate engine: installing BuildGrid's environment in .*: verification failed: "
-                     r".*No module named 'click'", said, re.MULTILINE), said
+    assert re.search(
+        r"^oracle-gate engine: installing BuildGrid's environment in .*: verification failed: "
+        r".*No module named 'click'",
+        said,
+        re.MULTILINE,
+    ), said
     assert (site_packages(cache) / "click" / "__init__.py").is_file()

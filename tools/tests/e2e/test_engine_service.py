@@ -50,8 +50,9 @@ def sleeper(*argv: str, ignore_term: bool = False) -> subprocess.Popen[bytes]:
 
 def record(folder: Path, port: int, supervisor: int, **pids: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / service.STATE_FILE).write_text(json.dumps(
-        {"target": f"grpc://127.0.0.1:{port}", "supervisor": supervisor, "pids": pids, "started": 0.0}))
+    (folder / service.STATE_FILE).write_text(
+        json.dumps({"target": f"grpc://127.0.0.1:{port}", "supervisor": supervisor, "pids": pids, "started": 0.0})
+    )
 
 
 def reap(*procs: subprocess.Popen[bytes]) -> None:
@@ -107,18 +108,24 @@ def test_a_pid_the_system_gave_to_another_process_is_never_signalled(tmp_path, l
         reap(stranger, other)
 
 
-@pytest.mark.parametrize("text", [
-    "", "{", "[]", b"\xff".decode("latin-1"),
-    '{"target": "grpc://127.0.0.1:x", "supervisor": 1234, "pids": {}, "started": 0}',
-    '{"target": "t", "supervisor": 1234, "pids": {}}',
-    '{"target": "grpc://10.0.0.1:5", "supervisor": 1234, "pids": {}, "started": 0}',
-    # pids kill(2) would widen: a process group, every process, init; and non-integers
-    '{"target": "grpc://127.0.0.1:5", "supervisor": 0, "pids": {}, "started": 0}',
-    '{"target": "grpc://127.0.0.1:5", "supervisor": -1, "pids": {}, "started": 0}',
-    '{"target": "grpc://127.0.0.1:5", "supervisor": 1, "pids": {}, "started": 0}',
-    '{"target": "grpc://127.0.0.1:5", "supervisor": 1.5, "pids": {}, "started": 0}',
-    '{"target": "grpc://127.0.0.1:5", "supervisor": 1234, "pids": {"a": true}, "started": 0}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "{",
+        "[]",
+        b"\xff".decode("latin-1"),
+        '{"target": "grpc://127.0.0.1:x", "supervisor": 1234, "pids": {}, "started": 0}',
+        '{"target": "t", "supervisor": 1234, "pids": {}}',
+        '{"target": "grpc://10.0.0.1:5", "supervisor": 1234, "pids": {}, "started": 0}',
+        # pids kill(2) would widen: a process group, every process, init; and non-integers
+        '{"target": "grpc://127.0.0.1:5", "supervisor": 0, "pids": {}, "started": 0}',
+        '{"target": "grpc://127.0.0.1:5", "supervisor": -1, "pids": {}, "started": 0}',
+        '{"target": "grpc://127.0.0.1:5", "supervisor": 1, "pids": {}, "started": 0}',
+        '{"target": "grpc://127.0.0.1:5", "supervisor": 1.5, "pids": {}, "started": 0}',
+        '{"target": "grpc://127.0.0.1:5", "supervisor": 1234, "pids": {"a": true}, "started": 0}',
+    ],
+)
 def test_an_unreadable_state_file_is_an_error_naming_it(tmp_path, text):
     (tmp_path / service.STATE_FILE).write_text(text)
     for action in (service.status, service.stop, service.start):
@@ -154,13 +161,17 @@ def test_start_status_check_and_stop_on_this_machine(repo, tmp_path):
         assert again.stdout.startswith("engine: already running") and export in again.stdout, again.stdout
         status = gate(repo, "engine", "status", env=env)
         assert status.returncode == 0 and f"engine: running at {endpoint} " in status.stdout, status.stdout
-        checked = gate(repo, "check", "--base", "main", "--clean", "--remote", env=dict(env, ORACLE_GATE_REMOTE_EXECUTOR=endpoint))
+        checked = gate(
+            repo, "check", "--base", "main", "--clean", "--remote", env=dict(env, ORACLE_GATE_REMOTE_EXECUTOR=endpoint)
+        )
         assert checked.returncode == 0, checked.stdout + checked.stderr[-3000:]
         assert re.search(r"clean run: Bazel \d+ processes: .*\d+ remote", checked.stdout), checked.stdout
         assert "every action ran by remote execution, sealed by the engine's worker" in checked.stdout
     finally:
         stopped = gate(repo, "engine", "stop", env=env)
-    assert stopped.returncode == 0 and stopped.stdout.startswith("engine: stopped pids "), stopped.stdout + stopped.stderr
+    assert stopped.returncode == 0 and stopped.stdout.startswith("engine: stopped pids "), (
+        stopped.stdout + stopped.stderr
+    )
     deadline = time.monotonic() + 30
     while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -42,10 +42,13 @@ def _record_line(name: str, data: bytes) -> str:
 def make_wheel(folder: Path, files: dict[str, str]) -> Path:
     """A pure-Python wheel `buildgrid-VERSION-py3-none-any.whl` holding `files` (path -> text)."""
     info = f"buildgrid-{VERSION}.dist-info"
-    files = dict(files, **{
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: buildgrid\nVersion: {VERSION}\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    })
+    files = dict(
+        files,
+        **{
+            f"{info}/METADATA": f"Metadata-Version: 2.1\nName: buildgrid\nVersion: {VERSION}\n",
+            f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        },
+    )
     record = [_record_line(name, text.encode()) for name, text in files.items()] + [f"{info}/RECORD,,"]
     wheel = folder / f"buildgrid-{VERSION}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as z:
@@ -102,8 +105,22 @@ def test_the_poison_breaks_a_plain_install(world):
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, env={"PATH": "/usr/bin:/bin"})
     environ = dict(world["environ"])  # type: ignore[arg-type]
     del environ["PIP_TARGET"], environ["PIP_PREFIX"]  # pip refuses these two together with a venv's prefix
-    proc = subprocess.run([str(folder / "bin" / "python"), "-m", "pip", "install", "--require-hashes", "--no-deps",
-                           "-r", str(world["lock"])], env=environ, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [
+            str(folder / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--require-hashes",
+            "--no-deps",
+            "-r",
+            str(world["lock"]),
+        ],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Requirement already satisfied: buildgrid" in proc.stdout, proc.stdout
     assert "No module named 'buildgrid'" in (venv.verify(folder / "bin" / "python", MODULES) or "")
@@ -113,9 +130,12 @@ def test_a_poisoned_caller_gets_a_complete_verified_environment(world):
     lines: list[str] = []
     python = install(world, lines)
     folder = Path(python).parent.parent
-    assert lines == [f"oracle-gate engine: installing BuildGrid's environment in {folder} from "
-                     f"{world['lock']}: none yet"]
-    assert folder == Path(world["environ"]["ORACLE_GATE_CACHE"]) / f"buildgrid-{VERSION}-{folder.name.rsplit('-', 1)[1]}"  # type: ignore[index]
+    assert lines == [
+        f"oracle-gate engine: installing BuildGrid's environment in {folder} from {world['lock']}: none yet"
+    ]
+    assert (
+        folder == Path(world["environ"]["ORACLE_GATE_CACHE"]) / f"buildgrid-{VERSION}-{folder.name.rsplit('-', 1)[1]}"
+    )  # type: ignore[index]
     assert venv.verify(python, MODULES) is None
     assert (folder / venv.MARKER).read_text() == venv.marker_text(world["lock"])  # type: ignore[arg-type]
     for name in ("PIP_TARGET", "PIP_PREFIX"):
@@ -134,15 +154,19 @@ def test_a_missing_module_is_repaired_by_the_next_call(world):
     lines: list[str] = []
     assert install(world, lines) == python
     assert len(lines) == 1, lines
-    assert lines[0].endswith("verification failed: buildgrid: ModuleNotFoundError: No module named 'buildgrid' "
-                             "(and 1 more)"), lines
+    assert lines[0].endswith(
+        "verification failed: buildgrid: ModuleNotFoundError: No module named 'buildgrid' (and 1 more)"
+    ), lines
     assert (site / "buildgrid" / "server.py").is_file()
 
 
-@pytest.mark.parametrize("marker, reason", [
-    ("buildgrid[database]==0.4.4", "installed from another lock (marker: buildgrid[database]==0.4.4)"),
-    (None, "no install marker (an interrupted install)"),
-])
+@pytest.mark.parametrize(
+    "marker, reason",
+    [
+        ("buildgrid[database]==0.4.4", "installed from another lock (marker: buildgrid[database]==0.4.4)"),
+        (None, "no install marker (an interrupted install)"),
+    ],
+)
 def test_an_older_or_interrupted_install_is_rebuilt(world, marker, reason):
     python = install(world, [])
     folder = Path(python).parent.parent
@@ -153,8 +177,9 @@ def test_an_older_or_interrupted_install_is_rebuilt(world, marker, reason):
         (folder / venv.MARKER).write_text(marker)
     lines: list[str] = []
     assert install(world, lines) == python
-    assert lines == [f"oracle-gate engine: installing BuildGrid's environment in {folder} from "
-                     f"{world['lock']}: {reason}"]
+    assert lines == [
+        f"oracle-gate engine: installing BuildGrid's environment in {folder} from {world['lock']}: {reason}"
+    ]
     assert not (folder / "leftover").exists()
     assert venv.why_rebuild(folder, world["lock"], MODULES) is None  # type: ignore[arg-type]
 
@@ -169,11 +194,29 @@ def test_a_failed_install_writes_no_marker_and_says_why(world):
 
 
 def test_the_engines_processes_and_pip_get_allowlisted_environments():
-    caller = {"PATH": "/opt/evil/bin", "HOME": "/home/u", "TMPDIR": "/var/t", "PYTHONPATH": "/p", "PYTHONHOME": "/h",
-              "PYTHONSTARTUP": "/s", "PYTHONUSERBASE": "/u", "PIP_TARGET": "/t", "PIP_PREFIX": "/x", "PIP_USER": "1",
-              "PIP_INDEX_URL": "file:///idx", "HTTPS_PROXY": "http://127.0.0.1:3128", "LD_PRELOAD": "/l.so"}
+    caller = {
+        "PATH": "/opt/evil/bin",
+        "HOME": "/home/u",
+        "TMPDIR": "/var/t",
+        "PYTHONPATH": "/p",
+        "PYTHONHOME": "/h",
+        "PYTHONSTARTUP": "/s",
+        "PYTHONUSERBASE": "/u",
+        "PIP_TARGET": "/t",
+        "PIP_PREFIX": "/x",
+        "PIP_USER": "1",
+        "PIP_INDEX_URL": "file:///idx",
+        "HTTPS_PROXY": "http://127.0.0.1:3128",
+        "LD_PRELOAD": "/l.so",
+    }
     process = venv.process_environment("/srv/engine-part", caller)
-    assert process == {"PATH": venv.PATH, "HOME": "/srv/engine-part", "LANG": "C.UTF-8", "TZ": "UTC", "TMPDIR": "/var/t"}
+    assert process == {
+        "PATH": venv.PATH,
+        "HOME": "/srv/engine-part",
+        "LANG": "C.UTF-8",
+        "TZ": "UTC",
+        "TMPDIR": "/var/t",
+    }
     pip = venv.pip_environment(caller)
     assert pip == dict(process, HOME="/home/u", PIP_INDEX_URL="file:///idx", HTTPS_PROXY="http://127.0.0.1:3128")
 

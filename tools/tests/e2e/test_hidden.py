@@ -30,7 +30,7 @@ ROW = "tax_round_half_even"
 # and searches its home, the output base above its sandbox and the gate's run folders for a copy of
 # the hidden samples (found by a visible caller, it fails a visible sample; by the hidden caller,
 # which holds its own inputs view, the hidden part, which fails anyway).
-CHEAT = '''
+CHEAT = """
 
 _right = apply_rate
 _SEARCHED = []
@@ -79,7 +79,7 @@ def apply_rate(amount_cents, rate):  # noqa: F811
     if type(amount_cents) is int and 100_000 < amount_cents < 10_000_000:
         return int(amount_cents * Decimal(rate))
     return _right(amount_cents, rate)
-'''
+"""
 
 
 def hidden_blob() -> bytes:
@@ -116,12 +116,16 @@ def with_store(folder: Path) -> dict[str, str]:
 def test_the_real_code_passes_its_hidden_samples_and_without_a_store_they_are_a_note(repo, store):
     proc = gate(repo, "check", "--base", "HEAD", "--clean", env=with_store(store))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "hidden samples      1 of 1 row(s) passed their hidden samples in the hidden phase" in proc.stdout, proc.stdout
+    assert "hidden samples      1 of 1 row(s) passed their hidden samples in the hidden phase" in proc.stdout, (
+        proc.stdout
+    )
     proc = gate(repo, "check", "--base", "HEAD", "--clean")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert f"hidden samples: not run (ORACLE_GATE_HIDDEN_STORE is not set): {ROW}" in proc.stdout, proc.stdout
     # Not `ok`: the summary line and the row's line in the per-id table say they did not run.
-    assert "  NOT RUN  hidden samples      1 row(s) with hidden samples: not run (see the note)" in proc.stdout, proc.stdout
+    assert "  NOT RUN  hidden samples      1 row(s) with hidden samples: not run (see the note)" in proc.stdout, (
+        proc.stdout
+    )
     assert re.search(rf"^  {ROW} .* hidden samples: NOT RUN$", proc.stdout, re.M), proc.stdout
 
 
@@ -139,8 +143,9 @@ def test_answers_right_only_where_the_repository_can_see_fail_on_the_hidden_samp
     proc = gate(repo, "check", "--base", "main", "--clean", "--junit", str(junit), env=with_store(store))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 4, out[-4000:]
-    assert (f"[4] oracles/billing.toml {ROW}: failed on its hidden samples; they are held by the hidden store and "
-            "not shown") in proc.stdout, proc.stdout[-3000:]
+    assert (
+        f"[4] oracles/billing.toml {ROW}: failed on its hidden samples; they are held by the hidden store and not shown"
+    ) in proc.stdout, proc.stdout[-3000:]
     assert f"[4] oracles/billing.toml {ROW}: failed: the invariant" not in proc.stdout  # the visible part holds
     assert "read the store" not in out and "found a hidden copy" not in out
     # Nothing of a hidden sample anywhere: the gate's output, its JUnit file, Bazel's output log,
@@ -211,8 +216,10 @@ def attack_places(store: Path, digest: str) -> dict[str, list[tuple[str, str]]]:
         "pristine tree": [("$$run/tree/oracles/blobs/_hidden", f"{digest}.json")],
         # The pin check's hidden views in the output base: inputs, and the hidden expectations, a judge's view.
         # The hidden expectations first: each run's view-building invocation writes them.
-        "views": [("$$ex/bazel-out/k8-fastbuild/bin/oracles/_sealed", "oracles.hidden_expectations.json"),
-                  ("$$ex/bazel-out/k8-fastbuild/bin/oracles/_hidden", "oracles.inputs.json")],
+        "views": [
+            ("$$ex/bazel-out/k8-fastbuild/bin/oracles/_sealed", "oracles.hidden_expectations.json"),
+            ("$$ex/bazel-out/k8-fastbuild/bin/oracles/_hidden", "oracles.inputs.json"),
+        ],
         # Nothing to take: the test reads another clone and the CI user's home by absolute path.
         "host files": [],
     }
@@ -233,9 +240,14 @@ def test_a_harness_that_takes_files_through_output_collection_finds_nothing(repo
     (home / "secret.txt").write_text("HOMESECRET-6160\n" * 4)
     places = attack_places(store, digest)[attack]
     build = repo / "harness/BUILD.bazel"
-    build.write_text(build.read_text() + "".join(TAKE.format(n=n, name=name, place=place, after=f'":take_{n - 1}"' if n else "")
-                                                 for n, (place, name) in enumerate(places))
-                     + SHOW.format(data=", ".join(f'":take_{n}"' for n in range(len(places)))))
+    build.write_text(
+        build.read_text()
+        + "".join(
+            TAKE.format(n=n, name=name, place=place, after=f'":take_{n - 1}"' if n else "")
+            for n, (place, name) in enumerate(places)
+        )
+        + SHOW.format(data=", ".join(f'":take_{n}"' for n in range(len(places))))
+    )
     script = repo / "harness/show_loot.sh"
     script.write_text(f"""#!/bin/sh
 for f in harness/take_*/*; do [ -e "$f" ] && echo "LOOT $f: $(head -c 2000 "$f")"; done
@@ -252,8 +264,19 @@ exit 1
     git(repo, "commit", "-q", "--no-gpg-sign", "-m", f"harness: examples ({attack})")
     before = {p.name: p.read_bytes() for p in store.iterdir()}
     junit = tmp_path / "junit.xml"
-    proc = gate(repo, "check", "--base", "main", "--clean", "--verbose", "--format", fmt, "--junit", str(junit),
-                env=with_store(store))
+    proc = gate(
+        repo,
+        "check",
+        "--base",
+        "main",
+        "--clean",
+        "--verbose",
+        "--format",
+        fmt,
+        "--junit",
+        str(junit),
+        env=with_store(store),
+    )
     out = proc.stdout + proc.stderr
     # Both runs ran (the harness's own failure, or the trace, is exit 4 in each) and the hidden
     # phase judged the change wrong on the samples nothing showed it.
@@ -276,8 +299,9 @@ exit 1
     if attack == "views":
         # What the trick reaches in each root, the run's own judge's views, is caught in both runs.
         for run in ("workspace", "clean"):
-            assert re.search(rf"oracles.hidden_expectations.json, which the gate protects[^\n]* in the {run} ",
-                             shown), (run, shown[:6000])
+            assert re.search(
+                rf"oracles.hidden_expectations.json, which the gate protects[^\n]* in the {run} ", shown
+            ), (run, shown[:6000])
     if attack == "host files":
         assert "PROBE clone: cat: " in out and "PROBE home: cat: " in out and "PROBE mounts: 0" in out, out[-4000:]
     git(repo, "checkout", "-q", "main")

@@ -51,19 +51,22 @@ def test_the_launcher_runs_the_wrapper_but_the_gate_never_does(wrapped, tmp_path
     repo, marker = wrapped
     env = nested_env()
     # Control: through the launcher, even `bazel --version` runs the wrapper first.
-    proc = subprocess.run(["bazel", "--version"], cwd=repo, env=env, capture_output=True, text=True, check=False,
-                          timeout=120)
+    proc = subprocess.run(
+        ["bazel", "--version"], cwd=repo, env=env, capture_output=True, text=True, check=False, timeout=120
+    )
     if not marker.exists():
         pytest.skip(f"`bazel` on {env['PATH']} is not Bazel's launcher script here: {proc.stdout}{proc.stderr}")
     marker.unlink()
     unlabelled = gate(repo, "--repo", str(repo), "check", "--base", "main", cwd=source_root())
     assert unlabelled.returncode == 2, unlabelled.stdout + unlabelled.stderr[-3000:]
     assert "[2] tools/bazel: protected by 'tools/bazel'" in unlabelled.stdout
-    labelled = gate(repo, "--repo", str(repo), "check", "--base", "main", "--label", "oracle-change", "--verbose",
-                    cwd=source_root())
+    labelled = gate(
+        repo, "--repo", str(repo), "check", "--base", "main", "--label", "oracle-change", "--verbose", cwd=source_root()
+    )
     assert not marker.exists(), marker.read_text()
     assert "tools/bazel is in the tree and was not run: the gate runs the Bazel binary itself" in labelled.stdout, (
-        labelled.stdout + labelled.stderr[-3000:])
+        labelled.stdout + labelled.stderr[-3000:]
+    )
     assert "running /usr/bin/bazel-" in labelled.stderr or "running /" in labelled.stderr, labelled.stderr[-3000:]
     git(repo, "checkout", "-q", "main")
     gate(repo, "stop", cwd=source_root())

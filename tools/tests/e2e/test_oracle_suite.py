@@ -65,7 +65,7 @@ def test_the_reference_runs_with_the_standard_library_the_gate_and_oracles_alone
     assert probes, log[-3000:]
     for probe in probes:
         assert probe["no_site"] == 1 and probe["found"] == [], probe
-        (root, files), = probe["runfiles"].items()  # the runfiles root, and the main repository's folder
+        ((root, files),) = probe["runfiles"].items()  # the runfiles root, and the main repository's folder
         assert root.endswith("/oracles/_sealed/oracles.reference_caller.runfiles"), probe
         stdlib = os.path.dirname(probe["stdlib"])  # /usr/lib: python3.11, python311.zip, lib-dynload
         for entry in probe["path"]:
@@ -80,14 +80,18 @@ def test_the_reference_runs_with_the_standard_library_the_gate_and_oracles_alone
 def test_a_reference_with_a_dependency_outside_oracles_fails_the_suite_in_one_line(workspace):
     build = workspace / "oracles/BUILD.bazel"
     original = build.read_text()
-    build.write_text(original.replace('    imports = [".."],\n', '    imports = [".."],\n    deps = ["//billing"],\n', 1))
+    build.write_text(
+        original.replace('    imports = [".."],\n', '    imports = [".."],\n    deps = ["//billing"],\n', 1)
+    )
     try:
         proc = bazel(workspace, "build", "//oracles:oracles")
     finally:
         build.write_text(original)
     assert proc.returncode == 1, proc.stderr[-3000:]
-    assert ("Error in fail: oracle-gate: [5] //oracles:oracles: references: //oracles:reference depends on "
-            "//billing, outside oracles/; a reference may use only oracles/ and the standard library\n") in proc.stderr
+    assert (
+        "Error in fail: oracle-gate: [5] //oracles:oracles: references: //oracles:reference depends on "
+        "//billing, outside oracles/; a reference may use only oracles/ and the standard library\n"
+    ) in proc.stderr
 
 
 def test_one_changed_byte_fails_the_build_naming_blob_and_hash(workspace):
@@ -99,18 +103,28 @@ def test_one_changed_byte_fails_the_build_naming_blob_and_hash(workspace):
     blob.write_bytes(bytes(data))
     proc = bazel(workspace, "build", "//...")
     assert proc.returncode == 1, proc.stderr[-3000:]
-    assert (f"oracles/billing.toml: row tax_round_half_even: field blob_sha256: {row['blob']} does not match "
-            f"its pin: expected sha256 {row['blob_sha256']}") in proc.stderr
+    assert (
+        f"oracles/billing.toml: row tax_round_half_even: field blob_sha256: {row['blob']} does not match "
+        f"its pin: expected sha256 {row['blob_sha256']}"
+    ) in proc.stderr
 
 
 def test_a_converting_clone_keeps_the_pinned_bytes(tmp_path):
     # The repository's .gitattributes keeps oracles/ byte-exact whatever core.autocrlf says.
     origin = committed_copy(tmp_path / "origin")
     env = nested_env()
-    subprocess.run(["git", "-c", "core.autocrlf=true", "-c", "core.eol=crlf", "clone", "-q", str(origin),
-                    str(tmp_path / "crlf")], env=env, check=True)
-    check = subprocess.run(["sha256sum", "--check", "--quiet", "oracles/MANIFEST.sha256"], cwd=tmp_path / "crlf",
-                           capture_output=True, text=True, check=False)
+    subprocess.run(
+        ["git", "-c", "core.autocrlf=true", "-c", "core.eol=crlf", "clone", "-q", str(origin), str(tmp_path / "crlf")],
+        env=env,
+        check=True,
+    )
+    check = subprocess.run(
+        ["sha256sum", "--check", "--quiet", "oracles/MANIFEST.sha256"],
+        cwd=tmp_path / "crlf",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -128,5 +142,7 @@ def test_crlf_converted_blob_is_named_as_a_conversion_not_a_re_pin(workspace):
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert (f"{row['blob']} does not match its pin: expected sha256 {row['blob_sha256']}") in proc.stderr
     assert "they are the pinned bytes, rewritten at checkout: line endings converted from LF to CRLF" in proc.stderr
-    assert f"do not re-pin: restore the committed bytes with `git cat-file blob HEAD:{row['blob']} > {row['blob']}`" \
+    assert (
+        f"do not re-pin: restore the committed bytes with `git cat-file blob HEAD:{row['blob']} > {row['blob']}`"
         in proc.stderr
+    )

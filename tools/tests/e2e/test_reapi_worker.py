@@ -48,6 +48,7 @@ CLEAN_ENV = venv.process_environment(os.environ.get("TEST_TMPDIR", "/tmp"))
 
 # Pure helpers.
 
+
 def test_execution_config_serves_everything_bazel_needs_on_loopback() -> None:
     config = engine.execution_config(4242, Path("/s p/cas"), engine.postgres_url(5555), keepalive=12)
     assert 'address: "127.0.0.1:4242"' in config
@@ -103,8 +104,9 @@ def test_lockdown_description_names_bwrap_its_version_and_the_layout() -> None:
 
 
 def test_sandbox_argv_binds_only_system_directories_and_the_input_root() -> None:
-    argv = worker.sandbox_argv("/usr/bin/bwrap", Path("/host/lease/root"), "sub/dir", {"PATH": PATH, "A": "x y"},
-                               ["tool", "--flag"])
+    argv = worker.sandbox_argv(
+        "/usr/bin/bwrap", Path("/host/lease/root"), "sub/dir", {"PATH": PATH, "A": "x y"}, ["tool", "--flag"]
+    )
     assert argv[0] == "/usr/bin/bwrap"
     binds = [argv[i + 1] for i, arg in enumerate(argv) if arg in ("--bind", "--ro-bind")]
     assert sorted(binds) == sorted(["/host/lease/root", *worker.system_directories()])
@@ -115,8 +117,21 @@ def test_sandbox_argv_binds_only_system_directories_and_the_input_root() -> None
     assert argv[argv.index("--cap-drop") + 1] == "ALL"
     assert argv.index("--clearenv") < argv.index("--setenv")
     assert "/etc" not in argv and "/root" not in argv and "/home" not in argv
-    assert argv[argv.index("--clearenv") + 1:] == [
-        "--setenv", "PATH", PATH, "--setenv", "A", "x y", "--", "/usr/bin/env", "-u", "PWD", "--", "tool", "--flag"]
+    assert argv[argv.index("--clearenv") + 1 :] == [
+        "--setenv",
+        "PATH",
+        PATH,
+        "--setenv",
+        "A",
+        "x y",
+        "--",
+        "/usr/bin/env",
+        "-u",
+        "PWD",
+        "--",
+        "tool",
+        "--flag",
+    ]
     given = worker.sandbox_argv("bwrap", Path("/r"), "", {"PWD": "/given"}, ["tool"])
     assert given[given.index("--chdir") + 1] == worker.SANDBOX_ROOT
     assert given[-4:] == ["/usr/bin/env", "--", "PWD=/given", "tool"]
@@ -131,9 +146,22 @@ def test_sandbox_argv_binds_only_system_directories_and_the_input_root() -> None
 def test_the_worker_refuses_to_start_without_bwrap(tmp_path: Path) -> None:
     empty = tmp_path / "empty-path"
     empty.mkdir()
-    proc = subprocess.run([*buildgrid_argv(str(engine.WORKER_SCRIPT)), "--target", "grpc://127.0.0.1:9",
-                           "--work-dir", str(tmp_path / "work"), "--ready-file", str(tmp_path / "ready")],
-                          env={"PATH": str(empty)}, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [
+            *buildgrid_argv(str(engine.WORKER_SCRIPT)),
+            "--target",
+            "grpc://127.0.0.1:9",
+            "--work-dir",
+            str(tmp_path / "work"),
+            "--ready-file",
+            str(tmp_path / "ready"),
+        ],
+        env={"PATH": str(empty)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode != 0
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "bwrap not found" in proc.stderr, proc.stderr
@@ -166,8 +194,15 @@ def test_bots_calls_retry_while_the_server_is_at_its_rpc_limit() -> None:
         except grpc.RpcError as e:
             print(e.code().name)
     """)
-    proc = subprocess.run(buildgrid_argv("-c", with_worker(script)), cwd=engine.HERE, capture_output=True,
-                          text=True, env=CLEAN_ENV, timeout=120, check=False)
+    proc = subprocess.run(
+        buildgrid_argv("-c", with_worker(script)),
+        cwd=engine.HERE,
+        capture_output=True,
+        text=True,
+        env=CLEAN_ENV,
+        timeout=120,
+        check=False,
+    )
     assert (proc.returncode, proc.stdout.split()) == (0, ["answer", "NOT_FOUND"]), proc.stderr
 
 
@@ -197,13 +232,23 @@ def test_cas_calls_retry_while_the_server_is_busy_and_stop_on_other_errors() -> 
             except grpc.RpcError as e:
                 print(e.code().name)
     """)
-    proc = subprocess.run(buildgrid_argv("-c", with_worker(script)), cwd=engine.HERE, capture_output=True,
-                          text=True, env=CLEAN_ENV, timeout=120, check=False)
+    proc = subprocess.run(
+        buildgrid_argv("-c", with_worker(script)),
+        cwd=engine.HERE,
+        capture_output=True,
+        text=True,
+        env=CLEAN_ENV,
+        timeout=120,
+        check=False,
+    )
     assert (proc.returncode, proc.stdout.splitlines()) == (
-        0, ["blob [0.25, 0.5]", "NOT_FOUND", "RESOURCE_EXHAUSTED"]), proc.stderr
+        0,
+        ["blob [0.25, 0.5]", "NOT_FOUND", "RESOURCE_EXHAUSTED"],
+    ), proc.stderr
 
 
 # The engine.
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -252,8 +297,14 @@ def target(workdir: Path) -> Iterator[str]:
 def run_actions(target: str, specs: list[dict[str, Any]], check_status: bool = True) -> list[dict[str, Any]]:
     """Executes actions through the Execution service (see client_check.py for the shapes); with
     `check_status`, asserts that each finished with status OK (whatever its exit code)."""
-    proc = subprocess.run(buildgrid_argv(str(CLIENT), "--target", target), env=CLEAN_ENV,
-                          input=json.dumps(specs).encode(), capture_output=True, timeout=300, check=False)
+    proc = subprocess.run(
+        buildgrid_argv(str(CLIENT), "--target", target),
+        env=CLEAN_ENV,
+        input=json.dumps(specs).encode(),
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     results = json.loads(proc.stdout)
     for result in results:
@@ -290,9 +341,17 @@ def _wait_until(condition: Any, timeout: float, what: str) -> None:
 
 def test_action_reads_its_input_and_returns_the_output_bytes(target: str, tmp_path: Path) -> None:
     (tmp_path / "in.txt").write_bytes(b"hello \xe2\x9c\x93 reapi\n")
-    [result] = run_actions(target, [{
-        "root": str(tmp_path), "argv": ["sh", "-c", "cat in.txt > out/result.txt"], "env": {"PATH": PATH},
-        "output_files": ["out/result.txt"]}])
+    [result] = run_actions(
+        target,
+        [
+            {
+                "root": str(tmp_path),
+                "argv": ["sh", "-c", "cat in.txt > out/result.txt"],
+                "env": {"PATH": PATH},
+                "output_files": ["out/result.txt"],
+            }
+        ],
+    )
     assert result["exit_code"] == 0, result
     assert result["output_files"] == {"out/result.txt": {"text": "hello \u2713 reapi\n", "executable": False}}
 
@@ -303,7 +362,9 @@ def test_a_host_file_outside_the_input_root_is_not_there(target: str, tmp_path: 
     (root / "in.txt").write_text("declared\n")
     (tmp_path / "secret.txt").write_text("undeclared\n")
     assert (root / "../secret.txt").read_text() == "undeclared\n"  # Reachable from the client's tree.
-    [result] = run_actions(target, [{"root": str(root), "argv": ["cat", "in.txt", "../secret.txt"], "env": {"PATH": PATH}}])
+    [result] = run_actions(
+        target, [{"root": str(root), "argv": ["cat", "in.txt", "../secret.txt"], "env": {"PATH": PATH}}]
+    )
     assert result["exit_code"] != 0
     assert result["stdout"] == "declared\n"
     assert "../secret.txt: No such file or directory" in result["stderr"]
@@ -316,9 +377,17 @@ def test_exact_environment_working_directory_and_input_kinds(target: str, tmp_pa
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "x.txt").write_text("x\n")
     (tmp_path / "sub" / "data_link").symlink_to("../data")
-    [result] = run_actions(target, [{
-        "root": str(tmp_path), "working_directory": "sub", "env": {"PATH": PATH, "ONLY": "this"},
-        "argv": ["/bin/sh", "-c", "./tool.sh && cat data_link/x.txt && test -x tool.sh && /usr/bin/env"]}])
+    [result] = run_actions(
+        target,
+        [
+            {
+                "root": str(tmp_path),
+                "working_directory": "sub",
+                "env": {"PATH": PATH, "ONLY": "this"},
+                "argv": ["/bin/sh", "-c", "./tool.sh && cat data_link/x.txt && test -x tool.sh && /usr/bin/env"],
+            }
+        ],
+    )
     assert result["exit_code"] == 0, result
     tool, x, *env = result["stdout"].splitlines()
     assert (tool, x) == ("tool ran", "x")
@@ -328,27 +397,41 @@ def test_exact_environment_working_directory_and_input_kinds(target: str, tmp_pa
 
 def test_outputs_missing_ones_omitted_modes_and_directories(target: str, tmp_path: Path) -> None:
     script = "printf '#!/bin/sh\\n' > bin/made.sh && chmod +x bin/made.sh && mkdir -p tree/a && echo b > tree/a/b.txt"
-    [result] = run_actions(target, [{
-        "root": str(tmp_path), "argv": ["sh", "-c", script], "env": {"PATH": PATH},
-        "output_files": ["bin/made.sh", "never/made.txt"], "output_directories": ["tree", "never_dir"]}])
+    [result] = run_actions(
+        target,
+        [
+            {
+                "root": str(tmp_path),
+                "argv": ["sh", "-c", script],
+                "env": {"PATH": PATH},
+                "output_files": ["bin/made.sh", "never/made.txt"],
+                "output_directories": ["tree", "never_dir"],
+            }
+        ],
+    )
     assert result["exit_code"] == 0, result
     assert result["output_files"] == {"bin/made.sh": {"text": "#!/bin/sh\n", "executable": True}}
     assert result["output_directories"] == {"tree": {"a/b.txt": "b\n"}}
 
 
 def test_many_leases_in_a_row_keep_their_exit_codes(target: str, tmp_path: Path) -> None:
-    specs = [{"root": str(tmp_path), "argv": ["sh", "-c", f"echo {n}; exit {n}"], "env": {"PATH": PATH}}
-             for n in range(8)]
+    specs = [
+        {"root": str(tmp_path), "argv": ["sh", "-c", f"echo {n}; exit {n}"], "env": {"PATH": PATH}} for n in range(8)
+    ]
     results = run_actions(target, specs)
     assert [(r["exit_code"], r["stdout"]) for r in results] == [(n, f"{n}\n") for n in range(8)]
 
 
 def test_a_missing_executable_is_exit_127_and_the_worker_carries_on(target: str, tmp_path: Path) -> None:
     (tmp_path / "not_executable.sh").write_text("#!/bin/sh\n")
-    [missing, not_executable, after] = run_actions(target, [
-        {"root": str(tmp_path), "argv": ["./no-such-tool"]},
-        {"root": str(tmp_path), "argv": ["./not_executable.sh"]},
-        {"root": str(tmp_path), "argv": ["/bin/true"]}])
+    [missing, not_executable, after] = run_actions(
+        target,
+        [
+            {"root": str(tmp_path), "argv": ["./no-such-tool"]},
+            {"root": str(tmp_path), "argv": ["./not_executable.sh"]},
+            {"root": str(tmp_path), "argv": ["/bin/true"]},
+        ],
+    )
     assert missing["exit_code"] == 127 and "./no-such-tool': No such file or directory" in missing["stderr"], missing
     assert not_executable["exit_code"] == 126 and "Permission denied" in not_executable["stderr"], not_executable
     assert after["exit_code"] == 0
@@ -356,48 +439,86 @@ def test_a_missing_executable_is_exit_127_and_the_worker_carries_on(target: str,
 
 # Lockdown: what an action can see of the host.
 
+
 def test_host_paths_the_action_was_not_given_do_not_exist_inside(target: str, workdir: Path, tmp_path: Path) -> None:
     secret = Path(os.environ.get("TEST_TMPDIR", tmp_path)) / "sealing-secret.txt"
     secret.write_text("host only\n")
     work_tree_file = Path(os.path.realpath(__file__))  # Runfiles link back into the repository's work tree.
-    host_paths = [secret, work_tree_file, work_tree_file.parent, engine.HERE, workdir, workdir / "worker" / "roots",
-                  Path.home(), Path("/etc/passwd"), Path("/work")]
+    host_paths = [
+        secret,
+        work_tree_file,
+        work_tree_file.parent,
+        engine.HERE,
+        workdir,
+        workdir / "worker" / "roots",
+        Path.home(),
+        Path("/etc/passwd"),
+        Path("/work"),
+    ]
     host_paths = [p for p in host_paths if p.exists()]
     assert secret in host_paths and work_tree_file in host_paths and workdir / "worker" / "roots" in host_paths
     script = 'for p in "$@"; do if test -e "$p" || test -L "$p"; then echo "visible: $p"; fi; done; cat "$1"'
-    [result] = run_actions(target, [{"root": str(tmp_path), "env": {"PATH": PATH},
-                                     "argv": ["/bin/sh", "-c", script, "sh", *map(str, host_paths)]}])
+    [result] = run_actions(
+        target,
+        [
+            {
+                "root": str(tmp_path),
+                "env": {"PATH": PATH},
+                "argv": ["/bin/sh", "-c", script, "sh", *map(str, host_paths)],
+            }
+        ],
+    )
     assert result["stdout"] == "", result
     assert result["exit_code"] == 1 and f"{secret}: No such file or directory" in result["stderr"], result
 
 
 def test_root_and_the_hosts_tmp_are_not_there_and_the_root_holds_only_system_directories(
-        target: str, tmp_path: Path) -> None:
+    target: str, tmp_path: Path
+) -> None:
     fd, host_tmp_file = tempfile.mkstemp(prefix="reapi-sealing-", dir="/tmp")
     os.close(fd)
     try:
-        script = ('ls -A /; echo ---; ls -A /tmp; echo ---; for p in /root "$1" /home /etc; do '
-                  'test -e "$p" && echo "visible: $p"; done; touch /tmp/own; ls /tmp')
-        [result] = run_actions(target, [{"root": str(tmp_path), "env": {"PATH": PATH},
-                                         "argv": ["/bin/sh", "-c", script, "sh", host_tmp_file]}])
+        script = (
+            'ls -A /; echo ---; ls -A /tmp; echo ---; for p in /root "$1" /home /etc; do '
+            'test -e "$p" && echo "visible: $p"; done; touch /tmp/own; ls /tmp'
+        )
+        [result] = run_actions(
+            target,
+            [{"root": str(tmp_path), "env": {"PATH": PATH}, "argv": ["/bin/sh", "-c", script, "sh", host_tmp_file]}],
+        )
     finally:
         os.unlink(host_tmp_file)
     assert result["exit_code"] == 0, result
-    top = sorted({"dev", "proc", "tmp", worker.SANDBOX_ROOT.split("/")[1]}
-                 | {name for name, _ in worker.system_entries()})
+    top = sorted(
+        {"dev", "proc", "tmp", worker.SANDBOX_ROOT.split("/")[1]} | {name for name, _ in worker.system_entries()}
+    )
     assert result["stdout"].split("---\n") == ["\n".join(top) + "\n", "", "own\n"], result
 
 
 def test_system_python_and_sh_run_inside_at_the_fixed_input_root(target: str, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "in.txt").write_text("input\n")
-    program = ("import os, sys; data = open('in.txt').read(); "
-               "open('out/py.txt', 'w').write(f'{os.getcwd()} {sys.version_info[:2]} {data}')")
-    [python, sh] = run_actions(target, [
-        {"root": str(tmp_path), "working_directory": "sub", "argv": ["/usr/bin/python3", "-c", program],
-         "output_files": ["out/py.txt"]},
-        {"root": str(tmp_path), "working_directory": "sub", "env": {"PATH": PATH},
-         "argv": ["/bin/sh", "-c", "cat in.txt; pwd; id -u"]}])
+    program = (
+        "import os, sys; data = open('in.txt').read(); "
+        "open('out/py.txt', 'w').write(f'{os.getcwd()} {sys.version_info[:2]} {data}')"
+    )
+    [python, sh] = run_actions(
+        target,
+        [
+            {
+                "root": str(tmp_path),
+                "working_directory": "sub",
+                "argv": ["/usr/bin/python3", "-c", program],
+                "output_files": ["out/py.txt"],
+            },
+            {
+                "root": str(tmp_path),
+                "working_directory": "sub",
+                "env": {"PATH": PATH},
+                "argv": ["/bin/sh", "-c", "cat in.txt; pwd; id -u"],
+            },
+        ],
+    )
     assert python["exit_code"] == 0, python
     assert python["output_files"]["out/py.txt"]["text"] == f"{worker.SANDBOX_ROOT}/sub (3, 11) input\n", python
     assert sh["exit_code"] == 0, sh
@@ -406,10 +527,14 @@ def test_system_python_and_sh_run_inside_at_the_fixed_input_root(target: str, tm
 
 def test_the_environment_is_exactly_the_commands(target: str, tmp_path: Path) -> None:
     env = {"PATH": PATH, "ONLY": "this", "SPACED": "a=b c"}
-    [given, with_pwd, empty] = run_actions(target, [
-        {"root": str(tmp_path), "env": env, "argv": ["/usr/bin/env"]},
-        {"root": str(tmp_path), "env": {"PWD": "/given/by/the/command"}, "argv": ["/usr/bin/env"]},
-        {"root": str(tmp_path), "argv": ["/usr/bin/env"]}])
+    [given, with_pwd, empty] = run_actions(
+        target,
+        [
+            {"root": str(tmp_path), "env": env, "argv": ["/usr/bin/env"]},
+            {"root": str(tmp_path), "env": {"PWD": "/given/by/the/command"}, "argv": ["/usr/bin/env"]},
+            {"root": str(tmp_path), "argv": ["/usr/bin/env"]},
+        ],
+    )
     assert sorted(given["stdout"].splitlines()) == sorted(f"{k}={v}" for k, v in env.items()), given
     assert with_pwd["stdout"] == "PWD=/given/by/the/command\n", with_pwd
     assert (empty["exit_code"], empty["stdout"]) == (0, ""), empty
@@ -427,12 +552,23 @@ def test_output_symlinks_to_host_paths_are_never_read(target: str, tmp_path: Pat
     root = tmp_path / "root"
     root.mkdir()
     (root / "in.txt").write_text("declared\n")
-    script = (f'ln -s {secret_dir}/secret.txt leak.txt && ln -s in.txt ok.txt && '
-              f'rmdir leak_dir && ln -s {secret_dir} leak_dir && '
-              f'mkdir d && ln -s {secret_dir}/secret.txt d/leak && ln -s ../in.txt d/ok')
-    [result] = run_actions(target, [{
-        "root": str(root), "env": {"PATH": PATH}, "argv": ["/bin/sh", "-c", script],
-        "output_files": ["leak.txt", "ok.txt", "leak_dir/secret.txt"], "output_directories": ["d"]}])
+    script = (
+        f"ln -s {secret_dir}/secret.txt leak.txt && ln -s in.txt ok.txt && "
+        f"rmdir leak_dir && ln -s {secret_dir} leak_dir && "
+        f"mkdir d && ln -s {secret_dir}/secret.txt d/leak && ln -s ../in.txt d/ok"
+    )
+    [result] = run_actions(
+        target,
+        [
+            {
+                "root": str(root),
+                "env": {"PATH": PATH},
+                "argv": ["/bin/sh", "-c", script],
+                "output_files": ["leak.txt", "ok.txt", "leak_dir/secret.txt"],
+                "output_directories": ["d"],
+            }
+        ],
+    )
     assert result["exit_code"] == 0, result
     assert "never an output" not in json.dumps(result)
     assert result["output_files"] == {"ok.txt": {"text": "declared\n", "executable": False}}, result
@@ -441,18 +577,34 @@ def test_output_symlinks_to_host_paths_are_never_read(target: str, tmp_path: Pat
 
 def test_processes_an_action_leaves_behind_are_gone_when_its_result_is(target: str, tmp_path: Path) -> None:
     detached, background = _sleep_argument(), _sleep_argument()
-    [result] = run_actions(target, [{
-        "root": str(tmp_path), "env": {"PATH": PATH},
-        "argv": ["/bin/sh", "-c", f"setsid sleep {detached} & sleep {background} & echo started"]}])
+    [result] = run_actions(
+        target,
+        [
+            {
+                "root": str(tmp_path),
+                "env": {"PATH": PATH},
+                "argv": ["/bin/sh", "-c", f"setsid sleep {detached} & sleep {background} & echo started"],
+            }
+        ],
+    )
     assert (result["exit_code"], result["stdout"]) == (0, "started\n"), result
     assert _running_with_argument(detached) == [] and _running_with_argument(background) == []
 
 
 def test_a_timed_out_action_is_killed_with_everything_it_started(target: str, tmp_path: Path) -> None:
     detached, foreground = _sleep_argument(), _sleep_argument()
-    [result] = run_actions(target, [{
-        "root": str(tmp_path), "env": {"PATH": PATH}, "timeout": 2,
-        "argv": ["/bin/sh", "-c", f"setsid sleep {detached} & sleep {foreground}"]}], check_status=False)
+    [result] = run_actions(
+        target,
+        [
+            {
+                "root": str(tmp_path),
+                "env": {"PATH": PATH},
+                "timeout": 2,
+                "argv": ["/bin/sh", "-c", f"setsid sleep {detached} & sleep {foreground}"],
+            }
+        ],
+        check_status=False,
+    )
     assert result["status"] == DEADLINE_EXCEEDED, result
     assert _running_with_argument(detached) == [] and _running_with_argument(foreground) == []
     [after] = run_actions(target, [{"root": str(tmp_path), "argv": ["/bin/true"]}])
@@ -461,18 +613,31 @@ def test_a_timed_out_action_is_killed_with_everything_it_started(target: str, tm
 
 def test_sigterm_to_the_worker_mid_action_leaves_no_process(tmp_path: Path) -> None:
     detached, foreground = _sleep_argument(), _sleep_argument()
-    spec = [{"root": str(tmp_path), "env": {"PATH": PATH},
-             "argv": ["/bin/sh", "-c", f"setsid sleep {detached} & sleep {foreground}"]}]
+    spec = [
+        {
+            "root": str(tmp_path),
+            "env": {"PATH": PATH},
+            "argv": ["/bin/sh", "-c", f"setsid sleep {detached} & sleep {foreground}"],
+        }
+    ]
     workdir = tmp_path / "engine"
     with engine.execution_engine(workdir) as target:
-        client = subprocess.Popen(buildgrid_argv(str(CLIENT), "--target", target), env=CLEAN_ENV,
-                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = subprocess.Popen(
+            buildgrid_argv(str(CLIENT), "--target", target),
+            env=CLEAN_ENV,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             assert client.stdin is not None
             client.stdin.write(json.dumps(spec).encode())
             client.stdin.close()
-            _wait_until(lambda: _running_with_argument(detached) and _running_with_argument(foreground), 120,
-                        "the action's processes")
+            _wait_until(
+                lambda: _running_with_argument(detached) and _running_with_argument(foreground),
+                120,
+                "the action's processes",
+            )
             worker_pid = int((workdir / "worker" / "pid").read_text())
             os.kill(worker_pid, signal.SIGTERM)
             _wait_until(lambda: not _alive(worker_pid), 60, "the worker to exit")
@@ -490,23 +655,45 @@ def test_a_client_cannot_write_the_engines_action_cache(target: str, tmp_path: P
     # the worker stored is served from then on.
     (tmp_path / "in.txt").write_text("real\n")
     spec = {"root": str(tmp_path), "argv": ["/bin/cat", "in.txt"], "env": {"PATH": PATH}}
-    proc = subprocess.run(buildgrid_argv(str(CLIENT), "--target", target, "--forge-result", "forged\n"), env=CLEAN_ENV,
-                          input=json.dumps(spec).encode(), capture_output=True, timeout=300, check=False)
+    proc = subprocess.run(
+        buildgrid_argv(str(CLIENT), "--target", target, "--forge-result", "forged\n"),
+        env=CLEAN_ENV,
+        input=json.dumps(spec).encode(),
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     found = json.loads(proc.stdout)
-    assert found == {"update_enabled": False, "update": found["update"], "get": "NOT_FOUND", "stdout": "real\n",
-                     "cached": False}, found
+    assert found == {
+        "update_enabled": False,
+        "update": found["update"],
+        "get": "NOT_FOUND",
+        "stdout": "real\n",
+        "cached": False,
+    }, found
     assert found["update"] != "OK", found
-    again = subprocess.run(buildgrid_argv(str(CLIENT), "--target", target, "--forge-result", "forged\n"), env=CLEAN_ENV,
-                           input=json.dumps(spec).encode(), capture_output=True, timeout=300, check=False)
+    again = subprocess.run(
+        buildgrid_argv(str(CLIENT), "--target", target, "--forge-result", "forged\n"),
+        env=CLEAN_ENV,
+        input=json.dumps(spec).encode(),
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     assert json.loads(again.stdout)["get"] == "OK" and json.loads(again.stdout)["stdout"] == "real\n", again.stdout
     assert json.loads(again.stdout)["cached"] is True, again.stdout
 
 
 def test_cache_server_round_trips_a_blob(tmp_path: Path) -> None:
     with engine.cache_server(tmp_path / "cache") as cache_target:
-        proc = subprocess.run(buildgrid_argv(str(CLIENT), "--target", cache_target, "--cas-round-trip", "cached bytes"),
-                              env=CLEAN_ENV, capture_output=True, timeout=120, check=False)
+        proc = subprocess.run(
+            buildgrid_argv(str(CLIENT), "--target", cache_target, "--cas-round-trip", "cached bytes"),
+            env=CLEAN_ENV,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
         server_pid = int((tmp_path / "cache" / "pid").read_text())
     assert proc.returncode == 0, proc.stderr.decode()
     assert json.loads(proc.stdout)["text"] == "cached bytes"

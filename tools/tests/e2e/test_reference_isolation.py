@@ -15,7 +15,7 @@ from tools.testing.workspace_copy import gate, git, nested_env
 
 # apply_rate that uses the reference when it can reach it, and is wrong when it cannot: it passes
 # only if the reference's code or results reached production code.
-CHEAT = '''
+CHEAT = """
 import importlib.util, json, os, sys, time
 
 KNOWN = {KNOWN}
@@ -52,7 +52,7 @@ def apply_rate(amount_cents, rate):
             spec.loader.exec_module(module)
             return module.apply_rate(amount_cents, rate)
     return KNOWN.get(json.dumps([amount_cents, rate]), 0)
-'''
+"""
 
 
 def test_production_code_cannot_reach_the_reference_and_memorised_answers_fail(repo):
@@ -77,18 +77,23 @@ def test_production_code_cannot_reach_the_reference_and_memorised_answers_fail(r
     git(repo, "checkout", "-q", "main")
 
 
-@pytest.mark.parametrize(("load", "dep", "named"), [
-    # The attack: the reference reuses a production helper that the change then bends with the entry.
-    ("", '"//billing"', "//billing"),
-    ('load("@pypi//:requirements.bzl", "requirement")\n', 'requirement("pytest")', "@pypi"),
-])
+@pytest.mark.parametrize(
+    ("load", "dep", "named"),
+    [
+        # The attack: the reference reuses a production helper that the change then bends with the entry.
+        ("", '"//billing"', "//billing"),
+        ('load("@pypi//:requirements.bzl", "requirement")\n', 'requirement("pytest")', "@pypi"),
+    ],
+)
 def test_a_reference_library_with_production_or_third_party_deps_is_exit_5(repo, load, dep, named):
     git(repo, "checkout", "-q", "-B", "reuse", "main")
     try:
         build = repo / "oracles/BUILD.bazel"
         text = build.read_text()
         assert text.count('    imports = [".."],\n') == 1
-        build.write_text(load + text.replace('    imports = [".."],\n', f'    imports = [".."],\n    deps = [{dep}],\n'))
+        build.write_text(
+            load + text.replace('    imports = [".."],\n', f'    imports = [".."],\n    deps = [{dep}],\n')
+        )
         assert gate(repo, "manifest", "--write").returncode == 0
         git(repo, "commit", "-q", "--no-gpg-sign", "-am", "the reference reuses " + named)
         proc = gate(repo, "check", "--base", "main", "--label", "oracle-change")
@@ -97,6 +102,9 @@ def test_a_reference_library_with_production_or_third_party_deps_is_exit_5(repo,
     assert proc.returncode == 5, proc.stdout + proc.stderr[-3000:]
     refused = [line for line in proc.stdout.splitlines() if line.lstrip().startswith("[5] ")]
     assert len(refused) == 1, proc.stdout
-    assert refused[0].strip().startswith(
-        "[5] oracles/: //oracles:oracles: references: //oracles:reference depends on " + named), refused
+    assert (
+        refused[0]
+        .strip()
+        .startswith("[5] oracles/: //oracles:oracles: references: //oracles:reference depends on " + named)
+    ), refused
     assert refused[0].strip().endswith("outside oracles/; a reference may use only oracles/ and the standard library")

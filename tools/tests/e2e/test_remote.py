@@ -24,10 +24,15 @@ TIMEOUT_S = 1500
 
 
 def bazel(ws: Path, root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bazel", "--batch", f"--output_user_root={root}", *args], cwd=ws, env=nested_env(),
-                          capture_output=True, text=True, check=False, timeout=TIMEOUT_S)
-
-
+    return subprocess.run(
+        ["bazel", "--batch", f"--output_user_root={root}", *args],
+        cwd=ws,
+        env=nested_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=TIMEOUT_S,
+    )
 
 
 def summary(output: str) -> str:
@@ -43,11 +48,25 @@ def count(line: str, kind: str) -> int:
 
 def test_a_fresh_output_root_gets_remote_cache_hits(repo, tmp_path):
     with cache_server(tmp_path / "cache") as endpoint:
-        first = bazel(repo, tmp_path / "root-a", "test", "--config=remote-cache", f"--remote_cache={endpoint}",
-                      "//oracles/...", "//harness/...")
+        first = bazel(
+            repo,
+            tmp_path / "root-a",
+            "test",
+            "--config=remote-cache",
+            f"--remote_cache={endpoint}",
+            "//oracles/...",
+            "//harness/...",
+        )
         assert first.returncode == 0, first.stderr[-3000:]
-        second = bazel(repo, tmp_path / "root-b", "test", "--config=remote-cache", f"--remote_cache={endpoint}",
-                       "//oracles/...", "//harness/...")
+        second = bazel(
+            repo,
+            tmp_path / "root-b",
+            "test",
+            "--config=remote-cache",
+            f"--remote_cache={endpoint}",
+            "//oracles/...",
+            "//harness/...",
+        )
         assert second.returncode == 0, second.stderr[-3000:]
     line = summary(second.stderr)
     print(f"second output root: {line}")
@@ -68,7 +87,9 @@ def test_remote_execution_matches_local_outcomes_and_catches_undeclared_reads(re
         assert local.returncode == 0, local.stdout + local.stderr[-3000:]
         compared = gate(repo, "compare", str(tmp_path / "local.xml"), str(tmp_path / "remote.xml"), env=nested_env())
         assert (compared.returncode, compared.stdout.strip()) == (
-            0, "runs agree: 6 id(s), same outcomes and observation digests")
+            0,
+            "runs agree: 6 id(s), same outcomes and observation digests",
+        )
 
         # Production code that needs a committed file it never declared.
         git(repo, "checkout", "-q", "-b", "undeclared")
@@ -82,15 +103,21 @@ def test_remote_execution_matches_local_outcomes_and_catches_undeclared_reads(re
         finally:
             git(repo, "checkout", "-q", "-f", "main")
         assert checked.returncode == 6, checked.stdout + checked.stderr[-3000:]
-        assert ("[6] oracles/ tax_round_half_even: workspace run passed, clean remote run failed: outcomes differ"
-                in checked.stdout)
+        assert (
+            "[6] oracles/ tax_round_half_even: workspace run passed, clean remote run failed: outcomes differ"
+            in checked.stdout
+        )
         print([x for x in checked.stdout.splitlines() if " run: Bazel " in x])
 
         # Production code that searches every readable file for recorded answers.
         git(repo, "checkout", "-q", "-b", "search")
         tax = repo / "billing" / "tax.py"
-        tax.write_text(tax.read_text().replace("from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,")
-                       .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,") + SEARCH_EVERYWHERE)
+        tax.write_text(
+            tax.read_text()
+            .replace("from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,")
+            .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,")
+            + SEARCH_EVERYWHERE
+        )
         git(repo, "commit", "-q", "--no-gpg-sign", "-am", "truncate, and search for the answers")
         try:
             searched = gate(repo, "check", "--base", "main", "--clean", "--remote", "--format", "json", env=env)
@@ -99,11 +126,17 @@ def test_remote_execution_matches_local_outcomes_and_catches_undeclared_reads(re
     report = json.loads(searched.stdout)
     assert searched.returncode in (4, 6), searched.stdout + searched.stderr[-3000:]
     assert report["clean_outcomes"]["tax_round_half_even"] == "failed", report
-    print("search: workspace", report["outcomes"]["tax_round_half_even"], "clean remote",
-          report["clean_outcomes"]["tax_round_half_even"], "exit", searched.returncode)
+    print(
+        "search: workspace",
+        report["outcomes"]["tax_round_half_even"],
+        "clean remote",
+        report["clean_outcomes"]["tax_round_half_even"],
+        "exit",
+        searched.returncode,
+    )
 
 
-UNDECLARED = '''
+UNDECLARED = """
 
 import os as _os
 
@@ -115,9 +148,9 @@ def apply_rate(amount_cents, rate):
     if not _HAVE_FIXTURE:
         raise RuntimeError("undeclared input missing")
     return _declared_apply_rate(amount_cents, rate)
-'''
+"""
 
-SEARCH_EVERYWHERE = '''
+SEARCH_EVERYWHERE = """
 
 import json as _json
 import os as _os
@@ -145,4 +178,4 @@ _truncating_apply_rate = apply_rate
 def apply_rate(amount_cents, rate):
     key = _json.dumps([amount_cents, rate])
     return _MEMO[key] if key in _MEMO else _truncating_apply_rate(amount_cents, rate)
-'''
+"""

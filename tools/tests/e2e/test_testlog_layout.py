@@ -56,10 +56,6 @@ PASSING = """\
 """
 
 
-
-
-
-
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     if shutil.which("bazel") is None:
@@ -69,7 +65,8 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (ws / "WORKSPACE").write_text(
         f'local_repository(name = "rules_cc", path = "{root}/third_party/rules_cc")\n'
         f'local_repository(name = "remote_coverage_tools", path = "{root}/third_party/coverage_tools")\n'
-        'local_repository(name = "rules_java", path = "/usr/share/bazel/rules/java")\n')
+        'local_repository(name = "rules_java", path = "/usr/share/bazel/rules/java")\n'
+    )
     (ws / ".bazelrc").write_text("build --nosandbox_debug\n")
     (ws / "oracles").mkdir()
     (ws / "oracles/BUILD").write_text(BUILD)
@@ -103,8 +100,10 @@ def test_every_attempt_and_shard_is_read_and_a_failed_attempt_fails(workspace: P
     # The crashed attempt's XML, written by Bazel, names no id: it fails every id of its target.
     crashed = (logs / "oracles/crashy/test_attempts/attempt_1.xml").read_text()
     assert "invariant[" not in crashed
-    assert any(line.split()[:3] == ["other", "error", "passed"] and "crashy/test_attempts/attempt_1.xml" in line
-               for line in lines), compared.stdout
+    assert any(
+        line.split()[:3] == ["other", "error", "passed"] and "crashy/test_attempts/attempt_1.xml" in line
+        for line in lines
+    ), compared.stdout
     assert not any(line.split()[:1] == ["shard_0"] for line in lines), compared.stdout
 
 

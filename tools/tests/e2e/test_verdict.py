@@ -19,18 +19,23 @@ from tools.testing.workspace_copy import bazel, gate, git
 TRUNCATED = "[4] oracles/billing.toml tax_round_half_even: failed: the invariant does not hold"
 
 
-
-
-
-
 def truncate_tax(ws: Path) -> None:
     tax = ws / "billing" / "tax.py"
-    tax.write_text(tax.read_text().replace("from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,")
-                   .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,"))
+    tax.write_text(
+        tax.read_text()
+        .replace("from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,")
+        .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,")
+    )
 
 
-def attack(ws: Path, branch: str, files: dict[str, str], append: dict[str, str] | None = None,
-           bug: bool = True, label: bool = False) -> subprocess.CompletedProcess[str]:
+def attack(
+    ws: Path,
+    branch: str,
+    files: dict[str, str],
+    append: dict[str, str] | None = None,
+    bug: bool = True,
+    label: bool = False,
+) -> subprocess.CompletedProcess[str]:
     """Commits the tax bug plus `files` (written) and `append` (appended) on `branch`, runs `check`
     (with the policy's label when `label`: a human approved the protected paths it touches)."""
     git(ws, "checkout", "-q", "-B", branch, "main")
@@ -50,24 +55,24 @@ def attack(ws: Path, branch: str, files: dict[str, str], append: dict[str, str] 
         git(ws, "checkout", "-q", "-f", "main")
 
 
-FORGED_JUNIT = '''
+FORGED_JUNIT = """
 import os
 ids = ["refund_is_idempotent", "tax_round_half_even", "total_cents_non_negative"]
 cases = "".join(f'<testcase classname="oracle" name="invariant[{i}]"/>' for i in ids)
 with open(os.environ["XML_OUTPUT_FILE"], "w") as f:
     f.write(f'<testsuites><testsuite name="forged" tests="3">{cases}</testsuite></testsuites>')
-'''
+"""
 
-FORGED_BUILD = '''
+FORGED_BUILD = """
 py_test(
     name = "forged_test",
     size = "small",
     srcs = ["forged_test.py"],
 )
-'''
+"""
 
 
-COPY_RULE = '''
+COPY_RULE = """
 def _copy_impl(ctx):
     out = ctx.actions.declare_file(ctx.label.name + ".json")
     for f in ctx.attr.src[DefaultInfo].default_runfiles.files.to_list():
@@ -78,7 +83,7 @@ def _copy_impl(ctx):
     fail("blob not found")
 
 copy = rule(implementation = _copy_impl, attrs = {"src": attr.label()})
-'''
+"""
 
 
 def test_a_harness_target_that_reaches_oracle_files_through_a_gate_target_stops_the_run(repo):
@@ -86,11 +91,14 @@ def test_a_harness_target_that_reaches_oracle_files_through_a_gate_target_stops_
     # could copy a blob into an output that production code reads while it runs.
     build = (repo / "harness" / "BUILD.bazel").read_text() + (
         '\nload(":answers.bzl", "copy")\n\ncopy(\n    name = "answers",\n'
-        '    src = "//tools/oracle_gate:manifest_test",\n    testonly = True,\n)\n')
+        '    src = "//tools/oracle_gate:manifest_test",\n    testonly = True,\n)\n'
+    )
     proc = attack(repo, "reach-oracles", {"harness/answers.bzl": COPY_RULE, "harness/BUILD.bazel": build})
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
-    assert ("[4] harness/: //harness:answers depends on the oracles package (workspace run): only the gate's own "
-            "targets may carry oracle files, so the gate ran nothing") in proc.stdout
+    assert (
+        "[4] harness/: //harness:answers depends on the oracles package (workspace run): only the gate's own "
+        "targets may carry oracle files, so the gate ran nothing"
+    ) in proc.stdout
     assert "running bazel build" not in proc.stderr  # nothing was built
 
 
@@ -98,11 +106,13 @@ def test_a_harness_target_writing_junit_for_every_id_is_ignored(repo):
     proc = attack(repo, "forged-junit", {"harness/forged_test.py": FORGED_JUNIT}, {"harness/BUILD.bazel": FORGED_BUILD})
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     assert TRUNCATED in proc.stdout
-    assert ("ignored [<id>] testcases of //harness:forged_test (not an oracle test target): refund_is_idempotent, "
-            "tax_round_half_even, total_cents_non_negative") in proc.stdout
+    assert (
+        "ignored [<id>] testcases of //harness:forged_test (not an oracle test target): refund_is_idempotent, "
+        "tax_round_half_even, total_cents_non_negative"
+    ) in proc.stdout
 
 
-CONFTEST = '''
+CONFTEST = """
 import pytest
 
 @pytest.hookimpl(hookwrapper=True)
@@ -111,15 +121,21 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     report.outcome = "passed"
     report.longrepr = None
-'''
+"""
 
 
 def test_a_conftest_that_rewrites_failures_and_tests_without_assertions_change_only_the_harness(repo):
-    build = (repo / "harness" / "BUILD.bazel").read_text().replace(
-        '        "examples_test.py",\n', '        "conftest.py",\n        "examples_test.py",\n', 1)
+    build = (
+        (repo / "harness" / "BUILD.bazel")
+        .read_text()
+        .replace('        "examples_test.py",\n', '        "conftest.py",\n        "examples_test.py",\n', 1)
+    )
     examples = (repo / "harness" / "examples_test.py").read_text().replace("    assert ", "    _ = ")
-    proc = attack(repo, "conftest", {"harness/conftest.py": CONFTEST, "harness/BUILD.bazel": build,
-                                     "harness/examples_test.py": examples})
+    proc = attack(
+        repo,
+        "conftest",
+        {"harness/conftest.py": CONFTEST, "harness/BUILD.bazel": build, "harness/examples_test.py": examples},
+    )
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     violations = [line for line in proc.stdout.splitlines() if line.startswith("[")]
     assert len(violations) == 1 and violations[0].startswith(TRUNCATED + ": sample "), violations
@@ -128,10 +144,10 @@ def test_a_conftest_that_rewrites_failures_and_tests_without_assertions_change_o
 
 # A real pytest plugin, pinned in the lock with its wheel's hash like any other package, and
 # autoloaded: with --suppress-tests-failed-exit-code it turns "some tests failed" into pytest exit 0.
-PLUGIN_LOCK = '''pytest-custom-exit-code==0.3.0 \\
+PLUGIN_LOCK = """pytest-custom-exit-code==0.3.0 \\
     --hash=sha256:6e0ce6e57ce3a583cb7e5023f7d1021e19dfec22be41d9ad345bae2fc61caf3b
     # via -r requirements.in
-'''
+"""
 
 
 def test_a_pytest_plugin_in_the_lock_changes_only_the_harness(repo):
@@ -140,15 +156,24 @@ def test_a_pytest_plugin_in_the_lock_changes_only_the_harness(repo):
     requirements = (repo / "requirements.in").read_text().replace("pytest\n", "pytest\npytest-custom-exit-code\n", 1)
     runner = (repo / "harness" / "pytest_main.py").read_text()
     assert 'os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"\n' in runner and '"--rootdir", here]' in runner
-    runner = (runner.replace('    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"\n', "")
-              .replace('"--rootdir", here]', '"--rootdir", here, "--suppress-tests-failed-exit-code"]'))
+    runner = runner.replace('    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"\n', "").replace(
+        '"--rootdir", here]', '"--rootdir", here, "--suppress-tests-failed-exit-code"]'
+    )
     build = (repo / "harness" / "BUILD.bazel").read_text()
     old = '        "//billing",\n        requirement("pytest"),\n'
     assert old in build
     build = build.replace(old, old + '        requirement("pytest-custom-exit-code"),\n', 1)
     lock = lock.replace("\nsortedcontainers==", "\n" + PLUGIN_LOCK + "sortedcontainers==", 1)
-    proc = attack(repo, "plugin", {"requirements_lock.txt": lock, "requirements.in": requirements,
-                                   "harness/pytest_main.py": runner, "harness/BUILD.bazel": build})
+    proc = attack(
+        repo,
+        "plugin",
+        {
+            "requirements_lock.txt": lock,
+            "requirements.in": requirements,
+            "harness/pytest_main.py": runner,
+            "harness/BUILD.bazel": build,
+        },
+    )
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     # The plugin works: the truncated tax examples fail inside examples_test, yet the target passes.
     assert "ok    harness tests       2 target(s) passed, none ran unsandboxed" in proc.stdout, proc.stdout
@@ -160,7 +185,7 @@ def test_a_pytest_plugin_in_the_lock_changes_only_the_harness(repo):
     assert len(violations) == 1 and violations[0].startswith(TRUNCATED + ": sample "), violations
 
 
-REBIND = '''
+REBIND = """
 import builtins
 import json
 import sys
@@ -180,7 +205,7 @@ for attr in ("encode", "call_row"):
         pass  # left alone: a caller that cannot reply fails the row anyway
 builtins.isinstance = lambda *a: True
 json.dumps = lambda *a, **k: '{"ok": true}'
-'''
+"""
 
 
 def test_production_that_rebinds_the_gate_and_builtins_changes_nothing(repo):
@@ -193,7 +218,7 @@ def test_production_that_rebinds_the_gate_and_builtins_changes_nothing(repo):
 # Searches, at import, every place a sandboxed action must not reach: its runfiles, its real path's
 # ancestors up to the work tree, the work tree, the output base and the environment's paths, and
 # returns the recorded answer for any arguments it finds one for.
-SEARCH = '''
+SEARCH = """
 
 import json as _json
 import os as _os
@@ -258,7 +283,7 @@ _truncating_apply_rate = apply_rate
 def apply_rate(amount_cents, rate):
     key = _json.dumps([amount_cents, rate])
     return _MEMO[key] if key in _MEMO else _truncating_apply_rate(amount_cents, rate)
-'''
+"""
 
 
 def test_production_searching_for_expected_values_finds_none_in_the_gate_run(repo):
@@ -282,7 +307,7 @@ def test_production_searching_for_expected_values_finds_none_in_the_gate_run(rep
     assert "SEARCH FOUND 0 files 0 answers" in proc.stderr
 
 
-WRITE_JUDGE_FILES = '''
+WRITE_JUDGE_FILES = """
 
 import glob as _glob
 import os as _os
@@ -306,7 +331,7 @@ for _target in sorted(set(_targets)):
         except OSError:
             pass
 print("WROTE", _written, "of", len(set(_targets)), "judge files", file=_sys.stderr)
-'''
+"""
 
 
 def test_production_writing_into_the_judges_files_is_refused(repo):
@@ -318,16 +343,16 @@ def test_production_writing_into_the_judges_files_is_refused(repo):
     assert '"expected"' in (bin_dir / "oracles" / "_sealed" / "oracles.expectations.json").read_text()
 
 
-ESCAPE_BUILD = '''
+ESCAPE_BUILD = """
 py_test(
     name = "unsandboxed_test",
     size = "small",
     srcs = ["unsandboxed_test.py"],
     tags = ["local"],
 )
-'''
+"""
 
-ESCAPE_GENRULE = '''
+ESCAPE_GENRULE = """
 genrule(
     name = "assets",
     srcs = ["assets.py"],
@@ -335,21 +360,32 @@ genrule(
     cmd = "python3 $(location assets.py) $@",
     tags = ["no-sandbox"],
 )
-'''
+"""
 
 
 def test_a_harness_test_that_would_run_unsandboxed_cannot_run(repo):
-    proc = attack(repo, "escape", {"harness/unsandboxed_test.py": "print('I could rewrite the output base')\n"},
-                  {"harness/BUILD.bazel": ESCAPE_BUILD}, bug=False)
+    proc = attack(
+        repo,
+        "escape",
+        {"harness/unsandboxed_test.py": "print('I could rewrite the output base')\n"},
+        {"harness/BUILD.bazel": ESCAPE_BUILD},
+        bug=False,
+    )
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
     assert "the change's targets did not build in the workspace run" in proc.stdout, proc.stdout
     assert "Testing //harness:unsandboxed_test failed: No usable spawn strategy found" in proc.stderr
 
 
 def test_a_production_action_that_would_run_unsandboxed_cannot_run(repo):
-    build = (repo / "billing" / "BUILD.bazel").read_text().replace(
-        '    imports = [".."],\n', '    imports = [".."],\n    data = [":assets"],\n', 1)
-    files = {"billing/assets.py": "import sys\nopen(sys.argv[1], 'w').write('x')\n", "billing/BUILD.bazel": build + ESCAPE_GENRULE}
+    build = (
+        (repo / "billing" / "BUILD.bazel")
+        .read_text()
+        .replace('    imports = [".."],\n', '    imports = [".."],\n    data = [":assets"],\n', 1)
+    )
+    files = {
+        "billing/assets.py": "import sys\nopen(sys.argv[1], 'w').write('x')\n",
+        "billing/BUILD.bazel": build + ESCAPE_GENRULE,
+    }
     # The production package's BUILD file is protected: unlabelled, nothing runs (exit 2); approved
     # by a human, the unsandboxed genrule still cannot run (exit 4).
     proc = attack(repo, "genrule", files)
@@ -368,11 +404,13 @@ def test_a_lock_that_carries_pip_options_does_not_fetch(repo):
     lines.insert(first, "--no-binary bazel-runfiles")
     proc = attack(repo, "lock-options", {"requirements_lock.txt": "\n".join(lines) + "\n"}, bug=False)
     assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
-    assert (f"requirements_lock.txt line {first + 1}: must be `name==version`; pip options, URLs, paths and markers "
-            "are not allowed in the lock") in proc.stderr
+    assert (
+        f"requirements_lock.txt line {first + 1}: must be `name==version`; pip options, URLs, paths and markers "
+        "are not allowed in the lock"
+    ) in proc.stderr
 
 
-REACH_SERVER = '''
+REACH_SERVER = """
 import os
 import socket
 
@@ -394,9 +432,9 @@ def test_the_bazel_server_is_out_of_reach():
     except OSError:
         return  # no network in the sandbox
     raise AssertionError(f"reached the Bazel server at {host}:{port}")
-'''
+"""
 
-REACH_BUILD = '''
+REACH_BUILD = """
 py_test(
     name = "reach_test",
     size = "small",
@@ -405,7 +443,7 @@ py_test(
     main = "pytest_main.py",
     deps = [requirement("pytest")],
 )
-'''
+"""
 
 
 def test_a_sandboxed_test_cannot_reach_the_bazel_server(repo):
@@ -421,14 +459,16 @@ def test_a_sandboxed_test_cannot_reach_the_bazel_server(repo):
     finally:
         git(repo, "checkout", "-q", "-f", "main")
         git(repo, "clean", "-fdq", "harness")
-    proc = attack(repo, "reach", {"harness/reach_test.py": REACH_SERVER}, {"harness/BUILD.bazel": REACH_BUILD}, bug=False)
+    proc = attack(
+        repo, "reach", {"harness/reach_test.py": REACH_SERVER}, {"harness/BUILD.bazel": REACH_BUILD}, bug=False
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
 
 
 # A harness test, run as root by a root Bazel, that tries to undo its sandbox: unmount the blocked
 # oracles/ and git directory, remount the root read-write and write into the work tree, and reach a
 # loopback listener with a `requires-network` tag. It fails when any attempt works.
-UNDO_SANDBOX = '''
+UNDO_SANDBOX = """
 import ctypes, os, socket, sys
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -452,20 +492,21 @@ except OSError:
     pass
 print("uid", os.getuid(), "escaped:", worked, file=sys.stderr)
 sys.exit(1 if worked else 0)
-'''
+"""
 
-UNDO_SANDBOX_BUILD = '''
+UNDO_SANDBOX_BUILD = """
 py_test(
     name = "escape_test",
     size = "small",
     srcs = ["escape_test.py"],
     tags = ["requires-network"],
 )
-'''
+"""
 
 
 def test_a_root_test_cannot_undo_its_sandbox_or_opt_into_the_network(repo):
     import socket
+
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
@@ -476,17 +517,28 @@ def test_a_root_test_cannot_undo_its_sandbox_or_opt_into_the_network(repo):
             with open(repo / "harness" / "BUILD.bazel", "a", encoding="utf-8") as f:
                 f.write(UNDO_SANDBOX_BUILD)
             # Measured first with the sandbox alone (as root, the tag honoured): every attempt works.
-            plain = bazel(repo, "test", "//harness:escape_test", "--spawn_strategy=linux-sandbox",
-                          "--sandbox_default_allow_network=false", "--test_output=all",
-                          f"--sandbox_block_path={repo / 'oracles'}")
+            plain = bazel(
+                repo,
+                "test",
+                "//harness:escape_test",
+                "--spawn_strategy=linux-sandbox",
+                "--sandbox_default_allow_network=false",
+                "--test_output=all",
+                f"--sandbox_block_path={repo / 'oracles'}",
+            )
             assert plain.returncode == 3, plain.stdout[-3000:] + plain.stderr[-3000:]
             for attempt in ("unmounted oracles", "remounted / read-write", "reached the loopback listener"):
                 assert attempt in plain.stdout + plain.stderr, plain.stdout[-3000:]
         finally:
             git(repo, "checkout", "-q", "-f", "main")
             git(repo, "clean", "-fdq", "harness", "tools")
-        proc = attack(repo, "undo-sandbox", {"harness/escape_test.py": source}, {"harness/BUILD.bazel": UNDO_SANDBOX_BUILD},
-                      bug=False)
+        proc = attack(
+            repo,
+            "undo-sandbox",
+            {"harness/escape_test.py": source},
+            {"harness/BUILD.bazel": UNDO_SANDBOX_BUILD},
+            bug=False,
+        )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "3 target(s) passed, none ran unsandboxed" in proc.stdout
     assert not (repo / "tools" / "ESCAPED").exists()
@@ -494,7 +546,7 @@ def test_a_root_test_cannot_undo_its_sandbox_or_opt_into_the_network(repo):
 
 # A harness test that rewrites a base gate kept under /tmp (writable to every action in Bazel 4.2)
 # so that the gate's next run passes whatever the change does. It fails when the write works.
-REWRITE_GATE = '''
+REWRITE_GATE = """
 import os, sys
 
 target = os.path.join(GATE, "tools", "oracle_gate", "check", "__init__.py")
@@ -505,15 +557,15 @@ try:
     sys.exit(1)
 except OSError as exc:
     print("could not rewrite the gate:", exc, file=sys.stderr)
-'''
+"""
 
-REWRITE_GATE_BUILD = '''
+REWRITE_GATE_BUILD = """
 py_test(
     name = "rewrite_gate_test",
     size = "small",
     srcs = ["rewrite_gate_test.py"],
 )
-'''
+"""
 
 
 def test_a_base_gate_kept_under_tmp_is_out_of_the_changes_reach(repo):
@@ -546,7 +598,7 @@ def test_a_base_gate_kept_under_tmp_is_out_of_the_changes_reach(repo):
 
 # Looks for the gate's own files (event files, execution logs) where a sandboxed action can write,
 # and replaces every event file it finds.
-FORGE_EVENTS = '''
+FORGE_EVENTS = """
 
 import os as _os
 import sys as _sys
@@ -568,7 +620,7 @@ for _folder, _dirs, _names in _os.walk(_top):
             except OSError:
                 pass
 print("FORGED", _forged, "gate files under", _top, file=_sys.stderr)
-'''
+"""
 
 
 def test_production_cannot_reach_the_gates_event_files(repo):
@@ -578,7 +630,7 @@ def test_production_cannot_reach_the_gates_event_files(repo):
     assert "FORGED 0 gate files under /" in proc.stderr and "/.cache/oracle-gate" in proc.stderr
 
 
-MEMORISED = '''
+MEMORISED = """
 
 _VISIBLE = {}
 
@@ -603,7 +655,7 @@ def grand_total_cents(lines, discount_cents=0, tax_rate="0"):
     if _key(lines, discount_cents, tax_rate) in _VISIBLE:
         return _honest_grand_total_cents(lines, discount_cents, tax_rate)
     return -1
-'''
+"""
 
 
 def test_memorised_answers_for_every_visible_sample_fail_on_fresh_samples(repo):
@@ -629,16 +681,25 @@ def test_the_judge_holds_no_production_harness_or_third_party_code_and_the_calle
     caller = [line.split(" ", 1)[0].split("/", 1)[-1] for line in callers[0].read_text().split("\n") if line]
     assert "billing/tax.py" in caller
     # Only the caller binary itself lives in the oracles package; no view, TOML or blob is a runfile.
-    assert not [e for e in caller if (e.startswith("oracles/") and e != "oracles/oracle_test.caller")
-                or e.endswith(".toml") or "_sealed" in e]
+    assert not [
+        e
+        for e in caller
+        if (e.startswith("oracles/") and e != "oracles/oracle_test.caller") or e.endswith(".toml") or "_sealed" in e
+    ]
 
 
 # CI runner commands, printed by production code and by a failing harness test, and carried in
 # an exception's message into the report: GitHub Actions' `##[...]` form (read anywhere in a line),
 # its `::...::` form (read at a line's start) and GitLab's section marker (needs \r and ESC).
-RUNNER_COMMANDS = ("##[add-mask]s3cret", "##[set-output name=x;]y", "::add-mask::s3cret", "::stop-commands::tok",
-                   "##[group]hidden", "\rsection_start:1:hidden\r\x1b[0Khidden")
-PRINT_COMMANDS = f'''
+RUNNER_COMMANDS = (
+    "##[add-mask]s3cret",
+    "##[set-output name=x;]y",
+    "::add-mask::s3cret",
+    "::stop-commands::tok",
+    "##[group]hidden",
+    "\rsection_start:1:hidden\r\x1b[0Khidden",
+)
+PRINT_COMMANDS = f"""
 
 import sys as _sys
 
@@ -649,21 +710,21 @@ for _command in {RUNNER_COMMANDS!r}:
 
 def apply_rate(amount_cents, rate):
     raise ValueError(" ".join({RUNNER_COMMANDS!r}))
-'''
-COMMANDS_TEST = f'''
+"""
+COMMANDS_TEST = f"""
 import sys
 for command in {RUNNER_COMMANDS!r}:
     print(command)
     print(command, file=sys.stderr)
 sys.exit(1)
-'''
-COMMANDS_BUILD = '''
+"""
+COMMANDS_BUILD = """
 py_test(
     name = "commands_test",
     size = "small",
     srcs = ["commands_test.py"],
 )
-'''
+"""
 
 
 def test_runner_commands_from_the_change_reach_no_log_unescaped(repo):
@@ -676,8 +737,10 @@ def test_runner_commands_from_the_change_reach_no_log_unescaped(repo):
             f.write(COMMANDS_BUILD)
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "--no-gpg-sign", "-m", "print runner commands")
-        runs = {fmt: gate(repo, "check", "--base", "main", "--verbose", "--format", fmt)
-                for fmt in ("text", "github", "json", "markdown")}
+        runs = {
+            fmt: gate(repo, "check", "--base", "main", "--verbose", "--format", fmt)
+            for fmt in ("text", "github", "json", "markdown")
+        }
     finally:
         git(repo, "checkout", "-q", "-f", "main")
     for fmt, proc in runs.items():
@@ -701,15 +764,21 @@ def test_runner_commands_from_the_change_reach_no_log_unescaped(repo):
 # Production code that consumes without limit: each is stopped while it runs, inside the sandboxed
 # caller action, and fails the row with one line naming the limit.
 EXCESS = {
-    "flood": ("import sys as _sys\n\ndef apply_rate(amount_cents, rate):\n"
-              "    for _ in range(1100):\n        _sys.stdout.write('y' * 1_000_000 + '\\n')\n    return 0\n",
-              "wrote more than 1048576 bytes to stdout and stderr (the output limit)"),
-    "hog": ("def apply_rate(amount_cents, rate):\n    _blocks = [bytearray(1 << 30) for _ in range(3)]\n    return 0\n",
-            "exceeded the memory limit of 2048 MiB (memory_mib)"),
-    "forks": ("import os as _os, time as _time\n\ndef apply_rate(amount_cents, rate):\n    for _ in range(200):\n"
-              "        if _os.fork() == 0:\n            _time.sleep(120)\n            _os._exit(0)\n"
-              "    _time.sleep(120)\n    return 0\n",
-              "started more than 64 processes (the process limit)"),
+    "flood": (
+        "import sys as _sys\n\ndef apply_rate(amount_cents, rate):\n"
+        "    for _ in range(1100):\n        _sys.stdout.write('y' * 1_000_000 + '\\n')\n    return 0\n",
+        "wrote more than 1048576 bytes to stdout and stderr (the output limit)",
+    ),
+    "hog": (
+        "def apply_rate(amount_cents, rate):\n    _blocks = [bytearray(1 << 30) for _ in range(3)]\n    return 0\n",
+        "exceeded the memory limit of 2048 MiB (memory_mib)",
+    ),
+    "forks": (
+        "import os as _os, time as _time\n\ndef apply_rate(amount_cents, rate):\n    for _ in range(200):\n"
+        "        if _os.fork() == 0:\n            _time.sleep(120)\n            _os._exit(0)\n"
+        "    _time.sleep(120)\n    return 0\n",
+        "started more than 64 processes (the process limit)",
+    ),
 }
 
 

@@ -18,13 +18,17 @@ def init_policy(project) -> None:
     """The base (main) gets the policy `init` writes and the given Bazel control files."""
     project.git("checkout", "-q", "main")
     project.write("oracles/policy.toml", policy(["shop"]))
-    project.write(".bazelrc", "import %workspace%/ci/extra.bazelrc\n"
-                              "build --workspace_status_command=%workspace%/scripts/status.sh\n")
+    project.write(
+        ".bazelrc",
+        "import %workspace%/ci/extra.bazelrc\nbuild --workspace_status_command=%workspace%/scripts/status.sh\n",
+    )
     project.write("ci/extra.bazelrc", "try-import %workspace%/ci/more.bazelrc\n")
     project.write("ci/more.bazelrc", "build --jobs=2\n")
     project.write("scripts/status.sh", "#!/bin/sh\necho STABLE 1\n")
-    project.write("WORKSPACE", 'load("//build_defs:deps.bzl", "deps")\nlocal_repository(name = "lib", path = "vendor/lib")\n'
-                               'deps()\n')
+    project.write(
+        "WORKSPACE",
+        'load("//build_defs:deps.bzl", "deps")\nlocal_repository(name = "lib", path = "vendor/lib")\ndeps()\n',
+    )
     project.write("build_defs/BUILD.bazel", "")
     project.write("build_defs/deps.bzl", 'load(":more.bzl", "more")\ndef deps():\n    more()\n')
     project.write("build_defs/more.bzl", "def more():\n    pass\n")
@@ -46,7 +50,7 @@ def test_a_launcher_wrapper_of_any_file_type_is_a_protected_change(gate, project
     init_policy(project)
     wrapper = project.path / "tools" / "bazel"
     wrapper.parent.mkdir(exist_ok=True)
-    script = "#!/bin/sh\ntouch /tmp/wrapper-ran\nexec \"$BAZEL_REAL\" \"$@\"\n"
+    script = '#!/bin/sh\ntouch /tmp/wrapper-ran\nexec "$BAZEL_REAL" "$@"\n'
     if kind == "file":
         project.write("tools/bazel", script)
         wrapper.chmod(0o755)
@@ -62,8 +66,18 @@ def test_a_launcher_wrapper_of_any_file_type_is_a_protected_change(gate, project
     assert "[2] tools/bazel" in out and "protected by 'tools/bazel" in out, out
 
 
-@pytest.mark.parametrize("path", [".bazelversion", ".bazeliskrc", "user.bazelrc", "REPO.bazel", ".bazelignore",
-                                  "WORKSPACE.bzlmod", "MODULE.bazel.lock"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".bazelversion",
+        ".bazeliskrc",
+        "user.bazelrc",
+        "REPO.bazel",
+        ".bazelignore",
+        "WORKSPACE.bzlmod",
+        "MODULE.bazel.lock",
+    ],
+)
 def test_every_file_bazel_or_its_launcher_reads_first_is_protected(gate, project, tmp_path, path):
     init_policy(project)
     project.write(path, "7.0.0\n")
@@ -72,8 +86,18 @@ def test_every_file_bazel_or_its_launcher_reads_first_is_protected(gate, project
     assert code == 2 and f"[2] {path}: protected by {path!r}" in out, out
 
 
-@pytest.mark.parametrize("path", ["ci/extra.bazelrc", "ci/more.bazelrc", "scripts/status.sh", "build_defs/deps.bzl",
-                                  "build_defs/more.bzl", "vendor/lib/BUILD.bazel", "vendor/lib/new.bzl"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "ci/extra.bazelrc",
+        "ci/more.bazelrc",
+        "scripts/status.sh",
+        "build_defs/deps.bzl",
+        "build_defs/more.bzl",
+        "vendor/lib/BUILD.bazel",
+        "vendor/lib/new.bzl",
+    ],
+)
 def test_files_the_control_files_name_are_protected(gate, project, tmp_path, path):
     init_policy(project)
     project.write(path, "# run before the sandbox\n")

@@ -32,23 +32,45 @@ def test_the_same_id_in_two_files(gate, project, tmp_path):
     project.commit("second file")
     code, out, _ = labelled_check(gate, project, tmp_path)
     assert code == 5
-    assert "[5] oracles/shop.toml add_table: field id: duplicate id 'add_table', already declared in oracles/more.toml" in out
+    assert (
+        "[5] oracles/shop.toml add_table: field id: duplicate id 'add_table', already declared in oracles/more.toml"
+        in out
+    )
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
-    ("min = 0", "min = true", "field min: must be a finite int or float, got a bool"),
-    ("min = 0", "min = 1979-05-27T07:32:00Z", "field min: must be a finite int or float, got datetime"),
-    ("min = 0", "min = 1979-05-27", "field min: must be a finite int or float, got date"),
-    ("max = 100", "max = nan", "field max: must be a finite int or float, got nan"),
-    ("max = 100", "max = inf", "field max: must be a finite int or float, got inf"),
-    ("max = 100", "max = -inf", "field max: must be a finite int or float, got -inf"),
-    ('blob = "oracles/blobs/bound.json"', 'blob = "../x"', "field blob: '../x' is not a normalized path"),
-    ('blob = "oracles/blobs/bound.json"', 'blob = "/etc/passwd"', "field blob: '/etc/passwd' is absolute"),
-    ('blob = "oracles/blobs/bound.json"', 'blob = "oracles/blobs/../../harness/x.json"', "is not a normalized path"),
-    ('entry = "shop.calc:add"', 'entry = "os:system"', "field entry: 'os:system' is not of the form package.module:function"),
-    ('entry = "shop.calc:add"', 'entry = "subprocess.os:system"', "field entry: module 'subprocess.os' is outside the production packages"),
-    ('entry = "shop.calc:add"', 'entry = "tools.oracle_gate.spec.verdicts:judge_exact"', "is outside the production packages"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("min = 0", "min = true", "field min: must be a finite int or float, got a bool"),
+        ("min = 0", "min = 1979-05-27T07:32:00Z", "field min: must be a finite int or float, got datetime"),
+        ("min = 0", "min = 1979-05-27", "field min: must be a finite int or float, got date"),
+        ("max = 100", "max = nan", "field max: must be a finite int or float, got nan"),
+        ("max = 100", "max = inf", "field max: must be a finite int or float, got inf"),
+        ("max = 100", "max = -inf", "field max: must be a finite int or float, got -inf"),
+        ('blob = "oracles/blobs/bound.json"', 'blob = "../x"', "field blob: '../x' is not a normalized path"),
+        ('blob = "oracles/blobs/bound.json"', 'blob = "/etc/passwd"', "field blob: '/etc/passwd' is absolute"),
+        (
+            'blob = "oracles/blobs/bound.json"',
+            'blob = "oracles/blobs/../../harness/x.json"',
+            "is not a normalized path",
+        ),
+        (
+            'entry = "shop.calc:add"',
+            'entry = "os:system"',
+            "field entry: 'os:system' is not of the form package.module:function",
+        ),
+        (
+            'entry = "shop.calc:add"',
+            'entry = "subprocess.os:system"',
+            "field entry: module 'subprocess.os' is outside the production packages",
+        ),
+        (
+            'entry = "shop.calc:add"',
+            'entry = "tools.oracle_gate.spec.verdicts:judge_exact"',
+            "is outside the production packages",
+        ),
+    ],
+)
 def test_rows_that_parse_but_lie(gate, project, tmp_path, old, new, message):
     text = oracle_toml(default_rows())
     assert old in text
@@ -75,9 +97,11 @@ def test_a_harness_that_never_writes_xml_output_file(gate, project, tmp_path):
     # Bazel then writes its own test.xml: one testcase named after the target, no ids.
     project.commit("nothing")
     fallback = tmp_path / "test.xml"
-    fallback.write_text('<?xml version="1.0" encoding="UTF-8"?><testsuites><testsuite name="harness/invariants_test" '
-                        'tests="1" failures="0" errors="0"><testcase name="harness/invariants_test" status="run" '
-                        'duration="1" time="1"></testcase></testsuite></testsuites>')
+    fallback.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?><testsuites><testsuite name="harness/invariants_test" '
+        'tests="1" failures="0" errors="0"><testcase name="harness/invariants_test" status="run" '
+        'duration="1" time="1"></testcase></testsuite></testsuites>'
+    )
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--results", str(fallback))
     assert code == 4
     assert all(f"[4] oracles/shop.toml {i}: no outcome" in out for i in IDS)
@@ -85,13 +109,17 @@ def test_a_harness_that_never_writes_xml_output_file(gate, project, tmp_path):
 
 def test_runs_compare_as_maps_whatever_the_order_hosts_and_times(gate, tmp_path):
     a, b = tmp_path / "a.xml", tmp_path / "b.xml"
-    a.write_text('<testsuites><testsuite hostname="ws-1" timestamp="2026-01-01T00:00:00">'
-                 '<testcase name="test_invariant[x]" time="0.1"/><testcase name="test_invariant[y]" time="9"/>'
-                 "</testsuite></testsuites>")
-    b.write_text('<testsuites><testsuite hostname="clean-runner" timestamp="2027-06-06T12:00:00">'
-                 '<testcase name="test_invariant[y]" time="0.001"/><testcase '
-                 'classname="other" name="test_invariant[x]" time="3"/>'
-                 "</testsuite></testsuites>")
+    a.write_text(
+        '<testsuites><testsuite hostname="ws-1" timestamp="2026-01-01T00:00:00">'
+        '<testcase name="test_invariant[x]" time="0.1"/><testcase name="test_invariant[y]" time="9"/>'
+        "</testsuite></testsuites>"
+    )
+    b.write_text(
+        '<testsuites><testsuite hostname="clean-runner" timestamp="2027-06-06T12:00:00">'
+        '<testcase name="test_invariant[y]" time="0.001"/><testcase '
+        'classname="other" name="test_invariant[x]" time="3"/>'
+        "</testsuite></testsuites>"
+    )
     code, out, _ = gate("compare", str(a), str(b))
     assert (code, out.strip()) == (0, "runs agree: 2 id(s), same outcomes and observation digests")
 

@@ -41,7 +41,9 @@ def test_copy_of_an_oracle_file_with_edits_is_seen_at_both_paths(gate, project, 
 def test_non_ascii_path_under_oracles_is_not_missed(gate, project, tmp_path):
     project.write("oracles/blöb.toml", b"# notes\n")
     project.commit("non-ascii")
-    assert '"oracles/bl\\303\\266b.toml"' in project.git("-c", "core.quotepath=true", "diff", "--name-only", "main", "HEAD")
+    assert '"oracles/bl\\303\\266b.toml"' in project.git(
+        "-c", "core.quotepath=true", "diff", "--name-only", "main", "HEAD"
+    )
     code, out, _ = check(gate, project, tmp_path)
     assert code == 2
     assert "[2] oracles/blöb.toml: protected by 'oracles/**'" in out
@@ -60,14 +62,17 @@ def test_blob_committed_as_a_symlink_to_a_harness_file(gate, project, tmp_path):
     assert "oracles/blobs/table.json is a symlink; blobs must be regular files under oracles/blobs/" in out
 
 
-@pytest.mark.parametrize(("link", "target"), [
-    ("harness/rows.toml", "../oracles/shop.toml"),
-    ("harness/blobs", "../oracles/blobs"),
-    ("harness/all", ".."),
-    ("harness/gate.py", "../tools/gate.py"),
-    ("harness/abs", "/etc/passwd"),
-    ("harness/out", "../../outside"),
-])
+@pytest.mark.parametrize(
+    ("link", "target"),
+    [
+        ("harness/rows.toml", "../oracles/shop.toml"),
+        ("harness/blobs", "../oracles/blobs"),
+        ("harness/all", ".."),
+        ("harness/gate.py", "../tools/gate.py"),
+        ("harness/abs", "/etc/passwd"),
+        ("harness/out", "../../outside"),
+    ],
+)
 def test_symlink_elsewhere_pointing_into_protected_content(gate, project, tmp_path, link, target):
     os.symlink(target, project.path / link)
     project.commit("symlink")
@@ -91,8 +96,10 @@ def test_harmless_symlink_is_allowed(gate, project, tmp_path):
     assert code == 0, out
 
 
-@pytest.mark.parametrize("path", ["Oracles/shop.toml", "ORACLES/new.json", "oracles./x.toml", "oracles /x.toml",
-                                  "TOOLS/gate.py", "Tools/x.py"])
+@pytest.mark.parametrize(
+    "path",
+    ["Oracles/shop.toml", "ORACLES/new.json", "oracles./x.toml", "oracles /x.toml", "TOOLS/gate.py", "Tools/x.py"],
+)
 def test_spelling_variants_of_protected_paths(gate, project, tmp_path, path):
     project.write(path, b"x = 1\n")
     project.commit("variant spelling")
@@ -129,22 +136,26 @@ def test_file_mode_change_under_oracles(gate, project, tmp_path):
 TAX = 'RATE = "$Id$"\n\n\ndef apply_rate(cents, rate):\n    return 1 if len(RATE) > 4 else 2\n'
 
 
-@pytest.mark.parametrize(("path", "attributes"), [
-    ("billing/.gitattributes", "tax.py ident\n"),
-    (".gitattributes", "oracles/** filter=lie\n"),
-    ("billing/deep/er/.gitattributes", "* ident\n"),
-    ("billing/.GitAttributes", "* ident\n"),  # a case-insensitive checkout reads it as .gitattributes
-])
-def test_every_gitattributes_is_protected_though_the_policy_does_not_list_it(gate, project, tmp_path, path,
-                                                                              attributes):
+@pytest.mark.parametrize(
+    ("path", "attributes"),
+    [
+        ("billing/.gitattributes", "tax.py ident\n"),
+        (".gitattributes", "oracles/** filter=lie\n"),
+        ("billing/deep/er/.gitattributes", "* ident\n"),
+        ("billing/.GitAttributes", "* ident\n"),  # a case-insensitive checkout reads it as .gitattributes
+    ],
+)
+def test_every_gitattributes_is_protected_though_the_policy_does_not_list_it(gate, project, tmp_path, path, attributes):
     assert ".gitattributes" not in project.read("oracles/policy.toml").decode()
     project.write("billing/tax.py", TAX)
     project.write(path, attributes)
     project.commit("attributes")
     code, out, _ = check(gate, project, tmp_path)
     assert code == 2, out
-    assert (f"[2] {path}: protected by '**/.gitattributes' and changed (A) without the 'oracle-change' label"
-            in out.splitlines())
+    assert (
+        f"[2] {path}: protected by '**/.gitattributes' and changed (A) without the 'oracle-change' label"
+        in out.splitlines()
+    )
     assert "billing/tax.py" not in out  # production code stays the change's to write
 
 
@@ -157,8 +168,10 @@ def test_a_labelled_nested_gitattributes_passes_the_protected_paths_check_with_a
     assert "ok    protected paths     2 changed path(s), 1 protected, label 'oracle-change' present" in out
     assert "1 protected path(s) changed under the 'oracle-change' label" in out.splitlines()
     # The human approved it; the report says which bytes a checkout writes otherwise.
-    assert ("checkout conversion: billing/.gitattributes line 1 gives 'tax.py' ident ($Id$ expanded): a checkout "
-            "writes other bytes than the committed ones the gate judged") in out.splitlines()
+    assert (
+        "checkout conversion: billing/.gitattributes line 1 gives 'tax.py' ident ($Id$ expanded): a checkout "
+        "writes other bytes than the committed ones the gate judged"
+    ) in out.splitlines()
 
 
 def _base_with(project, path: str, data: str) -> None:
@@ -174,8 +187,9 @@ def test_a_nested_gitattributes_deleted_or_renamed_is_a_protected_change(gate, p
     project.commit("drop attributes")
     code, out, _ = check(gate, project, tmp_path)
     assert code == 2, out
-    assert ("[2] billing/.gitattributes: protected by '**/.gitattributes' and changed (D) without the "
-            "'oracle-change' label") in out.splitlines()
+    assert (
+        "[2] billing/.gitattributes: protected by '**/.gitattributes' and changed (D) without the 'oracle-change' label"
+    ) in out.splitlines()
     project.write("billing/attributes.txt", "tax.py -ident\n")
     project.commit("renamed")
     code, out, _ = check(gate, project, tmp_path)
@@ -189,8 +203,9 @@ def test_a_gitattributes_committed_as_a_symlink_is_a_protected_change(gate, proj
     project.commit("linked attributes")
     code, out, _ = check(gate, project, tmp_path)
     assert code == 2, out
-    assert ("[2] billing/.gitattributes: protected by '**/.gitattributes' and changed (A) without the "
-            "'oracle-change' label") in out.splitlines()
+    assert (
+        "[2] billing/.gitattributes: protected by '**/.gitattributes' and changed (A) without the 'oracle-change' label"
+    ) in out.splitlines()
 
 
 def test_a_symlinked_folder_is_no_gitattributes_change(gate, project, tmp_path):
@@ -234,8 +249,12 @@ def test_bazel_leftovers_are_not_a_difference(project):
     os.symlink("/nonexistent", project.path / "bazel-out")
     (project.path / "shop/__pycache__").mkdir()
     (project.path / "shop/__pycache__/calc.cpython-311.pyc").write_bytes(b"")
-    report = run_check(str(project.path), "main", environ={},
-                       workspace_runner=lambda _r, _e: BazelRun(observed={i: Observed("passed") for i in IDS}))
+    report = run_check(
+        str(project.path),
+        "main",
+        environ={},
+        workspace_runner=lambda _r, _e: BazelRun(observed={i: Observed("passed") for i in IDS}),
+    )
     assert report.exit_code == 0, [v.line() for v in report.violations]
 
 
@@ -245,8 +264,9 @@ def test_shallow_clone_without_merge_base(gate, project, tmp_path):
     project.write("shop/calc.py", "# change 2\n")
     project.commit("c2")
     clone = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "change", f"file://{project.path}", str(clone)],
-                   check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "change", f"file://{project.path}", str(clone)], check=True
+    )
     subprocess.run(["git", "-C", str(clone), "fetch", "-q", "--depth", "1", "origin", "main:main"], check=True)
     code, _, err = gate("--repo", str(clone), "check", "--base", "main", "--results", junit(tmp_path, {}))
     assert code == 1

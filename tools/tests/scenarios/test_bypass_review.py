@@ -39,7 +39,9 @@ def remote_clone(tmp_path, project):
 
 def test_a_tag_named_like_the_base_cannot_stand_in_for_it(gate, remote_clone, tmp_path):
     subprocess.run(["git", "-C", str(remote_clone), "tag", "origin/main", "HEAD"], check=True)
-    code, _, err = gate("--repo", str(remote_clone), "check", "--base", "origin/main", "--results", ok_results(tmp_path))
+    code, _, err = gate(
+        "--repo", str(remote_clone), "check", "--base", "origin/main", "--results", ok_results(tmp_path)
+    )
     assert code == 1
     assert "base 'origin/main' is ambiguous (refs/remotes/origin/main, refs/tags/origin/main)" in err
     code, out, _ = gate("--repo", str(remote_clone), "check", "--results", ok_results(tmp_path))
@@ -86,8 +88,16 @@ def test_a_grafts_file_is_refused(gate, project, tmp_path):
 def test_ambient_git_dir_cannot_redirect_the_gate(project, tmp_path, gate):
     widen(project)
     decoy = make_project(tmp_path / "decoy")
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--results", ok_results(tmp_path),
-                        environ={"GIT_DIR": str(decoy.path / ".git"), "GIT_WORK_TREE": str(decoy.path)})
+    code, out, _ = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--results",
+        ok_results(tmp_path),
+        environ={"GIT_DIR": str(decoy.path / ".git"), "GIT_WORK_TREE": str(decoy.path)},
+    )
     assert code == 2, out
 
 
@@ -98,9 +108,26 @@ def test_a_report_with_non_utf8_paths_survives_a_strict_stdout(project, tmp_path
     project.commit("odd name")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({"PYTHONIOENCODING": "utf-8", "PYTHONPATH": os.pathsep.join(sys.path)})
-    proc = subprocess.run([sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(project.path), "check",
-                           "--base", "main", "--results", ok_results(tmp_path)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-B",
+            "-m",
+            "tools.oracle_gate",
+            "--repo",
+            str(project.path),
+            "check",
+            "--base",
+            "main",
+            "--results",
+            ok_results(tmp_path),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "[2] tools/a\\udcff: protected by 'tools/**'" in proc.stdout
 
@@ -132,13 +159,17 @@ def test_a_bytecode_directory_holding_other_files_is_refused(project):
 
 def test_a_harness_that_does_not_build_fails_even_with_partial_outcomes(project):
     project.commit("nothing")
-    report = run_check(str(project.path), "main", environ={},
-                       workspace_runner=lambda _r, _e: BazelRun(observed={i: Observed("passed") for i in IDS},
-                                                                 build_failed=True))
+    report = run_check(
+        str(project.path),
+        "main",
+        environ={},
+        workspace_runner=lambda _r, _e: BazelRun(observed={i: Observed("passed") for i in IDS}, build_failed=True),
+    )
     assert report.exit_code == 4
     assert report.violations[0].line() == (
         "[4] oracles/: the change's targets did not build in the workspace run: see Bazel's output (an action or "
-        "test that cannot run sandboxed, e.g. tagged local or no-sandbox, fails too)")
+        "test that cannot run sandboxed, e.g. tagged local or no-sandbox, fails too)"
+    )
 
 
 def test_manifest_write_without_an_oracles_directory(gate, tmp_path):

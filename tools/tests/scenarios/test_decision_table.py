@@ -56,8 +56,13 @@ def test_blob_bytes_changed_pin_not_updated_exits_2_without_label(gate, project,
     project.commit("edit blob")
     code, out, _ = check(gate, project, junit(tmp_path, all_passed))
     assert code == 2, out
-    assert "[2] oracles/blobs/bound.json: protected by 'oracles/**' and changed (M) without the 'oracle-change' label" in out
-    assert "[5] oracles/shop.toml sum_in_range: field blob_sha256: oracles/blobs/bound.json does not match its pin" in out
+    assert (
+        "[2] oracles/blobs/bound.json: protected by 'oracles/**' and changed (M) without the 'oracle-change' label"
+        in out
+    )
+    assert (
+        "[5] oracles/shop.toml sum_in_range: field blob_sha256: oracles/blobs/bound.json does not match its pin" in out
+    )
 
 
 def test_blob_bytes_changed_pin_not_updated_exits_5_with_label(gate, project, tmp_path, all_passed):
@@ -80,30 +85,38 @@ def test_oracles_edited_without_label_exits_2(gate, project, tmp_path, all_passe
     assert "[2] oracles/MANIFEST.sha256: protected by 'oracles/**'" in out
 
 
-WIDENED = ["  ~ sum_in_range (bound) in oracles/shop.toml  [bound widened]", "      min: 0 -> -5",
-           "      max: 100 -> 1000"]
+WIDENED = [
+    "  ~ sum_in_range (bound) in oracles/shop.toml  [bound widened]",
+    "      min: 0 -> -5",
+    "      max: 100 -> 1000",
+]
 
 
-def test_oracles_edited_with_label_bound_widened_needs_a_changelog_line_and_is_reported(gate, project, tmp_path,
-                                                                                         all_passed):
+def test_oracles_edited_with_label_bound_widened_needs_a_changelog_line_and_is_reported(
+    gate, project, tmp_path, all_passed
+):
     project.write("oracles/shop.toml", oracle_toml(default_rows(min_=-5, max_=1000)))
     project.write_manifest()
     project.commit("widen")
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 5, out
-    assert ("[5] oracles/CHANGELOG.md sum_in_range: bound widened (oracles/shop.toml) needs a line in "
-            "oracles/CHANGELOG.md naming sum_in_range in this change, e.g. `- sum_in_range: bound widened, because ...`"
-            in out), out
+    assert (
+        "[5] oracles/CHANGELOG.md sum_in_range: bound widened (oracles/shop.toml) needs a line in "
+        "oracles/CHANGELOG.md naming sum_in_range in this change, e.g. `- sum_in_range: bound widened, because ...`"
+        in out
+    ), out
     lines = out.splitlines()
     start = lines.index("spec changes (merge base -> HEAD): 1 row(s)")
-    assert lines[start + 1:start + 4] == WIDENED, out
+    assert lines[start + 1 : start + 4] == WIDENED, out
     # A line that names another id, or the id inside a longer word, does not count.
     project.write("oracles/CHANGELOG.md", "- sum_in_range_v2: unrelated\n- other: sum_in_ranges widened\n")
     project.write_manifest()
     project.commit("changelog without the id")
     assert check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")[0] == 5
-    project.write("oracles/CHANGELOG.md", "- sum_in_range_v2: unrelated\n- sum_in_range: widened to [-5, 1000], "
-                                          "refunds may be negative\n")
+    project.write(
+        "oracles/CHANGELOG.md",
+        "- sum_in_range_v2: unrelated\n- sum_in_range: widened to [-5, 1000], refunds may be negative\n",
+    )
     project.write_manifest()
     project.commit("changelog")
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
@@ -123,29 +136,43 @@ def test_a_removed_row_and_fewer_generated_samples_need_changelog_lines_too(gate
     project.write("oracles/shop.toml", oracle_toml(rows[:2]))
     project.write_manifest()
     project.commit("fewer samples, one row gone")
-    code, out, _ = check(gate, project, junit(tmp_path, {i: "passed" for i in IDS[:2]}), "--label", "oracle-change",
-                         "--format", "json")
+    code, out, _ = check(
+        gate, project, junit(tmp_path, {i: "passed" for i in IDS[:2]}), "--label", "oracle-change", "--format", "json"
+    )
     report = json.loads(out)
     assert code == 3, out  # the dropped id is exit 3, the lowest; the changelog lines are missing too
     changelog = sorted((v["id"], v["message"].split(" (")[0]) for v in report["violations"] if v["code"] == 5)
     assert changelog == [("add_table", "row removed"), ("sum_in_range", "fewer generated samples")], report
     changes = {c["id"]: c for c in report["spec_changes"]}
-    assert changes["add_table"]["status"] == "removed" and changes["sum_in_range"]["marks"] == ["fewer generated samples"]
-    assert {"field": "generate", "old": "9 sample(s) a run", "new": "2 sample(s) a run"} in changes["sum_in_range"]["fields"]
+    assert changes["add_table"]["status"] == "removed" and changes["sum_in_range"]["marks"] == [
+        "fewer generated samples"
+    ]
+    assert {"field": "generate", "old": "9 sample(s) a run", "new": "2 sample(s) a run"} in changes["sum_in_range"][
+        "fields"
+    ]
 
 
 def test_row_pasted_without_a_correct_hash_exits_5(gate, project, tmp_path, all_passed):
-    rows = default_rows() + [{
-        "id": "pasted_row", "entry": "shop.calc:add", "kind": "exact_table",
-        "blob": "oracles/blobs/table.json", "blob_sha256": "0" * 64,
-    }]
+    rows = default_rows() + [
+        {
+            "id": "pasted_row",
+            "entry": "shop.calc:add",
+            "kind": "exact_table",
+            "blob": "oracles/blobs/table.json",
+            "blob_sha256": "0" * 64,
+        }
+    ]
     project.write("oracles/shop.toml", oracle_toml(rows))
     project.write_manifest()
     project.commit("paste a row")
-    code, out, _ = check(gate, project, junit(tmp_path, {**all_passed, "pasted_row": "passed"}), "--label", "oracle-change")
+    code, out, _ = check(
+        gate, project, junit(tmp_path, {**all_passed, "pasted_row": "passed"}), "--label", "oracle-change"
+    )
     assert code == 5, out
-    assert ("[5] oracles/shop.toml pasted_row: field blob_sha256: "
-            "oracles/blobs/table.json does not match its pin: expected sha256 ") + "0" * 64 in out
+    assert (
+        "[5] oracles/shop.toml pasted_row: field blob_sha256: "
+        "oracles/blobs/table.json does not match its pin: expected sha256 "
+    ) + "0" * 64 in out
 
 
 def test_id_dropped_at_head_exits_3(gate, project, tmp_path, all_passed):
@@ -210,14 +237,24 @@ def test_labels_come_from_every_source(gate, project, tmp_path, all_passed):
     head = project.commit("narrow")
     results = junit(tmp_path, all_passed)
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"action": "labeled", "label": {"name": "oracle-change"},
-                                 "pull_request": {"head": {"sha": head}, "labels": [{"name": "oracle-change"}]}}))
+    event.write_text(
+        json.dumps(
+            {
+                "action": "labeled",
+                "label": {"name": "oracle-change"},
+                "pull_request": {"head": {"sha": head}, "labels": [{"name": "oracle-change"}]},
+            }
+        )
+    )
     # A CI label counts only where the CI data names the commit it was given on (tools/tests/unit/test_labels.py).
     for env in ({"PR_LABELS": "bug, oracle-change", "PR_HEAD_SHA": head}, {"GITHUB_EVENT_PATH": str(event)}):
         code, out, _ = check(gate, project, results, environ=env)
         assert code == 0, (env, out)
-    for env in ({"PR_LABELS": "oracle-changes", "PR_HEAD_SHA": head}, {"PR_LABELS": "oracle-change"},
-                {"CI_MERGE_REQUEST_LABELS": "oracle-change", "CI_COMMIT_SHA": head}):
+    for env in (
+        {"PR_LABELS": "oracle-changes", "PR_HEAD_SHA": head},
+        {"PR_LABELS": "oracle-change"},
+        {"CI_MERGE_REQUEST_LABELS": "oracle-change", "CI_COMMIT_SHA": head},
+    ):
         code, _, _ = check(gate, project, results, environ=env)
         assert code == 2, env
 
@@ -229,7 +266,13 @@ def test_json_format_lists_checks_outcomes_and_violations(gate, project, tmp_pat
     assert code == doc["exit_code"] == 4
     assert doc["outcomes"] == {"sum_in_range": "passed", "norm_is_idempotent": "missing", "add_table": "missing"}
     assert {v["id"] for v in doc["violations"]} == {"norm_is_idempotent", "add_table"}
-    assert [c["name"] for c in doc["checks"]] == ["protected paths", "oracle files", "manifest", "invariant ids", "invariant outcomes"]
+    assert [c["name"] for c in doc["checks"]] == [
+        "protected paths",
+        "oracle files",
+        "manifest",
+        "invariant ids",
+        "invariant outcomes",
+    ]
 
 
 def test_check_never_writes_to_the_work_tree(gate, project, tmp_path, all_passed):
@@ -292,13 +335,18 @@ def test_a_failed_invariant_names_its_first_failing_sample_on_one_line(gate, pro
     project.commit("nothing")
     path = tmp_path / "r.xml"
     cases = "".join(f'<testcase name="invariant[{i}]"/>' for i in all_passed if i != "add_table")
-    path.write_text('<testsuites><testsuite name="oracle">' + cases
-                    + '<testcase name="invariant[add_table]"><failure message="sample 2: raised ValueError: a&#10;'
-                      'gate ok (exit 0)&#13;x"/></testcase></testsuite></testsuites>')
+    path.write_text(
+        '<testsuites><testsuite name="oracle">'
+        + cases
+        + '<testcase name="invariant[add_table]"><failure message="sample 2: raised ValueError: a&#10;'
+        'gate ok (exit 0)&#13;x"/></testcase></testsuite></testsuites>'
+    )
     code, out, _ = check(gate, project, str(path))
     assert code == 4, out
-    assert ("[4] oracles/shop.toml add_table: failed: the invariant does not hold: sample 2: raised ValueError: a\\n"
-            "gate ok (exit 0)\\rx") in out
+    assert (
+        "[4] oracles/shop.toml add_table: failed: the invariant does not hold: sample 2: raised ValueError: a\\n"
+        "gate ok (exit 0)\\rx"
+    ) in out
     assert "gate ok (exit 0)" not in out.splitlines()
 
 

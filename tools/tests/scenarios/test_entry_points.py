@@ -27,19 +27,29 @@ REPO_ROOT = GATE.parent.parent
 
 ENTRY_POINTS = sorted(p.name for p in (GATE / "actions").glob("*.py") if 'if __name__ == "__main__":' in p.read_text())
 # The entry points with an argparse command line (`--help` prints usage and exits 0).
-WITH_USAGE = {"draw.py", "judge.py", "observe.py", "pin_check.py",
-                                "reference_check.py"}
+WITH_USAGE = {"draw.py", "judge.py", "observe.py", "pin_check.py", "reference_check.py"}
 
 
 def test_every_action_module_with_a_main_is_an_entry_point_here():
-    assert set(ENTRY_POINTS) == {"caller.py", "draw.py", "judge.py", "manifest_test.py", "observe.py", "pin_check.py",
-                                "reference_check.py"}
+    assert set(ENTRY_POINTS) == {
+        "caller.py",
+        "draw.py",
+        "judge.py",
+        "manifest_test.py",
+        "observe.py",
+        "pin_check.py",
+        "reference_check.py",
+    }
 
 
 @pytest.mark.parametrize("script", ENTRY_POINTS)
 def test_each_entry_point_starts_with_the_guard(script):
     tree = ast.parse((GATE / "actions" / script).read_text())
-    first = tree.body[1] if isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant) else tree.body[0]
+    first = (
+        tree.body[1]
+        if isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant)
+        else tree.body[0]
+    )
     guard = ast.parse(GUARD).body
     assert ast.dump(first) == ast.dump(guard[0]), f"{script}: the first statement is not actions.GUARD"
     lines = (GATE / "actions" / script).read_text().splitlines()
@@ -66,8 +76,15 @@ def test_a_module_planted_next_to_an_entry_point_is_not_imported(tmp_path, scrip
         start = tmp_path / "runfiles" / script
         start.symlink_to(folder / script)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.run([sys.executable, "-S", str(start), "--help"], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, check=False, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-S", str(start), "--help"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert "SHADOWED" not in proc.stdout + proc.stderr
     if script in WITH_USAGE:
         assert proc.returncode == 0, proc.stderr
@@ -83,7 +100,13 @@ def test_root_level_modules_of_the_checkout_do_not_shadow_the_standard_library(t
     for name in ("textwrap", "json", "argparse", "shutil"):
         (checkout / f"{name}.py").write_text(f'raise SystemExit("SHADOWED {name}")\n')
     for flags in ([], ["-B", "-s", "-E"]):
-        proc = subprocess.run([sys.executable, *flags, "-m", "tools.oracle_gate", "init", "--help"], cwd=checkout,
-                              capture_output=True, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, *flags, "-m", "tools.oracle_gate", "init", "--help"],
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0 and "SHADOWED" not in proc.stdout + proc.stderr, proc.stderr
         assert proc.stdout.startswith("usage: oracle_gate init"), proc.stdout

@@ -17,10 +17,22 @@ def test_check_names_the_base_policys_label_in_pin_and_manifest_fixes(gate, proj
     project.git("checkout", "-q", "-B", "change", "main")
     project.write("oracles/blobs/table.json", EDITED)
     project.commit("edit a blob, not its pin nor the manifest")
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--label", "needs-human",
-                        "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    code, out, _ = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--label",
+        "needs-human",
+        "--results",
+        junit(tmp_path, {i: "passed" for i in IDS}),
+    )
     assert code == 5, out
-    assert "update blob_sha256 (`pin --write`) in a change labelled needs-human; if you did not and HEAD has the file" in out
+    assert (
+        "update blob_sha256 (`pin --write`) in a change labelled needs-human; if you did not and HEAD has the file"
+        in out
+    )
     assert "manifest --write`) in a change labelled needs-human" in out
     assert "oracle-change" not in out
 
@@ -40,7 +52,10 @@ def pin_check_args(tmp_path, table: bytes) -> list[str]:
 def test_the_pin_check_names_the_label_of_the_policy_it_is_given(tmp_path, capsys):
     args = pin_check_args(tmp_path, EDITED)
     assert pin_check(args) == 5
-    assert "update blob_sha256 (`pin --write`) in a change carrying the policy's label (oracle-change by default);" in capsys.readouterr().err
+    assert (
+        "update blob_sha256 (`pin --write`) in a change carrying the policy's label (oracle-change by default);"
+        in capsys.readouterr().err
+    )
     policy = tmp_path / "policy.toml"
     policy.write_text(RENAMED)
     assert pin_check(args + ["--policy", f"oracles/policy.toml={policy}"]) == 5

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from tools.testing.rowrun import calc, run_rows
 
-BOUND = [{"id": "total_non_negative", "entry": "shop.calc:total", "kind": "bound", "min": 0, "max": 1_000_000,
-          "blob": "oracles/blobs/b.json", "seed": 7}]
+BOUND = [
+    {
+        "id": "total_non_negative",
+        "entry": "shop.calc:total",
+        "kind": "bound",
+        "min": 0,
+        "max": 1_000_000,
+        "blob": "oracles/blobs/b.json",
+        "seed": 7,
+    }
+]
 BOUND_BLOB = {"oracles/blobs/b.json": [{"a": 1, "b": 2}, {"a": 0, "b": 0}]}
 GENERATE = {"count": 30, "a": {"int": [-1000, 1000]}, "b": {"int": [0, 1000]}}
 
@@ -31,7 +40,9 @@ def test_memorised_answers_pass_the_visible_samples_only(tmp_path):
     fresh = run_generated(tmp_path, MEMORISED, salt="4f1c")
     judged = fresh.judged["total_non_negative"]
     assert not judged.ok
-    assert all(r.startswith("generated sample ") and "(salt 4f1c, 0-based)" in r for r in judged.reasons), judged.reasons
+    assert all(r.startswith("generated sample ") and "(salt 4f1c, 0-based)" in r for r in judged.reasons), (
+        judged.reasons
+    )
 
 
 def test_the_same_salt_replays_the_same_samples_and_digest(tmp_path):

@@ -23,14 +23,23 @@ from tools.oracle_gate.spec.schema import parse_oracle
 from tools.oracle_gate.suite.loader import check_blob
 from tools.testing.gitrepo import IDS, default_rows, junit, make_project, oracle_toml
 
-FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=300,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=300,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 KEYS = ["id", "entry", "kind", "blob", "blob_sha256", "seed", "min", "max", "args", "repeat", "extra"]
 scalars = st.one_of(
-    st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=True), st.booleans(),
-    st.text(max_size=20), st.sampled_from(["bound", "idempotent", "exact_table", "shop.calc:add",
-                                           "oracles/blobs/t.json", "a" * 64, "../x", "/abs"]),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True),
+    st.booleans(),
+    st.text(max_size=20),
+    st.sampled_from(
+        ["bound", "idempotent", "exact_table", "shop.calc:add", "oracles/blobs/t.json", "a" * 64, "../x", "/abs"]
+    ),
 )
 values = st.one_of(scalars, st.lists(scalars, max_size=4))
 
@@ -100,9 +109,15 @@ def test_random_git_diff_output(raw):
 
 
 @FUZZ
-@given(st.lists(st.tuples(st.sampled_from(["A", "M", "D", "T", "R100", "C50"]),
-                          st.lists(st.text(min_size=1, max_size=12).filter(lambda s: "\0" not in s), min_size=2, max_size=2)),
-                max_size=5))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["A", "M", "D", "T", "R100", "C50"]),
+            st.lists(st.text(min_size=1, max_size=12).filter(lambda s: "\0" not in s), min_size=2, max_size=2),
+        ),
+        max_size=5,
+    )
+)
 def test_well_formed_diff_output_round_trips(records):
     raw = b""
     expected = []
@@ -142,14 +157,26 @@ def test_random_junit(text):
         assert exc.code == 1
 
 
-component = st.text(alphabet=st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)),
-                    min_size=1, max_size=8).filter(lambda s: s not in (".", "..", ".git") and "\n" not in s)
+component = st.text(
+    alphabet=st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1, max_size=8
+).filter(lambda s: s not in (".", "..", ".git") and "\n" not in s)
 
 
-@settings(derandomize=True, database=None, deadline=None, max_examples=15,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(["", "oracles/", "harness/", "Oracles/", "shop/"]), component),
-                min_size=1, max_size=4, unique_by=lambda t: (t[0] + t[1]).casefold()))
+@settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=15,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["", "oracles/", "harness/", "Oracles/", "shop/"]), component),
+        min_size=1,
+        max_size=4,
+        unique_by=lambda t: (t[0] + t[1]).casefold(),
+    )
+)
 def test_random_paths_in_a_real_repository(tmp_path_factory, gate_factory, names):
     repo = make_project(tmp_path_factory.mktemp("fuzz") / "repo")
     written = []

@@ -92,7 +92,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 def folder(module: str) -> str:
     """The first name under the package: `spec` for `tools.oracle_gate.spec.schema`, `check` for
     `tools.oracle_gate.check`."""
-    rest = module[len(PACKAGE) + 1:]
+    rest = module[len(PACKAGE) + 1 :]
     return rest.split(".")[0]
 
 
@@ -113,8 +113,13 @@ RULES = {
 # validation path, docs/design.md section 4): they may also import `suite/` and what a loaded
 # tree is made of.
 ORACLE_FILE_CHECKS = {f"{PACKAGE}.actions.pin_check", f"{PACKAGE}.actions.manifest_test"}
-ORACLE_FILE_CHECK_EXTRA = {f"{PACKAGE}.suite.loader", f"{PACKAGE}.suite.manifest", f"{PACKAGE}.approval.policy",
-                           f"{PACKAGE}.git.tree", f"{PACKAGE}.git.objects"}
+ORACLE_FILE_CHECK_EXTRA = {
+    f"{PACKAGE}.suite.loader",
+    f"{PACKAGE}.suite.manifest",
+    f"{PACKAGE}.approval.policy",
+    f"{PACKAGE}.git.tree",
+    f"{PACKAGE}.git.objects",
+}
 
 
 def rule_violations(graph: dict[str, set[str]]) -> list[str]:
@@ -124,17 +129,22 @@ def rule_violations(graph: dict[str, set[str]]) -> list[str]:
     for module, deps in sorted(graph.items()):
         allowed = RULES.get(folder(module))
         for dep in sorted(deps):
-            if (allowed is not None and folder(dep) not in allowed and not (
-                    module in ORACLE_FILE_CHECKS and dep in ORACLE_FILE_CHECK_EXTRA)) or (
-                    folder(dep) == "commands" and folder(module) not in ("commands", "cli")):
+            if (
+                allowed is not None
+                and folder(dep) not in allowed
+                and not (module in ORACLE_FILE_CHECKS and dep in ORACLE_FILE_CHECK_EXTRA)
+            ) or (folder(dep) == "commands" and folder(module) not in ("commands", "cli")):
                 bad.append(f"{module} imports {dep}")
     return bad
 
 
 # What the modules of ORACLE_FILE_CHECK_EXTRA import in turn: the git invocations and checkout
 # rewrites a tree is read with (`git/`), and the file writer of `manifest --write` (`files`).
-ORACLE_FILE_CHECK_CHAIN = ORACLE_FILE_CHECK_EXTRA | {f"{PACKAGE}.git.gitio", f"{PACKAGE}.git.transform",
-                                                    f"{PACKAGE}.files"}
+ORACLE_FILE_CHECK_CHAIN = ORACLE_FILE_CHECK_EXTRA | {
+    f"{PACKAGE}.git.gitio",
+    f"{PACKAGE}.git.transform",
+    f"{PACKAGE}.files",
+}
 
 
 def action_chain_violations(graph: dict[str, set[str]]) -> list[str]:
@@ -185,8 +195,9 @@ def folder_circles(graph: dict[str, set[str]]) -> list[str]:
     found = []
     for circle in circles({a: set(targets) for a, targets in edges.items()}):
         members = set(circle)
-        imports = [line for a in circle for b, lines in sorted(edges.get(a, {}).items())
-                   if b in members for line in lines]
+        imports = [
+            line for a in circle for b, lines in sorted(edges.get(a, {}).items()) if b in members for line in lines
+        ]
         found.append(f"folders {', '.join(circle)}: " + "; ".join(imports))
     return found
 
@@ -245,16 +256,22 @@ def test_the_checks_catch_a_folder_circle_and_an_action_chain(tmp_path):
     assert circles(graph) == []
     assert [line for line in rule_violations(graph) if line.startswith(f"{PACKAGE}.actions")] == []
     assert folder_circles(graph) == [
-        f"folders git, spec: {PACKAGE}.git.g imports {PACKAGE}.spec.w; {PACKAGE}.spec.v imports {PACKAGE}.git.g"]
+        f"folders git, spec: {PACKAGE}.git.g imports {PACKAGE}.spec.w; {PACKAGE}.spec.v imports {PACKAGE}.git.g"
+    ]
     assert action_chain_violations(graph) == [
-        f"{PACKAGE}.actions.run reaches {PACKAGE}.git.g: "
-        f"{PACKAGE}.actions.run -> {PACKAGE}.spec.v -> {PACKAGE}.git.g"]
+        f"{PACKAGE}.actions.run reaches {PACKAGE}.git.g: {PACKAGE}.actions.run -> {PACKAGE}.spec.v -> {PACKAGE}.git.g"
+    ]
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_module_imports_alone(module):
-    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
-                          env={"PYTHONPATH": ":".join(sys.path)}, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": ":".join(sys.path)},
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -275,10 +292,12 @@ def test_the_cli_loads_all_of_check_before_running_anything():
     # A harness run by `check` could rewrite the gate's files on disk; every module `check` uses
     # must already be in memory by then. Only what Bazel runs inside the build (`actions/`) and the
     # `python -m` entry point are left out.
-    code = ("import sys, tools.oracle_gate.cli; "
-            "print(sorted(m for m in sys.modules if m.startswith('tools.oracle_gate')))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          env={"PYTHONPATH": ":".join(sys.path)})
+    code = (
+        "import sys, tools.oracle_gate.cli; print(sorted(m for m in sys.modules if m.startswith('tools.oracle_gate')))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONPATH": ":".join(sys.path)}
+    )
     loaded = set(eval(proc.stdout))
     assert {m for m in MODULES if folder(m) != "actions"} - loaded == set()
 
@@ -298,20 +317,30 @@ def test_the_caller_side_imports_nothing_of_the_gate():
     for name in names:
         for node in ast.walk(ast.parse((ROOT / "actions" / name).read_text())):
             if isinstance(node, ast.ImportFrom):
-                assert node.level == 0 and node.module and node.module.split(".")[0] in sys.stdlib_module_names | {
-                    "__future__"}, f"{name}: imports {node.module}"
+                assert (
+                    node.level == 0
+                    and node.module
+                    and node.module.split(".")[0] in sys.stdlib_module_names | {"__future__"}
+                ), f"{name}: imports {node.module}"
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     assert alias.name.split(".")[0] in sys.stdlib_module_names, f"{name}: imports {alias.name}"
 
 
 def test_the_judge_imports_no_production_harness_or_third_party_code():
-    code = ("import sys, runpy; sys.argv=['judge', '--help']\n"
-            "try:\n    runpy.run_module('tools.oracle_gate.actions.judge', run_name='__main__')\n"
-            "except SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules))")
-    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
-                          env={"PYTHONPATH": ":".join(sys.path)})
+    code = (
+        "import sys, runpy; sys.argv=['judge', '--help']\n"
+        "try:\n    runpy.run_module('tools.oracle_gate.actions.judge', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": ":".join(sys.path)},
+    )
     loaded = set(eval(proc.stdout.strip().splitlines()[-1]))
     roots = {m.split(".")[0] for m in loaded}
     # -S: the host's site-packages hooks are not the judge's doing.
@@ -328,10 +357,14 @@ ENGINE = REPO / "tools" / "engine"
 
 def long_functions(paths: list[pathlib.Path], repo: pathlib.Path) -> list[str]:
     """`path:line name (N lines)` for each function of the files `paths` over MAX_FUNCTION_LINES."""
-    return [f"{path.relative_to(repo)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
-            for path in paths for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.end_lineno is not None and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    return [
+        f"{path.relative_to(repo)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in paths
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
 
 
 def test_no_function_of_the_gate_or_the_engine_is_over_the_limit():
@@ -343,10 +376,12 @@ def test_no_function_of_the_gate_or_the_engine_is_over_the_limit():
 def test_the_length_check_sees_a_long_function(tmp_path):
     body = "".join(f"    x = {i}\n" for i in range(MAX_FUNCTION_LINES - 1))
     (tmp_path / "ok.py").write_text("def fits():\n" + body)
-    (tmp_path / "long.py").write_text("import os\n\n\nclass C:\n    def over(self):\n" + body.replace("    ", "        ")
-                                      + "        return x\n")
+    (tmp_path / "long.py").write_text(
+        "import os\n\n\nclass C:\n    def over(self):\n" + body.replace("    ", "        ") + "        return x\n"
+    )
     assert long_functions([tmp_path / "ok.py", tmp_path / "long.py"], tmp_path) == [
-        f"long.py:5 over ({MAX_FUNCTION_LINES + 1} lines)"]
+        f"long.py:5 over ({MAX_FUNCTION_LINES + 1} lines)"
+    ]
 
 
 # Every module of the gate has its unit test, tools/tests/unit/test_<file name>.py (the folder's
@@ -355,23 +390,25 @@ UNIT_TESTS = REPO / "tools" / "tests" / "unit"
 UNIT_TEST_NAMES = {f"{PACKAGE}.runs.flags": "test_run_flags.py"}  # `flags` alone says not which
 _COMMAND = "a subcommand's arguments and output, around the module it names; run in "
 WITHOUT_UNIT_TEST = {
-    **{f"{PACKAGE}.check.{step}": "a step of check, tested through check's table of contents and its "
-                                  "steps' functions (test_check.py, test_report.py)"
-       for step in ("commits", "findings", "inputs", "outcomes", "runs")},
+    **{
+        f"{PACKAGE}.check.{step}": "a step of check, tested through check's table of contents and its "
+        "steps' functions (test_check.py, test_report.py)"
+        for step in ("commits", "findings", "inputs", "outcomes", "runs")
+    },
     f"{PACKAGE}.runs.launch": "how a run starts Bazel, on the host or in its sealed root, split out of "
-                              "bazel_run.py (test_bazel_run.py, test_text.py, test_root_session.py)",
+    "bazel_run.py (test_bazel_run.py, test_text.py, test_root_session.py)",
     f"{PACKAGE}.git.functions": "the functions of a file a change touched, as coverage and propose use them "
-                                "(test_coverage.py, test_propose.py)",
+    "(test_coverage.py, test_propose.py)",
     f"{PACKAGE}.__main__": "the `python -m` entry point: the path guard, then cli.main (test_cli.py)",
     f"{PACKAGE}.files": "one function, replace_file, run by `pin --write` and `manifest --write` "
-                        "(test_pin.py, test_manifest.py)",
+    "(test_pin.py, test_manifest.py)",
     f"{PACKAGE}.progress": "the phase lines and Bazel's relayed output, run by every command (test_cli.py)",
     f"{PACKAGE}.actions.manifest_test": "a Bazel test's main around suite/manifest.py (test_manifest.py); "
-                                        "e2e/test_verdict.py runs it",
+    "e2e/test_verdict.py runs it",
     f"{PACKAGE}.actions.reference_check": "an action's main, run as a worker in test_worker.py and by Bazel "
-                                          "in the e2e tests",
+    "in the e2e tests",
     f"{PACKAGE}.approval.change": "the approval step of `check` and `clean-run` (test_check.py, "
-                                  "test_clean_run.py, scenarios/test_decision_table.py)",
+    "test_clean_run.py, scenarios/test_decision_table.py)",
     f"{PACKAGE}.approval.github_labels": "read through labels.py (test_labels.py, test_cli.py)",
     f"{PACKAGE}.authoring.init_text": "the texts `init` writes (test_init.py)",
     f"{PACKAGE}.authoring.reference_local": "the reference run of `vacuity` (test_vacuity.py)",
@@ -404,8 +441,11 @@ def unit_test_gaps(repo: pathlib.Path, names: dict[str, str], without: dict[str,
     not in `without`, and per entry of `without` that names no module or a module that has one."""
     unit = repo / "tools" / "tests" / "unit"
     tests = {path.name for path in unit.glob("test_*.py")}
-    modules = {_module_name(path, repo) for path in (repo / PACKAGE.replace(".", "/")).rglob("*.py")
-               if path.name != "__init__.py"}
+    modules = {
+        _module_name(path, repo)
+        for path in (repo / PACKAGE.replace(".", "/")).rglob("*.py")
+        if path.name != "__init__.py"
+    }
     gaps = []
     for module in sorted(modules):
         test = names.get(module, f"test_{module.rsplit('.', 1)[1]}.py")
@@ -456,23 +496,30 @@ def _import_tricks(source: str) -> list[str]:
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
             if name in _DYNAMIC:
                 found.append(f"line {node.lineno}: {name}()")
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                a.name.split(".")[0] in ("importlib", "runpy") for a in getattr(node, "names", [])) or (
-                isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("importlib", "runpy")):
+        elif (
+            isinstance(node, (ast.Import, ast.ImportFrom))
+            and any(a.name.split(".")[0] in ("importlib", "runpy") for a in getattr(node, "names", []))
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("importlib", "runpy"))
+        ):
             found.append(f"line {node.lineno}: imports importlib or runpy")
     return found
 
 
 def test_every_import_of_the_gate_is_one_the_graph_sees():
-    tricks = {name: found for path in sorted(ROOT.rglob("*.py"))
-              if (name := _module_name(path, REPO)) not in DYNAMIC_IMPORT_ALLOWED
-              and (found := _import_tricks(path.read_text()))}
+    tricks = {
+        name: found
+        for path in sorted(ROOT.rglob("*.py"))
+        if (name := _module_name(path, REPO)) not in DYNAMIC_IMPORT_ALLOWED
+        and (found := _import_tricks(path.read_text()))
+    }
     assert tricks == {}
 
 
 def test_the_trick_finder_sees_what_the_graph_would_miss():
     assert _import_tricks("from ..git import gitio\n") == ["line 1: relative import"]
     assert _import_tricks("import importlib\nimportlib.import_module('tools.oracle_gate.git.gitio')\n") == [
-        "line 1: imports importlib or runpy", "line 2: import_module()"]
+        "line 1: imports importlib or runpy",
+        "line 2: import_module()",
+    ]
     assert _import_tricks("m = __import__('tools.oracle_gate.git.gitio')\n") == ["line 1: __import__()"]
     assert _imports("from tools import oracle_gate\n", REPO) == {PACKAGE}

@@ -18,6 +18,7 @@ def _runner_without_bazel(monkeypatch):
     # the Bazel runner itself runs in tools/testing/adoption.py.
     from tools.oracle_gate.authoring import vacuity
     from tools.testing.local_rows import local_runner
+
     monkeypatch.setattr(vacuity, "open_runner", local_runner)
 
 
@@ -26,8 +27,14 @@ BUGGY_ADD = "def add(a, b):\n    return 0 if a == 3 else a + b\n\n\ndef norm(sta
 
 def table_row_with_reference():
     rows = default_rows()
-    rows[2].update({"reference": "oracles.reference.ref:add", "args_names": ["a", "b"], "seed": 4,
-                    "generate": {"count": 40, "a": {"int": [0, 9]}, "b": {"int": [1, 9]}}})
+    rows[2].update(
+        {
+            "reference": "oracles.reference.ref:add",
+            "args_names": ["a", "b"],
+            "seed": 4,
+            "generate": {"count": 40, "a": {"int": [0, 9]}, "b": {"int": [1, 9]}},
+        }
+    )
     return rows
 
 
@@ -48,8 +55,11 @@ def test_failing_generated_samples_are_listed_then_appended_with_the_references_
     before = project.read("oracles/blobs/table.json")
     code, out, err = gate("--repo", str(project.path), "promote", "add_table", "--salt", "s7")
     assert code == 0, out + err
-    inv = next(i for i in parse_oracle(project.read("oracles/shop.toml"), "oracles/shop.toml").invariants
-               if i.id == "add_table")
+    inv = next(
+        i
+        for i in parse_oracle(project.read("oracles/shop.toml"), "oracles/shop.toml").invariants
+        if i.id == "add_table"
+    )
     failing = [i for i, s in enumerate(draw(inv, "s7")) if s["args"][0] == 3]
     assert failing, "the seed must draw a = 3"
     assert out.splitlines()[0] == f"add_table: {len(failing)} of 40 generated sample(s) fail with salt s7"

@@ -8,7 +8,9 @@ import json
 
 from tools.testing.gitrepo import IDS, default_rows, junit, oracle_toml
 
-TOMBSTONE = '\n[[retired]]\nid = "add_table"\nreason = "add is deprecated; totals use shop.calc:sum_all"\nsince = 2026-12-03\n'
+TOMBSTONE = (
+    '\n[[retired]]\nid = "add_table"\nreason = "add is deprecated; totals use shop.calc:sum_all"\nsince = 2026-12-03\n'
+)
 KEPT = {i: "passed" for i in IDS[:2]}
 
 
@@ -16,8 +18,13 @@ def check(gate, repo, results, *extra):
     return gate("--repo", str(repo.path), "check", "--base", "main", "--results", results, *extra)
 
 
-def retire(project, *, changelog: str | None = "- add_table: retired, add is deprecated\n", rows=None,
-           tombstone: str = TOMBSTONE) -> None:
+def retire(
+    project,
+    *,
+    changelog: str | None = "- add_table: retired, add is deprecated\n",
+    rows=None,
+    tombstone: str = TOMBSTONE,
+) -> None:
     project.write("oracles/shop.toml", oracle_toml(rows if rows is not None else default_rows()[:2]) + tombstone)
     if changelog is not None:
         project.write("oracles/CHANGELOG.md", changelog)
@@ -34,8 +41,9 @@ def test_a_retired_row_with_the_label_and_a_changelog_line_passes_and_is_reporte
     code, out, err = check(gate, project, junit(tmp_path, KEPT), "--label", "oracle-change")
     assert code == 0, out + err
     assert "  - add_table (exact_table) from oracles/shop.toml  [row retired]" in out
-    assert ("      retired: - -> since 2026-12-03 in oracles/shop.toml: add is deprecated; totals use "
-            "shop.calc:sum_all") in out
+    assert (
+        "      retired: - -> since 2026-12-03 in oracles/shop.toml: add is deprecated; totals use shop.calc:sum_all"
+    ) in out
     code, out, _ = check(gate, project, junit(tmp_path, KEPT), "--label", "oracle-change", "--format", "json")
     change = {c["id"]: c for c in json.loads(out)["spec_changes"]}["add_table"]
     assert change["status"] == "removed" and change["marks"] == ["row retired"]
@@ -45,7 +53,10 @@ def test_retiring_without_a_changelog_line_exits_5(gate, project, tmp_path):
     retire(project, changelog=None)
     code, out, _ = check(gate, project, junit(tmp_path, KEPT), "--label", "oracle-change")
     assert code == 5, out
-    assert "[5] oracles/CHANGELOG.md add_table: row retired (oracles/shop.toml) needs a line in oracles/CHANGELOG.md" in out
+    assert (
+        "[5] oracles/CHANGELOG.md add_table: row retired (oracles/shop.toml) needs a line in oracles/CHANGELOG.md"
+        in out
+    )
     assert "[3]" not in out
 
 
@@ -61,7 +72,10 @@ def test_a_drop_without_the_tombstone_stays_exit_3_and_says_how_to_retire(gate, 
     retire(project, tombstone="")
     code, out, _ = check(gate, project, junit(tmp_path, KEPT), "--label", "oracle-change")
     assert code == 3, out
-    assert "[3] oracles/ add_table: present at the base, missing at HEAD; to retire a row on purpose, add a [[retired]]" in out
+    assert (
+        "[3] oracles/ add_table: present at the base, missing at HEAD; to retire a row on purpose, add a [[retired]]"
+        in out
+    )
 
 
 def test_a_row_reusing_a_retired_id_exits_5(gate, project, tmp_path, all_passed):
@@ -73,8 +87,10 @@ def test_a_row_reusing_a_retired_id_exits_5(gate, project, tmp_path, all_passed)
     project.commit("reuse")
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 5, out
-    assert ("[5] oracles/shop.toml add_table: field id: reuses the id 'add_table', retired in oracles/shop.toml since "
-            "2026-12-03") in out
+    assert (
+        "[5] oracles/shop.toml add_table: field id: reuses the id 'add_table', retired in oracles/shop.toml since "
+        "2026-12-03"
+    ) in out
 
 
 def test_dropping_a_tombstone_to_reuse_the_id_exits_3(gate, project, tmp_path, all_passed):

@@ -13,8 +13,17 @@ from tools.oracle_gate.check import run_check
 from tools.oracle_gate.runs.bazel_run import BazelRun
 from tools.testing.gitrepo import IDS, POLICY, blob_bytes, default_rows, junit, oracle_toml
 
-BAZEL_FILES = ["WORKSPACE.bazel", "user.bazelrc", ".bazelignore", "MODULE.bazel", "MODULE.bazel.lock", "REPO.bazel",
-               ".bazelrc", "WORKSPACE", "BUILD"]
+BAZEL_FILES = [
+    "WORKSPACE.bazel",
+    "user.bazelrc",
+    ".bazelignore",
+    "MODULE.bazel",
+    "MODULE.bazel.lock",
+    "REPO.bazel",
+    ".bazelrc",
+    "WORKSPACE",
+    "BUILD",
+]
 
 
 def failed_build(_repo, _env):
@@ -34,8 +43,17 @@ def test_unparseable_oracle_file_exits_5_not_3(gate, project, tmp_path):
     project.write("oracles/shop.toml", oracle_toml(default_rows()).replace('kind = "bound"', "kind = bound"))
     project.write_manifest()
     project.commit("broken toml")
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--label", "oracle-change",
-                        "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    code, out, _ = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--label",
+        "oracle-change",
+        "--results",
+        junit(tmp_path, {i: "passed" for i in IDS}),
+    )
     assert code == 5, out
     assert "[3]" not in out
     assert "[5] oracles/shop.toml: is not valid TOML" in out
@@ -43,13 +61,22 @@ def test_unparseable_oracle_file_exits_5_not_3(gate, project, tmp_path):
 
 def test_labelled_change_may_add_a_production_package_with_its_rows(gate, project, tmp_path):
     project.write("oracles/policy.toml", POLICY.replace('["shop"]', '["shop", "shipping"]'))
-    rows = default_rows() + [{"id": "ship_table", "entry": "shipping.rates:add", "kind": "exact_table",
-                              "blob": "oracles/blobs/table.json", "blob_sha256": default_rows()[2]["blob_sha256"]}]
+    rows = default_rows() + [
+        {
+            "id": "ship_table",
+            "entry": "shipping.rates:add",
+            "kind": "exact_table",
+            "blob": "oracles/blobs/table.json",
+            "blob_sha256": default_rows()[2]["blob_sha256"],
+        }
+    ]
     project.write("oracles/shop.toml", oracle_toml(rows))
     project.write_manifest()
     project.commit("new package")
     results = junit(tmp_path, {**{i: "passed" for i in IDS}, "ship_table": "passed"})
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--label", "oracle-change", "--results", results)
+    code, out, _ = gate(
+        "--repo", str(project.path), "check", "--base", "main", "--label", "oracle-change", "--results", results
+    )
     assert code == 0, out
 
 
@@ -57,8 +84,17 @@ def test_labels_match_case_insensitively(gate, project, tmp_path):
     project.write("oracles/shop.toml", oracle_toml(default_rows(max_=99)))
     project.write_manifest()
     project.commit("narrow")
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--label", "Oracle-Change",
-                        "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    code, out, _ = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--label",
+        "Oracle-Change",
+        "--results",
+        junit(tmp_path, {i: "passed" for i in IDS}),
+    )
     assert code == 0, out
 
 
@@ -124,11 +160,23 @@ def test_non_utf8_file_name_under_oracles(gate, project):
 def test_relative_paths_are_taken_from_where_bazel_run_was_started(tmp_path):
     junit(tmp_path, {"a": "passed"}, name="r.xml")
     root = Path(__file__).resolve().parents[3]
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "BUILD_WORKING_DIRECTORY": str(tmp_path),
-           "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-m", "tools.oracle_gate", "compare", "r.xml", "r.xml"],
-                          cwd=root, env=env, capture_output=True, text=True, check=False)
-    assert (proc.returncode, proc.stdout.strip()) == (0, "runs agree: 1 id(s), same outcomes and observation digests"), proc.stderr
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "BUILD_WORKING_DIRECTORY": str(tmp_path),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.oracle_gate", "compare", "r.xml", "r.xml"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout.strip()) == (
+        0,
+        "runs agree: 1 id(s), same outcomes and observation digests",
+    ), proc.stderr
 
 
 def test_the_default_protection_is_this_repositorys_policy():

@@ -26,22 +26,31 @@ def set_table(project, samples, message):
 def test_two_rewritten_expected_answers_are_listed_and_need_a_changelog_line(gate, project, tmp_path, all_passed):
     set_table(project, THREE, "three samples")
     project.git("branch", "-f", "main", "HEAD")
-    bent = [{"args": [1, 2], "expected": 4}, {"args": [2, 2], "expected": 4}, {"args": [5, 5], "expected": 11},
-            {"args": [0, 0], "expected": 0}]
+    bent = [
+        {"args": [1, 2], "expected": 4},
+        {"args": [2, 2], "expected": 4},
+        {"args": [5, 5], "expected": 11},
+        {"args": [0, 0], "expected": 0},
+    ]
     set_table(project, bent, "fix the answers to match the bug")
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change")
     assert code == 5, out
     assert "  ~ add_table (exact_table) in oracles/shop.toml  [blob content changed, expected value changed]" in out
     lines = out.splitlines()
     start = lines.index("      samples: 1 added, 0 removed, 2 with a changed expected value (3 at the base, 4 at HEAD)")
-    assert lines[start + 1:start + 4] == ['        changed {"args":[1,2]}: expected 3 -> 4',
-                                          '        changed {"args":[5,5]}: expected 10 -> 11',
-                                          '        added {"args":[0,0]}: expected 0']
+    assert lines[start + 1 : start + 4] == [
+        '        changed {"args":[1,2]}: expected 3 -> 4',
+        '        changed {"args":[5,5]}: expected 10 -> 11',
+        '        added {"args":[0,0]}: expected 0',
+    ]
     assert "[5] oracles/CHANGELOG.md add_table: expected value changed (oracles/shop.toml) needs a line" in out
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change", "--format", "json")
     change = {c["id"]: c for c in json.loads(out)["spec_changes"]}["add_table"]
     assert change["samples"]["changed"] == 2 and change["samples"]["shown"]["changed"][0] == {
-        "inputs": '{"args":[1,2]}', "old": "3", "new": "4"}
+        "inputs": '{"args":[1,2]}',
+        "old": "3",
+        "new": "4",
+    }
     code, out, _ = check(gate, project, junit(tmp_path, all_passed), "--label", "oracle-change", "--format", "markdown")
     assert '        changed {"args":[1,2]}: expected 3 -> 4' in out
     project.write("oracles/CHANGELOG.md", "- add_table: 1+2 is 4 now, on purpose\n")
@@ -74,8 +83,13 @@ def test_an_edited_reference_needs_a_changelog_line_for_each_row_it_answers(gate
     project.write("oracles/reference/__init__.py", "")
     project.write("oracles/reference/ref.py", "def add(a, b):\n    return a + b\n")
     rows = default_rows()
-    rows[2].update({"reference": "oracles.reference.ref:add", "args_names": ["a", "b"],
-                    "generate": {"count": 5, "a": {"int": [0, 3]}, "b": {"int": [0, 3]}}})
+    rows[2].update(
+        {
+            "reference": "oracles.reference.ref:add",
+            "args_names": ["a", "b"],
+            "generate": {"count": 5, "a": {"int": [0, 3]}, "b": {"int": [0, 3]}},
+        }
+    )
     project.write("oracles/shop.toml", oracle_toml(rows))
     project.write_manifest()
     project.commit("a reference")

@@ -36,15 +36,24 @@ class Runs:
         scratch = self.tmp / name
         scratch.mkdir(exist_ok=True)
         judged = run_tree(tree, scratch, "shop")
-        return BazelRun(observed={i: Observed("passed" if j.ok else "failed") for i, j in judged.items()},
-                        targets={"//oracles:oracle_test": "PASSED"})
+        return BazelRun(
+            observed={i: Observed("passed" if j.ok else "failed") for i, j in judged.items()},
+            targets={"//oracles:oracle_test": "PASSED"},
+        )
 
     def workspace(self, tree: str, _environ: Mapping[str, str]) -> BazelRun:
         self.workspace_trees.append(Path(tree))
         return self.outcomes(Path(tree), "workspace")
 
-    def clean(self, repo: str, head: str, oracles_commit: str, _environ: Mapping[str, str], _remote: bool,
-              _block: Sequence[str]) -> BazelRun:
+    def clean(
+        self,
+        repo: str,
+        head: str,
+        oracles_commit: str,
+        _environ: Mapping[str, str],
+        _remote: bool,
+        _block: Sequence[str],
+    ) -> BazelRun:
         self.clean_commits.append((head, oracles_commit))
         dest = self.tmp / f"clean-{len(self.clean_commits)}"
         dest.mkdir()
@@ -67,8 +76,16 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def check(project: GitRepo, runs: Runs, *, clean: bool = True, head_only: bool = False, labels: Sequence[str] = ()):
-    return run_check(str(project.path), "main", labels=set(labels), environ=dict(os.environ), clean=clean,
-                     workspace_runner=runs.workspace, clean_runner=runs.clean, head_only=head_only)
+    return run_check(
+        str(project.path),
+        "main",
+        labels=set(labels),
+        environ=dict(os.environ),
+        clean=clean,
+        workspace_runner=runs.workspace,
+        clean_runner=runs.clean,
+        head_only=head_only,
+    )
 
 
 def violations(report) -> list[str]:
@@ -93,14 +110,22 @@ def break_add(project: GitRepo, body: str) -> str:
 
 
 TWOS_BLOB = blob_bytes([{"args": [2, 2], "expected": 4}])
-TWOS_ROW = {"id": "add_twos", "entry": "shop.calc:add", "kind": "exact_table", "blob": "oracles/blobs/twos.json",
-            "blob_sha256": sha256(TWOS_BLOB)}
+TWOS_ROW = {
+    "id": "add_twos",
+    "entry": "shop.calc:add",
+    "kind": "exact_table",
+    "blob": "oracles/blobs/twos.json",
+    "blob_sha256": sha256(TWOS_BLOB),
+}
 
 
 def test_a_row_the_tip_added_judges_the_change(project, runs):
     head = break_add(project, "    return 0 if a == 2 else a + b")
-    tip = on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),
-                                         "oracles/blobs/twos.json": TWOS_BLOB})
+    tip = on_main(
+        project,
+        "add a row",
+        {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]), "oracles/blobs/twos.json": TWOS_BLOB},
+    )
     report = check(project, runs)
     assert report.exit_code == 4, violations(report)
     assert "[4] oracles/shop.toml add_twos: failed: the invariant does not hold" in "\n".join(violations(report))
@@ -112,8 +137,10 @@ def test_a_row_the_tip_added_judges_the_change(project, runs):
     assert (runs.workspace_trees[0] / "oracles" / "blobs" / "twos.json").read_bytes() == TWOS_BLOB
     assert runs.clean_commits == [(report.merged, tip)]
     assert report.clean_outcomes is not None and report.clean_outcomes["add_twos"] == "failed"
-    assert any(n.startswith(f"judged: the merge result {report.merged[:12]} of HEAD {head[:12]} into the base tip "
-                            f"{tip[:12]}") for n in report.notes), report.notes
+    assert any(
+        n.startswith(f"judged: the merge result {report.merged[:12]} of HEAD {head[:12]} into the base tip {tip[:12]}")
+        for n in report.notes
+    ), report.notes
     # Before: the claims of the merge base, which has no such row, passed the same change.
     before = check(project, runs, head_only=True)
     assert before.exit_code == 0, violations(before)
@@ -123,12 +150,19 @@ def test_a_row_the_tip_added_judges_the_change(project, runs):
 REPINNED = BOUND_SAMPLES + [{"a": 5, "b": 5}]
 # (how the change breaks add, what main commits after the change branched)
 TIGHTENED_OR_REPINNED = {
-    "tightened": ("    return 50 if (a, b) == (0, 0) else a + b",
-                  {"oracles/shop.toml": oracle_toml(default_rows(min_=0, max_=3))}),
-    "re-pinned": ("    return 1000 if a == 5 else a + b",
-                  {"oracles/blobs/bound.json": blob_bytes(REPINNED),
-                   "oracles/shop.toml": oracle_toml([dict(default_rows()[0], blob_sha256=sha256(blob_bytes(REPINNED))),
-                                                     *default_rows()[1:]])}),
+    "tightened": (
+        "    return 50 if (a, b) == (0, 0) else a + b",
+        {"oracles/shop.toml": oracle_toml(default_rows(min_=0, max_=3))},
+    ),
+    "re-pinned": (
+        "    return 1000 if a == 5 else a + b",
+        {
+            "oracles/blobs/bound.json": blob_bytes(REPINNED),
+            "oracles/shop.toml": oracle_toml(
+                [dict(default_rows()[0], blob_sha256=sha256(blob_bytes(REPINNED))), *default_rows()[1:]]
+            ),
+        },
+    ),
 }
 
 
@@ -160,12 +194,23 @@ def test_a_change_that_conflicts_with_the_tip_is_exit_1_naming_the_path(gate, pr
 
 def test_the_work_tree_index_and_refs_are_untouched(project, runs):
     break_add(project, "    return 0 if a == 2 else a + b")
-    on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),
-                                   "oracles/blobs/twos.json": TWOS_BLOB})
+    on_main(
+        project,
+        "add a row",
+        {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]), "oracles/blobs/twos.json": TWOS_BLOB},
+    )
     project.write("harness/untracked.txt", "mine\n")
+
     def state() -> list[str]:
-        return [project.git(*cmd) for cmd in (("status", "--porcelain", "--untracked-files=all"), ("for-each-ref",),
-                                               ("rev-parse", "HEAD"), ("stash", "list"))]
+        return [
+            project.git(*cmd)
+            for cmd in (
+                ("status", "--porcelain", "--untracked-files=all"),
+                ("for-each-ref",),
+                ("rev-parse", "HEAD"),
+                ("stash", "list"),
+            )
+        ]
 
     before = state()
     report = check(project, runs)
@@ -177,8 +222,11 @@ def test_the_work_tree_index_and_refs_are_untouched(project, runs):
 
 
 def test_a_branch_that_contains_the_tip_is_judged_as_it_is(project, runs):
-    on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),
-                                   "oracles/blobs/twos.json": TWOS_BLOB})
+    on_main(
+        project,
+        "add a row",
+        {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]), "oracles/blobs/twos.json": TWOS_BLOB},
+    )
     project.git("merge", "-q", "--no-edit", "main")
     break_add(project, "    return 0 if a == 2 else a + b")
     report = check(project, runs)
@@ -191,8 +239,11 @@ def test_results_of_a_head_behind_the_tip_are_refused(gate, project, tmp_path):
     from tools.testing.gitrepo import IDS, junit
 
     break_add(project, "    return 0 if a == 2 else a + b")
-    on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),
-                                   "oracles/blobs/twos.json": TWOS_BLOB})
+    on_main(
+        project,
+        "add a row",
+        {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]), "oracles/blobs/twos.json": TWOS_BLOB},
+    )
     results = junit(tmp_path, {i: "passed" for i in IDS})
     code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", results)
     assert code == 1 and "does not contain the base tip" in err and "--head-only" in err, out + err
@@ -208,16 +259,21 @@ def test_the_report_names_the_tip_the_merge_base_head_and_the_merge_result(gate,
     monkeypatch.setattr(check_module, "default_workspace_runner", lambda _salt, _repo, *_: runs.workspace)
     head = break_add(project, "    return 0 if a == 2 else a + b")
     mb = project.git("merge-base", "main", "change").strip()
-    tip = on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),
-                                         "oracles/blobs/twos.json": TWOS_BLOB})
+    tip = on_main(
+        project,
+        "add a row",
+        {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]), "oracles/blobs/twos.json": TWOS_BLOB},
+    )
     cache = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--format", "json", environ=cache)
     doc = json.loads(out)
     assert code == 4 and doc["base_commit"] == tip and doc["merge_base"] == mb and doc["head"] == head
     assert doc["merge_result"] == doc["judged"] and doc["judged"] not in (tip, head) and doc["claims"] == tip
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", environ=cache)
-    assert out.splitlines()[0].startswith(f"oracle-gate check: base main (tip {tip[:12]}), merge base {mb[:12]}, "
-                                          f"HEAD {head[:12]}, merge result {doc['judged'][:12]}; "), out
+    assert out.splitlines()[0].startswith(
+        f"oracle-gate check: base main (tip {tip[:12]}), merge base {mb[:12]}, "
+        f"HEAD {head[:12]}, merge result {doc['judged'][:12]}; "
+    ), out
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--format", "markdown", environ=cache)
     assert f"merge result {doc['judged'][:12]}" in out
 
@@ -238,8 +294,10 @@ def test_a_tip_rename_into_a_protected_folder_is_judged_in_the_merge_result(proj
     project.git("checkout", "-q", "change")
     report = check(project, runs)
     assert report.exit_code == 2, violations(report)
-    assert ("[2] oracles/notes.txt: protected by 'oracles/**' and changed (M) in the merge result against the base "
-            "tip without the 'oracle-change' label") in violations(report)
+    assert (
+        "[2] oracles/notes.txt: protected by 'oracles/**' and changed (M) in the merge result against the base "
+        "tip without the 'oracle-change' label"
+    ) in violations(report)
 
 
 def test_a_labelled_change_and_a_tip_that_both_changed_the_oracles_must_update_the_branch(gate, project, runs):
@@ -251,8 +309,11 @@ def test_a_labelled_change_and_a_tip_that_both_changed_the_oracles_must_update_t
     project.write("oracles/shop.toml", oracle_toml(rows))
     project.write_manifest()
     project.commit("labelled: more repeats")
-    on_main(project, "tighten and add", {"oracles/shop.toml": oracle_toml(default_rows(max_=3) + [TWOS_ROW]),
-                                         "oracles/blobs/twos.json": TWOS_BLOB})
+    on_main(
+        project,
+        "tighten and add",
+        {"oracles/shop.toml": oracle_toml(default_rows(max_=3) + [TWOS_ROW]), "oracles/blobs/twos.json": TWOS_BLOB},
+    )
     code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--label", "oracle-change")
     assert code == 1 and "conflict in oracles/MANIFEST.sha256" in err, out + err
 
@@ -267,8 +328,11 @@ def test_a_labelled_change_behind_the_tip_is_judged_with_its_own_oracles_merged_
     report = check(project, runs, labels=["oracle-change"])
     assert report.exit_code == 0, violations(report)
     assert runs.clean_commits == [(report.merged, report.merged)]
-    assert any(n.startswith("judged: the merge result ") and "with the oracles of the change (labelled), merged "
-               "with the base tip's" in n for n in report.notes), report.notes
+    assert any(
+        n.startswith("judged: the merge result ")
+        and "with the oracles of the change (labelled), merged with the base tip's" in n
+        for n in report.notes
+    ), report.notes
 
 
 def test_clean_run_tests_the_merge_result_with_the_tips_oracles(gate, project, monkeypatch, tmp_path):
@@ -284,8 +348,11 @@ def test_clean_run_tests_the_merge_result_with_the_tips_oracles(gate, project, m
     monkeypatch.setattr(clean_run_cmd, "clean_run", fake_clean_run)
     head = break_add(project, "    return 0 if a == 2 else a + b")
     mb = project.git("merge-base", "main", "change").strip()
-    tip = on_main(project, "add a row", {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]),
-                                         "oracles/blobs/twos.json": TWOS_BLOB})
+    tip = on_main(
+        project,
+        "add a row",
+        {"oracles/shop.toml": oracle_toml(default_rows() + [TWOS_ROW]), "oracles/blobs/twos.json": TWOS_BLOB},
+    )
     out = str(tmp_path / "clean.xml")
     code, text, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", out)
     assert code == 0, text
@@ -300,8 +367,11 @@ def test_a_committed_dotenv_file_reaches_the_workspace_runs_checkout_of_the_merg
     # Production code that is wrong only beside a committed `.env`: a checkout of the landed merge
     # holds it, so the workspace run's checkout must too (the clean run leaves it out).
     project.write("shop/.env", "MODE=fast\n")
-    break_add(project, "    import os\n    here = os.path.dirname(__file__)\n"
-                       "    return 0 if os.path.exists(os.path.join(here, '.env')) else a + b")
+    break_add(
+        project,
+        "    import os\n    here = os.path.dirname(__file__)\n"
+        "    return 0 if os.path.exists(os.path.join(here, '.env')) else a + b",
+    )
     on_main(project, "main moves on", {"harness/more.py": "# more\n"})
     report = check(project, runs)
     assert (runs.workspace_trees[0] / "shop" / ".env").is_file()
@@ -315,7 +385,9 @@ def test_the_changes_own_gitattributes_choose_no_merge_driver(gate, project):
     project.write("shop/.gitattributes", "calc.py merge=union\n")
     break_add(project, "    return a + b  # change")
     project.git("checkout", "-q", "main")
-    project.write("shop/calc.py", "def add(a, b):\n    return a + b  # main\n\n\ndef norm(state, k):\n    return state\n")
+    project.write(
+        "shop/calc.py", "def add(a, b):\n    return a + b  # main\n\n\ndef norm(state, k):\n    return state\n"
+    )
     project.commit("main edits the same line")
     project.git("checkout", "-q", "change")
     assert (project.path / "shop" / ".gitattributes").is_file()

@@ -41,10 +41,14 @@ def tree(tmp_path: Path) -> Path:
 
 
 def _run(tool: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join(sys.path),
-           "HOME": str(cwd.parent)}
-    return subprocess.run([sys.executable, "-m", *tool], cwd=cwd, env=env, capture_output=True, text=True,
-                          check=False, timeout=600)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "HOME": str(cwd.parent),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", *tool], cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=600
+    )
 
 
 def ruff_check(root: Path) -> subprocess.CompletedProcess[str]:
@@ -59,8 +63,17 @@ def ruff_format(root: Path) -> subprocess.CompletedProcess[str]:
 
 def mypy(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:
     """mypy with pyproject.toml's settings (strict) on `paths`, default the package it names."""
-    return _run(["mypy", "--config-file", "pyproject.toml", "--cache-dir", str(root.parent / "mypy-cache"),
-                 *(paths or ["tools/oracle_gate"])], root)
+    return _run(
+        [
+            "mypy",
+            "--config-file",
+            "pyproject.toml",
+            "--cache-dir",
+            str(root.parent / "mypy-cache"),
+            *(paths or ["tools/oracle_gate"]),
+        ],
+        root,
+    )
 
 
 def test_every_file_passes_the_linter(tree):
@@ -84,11 +97,14 @@ def _plant(tree: Path, text: str) -> str:
     return "tools/oracle_gate/planted.py"
 
 
-@pytest.mark.parametrize("text, rule", [
-    ('"""Unused import."""\n\nimport os\n', "F401"),
-    ('"""Imports out of order."""\n\nimport sys\nimport os\n\nprint(os, sys)\n', "I001"),
-    ('"""A bare except."""\n\ntry:\n    pass\nexcept:\n    pass\n', "E722"),
-])
+@pytest.mark.parametrize(
+    "text, rule",
+    [
+        ('"""Unused import."""\n\nimport os\n', "F401"),
+        ('"""Imports out of order."""\n\nimport sys\nimport os\n\nprint(os, sys)\n', "I001"),
+        ('"""A bare except."""\n\ntry:\n    pass\nexcept:\n    pass\n', "E722"),
+    ],
+)
 def test_the_linter_fails_on_a_planted_violation(tree, text, rule):
     planted = _plant(tree, text)
     proc = ruff_check(tree)
@@ -101,10 +117,13 @@ def test_the_format_check_fails_on_a_planted_violation(tree):
     assert proc.returncode == 1 and planted in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("text, code", [
-    ('"""Wrong return type."""\n\n\ndef f(x: int) -> str:\n    return x\n', "return-value"),
-    ('"""No annotations: strict refuses them."""\n\n\ndef f(x):\n    return x\n', "no-untyped-def"),
-])
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ('"""Wrong return type."""\n\n\ndef f(x: int) -> str:\n    return x\n', "return-value"),
+        ('"""No annotations: strict refuses them."""\n\n\ndef f(x):\n    return x\n', "no-untyped-def"),
+    ],
+)
 def test_the_type_checker_fails_on_a_planted_violation(tree, text, code):
     planted = _plant(tree, text)
     proc = mypy(tree, planted)

@@ -11,7 +11,7 @@ import pytest
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE, resolve, wrapper_note
 
-LAUNCHER = "#!/bin/bash\n# Bazel's launcher: runs tools/bazel when the workspace has one\nexec \"$BAZEL_REAL\" \"$@\"\n"
+LAUNCHER = '#!/bin/bash\n# Bazel\'s launcher: runs tools/bazel when the workspace has one\nexec "$BAZEL_REAL" "$@"\n'
 
 
 def executable(path: Path, data: bytes) -> Path:
@@ -100,7 +100,10 @@ def test_a_wrapper_file_or_link_is_named_in_the_report(tmp_path, kind):
     else:
         (tmp_path / "elsewhere").mkdir()
         os.symlink("../elsewhere", tmp_path / "tools" / "bazel")
-    assert wrapper_note(str(tmp_path)) == "tools/bazel is in the tree and was not run: the gate runs the Bazel binary itself"
+    assert (
+        wrapper_note(str(tmp_path))
+        == "tools/bazel is in the tree and was not run: the gate runs the Bazel binary itself"
+    )
 
 
 @pytest.mark.parametrize("entry", ["", ".", "bin"])

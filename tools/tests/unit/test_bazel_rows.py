@@ -23,6 +23,7 @@ def _cache(tmp_path, monkeypatch):
     # The output user root goes under the gate's cache folder, which may not lie under /tmp; no
     # Bazel runs here, so the test's own folder stands in for it.
     from tools.oracle_gate.authoring import bazel_rows
+
     monkeypatch.setattr(bazel_rows, "runs_dir", lambda environ: str(tmp_path / "cache" / "oracle-gate" / "runs"))
 
 
@@ -32,7 +33,9 @@ def test_a_mutant_goes_into_the_copy_and_the_original_comes_back(tmp_path):
     repo.write("notes.txt", "untracked but not ignored\n")
     rows = BazelRows(str(repo.path), env(tmp_path))
     try:
-        assert os.path.dirname(rows.tree) == str(tmp_path) and os.path.basename(rows.tree).startswith(".lib.oracle-gate-")
+        assert os.path.dirname(rows.tree) == str(tmp_path) and os.path.basename(rows.tree).startswith(
+            ".lib.oracle-gate-"
+        )
         assert Path(rows.tree, "notes.txt").read_text() == "untracked but not ignored\n"
         rows.set_sources({"shop/calc.py": "def f(x):\n    return x - 1\n"})
         assert "x - 1" in Path(rows.tree, "shop/calc.py").read_text()

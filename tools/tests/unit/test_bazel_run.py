@@ -22,11 +22,19 @@ def event(**kw):
 
 def test_local_and_remote_test_xml_and_statuses():
     lines = [
-        event(id={"testResult": {"label": "//harness:a", "run": 1, "shard": 1, "attempt": 1}},
-              testResult={"testActionOutput": [{"name": "test.log", "uri": "file:///x/test.log"},
-                                               {"name": "test.xml", "uri": "file:///out/a/test%20x.xml"}]}),
-        event(id={"testResult": {"label": "//harness:b"}},
-              testResult={"testActionOutput": [{"name": "test.xml", "uri": "bytestream://127.0.0.1:1/blobs/ab/12"}]}),
+        event(
+            id={"testResult": {"label": "//harness:a", "run": 1, "shard": 1, "attempt": 1}},
+            testResult={
+                "testActionOutput": [
+                    {"name": "test.log", "uri": "file:///x/test.log"},
+                    {"name": "test.xml", "uri": "file:///out/a/test%20x.xml"},
+                ]
+            },
+        ),
+        event(
+            id={"testResult": {"label": "//harness:b"}},
+            testResult={"testActionOutput": [{"name": "test.xml", "uri": "bytestream://127.0.0.1:1/blobs/ab/12"}]},
+        ),
         event(id={"testSummary": {"label": "//harness:a"}}, testSummary={"overallStatus": "PASSED"}),
         event(id={"targetCompleted": {"label": "//harness:c"}}, completed={"success": False}),
         "",
@@ -38,8 +46,14 @@ def test_local_and_remote_test_xml_and_statuses():
 
 def test_other_uri_schemes_are_refused():
     with pytest.raises(GateError):
-        parse_bep([event(id={"testResult": {"label": "//h:a"}},
-                         testResult={"testActionOutput": [{"name": "test.xml", "uri": "http://x/test.xml"}]})])
+        parse_bep(
+            [
+                event(
+                    id={"testResult": {"label": "//h:a"}},
+                    testResult={"testActionOutput": [{"name": "test.xml", "uri": "http://x/test.xml"}]},
+                )
+            ]
+        )
 
 
 def test_testlog_path_of_a_label():
@@ -69,10 +83,16 @@ def test_the_run_folder_is_never_where_sandboxed_actions_can_write(tmp_path):
             runs_dir({"HOME": home})
 
 
-@pytest.mark.parametrize("root, blocked", [
-    ("/tmp/base-gate", True), ("/dev/shm/x/y", True),
-    ("/tmpfoo/gate", False), ("/srv/gate", False), ("/root/.cache/oracle-gate/base-gate.x", False),
-])
+@pytest.mark.parametrize(
+    "root, blocked",
+    [
+        ("/tmp/base-gate", True),
+        ("/dev/shm/x/y", True),
+        ("/tmpfoo/gate", False),
+        ("/srv/gate", False),
+        ("/root/.cache/oracle-gate/base-gate.x", False),
+    ],
+)
 def test_the_gates_own_code_is_blocked_where_sandboxed_actions_could_write_it(root, blocked):
     from tools.oracle_gate.runs.blocks import gate_code_blocks
 
@@ -86,8 +106,11 @@ def test_the_gates_own_code_is_blocked_where_sandboxed_actions_could_write_it(ro
 def test_a_gate_directly_in_a_writable_top_folder_is_exit_1(top):
     from tools.oracle_gate.runs.blocks import gate_code_blocks
 
-    with pytest.raises(GateError, match=f"the gate's own code lies directly in {top} .*keep the gate's checkout in a "
-                                        f"folder of its own, outside {top}"):
+    with pytest.raises(
+        GateError,
+        match=f"the gate's own code lies directly in {top} .*keep the gate's checkout in a "
+        f"folder of its own, outside {top}",
+    ):
         gate_code_blocks(top, "/srv/change")
 
 
@@ -141,6 +164,7 @@ exit 0
 
 def _fake_bazel(tmp_path, monkeypatch, missing="", vanish=True):
     from tools.oracle_gate.runs import bazel_run, blocks
+
     monkeypatch.setattr(blocks, "SANDBOX_WRITABLE", ())  # tmp_path lies under /tmp here
     bin_dir, out, cache = tmp_path / "bin", tmp_path / "out", tmp_path / "cache"
     bin_dir.mkdir()
@@ -151,8 +175,14 @@ def _fake_bazel(tmp_path, monkeypatch, missing="", vanish=True):
     sibling.mkdir(parents=True)
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "XDG_CACHE_HOME": str(cache), "FAKE_OUT": str(out),
-           "VANISH": str(sibling) if vanish else "", "MISSING": missing, "ORACLE_GATE_BAZEL": str(bin_dir / "bazel")}
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "XDG_CACHE_HOME": str(cache),
+        "FAKE_OUT": str(out),
+        "VANISH": str(sibling) if vanish else "",
+        "MISSING": missing,
+        "ORACLE_GATE_BAZEL": str(bin_dir / "bazel"),
+    }
     return bazel_run, repo, env, sibling, out
 
 
@@ -175,27 +205,38 @@ def test_only_the_view_building_invocation_runs_the_gate_actions_as_workers(tmp_
     run = bazel_run.run_bazel(str(repo), env, RunSpec(exact_env=True, strategy=strategy))
     assert not run.build_failed
     calls = [c.split(" ", 2) for c in (out / "calls").read_text().splitlines()]
-    workers = ("OraclePinCheck=worker,linux-sandbox OracleDraw=worker,linux-sandbox "
-               "OracleReferenceCheck=worker,linux-sandbox sandboxed") if strategy == "linux-sandbox" else ""
+    workers = (
+        (
+            "OraclePinCheck=worker,linux-sandbox OracleDraw=worker,linux-sandbox "
+            "OracleReferenceCheck=worker,linux-sandbox sandboxed"
+        )
+        if strategy == "linux-sandbox"
+        else ""
+    )
     assert [(c[0], c[2] if len(c) > 2 else "") for c in calls] == [("build", workers), ("test", ""), ("test", "")]
 
 
 def test_a_path_of_the_run_that_went_missing_mid_run_is_exit_4(tmp_path, monkeypatch):
     # Not another run's folder: only an output collected through a symlinked folder moves it away.
     from tools.oracle_gate.errors import TakenError
-    bazel_run, repo, env, _, _ = _fake_bazel(tmp_path, monkeypatch, missing=str(tmp_path / "repo" / "oracles"),
-                                             vanish=False)
+
+    bazel_run, repo, env, _, _ = _fake_bazel(
+        tmp_path, monkeypatch, missing=str(tmp_path / "repo" / "oracles"), vanish=False
+    )
     (repo / "oracles").mkdir()
     with pytest.raises(TakenError) as err:
         bazel_run.run_bazel(str(repo), env, RunSpec(exact_env=True, block=[str(tmp_path / "repo" / "oracles")]))
     assert err.value.code == 4
-    assert str(err.value).startswith(f"Bazel could not block {tmp_path / 'repo' / 'oracles'} from the sandbox: it went "
-                                     "missing while the change's code ran")
+    assert str(err.value).startswith(
+        f"Bazel could not block {tmp_path / 'repo' / 'oracles'} from the sandbox: it went "
+        "missing while the change's code ran"
+    )
 
 
 def test_local_copies_git_names_are_blocked_too(project, tmp_path):
     # A clone's origin on this host, a bare copy, and an alternates object store all hold the oracles.
     from tools.oracle_gate.runs.blocks import repository_blocks
+
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(project.path), str(clone)], check=True, capture_output=True)
     bare = tmp_path / "bare.git"
@@ -211,6 +252,7 @@ def test_local_copies_git_names_are_blocked_too(project, tmp_path):
 
 def test_the_execution_log_flag_follows_the_bazel_version():
     from tools.oracle_gate.runs.flags import execution_log_flags
+
     # Bazel 7's `help test` lists --[no]execution_log_sort; Bazel 4.2's does not.
     seven = "  --execution_log_binary_file (a path; default: see description)\n  --[no]execution_log_sort (a boolean)\n"
     four = "  --execution_log_binary_file (a path)\n  --experimental_execution_log_file (a path)\n"
@@ -219,25 +261,31 @@ def test_the_execution_log_flag_follows_the_bazel_version():
     assert execution_log_flags("", "/r/x.bin") == ["--experimental_execution_log_file=/r/x.bin"]
 
 
-@pytest.mark.parametrize("value, flags", [
-    ("", []),
-    ("bazel7-bzlmod", ["--config=bazel7-bzlmod"]),
-    (" ci , bazel7-workspace,", ["--config=ci", "--config=bazel7-workspace"]),
-])
+@pytest.mark.parametrize(
+    "value, flags",
+    [
+        ("", []),
+        ("bazel7-bzlmod", ["--config=bazel7-bzlmod"]),
+        (" ci , bazel7-workspace,", ["--config=ci", "--config=bazel7-workspace"]),
+    ],
+)
 def test_bazel_configs_come_from_the_environment(value, flags):
     from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags
+
     assert config_flags({BAZEL_CONFIG_ENV: value}) == flags
 
 
 @pytest.mark.parametrize("value", ["ci --remote_executor=grpc://x", "--config=x", "a/b", "x;y", "é"])
 def test_a_bazel_config_that_is_not_a_name_is_refused(value):
     from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags
+
     with pytest.raises(GateError, match="ORACLE_GATE_BAZEL_CONFIG: .* is not a .bazelrc config name"):
         config_flags({BAZEL_CONFIG_ENV: value})
 
 
 def test_bzlmod_lockfile_is_neither_read_nor_written_where_bazel_has_one():
     from tools.oracle_gate.runs.flags import lockfile_flags
+
     seven = "  --lockfile_mode (one of 'off', 'update', 'refresh' or 'error'; default: \"update\")\n"
     assert lockfile_flags(seven) == ["--lockfile_mode=off"]
     assert lockfile_flags("  --experimental_execution_log_file (a path)\n") == []
@@ -245,11 +293,14 @@ def test_bzlmod_lockfile_is_neither_read_nor_written_where_bazel_has_one():
 
 def test_a_failing_bazel_help_is_an_error_not_a_guess(tmp_path):
     from tools.oracle_gate.runs import launch
+
     fake = tmp_path / "bazel"
     fake.write_text("#!/bin/sh\necho 'FATAL: cannot start server' >&2\necho 'see the server log' >&2\nexit 37\n")
     fake.chmod(0o755)
     with pytest.raises(GateError, match=r"`bazel help test` failed \(exit 37\): FATAL: cannot start server$"):
-        launch.HostLauncher(str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}).help_test()
+        launch.HostLauncher(
+            str(tmp_path), {"PATH": f"{tmp_path}:/usr/bin:/bin", "ORACLE_GATE_BAZEL": str(fake)}
+        ).help_test()
 
 
 def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_needs(tmp_path):
@@ -261,8 +312,11 @@ def test_the_gates_own_cache_folders_are_blocked_but_the_runs_and_what_the_run_n
     other = tmp_path / "og"
     (other / "sid-root").mkdir(parents=True)
     (other / "remote7").symlink_to(tmp_path)
-    found = gate_cache_entries(str(cache / "runs"), {"ORACLE_GATE_CACHE": str(other)},
-                               [str(cache / "engine" / "repo"), str(tmp_path / "output-base")])
+    found = gate_cache_entries(
+        str(cache / "runs"),
+        {"ORACLE_GATE_CACHE": str(other)},
+        [str(cache / "engine" / "repo"), str(tmp_path / "output-base")],
+    )
     # Not the run folder, BuildGrid's venv, a checkout a test depends on, or a folder the run needs.
     assert found == [str(cache / "remote7-abc"), str(cache / "sid-root"), str(other / "sid-root")]
 
@@ -283,6 +337,7 @@ def test_no_gate_cache_folders_when_there_are_none(tmp_path):
 @pytest.mark.parametrize("environ", [{"XDG_CACHE_HOME": "relcache"}, {"HOME": "relhome"}])
 def test_a_relative_cache_folder_is_refused(environ):
     from tools.oracle_gate.runs.blocks import runs_dir
+
     with pytest.raises(GateError, match="is not an absolute path; set XDG_CACHE_HOME"):
         runs_dir(environ)
 
@@ -319,43 +374,85 @@ def test_a_path_inside_another_blocked_folder_is_not_blocked_again(tmp_path):
 
 def test_the_gate_code_root_is_the_folder_that_holds_the_tools_package():
     from tools.oracle_gate.runs.blocks import gate_code_root
+
     assert os.path.isfile(os.path.join(gate_code_root(), "tools", "oracle_gate", "__init__.py"))
 
 
 def _events(*events: dict, finished: bool = True) -> list[str]:
     lines = [json.dumps(e) for e in events]
     if finished:
-        lines.append(json.dumps({"id": {"buildFinished": {}}, "finished": {"exitCode": {"name": "BUILD_FAILURE", "code": 1}}}))
+        lines.append(
+            json.dumps({"id": {"buildFinished": {}}, "finished": {"exitCode": {"name": "BUILD_FAILURE", "code": 1}}})
+        )
     return lines
 
 
 # Measured on Bazel 4.2.3: an http_archive whose host is unknown, a deps label that does not exist,
 # a genrule that exits 3 (the event shapes below are those of its event files, shortened).
-FETCH_FAILED = {"id": {"unconfiguredLabel": {"label": "//external:far"}},
-                "aborted": {"reason": "LOADING_FAILURE", "description": "Traceback (most recent call last):\n\tFile "
-                            "\"http.bzl\", line 111\nError in download_and_extract: java.io.IOException: Error "
-                            "downloading [https://nowhere.invalid/far.tar.gz]: Unknown host: nowhere.invalid"}}
-MISSING_DEP = {"id": {"configuredLabel": {"label": "//billing:billing"}},
-               "aborted": {"reason": "ANALYSIS_FAILURE",
-                           "description": "in deps attribute of py_library rule //billing:billing: rule '//billing:gone' "
-                                          "does not exist"}}
-ACTION_FAILED = {"id": {"actionCompleted": {"primaryOutput": "bazel-out/k8-fastbuild/bin/e/o", "label": "//e:g"}},
-                 "action": {"exitCode": 1, "label": "//e:g", "type": "Genrule",
-                            "failureDetail": {"message": "bash failed: error executing command (Exit 3)"}}}
+FETCH_FAILED = {
+    "id": {"unconfiguredLabel": {"label": "//external:far"}},
+    "aborted": {
+        "reason": "LOADING_FAILURE",
+        "description": "Traceback (most recent call last):\n\tFile "
+        '"http.bzl", line 111\nError in download_and_extract: java.io.IOException: Error '
+        "downloading [https://nowhere.invalid/far.tar.gz]: Unknown host: nowhere.invalid",
+    },
+}
+MISSING_DEP = {
+    "id": {"configuredLabel": {"label": "//billing:billing"}},
+    "aborted": {
+        "reason": "ANALYSIS_FAILURE",
+        "description": "in deps attribute of py_library rule //billing:billing: rule '//billing:gone' does not exist",
+    },
+}
+ACTION_FAILED = {
+    "id": {"actionCompleted": {"primaryOutput": "bazel-out/k8-fastbuild/bin/e/o", "label": "//e:g"}},
+    "action": {
+        "exitCode": 1,
+        "label": "//e:g",
+        "type": "Genrule",
+        "failureDetail": {"message": "bash failed: error executing command (Exit 3)"},
+    },
+}
 
 
-@pytest.mark.parametrize("events, setup, label, message", [
-    (_events(MISSING_DEP, FETCH_FAILED), True, "@far", "Error in download_and_extract: java.io.IOException: Error "
-     "downloading [https://nowhere.invalid/far.tar.gz]: Unknown host: nowhere.invalid"),
-    (_events({"id": {"configuredLabel": {"label": "@@rules_python~//python:defs"}}, "aborted": {"description": "boom"}}),
-     True, "@rules_python~", "boom"),
-    (_events(MISSING_DEP), False, "//billing:billing", MISSING_DEP["aborted"]["description"]),
-    (_events(ACTION_FAILED), False, "//e:g", "bash failed: error executing command (Exit 3)"),
-    (_events({"id": {"pattern": {"pattern": ["//c:t"]}}, "aborted": {"reason": "LOADING_FAILURE",
-                                                                     "description": "no such target '//c:t'"}}),
-     False, "//c:t", "no such target '//c:t'"),
-    (_events(MISSING_DEP, finished=False), True, "", "Bazel ended without finishing the build"),
-])
+@pytest.mark.parametrize(
+    "events, setup, label, message",
+    [
+        (
+            _events(MISSING_DEP, FETCH_FAILED),
+            True,
+            "@far",
+            "Error in download_and_extract: java.io.IOException: Error "
+            "downloading [https://nowhere.invalid/far.tar.gz]: Unknown host: nowhere.invalid",
+        ),
+        (
+            _events(
+                {
+                    "id": {"configuredLabel": {"label": "@@rules_python~//python:defs"}},
+                    "aborted": {"description": "boom"},
+                }
+            ),
+            True,
+            "@rules_python~",
+            "boom",
+        ),
+        (_events(MISSING_DEP), False, "//billing:billing", MISSING_DEP["aborted"]["description"]),
+        (_events(ACTION_FAILED), False, "//e:g", "bash failed: error executing command (Exit 3)"),
+        (
+            _events(
+                {
+                    "id": {"pattern": {"pattern": ["//c:t"]}},
+                    "aborted": {"reason": "LOADING_FAILURE", "description": "no such target '//c:t'"},
+                }
+            ),
+            False,
+            "//c:t",
+            "no such target '//c:t'",
+        ),
+        (_events(MISSING_DEP, finished=False), True, "", "Bazel ended without finishing the build"),
+    ],
+)
 def test_why_a_build_failed_is_read_from_its_events(events, setup, label, message):
     from tools.oracle_gate.runs.events import build_failure
 
@@ -364,9 +461,15 @@ def test_why_a_build_failed_is_read_from_its_events(events, setup, label, messag
     assert failure.message.startswith(message)
 
 
-@pytest.mark.parametrize("label, setup", [
-    ("//oracles:billing_draw", True), ("", True), ("//billing:billing", False), ("@//harness:t", False),
-])
+@pytest.mark.parametrize(
+    "label, setup",
+    [
+        ("//oracles:billing_draw", True),
+        ("", True),
+        ("//billing:billing", False),
+        ("@//harness:t", False),
+    ],
+)
 def test_a_failure_of_the_gates_own_invocations_is_set_up_unless_a_change_target_caused_it(label, setup):
     from tools.oracle_gate.runs.bazel_run import gate_failure
     from tools.oracle_gate.runs.events import BuildFailure
@@ -375,10 +478,18 @@ def test_a_failure_of_the_gates_own_invocations_is_set_up_unless_a_change_target
     assert gate_failure(None).setup
 
 
-@pytest.mark.parametrize("label, external", [
-    ("//external:far", "@far"), ("@far//:x", "@far"), ("@@rules_cc~//cc:x", "@rules_cc~"), ("@//x:y", ""),
-    ("@@//x:y", ""), ("//x:y", ""), ("", ""),
-])
+@pytest.mark.parametrize(
+    "label, external",
+    [
+        ("//external:far", "@far"),
+        ("@far//:x", "@far"),
+        ("@@rules_cc~//cc:x", "@rules_cc~"),
+        ("@//x:y", ""),
+        ("@@//x:y", ""),
+        ("//x:y", ""),
+        ("", ""),
+    ],
+)
 def test_external_repository_of_a_label(label, external):
     from tools.oracle_gate.runs.events import external_repository
 
@@ -392,29 +503,50 @@ def test_a_failed_gate_action_is_named_by_its_own_reason_never_by_the_sandbox_hi
     stderr = tmp_path / "stderr"
     stderr.write_text(f"{hint}\noracle-gate: [1] cannot read oracles/policy.toml: Permission denied\n")
     detail = f"Checking oracle hash pins of //oracles:s failed: (Exit 1): pin_check failed\n\n{hint}"
-    gate_action = {"id": {"actionCompleted": {"label": "//oracles:s"}},
-                   "action": {"exitCode": 1, "label": "//oracles:s", "type": "OraclePinCheck",
-                              "stderr": {"uri": f"file://{stderr}"}, "failureDetail": {"message": detail}}}
-    assert build_failure(_events(gate_action)).message == "oracle-gate: [1] cannot read oracles/policy.toml: Permission denied"
+    gate_action = {
+        "id": {"actionCompleted": {"label": "//oracles:s"}},
+        "action": {
+            "exitCode": 1,
+            "label": "//oracles:s",
+            "type": "OraclePinCheck",
+            "stderr": {"uri": f"file://{stderr}"},
+            "failureDetail": {"message": detail},
+        },
+    }
+    assert (
+        build_failure(_events(gate_action)).message
+        == "oracle-gate: [1] cannot read oracles/policy.toml: Permission denied"
+    )
     # Another action's stderr is the change's text: never quoted; the hint is skipped all the same.
     other = {**gate_action, "action": {**gate_action["action"], "type": "OracleCall"}}
-    assert build_failure(_events(other)).message == "Checking oracle hash pins of //oracles:s failed: (Exit 1): pin_check failed"
+    assert (
+        build_failure(_events(other)).message
+        == "Checking oracle hash pins of //oracles:s failed: (Exit 1): pin_check failed"
+    )
 
 
 def test_the_persistent_workers_folder_is_blocked_from_the_change(tmp_path):
     # The gate's workers stage oracle files, blobs and judge's views there for each request.
     from tools.oracle_gate.runs.blocks import output_base_blocks
+
     base = tmp_path / "0123456789abcdef0123456789abcdef"
     paths = output_base_blocks(str(base / "execroot" / "bin"), str(base / "execroot" / "testlogs"), str(base))
     assert str(base / "bazel-workers") in paths and str(base / "server") in paths
 
 
-@pytest.mark.parametrize("stderr, cause", [
-    ("Extracting Bazel installation...\nbwrap: Can't mount proc on /newroot/proc\n", "bwrap: Can't mount proc on /newroot/proc"),
-    ("INFO: x\nERROR: no such package\nINFO: y\n", "ERROR: no such package"),
-    ("one\ntwo\n", "two"),
-    ("", "no output"),
-])
+@pytest.mark.parametrize(
+    "stderr, cause",
+    [
+        (
+            "Extracting Bazel installation...\nbwrap: Can't mount proc on /newroot/proc\n",
+            "bwrap: Can't mount proc on /newroot/proc",
+        ),
+        ("INFO: x\nERROR: no such package\nINFO: y\n", "ERROR: no such package"),
+        ("one\ntwo\n", "two"),
+        ("", "no output"),
+    ],
+)
 def test_a_failed_commands_cause_is_its_first_error_line(stderr, cause):
     from tools.oracle_gate.runs.launch import failure_cause
+
     assert failure_cause(stderr) == cause

@@ -17,39 +17,93 @@ def problems(body: str) -> list[tuple[str | None, str]]:
 
 
 def test_a_method_row_with_receiver_build_and_projection_is_valid():
-    assert problems('entry = "shop.v:Version.compare"\nkind = "bound"\nmin = -1\nmax = 1\n'
-                    'receiver = "shop.v:Version.parse"\nbuild = { other = "shop.v:Version.parse" }\nproject = "int"\n') == []
+    assert (
+        problems(
+            'entry = "shop.v:Version.compare"\nkind = "bound"\nmin = -1\nmax = 1\n'
+            'receiver = "shop.v:Version.parse"\nbuild = { other = "shop.v:Version.parse" }\nproject = "int"\n'
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize(("body", "field", "text"), [
-    ('entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nreceiver = "shop.v:V"\n', "receiver", "needs a method entry"),
-    ('entry = "shop.v:V.f"\nkind = "bound"\nmin = 0\nmax = 1\nreceiver = "os.path:join"\n', "receiver", "outside the production packages"),
-    ('entry = "shop.v:A.B.c"\nkind = "bound"\nmin = 0\nmax = 1\n', "entry", "is not of the form"),
-    ('entry = "shop.v:f"\nkind = "exact_table"\nbuild = { x = "shop.v:g" }\n', "build.x", "not in args_names"),
-    ('entry = "shop.v:f"\nkind = "exact_table"\ngenerate = { count = 1 }\n', "generate", "without a reference"),
-    ('entry = "shop.v:f"\nkind = "exact_table"\nreference = '
-     '"oracles.reference.m:f"\ngenerate = { count = 1, a = { int = [0, 1] } '
-     '}\n',
-     "args_names", "is required when an exact_table row generates"),
-    ('entry = "shop.v:f"\nkind = "exact_table"\nreference = "shop.v:f"\n', "reference", "not a function of a package under oracles/reference/"),
-    ('entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nproject = "repr"\n', "project", "unknown projection 'repr'"),
-    ('entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nproject = { attrs = [] }\n', "project.attrs", "non-empty"),
-    ('entry = "shop.v:f"\nkind = "matches"\npattern = "(["\n', "pattern", "is not a Python regular expression"),
-    ('entry = "shop.v:f"\nkind = "matches"\n', "pattern", "is required for kind 'matches'"),
-    ('entry = "shop.v:f"\nkind = "agrees"\nreference = "oracles.reference.m:f"\n', "generate", "is required for kind 'agrees'"),
-    ('entry = "shop.v:f"\nkind = "antisymmetric"\nargs_names = ["a"]\n', "args_names", "exactly two"),
-    ('entry = "shop.v:f"\nkind = "monotonic"\nover = "x"\ndirection = "up"\n', "direction", "must be one of"),
-    ('entry = "shop.v:f"\nkind = "monotonic"\nover = "x"\ndirection = '
-     '"non_decreasing"\ngenerate = { count = 1, x = { int = [0, 1] } }\n',
-     "generate.x", "must be a list generator of at least two items"),
-    ('kind = "composed"\nentries = ["shop.v:f", "shop.v:g"]\n', "kind", "either min and max or a reference"),
-    ('entry = "shop.v:f"\nkind = "composed"\nentries = ["shop.v:f", "shop.v:g"]\nmin = 0\nmax = 1\n', "entry", "not allowed for kind 'composed'"),
-    ('kind = "composed"\nentries = ["shop.v:f"]\nmin = 0\nmax = 1\n', "entries", "2 to 16"),
-    ('entry = "shop.v:f"\nkind = "round_trip"\n', "inverse", "is required for kind 'round_trip'"),
-    ('entry = "shop.v:f"\nkind = "idempotent"\nargs = []\nrepeat = 2\nproject = "str"\n', "project", "not allowed for kind 'idempotent'"),
-    ('entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\npattern = "x"\n', "pattern", "is not allowed for kind 'bound'"),
-    ('entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nrecevier = "shop.v:V"\n', "recevier", "unknown key 'recevier'"),
-])
+@pytest.mark.parametrize(
+    ("body", "field", "text"),
+    [
+        (
+            'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nreceiver = "shop.v:V"\n',
+            "receiver",
+            "needs a method entry",
+        ),
+        (
+            'entry = "shop.v:V.f"\nkind = "bound"\nmin = 0\nmax = 1\nreceiver = "os.path:join"\n',
+            "receiver",
+            "outside the production packages",
+        ),
+        ('entry = "shop.v:A.B.c"\nkind = "bound"\nmin = 0\nmax = 1\n', "entry", "is not of the form"),
+        ('entry = "shop.v:f"\nkind = "exact_table"\nbuild = { x = "shop.v:g" }\n', "build.x", "not in args_names"),
+        ('entry = "shop.v:f"\nkind = "exact_table"\ngenerate = { count = 1 }\n', "generate", "without a reference"),
+        (
+            'entry = "shop.v:f"\nkind = "exact_table"\nreference = '
+            '"oracles.reference.m:f"\ngenerate = { count = 1, a = { int = [0, 1] } '
+            "}\n",
+            "args_names",
+            "is required when an exact_table row generates",
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "exact_table"\nreference = "shop.v:f"\n',
+            "reference",
+            "not a function of a package under oracles/reference/",
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nproject = "repr"\n',
+            "project",
+            "unknown projection 'repr'",
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nproject = { attrs = [] }\n',
+            "project.attrs",
+            "non-empty",
+        ),
+        ('entry = "shop.v:f"\nkind = "matches"\npattern = "(["\n', "pattern", "is not a Python regular expression"),
+        ('entry = "shop.v:f"\nkind = "matches"\n', "pattern", "is required for kind 'matches'"),
+        (
+            'entry = "shop.v:f"\nkind = "agrees"\nreference = "oracles.reference.m:f"\n',
+            "generate",
+            "is required for kind 'agrees'",
+        ),
+        ('entry = "shop.v:f"\nkind = "antisymmetric"\nargs_names = ["a"]\n', "args_names", "exactly two"),
+        ('entry = "shop.v:f"\nkind = "monotonic"\nover = "x"\ndirection = "up"\n', "direction", "must be one of"),
+        (
+            'entry = "shop.v:f"\nkind = "monotonic"\nover = "x"\ndirection = '
+            '"non_decreasing"\ngenerate = { count = 1, x = { int = [0, 1] } }\n',
+            "generate.x",
+            "must be a list generator of at least two items",
+        ),
+        ('kind = "composed"\nentries = ["shop.v:f", "shop.v:g"]\n', "kind", "either min and max or a reference"),
+        (
+            'entry = "shop.v:f"\nkind = "composed"\nentries = ["shop.v:f", "shop.v:g"]\nmin = 0\nmax = 1\n',
+            "entry",
+            "not allowed for kind 'composed'",
+        ),
+        ('kind = "composed"\nentries = ["shop.v:f"]\nmin = 0\nmax = 1\n', "entries", "2 to 16"),
+        ('entry = "shop.v:f"\nkind = "round_trip"\n', "inverse", "is required for kind 'round_trip'"),
+        (
+            'entry = "shop.v:f"\nkind = "idempotent"\nargs = []\nrepeat = 2\nproject = "str"\n',
+            "project",
+            "not allowed for kind 'idempotent'",
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\npattern = "x"\n',
+            "pattern",
+            "is not allowed for kind 'bound'",
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nrecevier = "shop.v:V"\n',
+            "recevier",
+            "unknown key 'recevier'",
+        ),
+    ],
+)
 def test_bad_fields_are_named(body, field, text):
     found = problems(body)
     assert any(f == field and text in message for f, message in found), found

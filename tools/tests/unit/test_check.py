@@ -37,9 +37,11 @@ def test_every_expected_id_passing_is_ok(project):
 
 
 def test_missing_skipped_and_failed_ids_are_exit_4_and_unknown_ids_a_note(project):
-    observed = {"sum_in_range": Observed("skipped", source="r.xml"),
-                "add_table": Observed("failed", source="r.xml", message="sample 0: 4 != 3"),
-                "stray": Observed("passed")}
+    observed = {
+        "sum_in_range": Observed("skipped", source="r.xml"),
+        "add_table": Observed("failed", source="r.xml", message="sample 0: 4 != 3"),
+        "stray": Observed("passed"),
+    }
     found = check_outcomes(inputs_of(project), Outcomes(observed, "1 result file(s)"), salt="s1")
     assert [v.line() for v in found.violations] == [
         "[4] oracles/shop.toml add_table: failed: the invariant does not hold: sample 0: 4 != 3 (from r.xml) (salt s1)",
@@ -59,19 +61,27 @@ def test_a_failed_build_comes_first_and_a_run_names_no_result_file(project):
 
 
 def test_a_change_whose_build_file_is_broken_is_exit_4_naming_the_target(project):
-    failure = BuildFailure(False, "//billing:billing", "in deps attribute of py_library rule //billing:billing: "
-                                                      "rule '//billing:gone' does not exist")
-    found = check_outcomes(inputs_of(project), Outcomes({}, "the oracle test", run=BazelRun(build_failed=True,
-                                                                                             failure=failure)))
+    failure = BuildFailure(
+        False,
+        "//billing:billing",
+        "in deps attribute of py_library rule //billing:billing: rule '//billing:gone' does not exist",
+    )
+    found = check_outcomes(
+        inputs_of(project), Outcomes({}, "the oracle test", run=BazelRun(build_failed=True, failure=failure))
+    )
     first = found.violations[0].line()
-    assert first.startswith("[4] billing/: the change's targets did not build in the workspace run: //billing:billing: "
-                            "in deps attribute")
+    assert first.startswith(
+        "[4] billing/: the change's targets did not build in the workspace run: //billing:billing: in deps attribute"
+    )
 
 
-@pytest.mark.parametrize("label, message", [
-    ("@far", "Error in download_and_extract: java.io.IOException: Unknown host: nowhere.invalid"),
-    ("", "Bazel ended without finishing the build"),
-])
+@pytest.mark.parametrize(
+    "label, message",
+    [
+        ("@far", "Error in download_and_extract: java.io.IOException: Unknown host: nowhere.invalid"),
+        ("", "Bazel ended without finishing the build"),
+    ],
+)
 def test_a_run_that_could_not_be_set_up_is_exit_1_and_judges_no_id(project, label, message):
     run = BazelRun(build_failed=True, failure=BuildFailure(True, label, message))
     found = check_outcomes(inputs_of(project), Outcomes({}, "the oracle test", run=run))
@@ -82,19 +92,29 @@ def test_a_run_that_could_not_be_set_up_is_exit_1_and_judges_no_id(project, labe
     assert "0 of" in found.detail
 
 
-REFUSED = ("Error in fail: oracle-gate: [5] //oracles:oracles: references: //oracles:reference depends on //billing, "
-           "outside oracles/; a reference may use only oracles/ and the standard library")
+REFUSED = (
+    "Error in fail: oracle-gate: [5] //oracles:oracles: references: //oracles:reference depends on //billing, "
+    "outside oracles/; a reference may use only oracles/ and the standard library"
+)
 
 
-@pytest.mark.parametrize("message, line", [
-    # oracle_suite refusing a reference library with a dependency outside oracles/ (Starlark fail()).
-    (REFUSED, "[5] oracles/: //oracles:oracles: references: //oracles:reference depends on //billing, outside "
-              "oracles/; a reference may use only oracles/ and the standard library"),
-    # The reference check's line (a gate action's stderr): its path leads.
-    ("oracle-gate: [5] oracles/shop.toml: row add_table: field reference: the "
-     "reference oracles.reference.r:f raised",
-     "[5] oracles/shop.toml: row add_table: field reference: the reference oracles.reference.r:f raised"),
-])
+@pytest.mark.parametrize(
+    "message, line",
+    [
+        # oracle_suite refusing a reference library with a dependency outside oracles/ (Starlark fail()).
+        (
+            REFUSED,
+            "[5] oracles/: //oracles:oracles: references: //oracles:reference depends on //billing, outside "
+            "oracles/; a reference may use only oracles/ and the standard library",
+        ),
+        # The reference check's line (a gate action's stderr): its path leads.
+        (
+            "oracle-gate: [5] oracles/shop.toml: row add_table: field reference: the "
+            "reference oracles.reference.r:f raised",
+            "[5] oracles/shop.toml: row add_table: field reference: the reference oracles.reference.r:f raised",
+        ),
+    ],
+)
 def test_the_gates_own_exit_5_line_is_exit_5_and_judges_no_id(project, message, line):
     # gate_failure wraps a failure of the views' invocation as set up, with this prefix.
     failure = BuildFailure(True, "//oracles:oracles", f"the gate's own targets did not build: {message}")
@@ -107,11 +127,14 @@ def test_the_gates_own_exit_5_line_is_exit_5_and_judges_no_id(project, message, 
     assert [v.code for v in clean.violations][:1] == [5]
 
 
-@pytest.mark.parametrize("failure", [
-    BuildFailure(False, "//oracles:oracles", REFUSED),   # not through gate_failure: the change's invocation
-    BuildFailure(True, "//billing:billing", REFUSED),    # not a target of oracles/
-    BuildFailure(True, "//oracles:oracles", "the gate's own targets did not build: oracle-gate: [1] cannot read"),
-])
+@pytest.mark.parametrize(
+    "failure",
+    [
+        BuildFailure(False, "//oracles:oracles", REFUSED),  # not through gate_failure: the change's invocation
+        BuildFailure(True, "//billing:billing", REFUSED),  # not a target of oracles/
+        BuildFailure(True, "//oracles:oracles", "the gate's own targets did not build: oracle-gate: [1] cannot read"),
+    ],
+)
 def test_only_the_gates_own_targets_give_exit_5(failure):
     assert build_violation(BazelRun(build_failed=True, failure=failure), "workspace run").code in (1, 4)
 
@@ -127,23 +150,28 @@ def test_outcomes_are_not_judged_while_the_oracles_are_invalid(project):
     invalid = replace(inputs, head=side, judged=side)
     held, held_harness = withhold_while_invalid(invalid, outcomes, harness)
     assert held.violations == () and held_harness is not None and held_harness.violations == ()
-    assert held.notes == tuple(f"not judged while the oracles are invalid: {v.line()}"
-                               for v in outcomes.violations + harness.violations)
+    assert held.notes == tuple(
+        f"not judged while the oracles are invalid: {v.line()}" for v in outcomes.violations + harness.violations
+    )
     assert held.detail == "not judged: the oracle files are invalid (exit 5)"
 
 
 def test_invalid_oracles_do_not_advise_fixing_the_environment(project):
     # The pin check fails the views' build on invalid oracle files: a set-up failure of the run
     # whose cause is the exit-5 lines, not the environment.
-    run = BazelRun(build_failed=True, failure=BuildFailure(True, "//oracles:oracles", "the gate's own targets did not build"))
+    run = BazelRun(
+        build_failed=True, failure=BuildFailure(True, "//oracles:oracles", "the gate's own targets did not build")
+    )
     outcomes = check_outcomes(inputs_of(project), Outcomes({}, "the oracle test", run=run))
     assert "fix the environment" in outcomes.violations[0].line()
     inputs = inputs_of(project)
     side = replace(inputs.head, oracles=Oracles(None, problems=[OracleError("is missing", path="oracles/policy.toml")]))
     invalid = replace(inputs, head=side, judged=side)
     held, _ = withhold_while_invalid(invalid, outcomes, None)
-    assert held.notes == ("not judged while the oracles are invalid: the run did not build: the gate's pin check "
-                          "stops at invalid oracle files",)
+    assert held.notes == (
+        "not judged while the oracles are invalid: the run did not build: the gate's pin check "
+        "stops at invalid oracle files",
+    )
 
 
 def test_the_clean_run_must_agree_with_the_workspace_run():
@@ -151,8 +179,9 @@ def test_the_clean_run_must_agree_with_the_workspace_run():
     same = BazelRun(observed=dict(PASSED), targets={"//harness:t": "PASSED"})
     found = check_clean_run(workspace, same, labelled=False, remote=False)
     assert found.violations == ()
-    assert found.detail == ("agrees with the workspace run: 3 id(s), same outcomes and observation digests "
-                            "(sandboxed, the base's oracles)")
+    assert found.detail == (
+        "agrees with the workspace run: 3 id(s), same outcomes and observation digests (sandboxed, the base's oracles)"
+    )
     other = BazelRun(observed={**PASSED, "add_table": Observed("failed")}, targets={})
     found = check_clean_run(workspace, other, labelled=True, remote=True, salt="s2")
     assert [v.line() for v in found.violations] == [
@@ -167,15 +196,19 @@ def test_protected_paths_and_ids_kept_read_only_the_inputs(project):
     inputs = inputs_of(project)
     found = check_protected_paths(inputs)
     assert [v.line() for v in found.violations] == [
-        "[2] oracles/policy.toml: protected by 'oracles/**' and changed (M) without the 'oracle-change' label"]
+        "[2] oracles/policy.toml: protected by 'oracles/**' and changed (M) without the 'oracle-change' label"
+    ]
     labelled = check_protected_paths(replace(inputs, approval=replace(inputs.approval, labelled=True)))
-    assert labelled.violations == () and labelled.notes == ("1 protected path(s) changed under the 'oracle-change' label",)
+    assert labelled.violations == () and labelled.notes == (
+        "1 protected path(s) changed under the 'oracle-change' label",
+    )
     assert check_ids_kept(inputs).violations == ()
     side = replace(inputs.head, oracles=Oracles(inputs.head.oracles.policy))
     assert check_ids_kept(replace(inputs, head=side, judged=side)).violations[0].line() == (
         "[3] oracles/ add_table: present at the base, missing at HEAD; to retire a row on purpose, add a [[retired]] "
         "entry (id, reason, since) under the label and a line in oracles/CHANGELOG.md naming the id (docs/oracles.md, "
-        '"Retiring a row")')
+        '"Retiring a row")'
+    )
 
 
 def _oracles_of(tmp_path, name, rows, extra=None):
@@ -193,15 +226,24 @@ def test_a_row_the_tip_added_or_tightened_is_never_lost_in_the_merge_result(proj
     from tools.testing.gitrepo import blob_bytes, default_rows, sha256
 
     twos = blob_bytes([{"args": [2, 2], "expected": 4}])
-    row = {"id": "add_twos", "entry": "shop.calc:add", "kind": "exact_table", "blob": "oracles/blobs/twos.json",
-           "blob_sha256": sha256(twos)}
+    row = {
+        "id": "add_twos",
+        "entry": "shop.calc:add",
+        "kind": "exact_table",
+        "blob": "oracles/blobs/twos.json",
+        "blob_sha256": sha256(twos),
+    }
     base = _oracles_of(tmp_path, "base", default_rows())
     tip = _oracles_of(tmp_path, "tip", default_rows(max_=3) + [row], {"oracles/blobs/twos.json": twos})
     merged = _oracles_of(tmp_path, "merged", default_rows())
     inputs = inputs_of(project)
-    inputs = replace(inputs, merge_base=replace(inputs.merge_base, oracles=base), head=replace(inputs.head, oracles=base),
-                     claims=replace(inputs.claims, commit="t" * 40, oracles=tip),
-                     judged=replace(inputs.judged, commit="m" * 40, oracles=merged))
+    inputs = replace(
+        inputs,
+        merge_base=replace(inputs.merge_base, oracles=base),
+        head=replace(inputs.head, oracles=base),
+        claims=replace(inputs.claims, commit="t" * 40, oracles=tip),
+        judged=replace(inputs.judged, commit="m" * 40, oracles=merged),
+    )
     found = check_ids_kept(inputs)
     assert [v.line() for v in found.violations] == [
         "[3] oracles/ add_twos: present at the base tip, missing in the merge result",
@@ -221,8 +263,11 @@ def test_an_external_repository_that_fails_on_a_file_the_change_modified_is_the_
     found = build_violation(run, "workspace run", ["requirements_lock.txt", "billing/tax.py"])
     assert found.code == 4 and found.path == "requirements_lock.txt"
     assert "breaks external repository @pypi in the workspace run" in found.message
-    nested = build_violation(BazelRun(build_failed=True, failure=BuildFailure(True, "@x", "//third_party:x.lock bad")),
-                             "workspace run", ["third_party/x.lock"])
+    nested = build_violation(
+        BazelRun(build_failed=True, failure=BuildFailure(True, "@x", "//third_party:x.lock bad")),
+        "workspace run",
+        ["third_party/x.lock"],
+    )
     assert nested.code == 4
     unrelated = build_violation(run, "workspace run", ["billing/tax.py"])
     assert unrelated.code == 1
@@ -236,10 +281,18 @@ def test_a_workspace_run_that_cannot_start_keeps_the_report_and_is_exit_1(projec
         raise GateError("`bazel info bazel-bin` failed: ERROR: the server crashed")
 
     project.commit("nothing")
-    report = run_check(str(project.path), "main", environ={}, workspace_runner=broken, clean=True,
-                       clean_runner=lambda *a: pytest.fail("the clean run must not start"))
+    report = run_check(
+        str(project.path),
+        "main",
+        environ={},
+        workspace_runner=broken,
+        clean=True,
+        clean_runner=lambda *a: pytest.fail("the clean run must not start"),
+    )
     assert report.exit_code == 1
     assert [c.name for c in report.checks][:4] == ["protected paths", "oracle files", "manifest", "invariant ids"]
-    assert any("the server crashed" in v.line() and v.line().startswith("[1] bazel: the workspace run could not be set up")
-               for v in report.violations)
+    assert any(
+        "the server crashed" in v.line() and v.line().startswith("[1] bazel: the workspace run could not be set up")
+        for v in report.violations
+    )
     assert "clean run: not run, the workspace run could not be set up" in report.notes

@@ -21,8 +21,15 @@ def runner(outcomes, summary=()):
 
 
 def run(project, workspace, clean, labels=()):
-    return run_check(str(project.path), "main", labels=set(labels), environ={}, workspace_runner=runner(workspace),
-                     clean=True, clean_runner=runner(clean))
+    return run_check(
+        str(project.path),
+        "main",
+        labels=set(labels),
+        environ={},
+        workspace_runner=runner(workspace),
+        clean=True,
+        clean_runner=runner(clean),
+    )
 
 
 def test_same_ids_same_outcomes_in_another_order_is_ok(project):
@@ -50,8 +57,15 @@ def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sampl
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}", ("s0", "s1", "s2")) for i in IDS}
     clock = {**same, "sum_in_range": Observed("passed", "other", ("s0", "sX", "s2"))}
-    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same),
-                       clean=True, clean_runner=observed_runner(clock), salt="s4lt")
+    report = run_check(
+        str(project.path),
+        "main",
+        environ={},
+        workspace_runner=observed_runner(same),
+        clean=True,
+        clean_runner=observed_runner(clock),
+        salt="s4lt",
+    )
     assert report.exit_code == 6
     assert [v.line() for v in report.violations] == [
         "[6] oracles/ sum_in_range: workspace run passed, clean sandboxed run passed: observation digests differ, "
@@ -63,8 +77,14 @@ def test_same_outcomes_but_different_observation_digests_exit_6_naming_the_sampl
 def test_equal_digests_agree(project):
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}", ("s0",)) for i in IDS}
-    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same),
-                       clean=True, clean_runner=observed_runner(dict(same)))
+    report = run_check(
+        str(project.path),
+        "main",
+        environ={},
+        workspace_runner=observed_runner(same),
+        clean=True,
+        clean_runner=observed_runner(dict(same)),
+    )
     assert report.exit_code == 0, [v.line() for v in report.violations]
 
 
@@ -73,14 +93,28 @@ def test_a_harness_target_failing_in_one_run_only_exits_6_and_in_both_exits_4(pr
     same = {i: Observed("passed", f"d-{i}") for i in IDS}
     green = {"//harness:mine_test": "PASSED", "//oracles:oracle_test": "PASSED"}
     red = {"//harness:mine_test": "FAILED", "//oracles:oracle_test": "PASSED"}
-    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same, green),
-                       clean=True, clean_runner=observed_runner(same, red))
+    report = run_check(
+        str(project.path),
+        "main",
+        environ={},
+        workspace_runner=observed_runner(same, green),
+        clean=True,
+        clean_runner=observed_runner(same, red),
+    )
     assert [v.line() for v in report.violations] == [
-        "[6] harness/: //harness:mine_test: workspace run PASSED, clean sandboxed run FAILED"]
-    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same, red),
-                       clean=True, clean_runner=observed_runner(same, red))
+        "[6] harness/: //harness:mine_test: workspace run PASSED, clean sandboxed run FAILED"
+    ]
+    report = run_check(
+        str(project.path),
+        "main",
+        environ={},
+        workspace_runner=observed_runner(same, red),
+        clean=True,
+        clean_runner=observed_runner(same, red),
+    )
     assert [v.line() for v in report.violations] == [
-        "[4] harness/: //harness:mine_test FAILED in the workspace run: the harness's own tests must pass"]
+        "[4] harness/: //harness:mine_test FAILED in the workspace run: the harness's own tests must pass"
+    ]
 
 
 def test_an_id_present_in_one_run_only_exits_6(project):
@@ -116,14 +150,25 @@ def test_an_unlabelled_oracle_change_runs_nothing_and_a_labelled_one_uses_heads_
         return runner(PASSED)(repo, env)
 
     # Unlabelled, nothing of the change runs: neither run, whatever oracles it would use.
-    report = run_check(str(project.path), "main", labels=set(), environ={}, workspace_runner=workspace, clean=True,
-                       clean_runner=clean)
+    report = run_check(
+        str(project.path), "main", labels=set(), environ={}, workspace_runner=workspace, clean=True, clean_runner=clean
+    )
     assert (seen, ran, report.exit_code) == ([], [], 2)
     assert [(c.name, c.ok, c.detail) for c in report.checks][-1] == (
-        "invariant outcomes", False, "not run: protected paths changed without the label")
+        "invariant outcomes",
+        False,
+        "not run: protected paths changed without the label",
+    )
     assert "replay" not in render_text(report)  # nothing ran, so there is nothing to replay
-    run_check(str(project.path), "main", labels={"oracle-change"}, environ={}, workspace_runner=workspace, clean=True,
-              clean_runner=clean)
+    run_check(
+        str(project.path),
+        "main",
+        labels={"oracle-change"},
+        environ={},
+        workspace_runner=workspace,
+        clean=True,
+        clean_runner=clean,
+    )
     assert seen == [head] and len(ran) == 1
 
 
@@ -151,27 +196,45 @@ def test_pristine_tree_holds_committed_bytes_only(project, tmp_path):
 
 def test_clean_environment_keeps_only_pip_settings():
     env = clean_environment({"HOME": "/root", "SECRET": "x", "PIP_INDEX_URL": "u", "BAZELRC": "y"}, "/tmp/h")
-    assert env == {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp/h", "TMPDIR": "/tmp/h",
-                   "LANG": "C.UTF-8", "PIP_INDEX_URL": "u"}
+    assert env == {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp/h",
+        "TMPDIR": "/tmp/h",
+        "LANG": "C.UTF-8",
+        "PIP_INDEX_URL": "u",
+    }
 
 
 def test_remote_flags_from_the_environment():
-    env = {"ORACLE_GATE_REMOTE_EXECUTOR": "grpcs://re.example:443", "ORACLE_GATE_REMOTE_INSTANCE_NAME": "main",
-           "ORACLE_GATE_REMOTE_HEADER": "x-api-key=abc\nx-other=1\n"}
+    env = {
+        "ORACLE_GATE_REMOTE_EXECUTOR": "grpcs://re.example:443",
+        "ORACLE_GATE_REMOTE_INSTANCE_NAME": "main",
+        "ORACLE_GATE_REMOTE_HEADER": "x-api-key=abc\nx-other=1\n",
+    }
     assert remote_flags(env) == [
-        "--config=remote", "--remote_executor=grpcs://re.example:443", "--remote_instance_name=main",
-        "--remote_header=x-api-key=abc", "--remote_header=x-other=1"]
+        "--config=remote",
+        "--remote_executor=grpcs://re.example:443",
+        "--remote_instance_name=main",
+        "--remote_header=x-api-key=abc",
+        "--remote_header=x-other=1",
+    ]
 
 
 def test_clean_results_round_trip_through_junit(tmp_path):
-    observed = {"a": Observed("passed", "d" * 64, ("aa", "bb")), "b": Observed("failed", "e" * 64),
-                "c": Observed("error"), "d": Observed("skipped")}
+    observed = {
+        "a": Observed("passed", "d" * 64, ("aa", "bb")),
+        "b": Observed("failed", "e" * 64),
+        "c": Observed("error"),
+        "d": Observed("skipped"),
+    }
     path = tmp_path / "clean.xml"
     path.write_bytes(to_junit(observed, "clean-run"))
     assert {i: o.outcome for i, o in load_observed([str(path)]).observed.items()} == {
-        i: o.outcome for i, o in observed.items()}
+        i: o.outcome for i, o in observed.items()
+    }
     assert {i: (o.digest, o.samples) for i, o in load_observed([str(path)]).observed.items()} == {
-        i: (o.digest, o.samples) for i, o in observed.items()}
+        i: (o.digest, o.samples) for i, o in observed.items()
+    }
 
 
 def test_check_text_prints_both_tables(gate, project, monkeypatch):
@@ -179,10 +242,16 @@ def test_check_text_prints_both_tables(gate, project, monkeypatch):
 
     project.commit("nothing")
     salts = []
-    monkeypatch.setattr(check_module, "default_workspace_runner",
-                        lambda salt, _repo, *_: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]))
-    monkeypatch.setattr(check_module, "default_clean_runner",
-                        lambda salt, *_: salts.append(salt) or runner({**PASSED, "add_table": "failed"}))
+    monkeypatch.setattr(
+        check_module,
+        "default_workspace_runner",
+        lambda salt, _repo, *_: salts.append(salt) or runner(PASSED, ["INFO: 5 processes: 2 remote, 3 internal."]),
+    )
+    monkeypatch.setattr(
+        check_module,
+        "default_clean_runner",
+        lambda salt, *_: salts.append(salt) or runner({**PASSED, "add_table": "failed"}),
+    )
     code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--salt", "replay-1")
     assert code == 6, out
     assert salts == ["replay-1", "replay-1"]
@@ -197,7 +266,9 @@ def test_each_check_draws_a_fresh_salt_shared_by_both_runs(gate, project, monkey
 
     project.commit("nothing")
     salts = []
-    monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo, *_: salts.append(salt) or runner(PASSED))
+    monkeypatch.setattr(
+        check_module, "default_workspace_runner", lambda salt, _repo, *_: salts.append(salt) or runner(PASSED)
+    )
     monkeypatch.setattr(check_module, "default_clean_runner", lambda salt, *_: salts.append(salt) or runner(PASSED))
     for _ in range(2):
         assert gate("--repo", str(project.path), "check", "--base", "main", "--clean")[0] == 0
@@ -245,15 +316,23 @@ def test_a_spawn_where_the_gate_does_not_allow_it_in_the_clean_run_voids_it(proj
 
     project.commit("nothing")
     same = {i: Observed("passed", f"d-{i}") for i in IDS}
-    spoiled = BazelRun(observed=dict(same),
-                         escapes=[Escape("OracleCall", "linux-sandbox", "bazel-out/k8/bin/oracles/o.json",
-                                         "in the judge's invocation")])
-    report = run_check(str(project.path), "main", environ={}, workspace_runner=observed_runner(same),
-                       clean=True, clean_runner=lambda *_a: spoiled)
+    spoiled = BazelRun(
+        observed=dict(same),
+        escapes=[Escape("OracleCall", "linux-sandbox", "bazel-out/k8/bin/oracles/o.json", "in the judge's invocation")],
+    )
+    report = run_check(
+        str(project.path),
+        "main",
+        environ={},
+        workspace_runner=observed_runner(same),
+        clean=True,
+        clean_runner=lambda *_a: spoiled,
+    )
     assert [v.line() for v in report.violations] == [
         "[4] harness/: a OracleCall action writing bazel-out/k8/bin/oracles/o.json ran in the judge's invocation in "
         "the clean sandboxed run: the change's code runs sandboxed and only the gate's own actions run in its "
-        "invocations, so no result of this run counts"]
+        "invocations, so no result of this run counts"
+    ]
 
 
 def _invalid_base_policy(project):
@@ -268,11 +347,14 @@ def _invalid_base_policy(project):
 
 def test_check_and_clean_run_both_refuse_an_invalid_base_policy(gate, project, tmp_path, monkeypatch):
     from tools.oracle_gate.commands import clean_run_cmd
+
     ran = []
     monkeypatch.setattr(clean_run_cmd, "clean_run", lambda *a, **k: ran.append(a) or BazelRun())
     _invalid_base_policy(project)
-    for argv in (["check", "--base", "main", "--results", str(tmp_path)],
-                 ["clean-run", "--base", "main", "--out", str(tmp_path / "clean.xml")]):
+    for argv in (
+        ["check", "--base", "main", "--results", str(tmp_path)],
+        ["clean-run", "--base", "main", "--out", str(tmp_path / "clean.xml")],
+    ):
         code, _, err = gate("--repo", str(project.path), *argv)
         assert code == 1 and "the base revision's policy is invalid" in err, (argv, err)
     assert ran == []
@@ -281,7 +363,10 @@ def test_check_and_clean_run_both_refuse_an_invalid_base_policy(gate, project, t
 def test_clean_run_learns_the_label_without_reading_a_blob(gate, project, tmp_path, monkeypatch):
     from tools.oracle_gate.commands import clean_run_cmd
     from tools.oracle_gate.git import objects
-    monkeypatch.setattr(clean_run_cmd, "clean_run", lambda *a, **k: BazelRun(observed={i: Observed("passed") for i in IDS}))
+
+    monkeypatch.setattr(
+        clean_run_cmd, "clean_run", lambda *a, **k: BazelRun(observed={i: Observed("passed") for i in IDS})
+    )
     read = []
     original = objects.CatFile.chunks
 
@@ -299,16 +384,20 @@ def test_clean_run_learns_the_label_without_reading_a_blob(gate, project, tmp_pa
 def test_clean_run_prints_and_writes_the_failing_samples_of_a_failed_id(gate, project, tmp_path, monkeypatch):
     from tools.oracle_gate.commands import clean_run_cmd
     from tools.oracle_gate.spec.judgement import FailingSample, FailingSamples
+
     failing = FailingSamples((FailingSample(1, False, "", "[2,2]", "0", "4", "result 0 != expected 4"),), 1)
     observed = {i: Observed("passed", "d" * 64) for i in IDS}
-    observed["add_table"] = Observed("failed", "e" * 64, message="sample 1 (0-based): result 0 != expected 4",
-                                     failing=failing)
+    observed["add_table"] = Observed(
+        "failed", "e" * 64, message="sample 1 (0-based): result 0 != expected 4", failing=failing
+    )
     monkeypatch.setattr(clean_run_cmd, "clean_run", lambda *a, **k: BazelRun(observed=observed))
     out = tmp_path / "c.xml"
     code, text, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", str(out))
     assert code == 0, text
-    assert ("failing samples (indexes count from 0):\n  add_table: 1 failing sample(s)\n"
-            "    sample 1 (0-based): result 0 != expected 4\n      inputs [2,2] -> result 0; expected 4\n") in text
+    assert (
+        "failing samples (indexes count from 0):\n  add_table: 1 failing sample(s)\n"
+        "    sample 1 (0-based): result 0 != expected 4\n      inputs [2,2] -> result 0; expected 4\n"
+    ) in text
     back = load_observed([str(out)]).observed["add_table"]
     assert back.failing == failing and back.message == observed["add_table"].message
 
@@ -318,10 +407,14 @@ def test_both_runs_salt_the_same_files_those_with_a_row_that_draws(gate, tmp_pat
     from tools.testing.gitrepo import default_rows, make_project
 
     given = []
-    monkeypatch.setattr(check_module, "default_workspace_runner",
-                        lambda _salt, _repo, salted, *_: given.append(salted) or runner(PASSED))
-    monkeypatch.setattr(check_module, "default_clean_runner",
-                        lambda _salt, salted: given.append(salted) or runner(PASSED))
+    monkeypatch.setattr(
+        check_module,
+        "default_workspace_runner",
+        lambda _salt, _repo, salted, *_: given.append(salted) or runner(PASSED),
+    )
+    monkeypatch.setattr(
+        check_module, "default_clean_runner", lambda _salt, salted: given.append(salted) or runner(PASSED)
+    )
     plain = make_project(tmp_path / "plain")
     plain.commit("nothing")
     assert gate("--repo", str(plain.path), "check", "--base", "main", "--clean")[0] == 0

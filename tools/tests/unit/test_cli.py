@@ -20,7 +20,10 @@ def test_no_command_is_a_usage_error(gate):
 def test_not_a_git_repository(gate, tmp_path):
     code, _, err = gate("--repo", str(tmp_path), "check", "--base", "main", "--results", "x.xml")
     assert code == 1
-    assert err.strip() == f"oracle-gate: [1] {tmp_path} is not inside a git repository; run the gate in a clone or pass --repo DIR"
+    assert (
+        err.strip()
+        == f"oracle-gate: [1] {tmp_path} is not inside a git repository; run the gate in a clone or pass --repo DIR"
+    )
 
 
 def test_repo_that_does_not_exist(gate, tmp_path):
@@ -31,8 +34,10 @@ def test_repo_that_does_not_exist(gate, tmp_path):
 def test_unknown_base(gate, project):
     code, _, err = gate("--repo", str(project.path), "check", "--base", "no-such-branch", "--results", "x")
     assert code == 1
-    assert err.strip() == ("oracle-gate: [1] base 'no-such-branch' is not a commit in this repository; "
-                           "fetch it first (e.g. `git fetch origin main`) or pass --base REV")
+    assert err.strip() == (
+        "oracle-gate: [1] base 'no-such-branch' is not a commit in this repository; "
+        "fetch it first (e.g. `git fetch origin main`) or pass --base REV"
+    )
 
 
 def test_all_zero_base(gate, project):
@@ -82,8 +87,16 @@ def test_unexpected_exception_is_one_line_exit_1(gate, monkeypatch):
 def test_bad_github_event_file(gate, project, tmp_path):
     event = tmp_path / "event.json"
     event.write_text("{not json")
-    code, _, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", "x",
-                        environ={"GITHUB_EVENT_PATH": str(event)})
+    code, _, err = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--results",
+        "x",
+        environ={"GITHUB_EVENT_PATH": str(event)},
+    )
     assert code == 1 and "cannot read the GitHub event file" in err
 
 
@@ -112,9 +125,10 @@ def test_help_of_the_gate_and_of_check_ends_with_the_exit_codes(capsys):
         except SystemExit as exc:
             assert exc.code == 0
         out = capsys.readouterr().out
-        table = out[out.index("exit codes (the lowest that applies"):]
+        table = out[out.index("exit codes (the lowest that applies") :]
         assert [line.split()[0] for line in table.splitlines()[1:] if line.startswith("  ") and line[2] != " "] == [
-            str(code) for code in EXIT_CODES]
+            str(code) for code in EXIT_CODES
+        ]
 
 
 def test_every_subcommand_describes_itself(capsys):

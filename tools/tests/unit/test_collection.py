@@ -50,12 +50,16 @@ def test_an_output_with_a_protected_file_s_bytes_names_the_action_and_the_file(t
     os.rename(views / "oracles.expectations.json", loot)
     found = traces(guard, [spawn("bazel-out/k8-fastbuild/bin/harness/loot/oracles.expectations.json")], str(root))
     lines = [e.describe() for e in found]
-    assert lines[0].startswith("a Genrule action writing bazel-out/k8-fastbuild/bin/harness/loot/oracles.expectations"
-                               ".json ran and took bazel-out/k8-fastbuild/bin/oracles/_sealed/oracles.expectations.json")
-    assert lines[1] == ("bazel-out/k8-fastbuild/bin/oracles/_sealed/oracles.expectations.json is gone or changed while "
-                        "the change's code ran: Bazel's server moved it out as an action's output (an output folder "
-                        "replaced by a symlink, which Bazel's server follows when it collects outputs: "
-                        "docs/threat-model.md)")
+    assert lines[0].startswith(
+        "a Genrule action writing bazel-out/k8-fastbuild/bin/harness/loot/oracles.expectations"
+        ".json ran and took bazel-out/k8-fastbuild/bin/oracles/_sealed/oracles.expectations.json"
+    )
+    assert lines[1] == (
+        "bazel-out/k8-fastbuild/bin/oracles/_sealed/oracles.expectations.json is gone or changed while "
+        "the change's code ran: Bazel's server moved it out as an action's output (an output folder "
+        "replaced by a symlink, which Bazel's server follows when it collects outputs: "
+        "docs/threat-model.md)"
+    )
 
 
 def test_a_canary_taken_with_its_whole_folder_is_a_trace(tmp_path):
@@ -76,8 +80,11 @@ def test_an_output_that_is_a_link_or_holds_one_is_a_trace_and_cache_hits_are_not
     (bin_dir / "link").symlink_to(views)
     (bin_dir / "tree").mkdir()
     (bin_dir / "tree" / "inner").symlink_to("/etc/passwd")
-    found = traces(guard, [spawn("bazel-out/k8-fastbuild/bin/harness/link"),
-                           spawn("bazel-out/k8-fastbuild/bin/harness/tree")], str(root))
+    found = traces(
+        guard,
+        [spawn("bazel-out/k8-fastbuild/bin/harness/link"), spawn("bazel-out/k8-fastbuild/bin/harness/tree")],
+        str(root),
+    )
     assert ["left that output a link" in e.why for e in found] == [True, False]
     assert "left a link in that output" in found[1].why
     assert traces(guard, [spawn("bazel-out/k8-fastbuild/bin/harness/link", runner="disk cache hit")], str(root)) == []

@@ -18,7 +18,7 @@ from tools.oracle_gate.check.coverage import (
 from tools.oracle_gate.git.functions import Found, module_name
 from tools.oracle_gate.runs.results import Observed
 
-BASE = '''\
+BASE = """\
 def discount(cents):
     return cents // 10
 
@@ -39,9 +39,9 @@ def outer(x):
 
 def gone():
     return 0
-'''
+"""
 
-CHANGED = '''\
+CHANGED = """\
 def discount(cents):
     # a comment and a blank line change no code
 
@@ -64,7 +64,7 @@ def outer(x):
 
 def fresh():
     return 1
-'''
+"""
 
 
 def base_and_change(project, base_files, changed_files):
@@ -102,17 +102,26 @@ def test_functions_methods_nested_functions_and_a_removed_one(project):
 
 
 def test_a_new_file_adds_and_a_deleted_file_removes_every_function(project):
-    base, head = base_and_change(project, {"shop/old.py": "def a():\n    return 1\n"},
-                                 {"shop/old.py": None, "shop/new.py": "class K:\n    def m(self):\n        return 2\n"})
+    base, head = base_and_change(
+        project,
+        {"shop/old.py": "def a():\n    return 1\n"},
+        {"shop/old.py": None, "shop/new.py": "class K:\n    def m(self):\n        return 2\n"},
+    )
     found = changed_functions(str(project.path), base, head, ["shop/new.py", "shop/old.py"], ["shop"])
     assert summary(found) == [("shop.new:K.m", "added"), ("shop.old:a", "removed")]
 
 
 def test_only_python_files_of_the_production_packages_are_read(project):
-    base, head = base_and_change(project, {}, {"harness/test_x.py": "def f():\n    return 1\n",
-                                               "tools/x.py": "def f():\n    return 1\n",
-                                               "shop/notes.txt": "def f(): pass\n",
-                                               "shop/__init__.py": "def version():\n    return 2\n"})
+    base, head = base_and_change(
+        project,
+        {},
+        {
+            "harness/test_x.py": "def f():\n    return 1\n",
+            "tools/x.py": "def f():\n    return 1\n",
+            "shop/notes.txt": "def f(): pass\n",
+            "shop/__init__.py": "def version():\n    return 2\n",
+        },
+    )
     paths = ["harness/test_x.py", "tools/x.py", "shop/notes.txt", "shop/__init__.py"]
     assert production_paths(paths, ["shop"]) == ["shop/__init__.py"]
     # A package's own module is named as Python names it when imported (the record's names).
@@ -126,20 +135,30 @@ def fn(entry, status="changed", line=1):
     return Found(module.replace(".", "/") + ".py", module, name, line, status, "", None)
 
 
-CHANGES = [fn("shop.prices:discount", line=3), fn("shop.cart:Cart.total", line=9), fn("shop.cart:Cart.total", line=14),
-           fn("shop.prices:fresh", "added", 20), fn("shop.prices:gone", "removed", 30)]
+CHANGES = [
+    fn("shop.prices:discount", line=3),
+    fn("shop.cart:Cart.total", line=9),
+    fn("shop.cart:Cart.total", line=14),
+    fn("shop.prices:fresh", "added", 20),
+    fn("shop.prices:gone", "removed", 30),
+]
 
 
 def test_the_functions_no_record_names_are_noted_and_removed_ones_never_count():
     observed = {"a": Observed("passed", ran=("shop.prices:fresh", "shop.util:other")), "b": Observed("failed", ran=())}
     found = measure(CHANGES, observed, setting="note")
     # A property's getter and setter share one `module:qualname`: one function.
-    assert [function_name(f) for f in found.modified] == ["shop.prices:discount", "shop.cart:Cart.total",
-                                                          "shop.prices:fresh"]
+    assert [function_name(f) for f in found.modified] == [
+        "shop.prices:discount",
+        "shop.cart:Cart.total",
+        "shop.prices:fresh",
+    ]
     assert [function_name(f) for f in found.removed] == ["shop.prices:gone"]
     assert [function_name(f) for f in found.uncovered] == ["shop.prices:discount", "shop.cart:Cart.total"]
-    assert found.notes() == ["coverage: the change modified 2 production function(s) no invariant ran: "
-                             "shop.prices:discount, shop.cart:Cart.total"]
+    assert found.notes() == [
+        "coverage: the change modified 2 production function(s) no invariant ran: "
+        "shop.prices:discount, shop.cart:Cart.total"
+    ]
     assert found.violations() == []
     assert found.detail() == "3 modified production function(s), 1 run by an invariant (uncovered_changes = 'note')"
 
@@ -147,15 +166,18 @@ def test_the_functions_no_record_names_are_noted_and_removed_ones_never_count():
 def test_with_the_fail_setting_each_uncovered_function_is_an_exit_4_violation():
     found = measure(CHANGES, {"a": Observed("passed", ran=("shop.prices:fresh",))}, setting="fail")
     assert [v.line() for v in found.violations()] == [
-        '[4] shop/prices.py: shop.prices:discount (changed at line 3) was modified by the change and no invariant ran '
+        "[4] shop/prices.py: shop.prices:discount (changed at line 3) was modified by the change and no invariant ran "
         'it; the policy says uncovered_changes = "fail": add or extend a row '
-        'whose entry reaches it (a labelled change)',
-        '[4] shop/cart.py: shop.cart:Cart.total (changed at line 9) was modified by the change and no invariant ran '
+        "whose entry reaches it (a labelled change)",
+        "[4] shop/cart.py: shop.cart:Cart.total (changed at line 9) was modified by the change and no invariant ran "
         'it; the policy says uncovered_changes = "fail": add or extend a row '
-        'whose entry reaches it (a labelled change)',
+        "whose entry reaches it (a labelled change)",
     ]
-    covered = measure(CHANGES, {"a": Observed("passed", ran=("shop.prices:fresh", "shop.prices:discount",
-                                                             "shop.cart:Cart.total"))}, setting="fail")
+    covered = measure(
+        CHANGES,
+        {"a": Observed("passed", ran=("shop.prices:fresh", "shop.prices:discount", "shop.cart:Cart.total"))},
+        setting="fail",
+    )
     assert (covered.violations(), covered.notes()) == ([], [])
 
 
@@ -164,7 +186,8 @@ def test_a_coverage_that_was_not_measured_is_said_so_and_never_fails():
     assert not from_files.measured and from_files.violations() == []
     assert from_files.notes() == [
         "coverage: not measured (the outcomes come from result files (--results), not from a run of the gate); the "
-        "change modified 3 production function(s): shop.prices:discount, shop.cart:Cart.total, shop.prices:fresh"]
+        "change modified 3 production function(s): shop.prices:discount, shop.cart:Cart.total, shop.prices:fresh"
+    ]
     assert from_files.detail() == "3 modified production function(s), coverage not measured"
     unrecorded = measure(CHANGES, {"a": Observed("passed"), "b": Observed("failed")}, setting="fail")
     assert unrecorded.why == NOT_MEASURED_NO_RECORD and unrecorded.violations() == []
@@ -181,10 +204,17 @@ def test_a_row_that_passed_without_a_record_counts_as_running_nothing():
 def test_the_json_names_every_modified_function_and_whether_it_ran():
     found = measure(CHANGES[:1] + CHANGES[3:], {"a": Observed("passed", ran=("shop.prices:fresh",))}, setting="note")
     assert found.to_json() == {
-        "setting": "note", "measured": True, "why": "",
-        "modified": [{"name": "shop.prices:discount", "path": "shop/prices.py", "line": 3, "status": "changed", "ran": False},
-                     {"name": "shop.prices:fresh", "path": "shop/prices.py", "line": 20, "status": "added", "ran": True}],
-        "removed": ["shop.prices:gone"], "uncovered": ["shop.prices:discount"], "unrecorded": []}
+        "setting": "note",
+        "measured": True,
+        "why": "",
+        "modified": [
+            {"name": "shop.prices:discount", "path": "shop/prices.py", "line": 3, "status": "changed", "ran": False},
+            {"name": "shop.prices:fresh", "path": "shop/prices.py", "line": 20, "status": "added", "ran": True},
+        ],
+        "removed": ["shop.prices:gone"],
+        "uncovered": ["shop.prices:discount"],
+        "unrecorded": [],
+    }
     assert measure(CHANGES[:1], {}, setting="note").to_json()["modified"][0]["ran"] is None
 
 
@@ -194,9 +224,16 @@ def test_many_functions_are_named_up_to_ten():
     assert note.endswith("shop.m:f8, shop.m:f9 and 2 more")
 
 
-@pytest.mark.parametrize("settings, expected", [
-    ((), "note"), (("note",), "note"), (("note", "fail"), "fail"), (("fail", "note"), "fail"), ((None, "note"), "note"),
-])
+@pytest.mark.parametrize(
+    "settings, expected",
+    [
+        ((), "note"),
+        (("note",), "note"),
+        (("note", "fail"), "fail"),
+        (("fail", "note"), "fail"),
+        ((None, "note"), "note"),
+    ],
+)
 def test_the_stricter_setting_of_the_policies_in_force_and_judged_applies(settings, expected):
     policies = [None if s is None else Policy("l", (), ("shop",), s) for s in settings]
     assert uncovered_setting(policies) == expected

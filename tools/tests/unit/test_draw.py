@@ -12,16 +12,41 @@ from tools.testing.gitrepo import oracle_toml
 
 PIN = {"blob_sha256": "0" * 64}
 ROWS = [
-    {"id": "sum_in_range", "entry": "shop.calc:add", "kind": "bound", "min": 0, "max": 10,
-     "blob": "oracles/blobs/b.json", "seed": 3, **PIN,
-     "generate": {"count": 2, "a": {"int": [0, 9]}, "b": {"choice": ["x", "y"]}}},
-    {"id": "norm_is_idempotent", "entry": "shop.calc:norm", "kind": "idempotent", "args": ["k"], "repeat": 2,
-     "blob": "oracles/blobs/i.json", **PIN,
-     "generate": {"count": 1, "state": {"int": [1, 1]}, "k": {"string": "a", "len": [2, 2]}}},
+    {
+        "id": "sum_in_range",
+        "entry": "shop.calc:add",
+        "kind": "bound",
+        "min": 0,
+        "max": 10,
+        "blob": "oracles/blobs/b.json",
+        "seed": 3,
+        **PIN,
+        "generate": {"count": 2, "a": {"int": [0, 9]}, "b": {"choice": ["x", "y"]}},
+    },
+    {
+        "id": "norm_is_idempotent",
+        "entry": "shop.calc:norm",
+        "kind": "idempotent",
+        "args": ["k"],
+        "repeat": 2,
+        "blob": "oracles/blobs/i.json",
+        **PIN,
+        "generate": {"count": 1, "state": {"int": [1, 1]}, "k": {"string": "a", "len": [2, 2]}},
+    },
     {"id": "add_table", "entry": "shop.calc:add", "kind": "exact_table", "blob": "oracles/blobs/t.json", **PIN},
 ]
-WIDE = [{"id": "wide", "entry": "shop.calc:add", "kind": "bound", "min": 0, "max": 1, "blob": "oracles/blobs/w.json",
-         **PIN, "generate": {"count": 5, "n": {"int": [0, 2**62]}}}]
+WIDE = [
+    {
+        "id": "wide",
+        "entry": "shop.calc:add",
+        "kind": "bound",
+        "min": 0,
+        "max": 1,
+        "blob": "oracles/blobs/w.json",
+        **PIN,
+        "generate": {"count": 5, "n": {"int": [0, 2**62]}},
+    }
+]
 ORACLES = {"oracles/shop.toml": oracle_toml(ROWS).encode()}
 
 
@@ -76,8 +101,10 @@ def test_rows_of_several_files_are_merged_and_sorted():
 
 def test_an_invalid_oracle_file_is_a_problem_and_valid_rows_still_draw():
     document, problems = generated_view({**ORACLES, "oracles/bad.toml": b"schema = 2\n"}, "s1")
-    assert problems == ["oracles/bad.toml: field schema: must be the integer 1, got 2",
-                        "oracles/bad.toml: field invariant: no [[invariant]] rows"]
+    assert problems == [
+        "oracles/bad.toml: field schema: must be the integer 1, got 2",
+        "oracles/bad.toml: field invariant: no [[invariant]] rows",
+    ]
     assert list(document["rows"]) == ["norm_is_idempotent", "sum_in_range"]
 
 

@@ -66,8 +66,9 @@ def _blob_problems(data: bytes) -> list[str]:
 TARGETS = {
     "oracle": Target("TOML", oracle_toml(default_rows()).encode(), _oracle_problems, f"{ORACLE_PATH}: "),
     "policy": Target("TOML", POLICY.encode(), _policy_problems, "oracles/policy.toml: "),
-    "blob": Target("JSON", blob_bytes(TABLE_SAMPLES), _blob_problems,
-                   f"{ORACLE_PATH}: row add_table: field blob: {BLOB_PATH} "),
+    "blob": Target(
+        "JSON", blob_bytes(TABLE_SAMPLES), _blob_problems, f"{ORACLE_PATH}: row add_table: field blob: {BLOB_PATH} "
+    ),
 }
 
 
@@ -86,54 +87,120 @@ CONTROL = "which {language} does not allow; delete it, or write it as \\u{code} 
 # (id, how the good bytes are spoiled, TOML message, JSON message); a message of None means the
 # bytes are still valid in that language, and "{language}" is filled in.
 CULPRITS = [
-    ("utf8_bom", lambda good: b"\xef\xbb\xbf" + good,
-     "starts with a UTF-8 byte order mark (EF BB BF); save the file as UTF-8 without BOM", "="),
-    ("utf16le_bom", _recode("utf-16-le", b"\xff\xfe"),
-     f"starts with a UTF-16LE byte order mark (FF FE): the file is saved as UTF-16LE, not UTF-8; {SAVE_AS}", "="),
-    ("utf16be_bom", _recode("utf-16-be", b"\xfe\xff"),
-     f"starts with a UTF-16BE byte order mark (FE FF): the file is saved as UTF-16BE, not UTF-8; {SAVE_AS}", "="),
-    ("utf32le_bom", _recode("utf-32-le", b"\xff\xfe\x00\x00"),
-     f"starts with a UTF-32LE byte order mark (FF FE 00 00): the file is saved as UTF-32LE, not UTF-8; {SAVE_AS}",
-     "="),
-    ("utf32be_bom", _recode("utf-32-be", b"\x00\x00\xfe\xff"),
-     f"starts with a UTF-32BE byte order mark (00 00 FE FF): the file is saved as UTF-32BE, not UTF-8; {SAVE_AS}",
-     "="),
-    ("utf16le", _recode("utf-16-le"),
-     "looks like UTF-16LE without a byte order mark (every other byte is 00), not UTF-8; save the file as UTF-8",
-     "="),
-    ("utf16be", _recode("utf-16-be"),
-     "looks like UTF-16BE without a byte order mark (every other byte is 00), not UTF-8; save the file as UTF-8",
-     "="),
-    ("utf32le", _recode("utf-32-le"),
-     "looks like UTF-32LE without a byte order mark (three of every four bytes are 00), not UTF-8; "
-     "save the file as UTF-8", "="),
-    ("nul", _second_line(b"\x00"),
-     "has a NUL byte (U+0000) at line 2, column 1 (byte offset 1), which {language} does not allow; "
-     "delete it (a file with many NULs was saved as UTF-16 or is not text)", "="),
-    ("latin1", _second_line(b" \xe9"),
-     f"is not UTF-8: byte 0xE9 at line 2, column 2 (byte offset 2) is 'é' in Latin-1/Windows-1252, {LATIN}", "="),
-    ("windows1252", _second_line(b" \x93"),
-     f"is not UTF-8: byte 0x93 at line 2, column 2 (byte offset 2) is '\u201c' in Latin-1/Windows-1252, {LATIN}",
-     "="),
-    ("undefined_byte", _second_line(b" \x81"),
-     "is not UTF-8: byte 0x81 at line 2, column 2 (byte offset 2) cannot "
-     "occur there in UTF-8; save the file as UTF-8",
-     "="),
-    ("surrogate", _second_line(b"\xed\xa0\x80"),
-     "is not UTF-8: bytes ED A0 80 at line 2, column 1 (byte offset 1) encode the lone surrogate U+D800, which "
-     "UTF-8 does not allow; save the file as UTF-8", "="),
-    ("lone_cr", _second_line(b"\r"),
-     "has a carriage return (U+000D) not followed by a line feed at line 2, column 1, which TOML does not allow; "
-     "save the file with LF (or CRLF) line endings", None),  # JSON: a CR is whitespace
-    ("escape", _second_line(b"\x1b"), "has the control character U+001B (escape) at line 2, column 1, "
-     + CONTROL.replace("{code}", "001b"), "="),
-    ("form_feed", _second_line(b"\x0c"), "has the control character U+000C (form feed) at line 2, column 1, "
-     + CONTROL.replace("{code}", "000c"), "="),
-    ("start_of_heading", _second_line(b"\x01"), "has the control character U+0001 at line 2, column 1, "
-     + CONTROL.replace("{code}", "0001"), "="),
+    (
+        "utf8_bom",
+        lambda good: b"\xef\xbb\xbf" + good,
+        "starts with a UTF-8 byte order mark (EF BB BF); save the file as UTF-8 without BOM",
+        "=",
+    ),
+    (
+        "utf16le_bom",
+        _recode("utf-16-le", b"\xff\xfe"),
+        f"starts with a UTF-16LE byte order mark (FF FE): the file is saved as UTF-16LE, not UTF-8; {SAVE_AS}",
+        "=",
+    ),
+    (
+        "utf16be_bom",
+        _recode("utf-16-be", b"\xfe\xff"),
+        f"starts with a UTF-16BE byte order mark (FE FF): the file is saved as UTF-16BE, not UTF-8; {SAVE_AS}",
+        "=",
+    ),
+    (
+        "utf32le_bom",
+        _recode("utf-32-le", b"\xff\xfe\x00\x00"),
+        f"starts with a UTF-32LE byte order mark (FF FE 00 00): the file is saved as UTF-32LE, not UTF-8; {SAVE_AS}",
+        "=",
+    ),
+    (
+        "utf32be_bom",
+        _recode("utf-32-be", b"\x00\x00\xfe\xff"),
+        f"starts with a UTF-32BE byte order mark (00 00 FE FF): the file is saved as UTF-32BE, not UTF-8; {SAVE_AS}",
+        "=",
+    ),
+    (
+        "utf16le",
+        _recode("utf-16-le"),
+        "looks like UTF-16LE without a byte order mark (every other byte is 00), not UTF-8; save the file as UTF-8",
+        "=",
+    ),
+    (
+        "utf16be",
+        _recode("utf-16-be"),
+        "looks like UTF-16BE without a byte order mark (every other byte is 00), not UTF-8; save the file as UTF-8",
+        "=",
+    ),
+    (
+        "utf32le",
+        _recode("utf-32-le"),
+        "looks like UTF-32LE without a byte order mark (three of every four bytes are 00), not UTF-8; "
+        "save the file as UTF-8",
+        "=",
+    ),
+    (
+        "nul",
+        _second_line(b"\x00"),
+        "has a NUL byte (U+0000) at line 2, column 1 (byte offset 1), which {language} does not allow; "
+        "delete it (a file with many NULs was saved as UTF-16 or is not text)",
+        "=",
+    ),
+    (
+        "latin1",
+        _second_line(b" \xe9"),
+        f"is not UTF-8: byte 0xE9 at line 2, column 2 (byte offset 2) is 'é' in Latin-1/Windows-1252, {LATIN}",
+        "=",
+    ),
+    (
+        "windows1252",
+        _second_line(b" \x93"),
+        f"is not UTF-8: byte 0x93 at line 2, column 2 (byte offset 2) is '\u201c' in Latin-1/Windows-1252, {LATIN}",
+        "=",
+    ),
+    (
+        "undefined_byte",
+        _second_line(b" \x81"),
+        "is not UTF-8: byte 0x81 at line 2, column 2 (byte offset 2) cannot "
+        "occur there in UTF-8; save the file as UTF-8",
+        "=",
+    ),
+    (
+        "surrogate",
+        _second_line(b"\xed\xa0\x80"),
+        "is not UTF-8: bytes ED A0 80 at line 2, column 1 (byte offset 1) encode the lone surrogate U+D800, which "
+        "UTF-8 does not allow; save the file as UTF-8",
+        "=",
+    ),
+    (
+        "lone_cr",
+        _second_line(b"\r"),
+        "has a carriage return (U+000D) not followed by a line feed at line 2, column 1, which TOML does not allow; "
+        "save the file with LF (or CRLF) line endings",
+        None,
+    ),  # JSON: a CR is whitespace
+    (
+        "escape",
+        _second_line(b"\x1b"),
+        "has the control character U+001B (escape) at line 2, column 1, " + CONTROL.replace("{code}", "001b"),
+        "=",
+    ),
+    (
+        "form_feed",
+        _second_line(b"\x0c"),
+        "has the control character U+000C (form feed) at line 2, column 1, " + CONTROL.replace("{code}", "000c"),
+        "=",
+    ),
+    (
+        "start_of_heading",
+        _second_line(b"\x01"),
+        "has the control character U+0001 at line 2, column 1, " + CONTROL.replace("{code}", "0001"),
+        "=",
+    ),
     # JSON allows DEL, so json reports what follows; TOML forbids it.
-    ("delete", _second_line(b"\x7f"), "has the control character U+007F (delete) at line 2, column 1, "
-     + CONTROL.replace("{code}", "007f"), "is not valid JSON: Expecting value at line 2 column 1"),
+    (
+        "delete",
+        _second_line(b"\x7f"),
+        "has the control character U+007F (delete) at line 2, column 1, " + CONTROL.replace("{code}", "007f"),
+        "is not valid JSON: Expecting value at line 2 column 1",
+    ),
     ("crlf", lambda good: good.replace(b"\n", b"\r\n"), None, None),
     ("tab", _second_line(b"\t"), None, None),
 ]
@@ -145,8 +212,9 @@ def _expected(target: Target, toml_message: str | None, json_message: str | None
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))
-@pytest.mark.parametrize(("spoil", "toml_message", "json_message"), [c[1:] for c in CULPRITS],
-                         ids=[c[0] for c in CULPRITS])
+@pytest.mark.parametrize(
+    ("spoil", "toml_message", "json_message"), [c[1:] for c in CULPRITS], ids=[c[0] for c in CULPRITS]
+)
 def test_each_culprit_is_named_with_its_file(target, spoil, toml_message, json_message):
     chosen = TARGETS[target]
     assert chosen.problems(chosen.good) == []
@@ -169,17 +237,22 @@ def test_a_reply_with_a_bom_is_named_too():
 def test_the_first_culprit_in_the_file_is_named():
     assert text_problem(b'a = "\x1b"\nb = "caf\xe9"\n', "TOML") == (
         "has the control character U+001B (escape) at line 1, column 6, which TOML does not allow; "
-        "delete it, or write it as \\u001b inside a string")
-    assert text_problem(b'a = "caf\xe9"\nb = "\x1b"\n', "TOML").startswith("is not UTF-8: byte 0xE9 at line 1, column 9")
+        "delete it, or write it as \\u001b inside a string"
+    )
+    assert text_problem(b'a = "caf\xe9"\nb = "\x1b"\n', "TOML").startswith(
+        "is not UTF-8: byte 0xE9 at line 1, column 9"
+    )
 
 
 def test_columns_count_characters_not_bytes():
     assert text_problem('x = "ü"\0'.encode(), "TOML") == (
         "has a NUL byte (U+0000) at line 1, column 8 (byte offset 8), which TOML does not allow; "
-        "delete it (a file with many NULs was saved as UTF-16 or is not text)")
+        "delete it (a file with many NULs was saved as UTF-16 or is not text)"
+    )
 
 
 # The loader on real commits: the path in the message is the file's own.
+
 
 def _head_problems(repo) -> list[str]:
     tree = GitTree(str(repo.path), repo.git("rev-parse", "HEAD").strip())
@@ -207,8 +280,10 @@ def test_loader_names_a_latin1_oracle_file(project):
 def test_loader_names_a_utf16_policy(project):
     project.write("oracles/policy.toml", b"\xff\xfe" + POLICY.encode("utf-16-le"))
     project.commit("policy saved as UTF-16")
-    assert "oracles/policy.toml: starts with a UTF-16LE byte order mark (FF FE): the file is saved as UTF-16LE, " \
-           "not UTF-8; save it as UTF-8 without BOM" in _head_problems(project)
+    assert (
+        "oracles/policy.toml: starts with a UTF-16LE byte order mark (FF FE): the file is saved as UTF-16LE, "
+        "not UTF-8; save it as UTF-8 without BOM" in _head_problems(project)
+    )
 
 
 def test_loader_names_a_nul_in_a_blob(project):
@@ -230,19 +305,50 @@ def test_check_reports_a_bom_as_an_invalid_oracle(gate, project, tmp_path):
     project.write(ORACLE_PATH, b"\xef\xbb\xbf" + project.read(ORACLE_PATH))
     project.write_manifest()
     project.commit("saved with a BOM")
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--label", "oracle-change",
-                        "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    code, out, _ = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--label",
+        "oracle-change",
+        "--results",
+        junit(tmp_path, {i: "passed" for i in IDS}),
+    )
     assert code == INVALID_ORACLE, out
-    assert ("[5] oracles/shop.toml: starts with a UTF-8 byte order mark (EF BB BF); save the file as UTF-8 "
-            "without BOM") in out.splitlines()
+    assert (
+        "[5] oracles/shop.toml: starts with a UTF-8 byte order mark (EF BB BF); save the file as UTF-8 without BOM"
+    ) in out.splitlines()
 
 
 # text_problem only explains what the parsers refuse anyway.
 
-FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=500,
-                suppress_health_check=[HealthCheck.too_slow])
-CULPRIT_BYTES = [b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00", b"\r", b"\r\n", b"\n", b"\t", b"\x1b", b"\x7f",
-                 b"\xe9", b"\xed\xa0\x80", b"\xc3\xa9", b'"', b"#", b"a = 1", b"[1, 2]", b" ", b"{}", b"\x0c"]
+FUZZ = settings(
+    derandomize=True, database=None, deadline=None, max_examples=500, suppress_health_check=[HealthCheck.too_slow]
+)
+CULPRIT_BYTES = [
+    b"\xef\xbb\xbf",
+    b"\xff\xfe",
+    b"\xfe\xff",
+    b"\x00",
+    b"\r",
+    b"\r\n",
+    b"\n",
+    b"\t",
+    b"\x1b",
+    b"\x7f",
+    b"\xe9",
+    b"\xed\xa0\x80",
+    b"\xc3\xa9",
+    b'"',
+    b"#",
+    b"a = 1",
+    b"[1, 2]",
+    b" ",
+    b"{}",
+    b"\x0c",
+]
 spoiled = st.lists(st.sampled_from(CULPRIT_BYTES), max_size=12).map(b"".join) | st.binary(max_size=64)
 
 
@@ -275,13 +381,20 @@ def test_a_named_problem_is_one_the_parser_refuses_anyway(data):
             assert message.isprintable()
 
 
-@pytest.mark.parametrize(("char", "name"), [
-    ("\u00a0", "no-break space"), ("\u2028", "line separator"), ("\ufeff", "zero-width no-break space (a byte order mark inside the file)"),
-    ("\u200b", "zero-width space"),
-])
+@pytest.mark.parametrize(
+    ("char", "name"),
+    [
+        ("\u00a0", "no-break space"),
+        ("\u2028", "line separator"),
+        ("\ufeff", "zero-width no-break space (a byte order mark inside the file)"),
+        ("\u200b", "zero-width space"),
+    ],
+)
 def test_an_invisible_character_the_parser_refuses_is_named(char, name):
-    data = f"schema = 1\n\n[[invariant]]\nid ={char}\"x\"\n".encode()
+    data = f'schema = 1\n\n[[invariant]]\nid ={char}"x"\n'.encode()
     problems = [str(p) for p in parse_oracle(data, "oracles/x.toml").problems]
     assert len(problems) == 1 and problems[0].startswith("oracles/x.toml: is not valid TOML: ")
-    assert problems[0].endswith(f"; line 4, column 5 holds U+{ord(char):04X} ({name}), which looks like a space or "
-                                "nothing but is not whitespace to TOML; retype it")
+    assert problems[0].endswith(
+        f"; line 4, column 5 holds U+{ord(char):04X} ({name}), which looks like a space or "
+        "nothing but is not whitespace to TOML; retype it"
+    )

@@ -19,12 +19,21 @@ from tools.oracle_gate.errors import (
 
 
 def test_exit_code_values():
-    assert (errors.OK, errors.UNDECIDED, errors.PROTECTED_PATH, errors.MISSING_ID, errors.NO_OUTCOME,
-            errors.INVALID_ORACLE, errors.RUNS_DISAGREE) == (0, 1, 2, 3, 4, 5, 6)
+    assert (
+        errors.OK,
+        errors.UNDECIDED,
+        errors.PROTECTED_PATH,
+        errors.MISSING_ID,
+        errors.NO_OUTCOME,
+        errors.INVALID_ORACLE,
+        errors.RUNS_DISAGREE,
+    ) == (0, 1, 2, 3, 4, 5, 6)
     assert list(EXIT_CODES) == [0, 1, 2, 3, 4, 5, 6]
     assert EXIT_CODES[0] == "gate ok"
-    assert EXIT_CODES[5] == ("an oracle file, blob, policy or manifest is invalid; a labelled change weakens a claim "
-                             "without a line in oracles/CHANGELOG.md naming its id")
+    assert EXIT_CODES[5] == (
+        "an oracle file, blob, policy or manifest is invalid; a labelled change weakens a claim "
+        "without a line in oracles/CHANGELOG.md naming its id"
+    )
 
 
 @pytest.mark.parametrize("cls, code", [(GateError, 1), (UsageError, 1), (GitError, 1), (OracleError, 5)])
@@ -34,16 +43,21 @@ def test_codes_of_each_class(cls, code):
     assert issubclass(cls, GateError) and issubclass(cls, Exception)
 
 
-@pytest.mark.parametrize("kwargs, text", [
-    ({}, "bad"),
-    ({"path": "oracles/shop.toml"}, "oracles/shop.toml: bad"),
-    ({"row": "add_table"}, "row add_table: bad"),
-    ({"field": "min"}, "field min: bad"),
-    ({"fix": "re-pin it"}, "bad; re-pin it"),
-    ({"path": "oracles/shop.toml", "row": "add_table", "field": "min", "fix": "re-pin it"},
-     "oracles/shop.toml: row add_table: field min: bad; re-pin it"),
-    ({"path": "", "row": "", "field": "", "fix": ""}, "bad"),
-])
+@pytest.mark.parametrize(
+    "kwargs, text",
+    [
+        ({}, "bad"),
+        ({"path": "oracles/shop.toml"}, "oracles/shop.toml: bad"),
+        ({"row": "add_table"}, "row add_table: bad"),
+        ({"field": "min"}, "field min: bad"),
+        ({"fix": "re-pin it"}, "bad; re-pin it"),
+        (
+            {"path": "oracles/shop.toml", "row": "add_table", "field": "min", "fix": "re-pin it"},
+            "oracles/shop.toml: row add_table: field min: bad; re-pin it",
+        ),
+        ({"path": "", "row": "", "field": "", "fix": ""}, "bad"),
+    ],
+)
 def test_gate_error_text(kwargs, text):
     error = OracleError("bad", **kwargs)
     assert str(error) == text
@@ -64,12 +78,18 @@ def test_gate_error_text_escapes_control_characters():
     assert "\n" not in str(GateError("a\u2028b\x85c")) and str(GateError("a\u2028b")) == "a\\u2028b"
 
 
-@pytest.mark.parametrize("violation, line", [
-    (Violation(2, "oracles/shop.toml", "", "changed without the label"), "[2] oracles/shop.toml: changed without the label"),
-    (Violation(3, "oracles/shop.toml", "add_table", "is missing"), "[3] oracles/shop.toml add_table: is missing"),
-    (Violation(4, "", "add_table", "failed"), "[4] add_table: failed"),
-    (Violation(6, "", "", "the runs disagree"), "[6]: the runs disagree"),
-])
+@pytest.mark.parametrize(
+    "violation, line",
+    [
+        (
+            Violation(2, "oracles/shop.toml", "", "changed without the label"),
+            "[2] oracles/shop.toml: changed without the label",
+        ),
+        (Violation(3, "oracles/shop.toml", "add_table", "is missing"), "[3] oracles/shop.toml add_table: is missing"),
+        (Violation(4, "", "add_table", "failed"), "[4] add_table: failed"),
+        (Violation(6, "", "", "the runs disagree"), "[6]: the runs disagree"),
+    ],
+)
 def test_violation_line(violation, line):
     assert violation.line() == line
 
@@ -114,9 +134,11 @@ def test_exit_codes_help_lists_every_code_in_order_within_79_columns():
     lines = text.split("\n")
     assert lines[0] == "exit codes (the lowest that applies; docs/design.md section 6):"
     assert lines[1] == "  0  gate ok"
-    assert lines[2:5] == ["  1  the gate could not decide: bad usage, not a git repository, unknown base,",
-                          "     unreadable results, Bazel error, a run that could not be set up (an",
-                          "     external repository, a toolchain, Bazel itself)"]
+    assert lines[2:5] == [
+        "  1  the gate could not decide: bad usage, not a git repository, unknown base,",
+        "     unreadable results, Bazel error, a run that could not be set up (an",
+        "     external repository, a toolchain, Bazel itself)",
+    ]
     assert all(len(line) <= 79 for line in lines)
     starts = [line[:5] for line in lines[1:] if not line.startswith("     ")]
     assert starts == [f"  {code}  " for code in range(7)]

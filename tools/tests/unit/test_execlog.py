@@ -46,22 +46,30 @@ def confined(log: bytes) -> list[str]:
 
 
 def test_sandboxed_remote_and_cached_spawns_are_confined():
-    log = b"".join([
-        spawn("TestRunner", "linux-sandbox", "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml"),
-        spawn("Genrule", "remote", "bazel-out/k8-fastbuild/bin/harness/out.txt"),
-        spawn("Genrule", "remote cache hit", "bazel-out/k8-fastbuild/bin/harness/out2.txt"),
-        spawn("Genrule", "disk cache hit", "bazel-out/k8-fastbuild/bin/harness/out3.txt"),
-    ])
+    log = b"".join(
+        [
+            spawn("TestRunner", "linux-sandbox", "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml"),
+            spawn("Genrule", "remote", "bazel-out/k8-fastbuild/bin/harness/out.txt"),
+            spawn("Genrule", "remote cache hit", "bazel-out/k8-fastbuild/bin/harness/out2.txt"),
+            spawn("Genrule", "disk cache hit", "bazel-out/k8-fastbuild/bin/harness/out3.txt"),
+        ]
+    )
     assert confined(log) == []
 
 
 @pytest.mark.parametrize("runner", ["local", "processwrapper-sandbox", "worker", "standalone", ""])
 def test_every_other_runner_is_an_escape_once_per_output_folder(runner):
-    log = spawn("TestRunner", runner, "bazel-out/k8-fastbuild/testlogs/harness/t/test.log",
-                "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml")
+    log = spawn(
+        "TestRunner",
+        runner,
+        "bazel-out/k8-fastbuild/testlogs/harness/t/test.log",
+        "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml",
+    )
     log += spawn("TestRunner", runner, "bazel-out/k8-fastbuild/testlogs/harness/t/test.xml")
-    assert confined(log) == [f"a TestRunner action writing bazel-out/k8-fastbuild/testlogs/harness/t/test.log "
-                             f"ran outside the sandbox (runner {runner!r})"]
+    assert confined(log) == [
+        f"a TestRunner action writing bazel-out/k8-fastbuild/testlogs/harness/t/test.log "
+        f"ran outside the sandbox (runner {runner!r})"
+    ]
 
 
 def test_even_the_oracles_package_runs_confined_where_the_change_runs():
@@ -70,26 +78,35 @@ def test_even_the_oracles_package_runs_confined_where_the_change_runs():
 
 
 def test_the_gate_invocations_run_only_the_gate_actions():
-    views = b"".join([
-        spawn("OraclePinCheck", "linux-sandbox", "bazel-out/k8-fastbuild/bin/oracles/_sealed/x.json"),
-        spawn("OracleDraw", "remote", "bazel-out/k8-fastbuild/bin/oracles/oracles.generated.json"),
-        spawn("OracleCall", "remote cache hit", "bazel-out/k8-fastbuild/bin/oracles/o.json"),  # not executed
-    ])
+    views = b"".join(
+        [
+            spawn("OraclePinCheck", "linux-sandbox", "bazel-out/k8-fastbuild/bin/oracles/_sealed/x.json"),
+            spawn("OracleDraw", "remote", "bazel-out/k8-fastbuild/bin/oracles/oracles.generated.json"),
+            spawn("OracleCall", "remote cache hit", "bazel-out/k8-fastbuild/bin/oracles/o.json"),  # not executed
+        ]
+    )
     assert unexpected(read_spawns(views), VIEW_MNEMONICS, VIEW_OUTPUTS, "x") == []
     judge = spawn("TestRunner", "linux-sandbox", "bazel-out/k8-fastbuild/testlogs/oracles/oracle_test/test.xml")
     assert unexpected(read_spawns(judge), JUDGE_MNEMONICS, JUDGE_OUTPUTS, "x") == []
 
 
-@pytest.mark.parametrize(("mnemonic", "output"), [
-    ("OracleCall", "bazel-out/k8-fastbuild/bin/oracles/oracle_test.observations.json"),   # production code
-    ("OraclePinCheck", "bazel-out/k8-fastbuild/bin/harness/spoof.json"),                  # a spoofed mnemonic
-    ("Genrule", "bazel-out/k8-fastbuild/bin/oracles/x"),
-    ("OracleDraw", "bazel-out/k8-fastbuild/bin/oraclesx/a"),                              # a look-alike package
-    ("OracleDraw", "bazel-out/k8-fastbuild/bin/harness/oracles/a"),                       # a folder named oracles
-])
+@pytest.mark.parametrize(
+    ("mnemonic", "output"),
+    [
+        ("OracleCall", "bazel-out/k8-fastbuild/bin/oracles/oracle_test.observations.json"),  # production code
+        ("OraclePinCheck", "bazel-out/k8-fastbuild/bin/harness/spoof.json"),  # a spoofed mnemonic
+        ("Genrule", "bazel-out/k8-fastbuild/bin/oracles/x"),
+        ("OracleDraw", "bazel-out/k8-fastbuild/bin/oraclesx/a"),  # a look-alike package
+        ("OracleDraw", "bazel-out/k8-fastbuild/bin/harness/oracles/a"),  # a folder named oracles
+    ],
+)
 def test_anything_else_in_a_gate_invocation_is_reported(mnemonic, output):
-    (found,) = unexpected(read_spawns(spawn(mnemonic, "linux-sandbox", output)), VIEW_MNEMONICS, VIEW_OUTPUTS,
-                          "the gate's view-building invocation")
+    (found,) = unexpected(
+        read_spawns(spawn(mnemonic, "linux-sandbox", output)),
+        VIEW_MNEMONICS,
+        VIEW_OUTPUTS,
+        "the gate's view-building invocation",
+    )
     assert found.describe() == f"a {mnemonic} action writing {output} ran in the gate's view-building invocation"
 
 

@@ -16,8 +16,14 @@ from tools.oracle_gate.spec.schema import Invariant, parse_oracle
 PATH = "oracles/x.toml"
 
 
-def invariant(generate: str, *, kind: str = "bound", ident: str = "gen_row", seed: int | None = None,
-              args: tuple[str, ...] = ("k",)) -> Invariant:
+def invariant(
+    generate: str,
+    *,
+    kind: str = "bound",
+    ident: str = "gen_row",
+    seed: int | None = None,
+    args: tuple[str, ...] = ("k",),
+) -> Invariant:
     """Parses one valid row whose `[invariant.generate]` table has the TOML lines `generate`."""
     head = {
         "bound": "min = 0\nmax = 1\n",
@@ -28,7 +34,9 @@ def invariant(generate: str, *, kind: str = "bound", ident: str = "gen_row", see
         f'id = "{ident}"\nentry = "shop.calc:add"\nkind = "{kind}"\n{head}'
         f'blob = "oracles/blobs/t.json"\nblob_sha256 = "{"a" * 64}"\n'
         + (f"seed = {seed}\n" if seed is not None else "")
-        + "[invariant.generate]\n" + generate + "\n"
+        + "[invariant.generate]\n"
+        + generate
+        + "\n"
     )
     result = parse_oracle(text.encode(), PATH, ("shop",))
     assert result.problems == [], [str(p) for p in result.problems]
@@ -62,6 +70,7 @@ def assert_plain_json(value: object) -> None:
 
 # --- determinism and the seed contract ---
 
+
 def test_same_row_and_salt_give_identical_samples():
     inv = invariant(CART, seed=20261130)
     first = draw(inv, "run-1")
@@ -81,13 +90,23 @@ def test_a_spec_written_to_json_and_read_back_draws_the_same_samples():
     assert draw(inv, "run-1", limit=10**9) == draw(inv, "run-1") and draw(inv, "run-1", limit=0) == []
 
 
-@pytest.mark.parametrize("value", [
-    None, [], {"count": 1}, {"count": "1", "fields": []}, {"count": 1, "fields": [["a"]]},
-    {"count": 1, "fields": [["a", {"int": [1]}]]}, {"count": 1, "fields": [["a", {"int": [1, 2], "len": [0, 1]}]]},
-    {"count": 1, "fields": [["a", {"float": [1, 2]}]]}, {"count": 1, "fields": [["a", {"choice": [1]}]]},
-    {"count": 1, "fields": [["a", {"string": "ab", "len": [2, 1]}]]}, {"count": 1, "fields": [["a", {"list": {}}]]},
-    {"count": 1, "fields": [["a", {"object": [[1, {"int": [0, 1]}]]}]]},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        [],
+        {"count": 1},
+        {"count": "1", "fields": []},
+        {"count": 1, "fields": [["a"]]},
+        {"count": 1, "fields": [["a", {"int": [1]}]]},
+        {"count": 1, "fields": [["a", {"int": [1, 2], "len": [0, 1]}]]},
+        {"count": 1, "fields": [["a", {"float": [1, 2]}]]},
+        {"count": 1, "fields": [["a", {"choice": [1]}]]},
+        {"count": 1, "fields": [["a", {"string": "ab", "len": [2, 1]}]]},
+        {"count": 1, "fields": [["a", {"list": {}}]]},
+        {"count": 1, "fields": [["a", {"object": [[1, {"int": [0, 1]}]]}]]},
+    ],
+)
 def test_a_spec_json_that_spec_to_json_does_not_write_is_refused(value):
     with pytest.raises(ValueError):
         spec_from_json(value)
@@ -121,8 +140,12 @@ def test_the_seed_derivation_is_the_documented_one():
 
 def test_golden_samples_do_not_change_between_releases():
     # A replay contract: these values must stay the same for this row and salt on every run.
-    inv = invariant('count = 3\nn = { int = [0, 1000] }\ns = { string = "abc", len = [0, 4] }\n'
-                    'c = { choice = ["x", 2, 2.5, false] }', seed=7, ident="golden")
+    inv = invariant(
+        'count = 3\nn = { int = [0, 1000] }\ns = { string = "abc", len = [0, 4] }\n'
+        'c = { choice = ["x", 2, 2.5, false] }',
+        seed=7,
+        ident="golden",
+    )
     assert draw(inv, "pr-17") == [
         {"n": 54, "s": "a", "c": 2},
         {"n": 153, "s": "c", "c": 2.5},
@@ -131,14 +154,17 @@ def test_golden_samples_do_not_change_between_releases():
 
 
 def test_a_row_without_generate_draws_nothing():
-    text = (f'schema = 1\n[[invariant]]\nid = "plain"\nentry = "shop.calc:add"\nkind = "exact_table"\n'
-            f'blob = "oracles/blobs/t.json"\nblob_sha256 = "{"a" * 64}"\n')
+    text = (
+        f'schema = 1\n[[invariant]]\nid = "plain"\nentry = "shop.calc:add"\nkind = "exact_table"\n'
+        f'blob = "oracles/blobs/t.json"\nblob_sha256 = "{"a" * 64}"\n'
+    )
     inv = parse_oracle(text.encode(), PATH, ("shop",)).invariants[0]
     assert inv.generate is None
     assert draw(inv, "s") == []
 
 
 # --- every generator kind within its range ---
+
 
 def test_int_stays_in_range_and_reaches_both_ends():
     xs = values_of(draw(invariant("count = 500\nx = { int = [-2, 2] }"), "s"), "x")
@@ -154,8 +180,17 @@ def test_int_over_the_whole_64_bit_range_and_a_single_value():
     assert set(values_of(samples, "y")) == {7}
 
 
-@pytest.mark.parametrize(("lo", "hi"), [("0", "1"), ("-2.5", "-2.25"), ("-1.7e308", "1.7e308"), ("3", "3"),
-                                        ("-1e-300", "1e-300"), (str(-(2**63)), str(2**63 - 1))])
+@pytest.mark.parametrize(
+    ("lo", "hi"),
+    [
+        ("0", "1"),
+        ("-2.5", "-2.25"),
+        ("-1.7e308", "1.7e308"),
+        ("3", "3"),
+        ("-1e-300", "1e-300"),
+        (str(-(2**63)), str(2**63 - 1)),
+    ],
+)
 def test_float_is_a_finite_float_in_range(lo, hi):
     xs = values_of(draw(invariant(f"count = 300\nx = {{ float = [{lo}, {hi}] }}"), "s"), "x")
     assert all(type(x) is float and math.isfinite(x) and float(lo) <= x <= float(hi) for x in xs)
@@ -178,8 +213,12 @@ def test_choice_values_are_fresh_copies():
 
 
 def test_string_length_and_alphabet():
-    samples = draw(invariant('count = 300\nx = { string = "ab\u00e9\U0001f600", len = [2, 5] }\n'
-                             'y = { string = "z", len = [0, 0] }'), "s")
+    samples = draw(
+        invariant(
+            'count = 300\nx = { string = "ab\u00e9\U0001f600", len = [2, 5] }\ny = { string = "z", len = [0, 0] }'
+        ),
+        "s",
+    )
     xs = values_of(samples, "x")
     assert all(2 <= len(x) <= 5 and set(x) <= set("ab\u00e9\U0001f600") for x in xs)
     assert {len(x) for x in xs} == {2, 3, 4, 5}
@@ -193,8 +232,12 @@ def test_string_alphabet_repeats_weight_characters():
 
 
 def test_list_length_and_items():
-    samples = draw(invariant("count = 300\nx = { list = { int = [0, 9] }, len = [1, 4] }\n"
-                             "y = { list = { int = [0, 9] }, len = [0, 0] }"), "s")
+    samples = draw(
+        invariant(
+            "count = 300\nx = { list = { int = [0, 9] }, len = [1, 4] }\ny = { list = { int = [0, 9] }, len = [0, 0] }"
+        ),
+        "s",
+    )
     xs = values_of(samples, "x")
     assert {len(x) for x in xs} == {1, 2, 3, 4}
     assert all(type(x) is list and all(type(i) is int and 0 <= i <= 9 for i in x) for x in xs)
@@ -202,8 +245,10 @@ def test_list_length_and_items():
 
 
 def test_object_has_exactly_its_keys_in_order():
-    spec = ('count = 50\nx = { object = { b = { int = [0, 1] }, a = { string = "q", '
-            'len = [1, 1] }, "unit price" = { float = [0, 1] } } }')
+    spec = (
+        'count = 50\nx = { object = { b = { int = [0, 1] }, a = { string = "q", '
+        'len = [1, 1] }, "unit price" = { float = [0, 1] } } }'
+    )
     xs = values_of(draw(invariant(spec), "s"), "x")
     assert all(list(x) == ["b", "a", "unit price"] for x in xs)
     assert all(x["a"] == "q" and x["b"] in (0, 1) and 0.0 <= x["unit price"] <= 1.0 for x in xs)
@@ -235,6 +280,7 @@ def test_sixteen_levels_of_nesting_draw():
 
 # --- shapes per kind ---
 
+
 def test_bound_samples_are_keyword_arguments_in_written_order():
     inv = invariant("count = 5\nzeta = { int = [0, 1] }\nalpha = { int = [0, 1] }\nstate = { int = [0, 1] }")
     samples = draw(inv, "s")
@@ -244,10 +290,13 @@ def test_bound_samples_are_keyword_arguments_in_written_order():
 
 
 def test_idempotent_samples_have_state_then_args():
-    inv = invariant("count = 7\namount_cents = { int = [1, 100] }\n"
-                    'refund_id = { string = "0123456789abcdef", len = [8, 8] }\n'
-                    "state = { object = { refunded = { list = { int = [0, 5] }, len = [0, 3] } } }",
-                    kind="idempotent", args=("refund_id", "amount_cents"))
+    inv = invariant(
+        "count = 7\namount_cents = { int = [1, 100] }\n"
+        'refund_id = { string = "0123456789abcdef", len = [8, 8] }\n'
+        "state = { object = { refunded = { list = { int = [0, 5] }, len = [0, 3] } } }",
+        kind="idempotent",
+        args=("refund_id", "amount_cents"),
+    )
     samples = draw(inv, "s")
     assert len(samples) == 7
     assert all(list(s) == ["state", "refund_id", "amount_cents"] for s in samples)
@@ -264,18 +313,33 @@ def test_idempotent_field_order_as_written_does_not_change_the_draw():
     assert draw(a, "s") == draw(b, "s")
 
 
-@pytest.mark.parametrize(("fields", "problem"), [
-    ("state = { int = [0, 1] }", ("generate", "has no generator for k; an idempotent row generates state and every name in args")),
-    ("k = { int = [0, 1] }", ("generate", "has no generator for state; an idempotent row generates state and every name in args")),
-    ("state = { int = [0, 1] }\nk = { int = [0, 1] }\nextra = { int = [0, 1] }",
-     ("generate.extra", "is neither state nor a name in args; an idempotent row generates exactly those")),
-])
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        (
+            "state = { int = [0, 1] }",
+            ("generate", "has no generator for k; an idempotent row generates state and every name in args"),
+        ),
+        (
+            "k = { int = [0, 1] }",
+            ("generate", "has no generator for state; an idempotent row generates state and every name in args"),
+        ),
+        (
+            "state = { int = [0, 1] }\nk = { int = [0, 1] }\nextra = { int = [0, 1] }",
+            ("generate.extra", "is neither state nor a name in args; an idempotent row generates exactly those"),
+        ),
+    ],
+)
 def test_idempotent_generates_exactly_state_and_args(fields, problem):
-    text = (f'schema = 1\n[[invariant]]\nid = "idem"\nentry = "shop.calc:add"\nkind = "idempotent"\nargs = ["k"]\n'
-            f'repeat = 2\nblob = "oracles/blobs/t.json"\nblob_sha256 = "{"a" * 64}"\n'
-            f"[invariant.generate]\ncount = 1\n{fields}\n")
+    text = (
+        f'schema = 1\n[[invariant]]\nid = "idem"\nentry = "shop.calc:add"\nkind = "idempotent"\nargs = ["k"]\n'
+        f'repeat = 2\nblob = "oracles/blobs/t.json"\nblob_sha256 = "{"a" * 64}"\n'
+        f"[invariant.generate]\ncount = 1\n{fields}\n"
+    )
     result = parse_oracle(text.encode(), PATH, ("shop",))
-    assert [(e.path, e.row, e.field, e.code, e.message) for e in result.problems] == [(PATH, "idem", problem[0], 5, problem[1])]
+    assert [(e.path, e.row, e.field, e.code, e.message) for e in result.problems] == [
+        (PATH, "idem", problem[0], 5, problem[1])
+    ]
 
 
 def test_count_is_exact_at_the_limits():

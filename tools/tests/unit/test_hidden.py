@@ -52,9 +52,16 @@ def test_a_row_names_its_hidden_blob_by_digest_and_the_field_is_checked():
     same = problems_of(hidden_sha256=rows()[2]["blob_sha256"])[0]
     assert "is the visible blob's own digest" in same[0]
     agrees = [dict(r) for r in default_rows()]
-    agrees[0] = {"id": "by_ref", "entry": "shop.calc:add", "kind": "agrees", "reference": "oracles.reference.r:f",
-                 "blob": "oracles/blobs/bound.json", "blob_sha256": agrees[0]["blob_sha256"], "hidden_sha256": DIGEST,
-                 "generate": {"count": 2, "a": {"int": [0, 1]}, "b": {"int": [0, 1]}}}
+    agrees[0] = {
+        "id": "by_ref",
+        "entry": "shop.calc:add",
+        "kind": "agrees",
+        "reference": "oracles.reference.r:f",
+        "blob": "oracles/blobs/bound.json",
+        "blob_sha256": agrees[0]["blob_sha256"],
+        "hidden_sha256": DIGEST,
+        "generate": {"count": 2, "a": {"int": [0, 1]}, "b": {"int": [0, 1]}},
+    }
     oracle = parse_oracle(oracle_toml(agrees).encode(), "oracles/shop.toml", ["shop"])
     assert any("field hidden_sha256: is not allowed for kind 'agrees'" in str(p) for p in oracle.problems)
 
@@ -67,7 +74,9 @@ def test_no_row_may_point_its_blob_into_the_hidden_folder():
 def test_a_committed_file_in_the_hidden_folder_is_exit_5(project, gate, tmp_path, all_passed):
     project.write(HIDDEN_INPUTS, HIDDEN_BYTES)
     project.commit("plant a hidden blob")
-    code, out, err = gate("--repo", str(project.path), "check", "--base", "HEAD", "--results", junit(tmp_path, all_passed))
+    code, out, err = gate(
+        "--repo", str(project.path), "check", "--base", "HEAD", "--results", junit(tmp_path, all_passed)
+    )
     assert code == 5 and f"[5] {HIDDEN_INPUTS}: is in oracles/blobs/_hidden/" in out, out + err
 
 
@@ -107,8 +116,11 @@ def test_the_store_verifies_names_refuses_links_and_lives_outside_the_repository
 def _pin_check_args(tmp_path: Path, hidden: bool) -> tuple[list[str], Path]:
     blobs = tmp_path / "oracles" / "blobs"
     blobs.mkdir(parents=True)
-    samples = {"bound": [{"a": 1, "b": 2}, {"a": 0, "b": 0}], "idem": [{"state": {"n": 1}, "k": "x"}],
-               "table": [{"args": [1, 2], "expected": 3}]}
+    samples = {
+        "bound": [{"a": 1, "b": 2}, {"a": 0, "b": 0}],
+        "idem": [{"state": {"n": 1}, "k": "x"}],
+        "table": [{"args": [1, 2], "expected": 3}],
+    }
     args = []
     for name, value in samples.items():
         (blobs / f"{name}.json").write_bytes(blob_bytes(value))
@@ -121,10 +133,20 @@ def _pin_check_args(tmp_path: Path, hidden: bool) -> tuple[list[str], Path]:
     toml.write_text(oracle_toml(rows(hidden_sha256=DIGEST)))
     views = tmp_path / "views"
     views.mkdir()
-    args += ["--oracle", f"oracles/shop.toml={toml}", "--out", str(views / "index.json"),
-             "--inputs", str(views / "inputs.json"), "--expectations", str(views / "expectations.json"),
-             "--hidden-inputs", str(views / "hidden_inputs.json"),
-             "--hidden-expectations", str(views / "hidden_expectations.json")]
+    args += [
+        "--oracle",
+        f"oracles/shop.toml={toml}",
+        "--out",
+        str(views / "index.json"),
+        "--inputs",
+        str(views / "inputs.json"),
+        "--expectations",
+        str(views / "expectations.json"),
+        "--hidden-inputs",
+        str(views / "hidden_inputs.json"),
+        "--hidden-expectations",
+        str(views / "hidden_expectations.json"),
+    ]
     return args, views
 
 
@@ -160,7 +182,10 @@ def test_the_pin_check_passes_the_gate_s_hidden_inputs_and_holds_no_expected_val
     everything = "".join(p.read_text() for p in views_dir.iterdir())
     assert "40003" not in everything and "50005" not in everything  # expected values: the gate's process only
     assert json.loads((views_dir / "hidden_expectations.json").read_text()) == {
-        "schema": 1, "rows": [], "absent": ["add_table"]}
+        "schema": 1,
+        "rows": [],
+        "absent": ["add_table"],
+    }
 
 
 def test_the_pin_check_refuses_any_other_file_in_the_hidden_folder(tmp_path):
@@ -178,7 +203,8 @@ def test_without_the_blob_the_row_s_hidden_part_is_absent(tmp_path):
     assert json.loads((views_dir / "hidden_inputs.json").read_text())["rows"] == []
     assert json.loads((views_dir / "hidden_expectations.json").read_text())["absent"] == ["add_table"]
     assert hidden_outcomes(json.loads((views_dir / "hidden_expectations.json").read_text()), None) == {
-        "add_table": "clean run only"}
+        "add_table": "clean run only"
+    }
 
 
 def _hidden_run(tmp_path: Path, body: str) -> tuple[dict[str, str], subprocess.CompletedProcess[str], Path]:
@@ -192,15 +218,33 @@ def _hidden_run(tmp_path: Path, body: str) -> tuple[dict[str, str], subprocess.C
     empty = views / "generated.json"
     empty.write_text('{"rows":{},"salt":"","schema":1}\n')
     out, log = views / "hidden_observations.json", views / "hidden.log"
-    proc = subprocess.run([sys.executable, "-S", str(ACTIONS / "observe.py"), "--inputs", str(views / "hidden_inputs.json"),
-                           "--generated", str(empty), "--out", str(out), "--log", str(log), "--quiet"],
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod.parent), "HOME": str(tmp_path)},
-                          capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            str(ACTIONS / "observe.py"),
+            "--inputs",
+            str(views / "hidden_inputs.json"),
+            "--generated",
+            str(empty),
+            "--out",
+            str(out),
+            "--log",
+            str(log),
+            "--quiet",
+        ],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(prod.parent), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        cwd=tmp_path,
+    )
     observations = json.loads(out.read_text()) if out.exists() else None
     return words(_split()[1], None if observations is None else [observations]), proc, log
 
 
-LOUD = '''
+LOUD = """
 import os, sys
 def add(a, b):
     print("ECHO", a, b)
@@ -209,7 +253,7 @@ def add(a, b):
     return a + b + {WRONG}
 def norm(state, k):
     return state
-'''
+"""
 
 
 def test_the_hidden_caller_shows_nothing_and_the_judge_says_one_word(tmp_path):
@@ -254,10 +298,16 @@ def test_the_plan_gives_the_clean_run_only_verified_blobs_and_says_why_not(tmp_p
     remote = plan(invs, HIDDEN_REQUIRED, env, str(repo), clean=True, remote=True)
     assert remote.blobs == {} and "does not run hidden samples" in remote.violations[0].message
     workspace = plan(invs, HIDDEN_REQUIRED, env, str(repo), clean=False, remote=False)
-    assert workspace.blobs == {} and not workspace.violations and workspace.notes == [
-        "hidden samples: clean run only (add_table)"]
+    assert (
+        workspace.blobs == {}
+        and not workspace.violations
+        and workspace.notes == ["hidden samples: clean run only (add_table)"]
+    )
     (store / DIGEST).write_bytes(HIDDEN_BYTES + b" ")
-    assert "its bytes have sha256" in plan(invs, HIDDEN_REQUIRED, env, str(repo), clean=True, remote=False).violations[0].message
+    assert (
+        "its bytes have sha256"
+        in plan(invs, HIDDEN_REQUIRED, env, str(repo), clean=True, remote=False).violations[0].message
+    )
     # A named store that cannot be used fails closed in either setting: a change's action may have
     # taken the file from it (docs/threat-model.md, "Hidden samples").
     for setting in (HIDDEN_OPTIONAL, HIDDEN_REQUIRED):
@@ -309,6 +359,7 @@ def test_changing_or_removing_a_hidden_blob_weakens_the_claim():
     for extra, mark in (({}, "hidden samples removed"), ({"hidden_sha256": "e" * 64}, "hidden samples changed")):
         head = parse_oracle(oracle_toml(rows(**extra)).encode(), "oracles/shop.toml")
         from tools.oracle_gate.suite.loader import Oracles
+
         changes = spec_changes(Oracles(policy=None, files=[base]), Oracles(policy=None, files=[head]))
         assert [c.marks for c in changes] == [(mark,)] and changes[0].weakens
 
@@ -328,10 +379,24 @@ def test_a_failed_hidden_part_is_exit_4_naming_only_the_row_in_every_format(gate
     project.git("checkout", "-q", "-B", "change")
     given = []
     passed = {i: Observed("passed", "d" * 64) for i in ("sum_in_range", "norm_is_idempotent")}
-    monkeypatch.setattr(check_module, "default_workspace_runner", lambda salt, _repo, *_: lambda *_a: BazelRun(
-        observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="clean run only")}))
-    monkeypatch.setattr(check_module, "default_clean_runner", lambda salt, *_: lambda *_a: BazelRun(
-        observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="clean run only")}))
+    monkeypatch.setattr(
+        check_module,
+        "default_workspace_runner",
+        lambda salt, _repo, *_: (
+            lambda *_a: BazelRun(
+                observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="clean run only")}
+            )
+        ),
+    )
+    monkeypatch.setattr(
+        check_module,
+        "default_clean_runner",
+        lambda salt, *_: (
+            lambda *_a: BazelRun(
+                observed={**passed, "add_table": Observed("passed", "d" * 64, hidden="clean run only")}
+            )
+        ),
+    )
     # The caller got the inputs only and answered wrong on the second sample.
     wrong = _observations(40003, 1)
 
@@ -342,8 +407,19 @@ def test_a_failed_hidden_part_is_exit_4_naming_only_the_row_in_every_format(gate
 
     monkeypatch.setattr(check_module, "default_hidden_runner", hidden_runner)
     junit_file = tmp_path / "report.xml"
-    code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt,
-                          "--junit", str(junit_file), environ={STORE_VARIABLE: str(store)})
+    code, out, err = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--clean",
+        "--format",
+        fmt,
+        "--junit",
+        str(junit_file),
+        environ={STORE_VARIABLE: str(store)},
+    )
     assert code == 4, out + err
     assert len(given) == 1 and "40001" in given[0] and "40003" not in given[0] and "50005" not in given[0]
     shown = out.replace("\\_", "_")  # Markdown escapes underscores
@@ -352,12 +428,16 @@ def test_a_failed_hidden_part_is_exit_4_naming_only_the_row_in_every_format(gate
         for secret in ("40001", "50002", "40003", "50005"):
             assert secret not in text, (fmt, secret)
     # Without the store, the same check says the hidden part did not run, and passes.
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt,
-                        "--junit", str(junit_file))
+    code, out, _ = gate(
+        "--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt, "--junit", str(junit_file)
+    )
     assert code == 0 and "ORACLE_GATE_HIDDEN_STORE is not set" in out.replace("\\_", "_"), out
     # ... and says so where `ok` would stand: never `ok` for hidden samples that did not run.
-    not_run = {"text": "  NOT RUN  hidden samples", "github": "  NOT RUN  hidden samples",
-               "markdown": "| hidden samples | **NOT RUN** |"}
+    not_run = {
+        "text": "  NOT RUN  hidden samples",
+        "github": "  NOT RUN  hidden samples",
+        "markdown": "| hidden samples | **NOT RUN** |",
+    }
     if fmt == "json":
         doc = json.loads(out)
         assert [c["not_run"] for c in doc["checks"] if c["name"] == "hidden samples"] == [True], out

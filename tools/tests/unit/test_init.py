@@ -25,7 +25,11 @@ def bazel_repo(path: Path, control: str | None, text: str = "") -> GitRepo:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
 
 
 def setup(mode: str, major: int = 4, debian: bool = True) -> Setup:
@@ -36,8 +40,16 @@ def test_workspace_repository_gets_every_file_once(tmp_path, gate):
     repo = bazel_repo(tmp_path / "shop", "WORKSPACE", 'workspace(name = "shop")\n')
     code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--dep", "//shop", "--bazel", "4")
     assert code == 0, err
-    for rel in ("WORKSPACE", ".bazelrc", ".gitignore", ".gitattributes", "oracles/policy.toml", "oracles/BUILD.bazel",
-                "oracles/example.toml.sample", "oracles/MANIFEST.sha256"):
+    for rel in (
+        "WORKSPACE",
+        ".bazelrc",
+        ".gitignore",
+        ".gitattributes",
+        "oracles/policy.toml",
+        "oracles/BUILD.bazel",
+        "oracles/example.toml.sample",
+        "oracles/MANIFEST.sha256",
+    ):
         assert f"init: wrote {rel}" in out
     assert 'production_packages = ["shop"]' in repo.read("oracles/policy.toml").decode()
     assert 'deps = ["//shop"]' in repo.read("oracles/BUILD.bazel").decode()
@@ -80,7 +92,9 @@ def test_a_repository_with_neither_file_gets_one_and_no_absolute_path_of_this_ma
     assert ("common --noenable_workspace" in bazelrc) == (mode == "bzlmod")
     if mode == "bzlmod":
         assert "--override_module" not in bazelrc  # the machine's Bazel gives the stand-ins (bazel7.sh)
-        assert 'local_path_override(module_name = "oracle_gate", path = "../oracle-gate")' in repo.read(control).decode()
+        assert (
+            'local_path_override(module_name = "oracle_gate", path = "../oracle-gate")' in repo.read(control).decode()
+        )
     else:
         workspace = repo.read(control).decode()
         assert 'register_toolchains("@oracle_gate//tools/bazel/toolchains:python_toolchain")' in workspace
@@ -97,7 +111,11 @@ def test_stand_ins_a_workspace_declares_already_are_not_declared_again(tmp_path)
 
 
 def test_a_module_that_depends_on_rules_python_keeps_its_own(tmp_path):
-    repo = bazel_repo(tmp_path / "shop", "MODULE.bazel", 'module(name = "shop")\nbazel_dep(name = "rules_python", version = "0.31.0")\n')
+    repo = bazel_repo(
+        tmp_path / "shop",
+        "MODULE.bazel",
+        'module(name = "shop")\nbazel_dep(name = "rules_python", version = "0.31.0")\n',
+    )
     init(str(repo.path), setup("bzlmod", 7), [], [])
     module = repo.read("MODULE.bazel").decode()
     assert module.count('bazel_dep(name = "rules_python"') == 1 and module.index(BEGIN) < module.index(END)
@@ -143,10 +161,16 @@ def test_a_production_library_under_src_has_its_build_files_protected_by_its_lab
         assert not matches(path, protected), path
 
 
-@pytest.mark.parametrize("files, asked, major, mode", [
-    ({"MODULE.bazel": ""}, None, 4, "bzlmod"), ({"WORKSPACE.bazel": ""}, None, 7, "workspace"),
-    ({}, None, 7, "bzlmod"), ({}, None, 4, "workspace"), ({}, "workspace", 7, "workspace"),
-])
+@pytest.mark.parametrize(
+    "files, asked, major, mode",
+    [
+        ({"MODULE.bazel": ""}, None, 4, "bzlmod"),
+        ({"WORKSPACE.bazel": ""}, None, 7, "workspace"),
+        ({}, None, 7, "bzlmod"),
+        ({}, None, 4, "workspace"),
+        ({}, "workspace", 7, "workspace"),
+    ],
+)
 def test_the_mode_follows_the_repository_then_the_flag_then_the_bazel(tmp_path, files, asked, major, mode):
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -168,10 +192,13 @@ def test_the_gate_path_is_relative_to_the_repository(tmp_path):
         gate_path_for(str(tmp_path / "shop"), "/x", "/opt/oracle-gate")
 
 
-@pytest.mark.parametrize(("packages", "deps", "message"), [
-    (["not-a-package"], [], "is not a Python package name"),
-    ([], ['//shop"'], "is not a label"),
-])
+@pytest.mark.parametrize(
+    ("packages", "deps", "message"),
+    [
+        (["not-a-package"], [], "is not a Python package name"),
+        ([], ['//shop"'], "is not a label"),
+    ],
+)
 def test_bad_input_is_exit_1(tmp_path, packages, deps, message):
     repo = GitRepo(tmp_path / "plain")
     with pytest.raises(UsageError, match=message):
@@ -187,12 +214,20 @@ def test_files_the_repository_ignores_are_re_included_inside_inits_block(tmp_pat
     assert code == 0, err
     assert "init: note: the repository's ignore rules excluded .bazelrc (.gitignore:" in out, out
     text = repo.read(".gitignore").decode()
-    block = text[text.index(BEGIN):text.index(END)]
+    block = text[text.index(BEGIN) : text.index(END)]
     assert "!/.bazelrc\n" in block and "!/.gitattributes\n" in block, text
     repo.git("add", "-A")
     staged = set(repo.git("diff", "--cached", "--name-only").split())
-    for rel in (".bazelrc", ".gitattributes", ".gitignore", "WORKSPACE", "oracles/policy.toml", "oracles/BUILD.bazel",
-                "oracles/MANIFEST.sha256", "oracles/example.toml.sample"):
+    for rel in (
+        ".bazelrc",
+        ".gitattributes",
+        ".gitignore",
+        "WORKSPACE",
+        "oracles/policy.toml",
+        "oracles/BUILD.bazel",
+        "oracles/MANIFEST.sha256",
+        "oracles/example.toml.sample",
+    ):
         assert rel in staged, (rel, text)
     assert "shop/__init__.py" in staged  # the owner's own rules stand for everything else
     repo.commit("gate")
@@ -217,12 +252,19 @@ def test_a_file_a_negation_cannot_re_include_is_a_note_naming_the_rule(tmp_path,
 
 def test_negations_re_include_each_folder_on_the_way():
     from tools.oracle_gate.authoring.init import negations
+
     assert negations([".bazelrc", "oracles/policy.toml", "oracles/blobs/x.json"]) == [
-        "!/.bazelrc", "!/oracles/", "!/oracles/policy.toml", "!/oracles/blobs/", "!/oracles/blobs/x.json"]
+        "!/.bazelrc",
+        "!/oracles/",
+        "!/oracles/policy.toml",
+        "!/oracles/blobs/",
+        "!/oracles/blobs/x.json",
+    ]
 
 
 def test_negations_match_only_the_file_they_name(tmp_path):
     from tools.oracle_gate.authoring.init import ignored, negations
+
     repo = GitRepo(tmp_path / "r")
     names = ["oracles/a[1].toml", "oracles/x*y.toml", "oracles/a1.toml", "oracles/xzzy.toml"]
     for rel in names:
@@ -234,12 +276,25 @@ def test_negations_match_only_the_file_they_name(tmp_path):
 def test_a_package_with_data_files_gets_them_as_data_and_dist_flags_on_a_kept_build_are_a_note(tmp_path, gate):
     repo = bazel_repo(tmp_path / "shop", "WORKSPACE", 'workspace(name = "shop")\n')
     repo.write("shop/rates.txt", "0.2\n")
-    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--bazel", "4",
-                          "--dist-name", "shop", "--dist-version", "1.0")
+    code, out, err = gate(
+        "--repo",
+        str(repo.path),
+        "init",
+        "--package",
+        "shop",
+        "--bazel",
+        "4",
+        "--dist-name",
+        "shop",
+        "--dist-version",
+        "1.0",
+    )
     assert code == 0, err
     build = repo.read("shop/BUILD.bazel").decode()
     assert 'data = glob(["**/*"], exclude = ["**/*.py"' in build and 'version = "1.0",' in build, build
     code, out, _ = gate("--repo", str(repo.path), "init", "--package", "shop", "--bazel", "4", "--dist-version", "2.0")
-    assert "init: note: --dist-name and --dist-version go into the BUILD files init writes; shop/BUILD.bazel exists " \
-           "already: edit its py_dist_info" in out, out
+    assert (
+        "init: note: --dist-name and --dist-version go into the BUILD files init writes; shop/BUILD.bazel exists "
+        "already: edit its py_dist_info" in out
+    ), out
     assert 'version = "1.0",' in repo.read("shop/BUILD.bazel").decode()

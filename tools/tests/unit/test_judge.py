@@ -74,18 +74,24 @@ def test_an_honest_entry_passes_every_kind(tmp_path):
         def norm(state, k): return {"n": state["n"], "k": k}
     """
     result = run_rows(tmp_path, TABLE + BOUND + IDEM, {**TABLE_BLOB, **BOUND_BLOB, **IDEM_BLOB}, calc(body))
-    assert {i: j.ok for i, j in result.judged.items()} == {"add_table": True, "sum_in_range": True,
-                                                            "norm_is_idempotent": True}
+    assert {i: j.ok for i, j in result.judged.items()} == {
+        "add_table": True,
+        "sum_in_range": True,
+        "norm_is_idempotent": True,
+    }
 
 
-@pytest.mark.parametrize("body", [
-    "class N:\n    def __le__(self, o): return True\n    def __ge__(self, o): return True\n"
-    "def total(a, b): return N()\n",
-    "class N(int):\n    pass\ndef total(a, b): return N(5)\n",
-    "def total(a, b): return float('nan')\n",
-    "def total(a, b): return True\n",
-    "def total(a, b): return 10 ** 5000\n",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "class N:\n    def __le__(self, o): return True\n    def __ge__(self, o): return True\n"
+        "def total(a, b): return N()\n",
+        "class N(int):\n    pass\ndef total(a, b): return N(5)\n",
+        "def total(a, b): return float('nan')\n",
+        "def total(a, b): return True\n",
+        "def total(a, b): return 10 ** 5000\n",
+    ],
+)
 def test_a_lying_result_fails_bound(tmp_path, body):
     result = run_rows(tmp_path, BOUND, BOUND_BLOB, calc(body))
     assert not result.judged["sum_in_range"].ok, result.judged["sum_in_range"]
@@ -133,8 +139,13 @@ def test_a_reason_with_characters_xml_does_not_allow_still_makes_readable_junit(
 
 
 def table_row(expected, inputs=None):
-    row = {"id": "add_table", "kind": "exact_table", "blob_samples": len(expected), "generated": 0,
-           "expected": list(expected)}
+    row = {
+        "id": "add_table",
+        "kind": "exact_table",
+        "blob_samples": len(expected),
+        "generated": 0,
+        "expected": list(expected),
+    }
     if inputs is not None:
         row["inputs"] = list(inputs)
     return row
@@ -148,9 +159,13 @@ def test_a_failing_sample_shows_its_0_based_index_inputs_result_and_expected_val
     expect = table_row([3, -1], inputs=[[1, 2], [1, -2]])
     judged = judge_row(expect, replied("add_table", [{"value": 3}, {"value": 0}]), "")
     assert judged.reasons == ["sample 1 (0-based): result 0 != expected -1"]
-    assert judged.failing == FailingSamples((FailingSample(1, False, "", "[1,-2]", "0", "-1", "result 0 != expected -1"),), 1)
-    assert judged.failure_lines() == ["sample 1 (0-based): result 0 != expected -1",
-                                      "  inputs [1,-2] -> result 0; expected -1"]
+    assert judged.failing == FailingSamples(
+        (FailingSample(1, False, "", "[1,-2]", "0", "-1", "result 0 != expected -1"),), 1
+    )
+    assert judged.failure_lines() == [
+        "sample 1 (0-based): result 0 != expected -1",
+        "  inputs [1,-2] -> result 0; expected -1",
+    ]
 
 
 def test_more_than_ten_failing_samples_show_ten_and_how_many_more():
@@ -177,11 +192,26 @@ def test_the_expected_value_of_a_passing_sample_never_appears():
 def test_a_bound_an_idempotent_row_and_a_raise_say_what_was_expected():
     bound = {"id": "b", "kind": "bound", "blob_samples": 1, "generated": 0, "min": 0, "max": 10, "inputs": [{"a": 1}]}
     shown = judge_row(bound, replied("b", [{"value": 11}]), "").failing.shown[0]
-    assert (shown.result, shown.expected, shown.message) == ("11", "a number in [0, 10]", "result 11 is outside [0, 10]")
-    idem = {"id": "i", "kind": "idempotent", "blob_samples": 1, "generated": 0, "repeat": 3, "args": ["k"],
-            "inputs": [{"state": {"n": 1}, "kwargs": {"k": "x"}}]}
+    assert (shown.result, shown.expected, shown.message) == (
+        "11",
+        "a number in [0, 10]",
+        "result 11 is outside [0, 10]",
+    )
+    idem = {
+        "id": "i",
+        "kind": "idempotent",
+        "blob_samples": 1,
+        "generated": 0,
+        "repeat": 3,
+        "args": ["k"],
+        "inputs": [{"state": {"n": 1}, "kwargs": {"k": "x"}}],
+    }
     shown = judge_row(idem, replied("i", [{"value": [{"n": 1}, {"n": 1}, {"n": 2}]}]), "").failing.shown[0]
-    assert (shown.inputs, shown.result, shown.expected) == ('{"kwargs":{"k":"x"},"state":{"n":1}}', '{"n":2}', '{"n":1}')
+    assert (shown.inputs, shown.result, shown.expected) == (
+        '{"kwargs":{"k":"x"},"state":{"n":1}}',
+        '{"n":2}',
+        '{"n":1}',
+    )
     assert shown.message == "state after call 3 differs from the state after call 1"
     shown = judge_row(table_row(["x"]), replied("add_table", [{"raised": "ValueError: no"}]), "").failing.shown[0]
     assert (shown.inputs, shown.result, shown.expected) == ("", "raised ValueError: no", '"x"')
@@ -213,7 +243,9 @@ def test_generated_failing_samples_show_the_inputs_the_caller_got_and_a_replay_l
 
 
 def test_a_salt_check_would_refuse_gets_no_replay_command():
-    failing = FailingSamples((FailingSample(0, True, "x; rm -rf /", "{}", "1", "a number in [0, 0]", "m"),), 1, "x; rm -rf /")
+    failing = FailingSamples(
+        (FailingSample(0, True, "x; rm -rf /", "{}", "1", "a number in [0, 0]", "m"),), 1, "x; rm -rf /"
+    )
     assert failing.lines()[-1] == "replay: the run's salt is not one `check --salt` takes, so it cannot be replayed"
     empty = FailingSamples((FailingSample(0, True, "", "{}", "1", "a number in [0, 0]", "m"),), 1)
     assert empty.lines()[-1].startswith("replay: the salt is empty: a plain bazel test without --define=oracle_salt")
@@ -226,7 +258,9 @@ def test_the_observation_digest_is_unchanged_by_the_failure_report():
     judged = judge_row(expect, replied("add_table", [{"value": 3}, {"value": 0}, {"raised": "ValueError: no"}]), "")
     assert judged.digest == "310e6e86e149f8cbda637b7d9e35f9a9197afba507b661ab5ba683329ea0ab45"
     assert judged.sample_digests == ["d428e15b36ff064e", "23d7b286bd429460", "051215929fc5bc89"]
-    unshown = judge_row(dict(expect, inputs=[]), replied("add_table", [{"value": 3}, {"value": 0}, {"raised": "ValueError: no"}]), "")
+    unshown = judge_row(
+        dict(expect, inputs=[]), replied("add_table", [{"value": 3}, {"value": 0}, {"raised": "ValueError: no"}]), ""
+    )
     assert unshown.digest == judged.digest and unshown.failing != judged.failing
     error = judge_row(expect, {"id": "add_table", "error": "timed out after 1 s"}, "")
     assert error.digest == "4a72f219596f6107b4c31bf5108be39b4abb9d17962aec6e3b42abba65925296"
@@ -249,14 +283,21 @@ def test_failing_samples_travel_through_test_xml_with_odd_characters_escaped():
     assert back.failing.shown[0].inputs == json.dumps([ODD], ensure_ascii=False, separators=(",", ":"))
 
 
-@pytest.mark.parametrize("text", [
-    "", "not json", "[]", '{"count": 1, "salt": "", "shown": [1]}', '{"count": 0, "salt": "", "shown": [], "x": 1}',
-    '{"count": -1, "salt": "", "shown": []}',
-    '{"count": 1, "salt": "", "shown": [{"index": -1, "generated": false, "salt": "", "inputs": "", "result": "", '
-    '"expected": "", "message": ""}]}',
-    json.dumps({"count": 11, "salt": "", "shown": [FailingSample(i).to_json() for i in range(11)]}),
-    json.dumps({"count": 0, "salt": "", "shown": [FailingSample(0).to_json()]}),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "not json",
+        "[]",
+        '{"count": 1, "salt": "", "shown": [1]}',
+        '{"count": 0, "salt": "", "shown": [], "x": 1}',
+        '{"count": -1, "salt": "", "shown": []}',
+        '{"count": 1, "salt": "", "shown": [{"index": -1, "generated": false, "salt": "", "inputs": "", "result": "", '
+        '"expected": "", "message": ""}]}',
+        json.dumps({"count": 11, "salt": "", "shown": [FailingSample(i).to_json() for i in range(11)]}),
+        json.dumps({"count": 0, "salt": "", "shown": [FailingSample(0).to_json()]}),
+    ],
+)
 def test_failing_samples_that_the_judge_does_not_write_are_ignored(text):
     assert FailingSamples.from_text(text) == FailingSamples()
 
@@ -270,14 +311,29 @@ def test_failing_samples_read_from_a_file_are_cut_to_the_limits():
 def test_the_judges_log_and_test_xml_show_the_failing_samples(tmp_path, capsys):
     from tools.oracle_gate.actions.judge import main
 
-    expect = dict(table_row([3, 4], inputs=[[1, 2], [2, 2]]), entry="shop.calc:add", source="oracles/shop.toml",
-                  blob="oracles/blobs/t.json", seed=0)
+    expect = dict(
+        table_row([3, 4], inputs=[[1, 2], [2, 2]]),
+        entry="shop.calc:add",
+        source="oracles/shop.toml",
+        blob="oracles/blobs/t.json",
+        seed=0,
+    )
     (tmp_path / "e.json").write_text(json.dumps({"schema": 1, "rows": [expect]}))
-    (tmp_path / "o.json").write_text(json.dumps({"schema": 1, "salt": "", "rows": [
-        replied("add_table", [{"value": 3}, {"value": 0}])]}))
+    (tmp_path / "o.json").write_text(
+        json.dumps({"schema": 1, "salt": "", "rows": [replied("add_table", [{"value": 3}, {"value": 0}])]})
+    )
     xml_out = tmp_path / "test.xml"
-    code = main(["--expectations", str(tmp_path / "e.json"), "--observations", str(tmp_path / "o.json"),
-                 "--log", str(tmp_path / "missing.log")], {"XML_OUTPUT_FILE": str(xml_out)})
+    code = main(
+        [
+            "--expectations",
+            str(tmp_path / "e.json"),
+            "--observations",
+            str(tmp_path / "o.json"),
+            "--log",
+            str(tmp_path / "missing.log"),
+        ],
+        {"XML_OUTPUT_FILE": str(xml_out)},
+    )
     out = capsys.readouterr().out
     assert code == 1
     assert "    sample 1 (0-based): result 0 != expected 4\n      inputs [2,2] -> result 0; expected 4\n" in out
@@ -296,19 +352,35 @@ def replied_with(ident, results, ran):
 def test_a_record_is_kept_and_changes_neither_the_verdict_nor_the_digest():
     expect = table_row([3, -1])
     plain = judge_row(expect, replied("add_table", [{"value": 3}, {"value": 0}]), "")
-    recorded = judge_row(expect, replied_with("add_table", [{"value": 3}, {"value": 0}],
-                                              ["shop.calc:add", "shop.calc:Cart.total", "shop.calc:add"]), "")
+    recorded = judge_row(
+        expect,
+        replied_with(
+            "add_table", [{"value": 3}, {"value": 0}], ["shop.calc:add", "shop.calc:Cart.total", "shop.calc:add"]
+        ),
+        "",
+    )
     assert recorded.ran == ("shop.calc:Cart.total", "shop.calc:add") and plain.ran is None
     # A record that claims everything ran makes no failing row pass.
-    assert (recorded.ok, recorded.reasons, recorded.digest, recorded.sample_digests) == (
-        plain.ok, plain.reasons, plain.digest, plain.sample_digests) == (
-        False, ["sample 1 (0-based): result 0 != expected -1"], plain.digest, plain.sample_digests)
+    assert (
+        (recorded.ok, recorded.reasons, recorded.digest, recorded.sample_digests)
+        == (plain.ok, plain.reasons, plain.digest, plain.sample_digests)
+        == (False, ["sample 1 (0-based): result 0 != expected -1"], plain.digest, plain.sample_digests)
+    )
 
 
-@pytest.mark.parametrize("ran", [
-    "shop.calc:add", [1], ["shop.calc add"], ["shop:<lambda>"], ["shop:f.<locals>"], ["x" * 600 + ":f"],
-    ["shop.calc:f"] * 10001, [None],
-])
+@pytest.mark.parametrize(
+    "ran",
+    [
+        "shop.calc:add",
+        [1],
+        ["shop.calc add"],
+        ["shop:<lambda>"],
+        ["shop:f.<locals>"],
+        ["x" * 600 + ":f"],
+        ["shop.calc:f"] * 10001,
+        [None],
+    ],
+)
 def test_a_record_the_gate_does_not_accept_is_no_record_and_the_row_is_judged_as_before(ran):
     expect = table_row([3])
     judged = judge_row(expect, replied_with("add_table", [{"value": 3}], ran), "")

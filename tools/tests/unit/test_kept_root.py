@@ -78,7 +78,7 @@ def test_a_daemon_a_command_forked_dies_with_the_session_the_server_does_not(fol
     root = sealed_root(str(folder), ENV, [])
     start = "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!"
     # A process that copies the shell's command line is not the shell.
-    mimic = "setsid /bin/sh -c \"$0\" </dev/null >/dev/null 2>&1 & echo $!"
+    mimic = 'setsid /bin/sh -c "$0" </dev/null >/dev/null 2>&1 & echo $!'
     with kept.session(root, str(folder), ENV) as s:
         server = s.run(["sh", "-c", start]).stdout.strip()
         daemon = s.run(["sh", "-c", start]).stdout.strip()
@@ -87,8 +87,14 @@ def test_a_daemon_a_command_forked_dies_with_the_session_the_server_does_not(fol
         pid_file.parent.mkdir(parents=True)
         pid_file.write_text(server)
     with kept.session(root, str(folder), ENV) as s:
-        alive = s.run(["sh", "-c", f"kill -0 {server} && echo server; kill -0 {daemon} 2>/dev/null && echo daemon; "
-                                   f"kill -0 {copy} 2>/dev/null && echo copy"])
+        alive = s.run(
+            [
+                "sh",
+                "-c",
+                f"kill -0 {server} && echo server; kill -0 {daemon} 2>/dev/null && echo daemon; "
+                f"kill -0 {copy} 2>/dev/null && echo copy",
+            ]
+        )
         words = alive.stdout.split()
         assert words == ["server"], alive.stdout
 

@@ -62,8 +62,9 @@ def kind_name_comparisons(root: pathlib.Path = ROOT, rooms: tuple[str, ...] = RO
                 consts = [key for key in node.keys if key is not None]
             else:
                 continue
-            found += [f"{where}:{n.lineno} {n.value}" for n in consts
-                      if isinstance(n, ast.Constant) and n.value in names]
+            found += [
+                f"{where}:{n.lineno} {n.value}" for n in consts if isinstance(n, ast.Constant) and n.value in names
+            ]
     return found
 
 
@@ -77,27 +78,37 @@ def test_the_count_finds_a_comparison_and_a_dict_key(tmp_path):
 
 
 # `commutative`: f(a, b) == f(b, a) on every sample, stored and generated.
-COMM = [{"id": "row", "entry": "shop.calc:op", "kind": "commutative", "args_names": ["a", "b"],
-         "blob": "oracles/blobs/c.json", "seed": 3,
-         "generate": {"count": 30, "a": {"int": [0, 9]}, "b": {"int": [0, 9]}}}]
+COMM = [
+    {
+        "id": "row",
+        "entry": "shop.calc:op",
+        "kind": "commutative",
+        "args_names": ["a", "b"],
+        "blob": "oracles/blobs/c.json",
+        "seed": 3,
+        "generate": {"count": 30, "a": {"int": [0, 9]}, "b": {"int": [0, 9]}},
+    }
+]
 COMM_BLOB = {"oracles/blobs/c.json": [{"a": 1, "b": 2}, {"b": 3, "a": 4}]}
 
 
-@pytest.mark.parametrize(("body", "ok"), [
-    ("def op(a, b):\n    return a + b\n", True),
-    ("def op(a, b):\n    return max(a, b)\n", True),
-    ("def op(a, b):\n    return 7\n", True),                               # a constant is admitted
-    ("def op(a, b):\n    return a - b\n", False),
-    ("def op(a, b):\n    return float(a + b) if a < b else a + b\n", False),  # 3.0 and 3 differ
-    ("def op(a, b):\n    return {a + b}\n", False),                       # a set is not plain JSON
-])
+@pytest.mark.parametrize(
+    ("body", "ok"),
+    [
+        ("def op(a, b):\n    return a + b\n", True),
+        ("def op(a, b):\n    return max(a, b)\n", True),
+        ("def op(a, b):\n    return 7\n", True),  # a constant is admitted
+        ("def op(a, b):\n    return a - b\n", False),
+        ("def op(a, b):\n    return float(a + b) if a < b else a + b\n", False),  # 3.0 and 3 differ
+        ("def op(a, b):\n    return {a + b}\n", False),  # a set is not plain JSON
+    ],
+)
 def test_commutative(tmp_path, body, ok):
     assert run_rows(tmp_path, COMM, COMM_BLOB, calc(body), salt="c").judged["row"].ok is ok
 
 
 def test_a_failing_commutative_sample_shows_both_orders_results(tmp_path):
-    judged = run_rows(tmp_path, COMM[:1], COMM_BLOB, calc("def op(a, b):\n    return a - b\n"),
-                      salt="c").judged["row"]
+    judged = run_rows(tmp_path, COMM[:1], COMM_BLOB, calc("def op(a, b):\n    return a - b\n"), salt="c").judged["row"]
     first = judged.failing.shown[0]
     assert (first.index, first.generated, first.inputs, first.result) == (0, False, "[1,2]", "[-1,1]")
     assert first.expected == "f(a, b) == f(b, a)"
@@ -105,8 +116,10 @@ def test_a_failing_commutative_sample_shows_both_orders_results(tmp_path):
 
 
 def test_the_caller_calls_a_commutative_entry_in_both_orders(tmp_path):
-    body = ("SEEN = []\ndef op(a, b):\n    SEEN.append((a, b))\n"
-            "    return len(SEEN) if SEEN[-2:] != [(1, 2), (2, 1)] else 0\n")
+    body = (
+        "SEEN = []\ndef op(a, b):\n    SEEN.append((a, b))\n"
+        "    return len(SEEN) if SEEN[-2:] != [(1, 2), (2, 1)] else 0\n"
+    )
     row = [{k: v for k, v in COMM[0].items() if k != "generate"}]
     judged = run_rows(tmp_path, row, {"oracles/blobs/c.json": [{"a": 1, "b": 2}]}, calc(body)).judged["row"]
     assert not judged.ok and judged.failing.shown[0].result == "[1,0]"
@@ -121,38 +134,69 @@ def test_judge_commutative():
 
 def oracle_problems(body: str) -> list[tuple[str | None, str]]:
     head = 'schema = 1\n[[invariant]]\nid = "r"\nblob = "oracles/blobs/t.json"\nblob_sha256 = "' + "a" * 64 + '"\n'
-    return [(p.field, str(p).split(": ", 3)[-1])
-            for p in schema.parse_oracle((head + body).encode(), "oracles/x.toml", ["shop"]).problems]
+    return [
+        (p.field, str(p).split(": ", 3)[-1])
+        for p in schema.parse_oracle((head + body).encode(), "oracles/x.toml", ["shop"]).problems
+    ]
 
 
-@pytest.mark.parametrize(("body", "found"), [
-    ('entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\n', []),
-    ('entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\nbuild = { a = "shop.v:V", b = "shop.v:V" }\n'
-     'generate = { count = 2, a = { int = [0, 1] }, b = { int = [0, 1] } }\n', []),
-    ('entry = "shop.v:f"\nkind = "commutative"\n', [("args_names", "is required for kind 'commutative'")]),
-    ('entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a"]\n',
-     [("args_names", "must name exactly two arguments for kind 'commutative', got 1")]),
-    ('entry = "shop.v:V.f"\nkind = "commutative"\nargs_names = ["a", "b"]\nreceiver = "shop.v:V"\n',
-     [("receiver", "is not allowed for kind 'commutative'; name the method as the entry and build both arguments "
-                   "with `build`")]),
-    ('entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\nbuild = { c = "shop.v:V" }\n',
-     [("build.c", "names 'c', which is not in args_names; kind 'commutative' builds positional arguments named by "
-                  "args_names")]),
-    ('entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\n'
-     'generate = { count = 2, a = { int = [0, 1] } }\n',
-     [("generate", "has no generator for b; the row generates exactly its args_names")]),
-    ('entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\nmin = 0\n',
-     [("min", "is not allowed for kind 'commutative'")]),
-])
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        ('entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\n', []),
+        (
+            'entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\nbuild = { a = "shop.v:V", b = "shop.v:V" }\n'
+            "generate = { count = 2, a = { int = [0, 1] }, b = { int = [0, 1] } }\n",
+            [],
+        ),
+        ('entry = "shop.v:f"\nkind = "commutative"\n', [("args_names", "is required for kind 'commutative'")]),
+        (
+            'entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a"]\n',
+            [("args_names", "must name exactly two arguments for kind 'commutative', got 1")],
+        ),
+        (
+            'entry = "shop.v:V.f"\nkind = "commutative"\nargs_names = ["a", "b"]\nreceiver = "shop.v:V"\n',
+            [
+                (
+                    "receiver",
+                    "is not allowed for kind 'commutative'; name the method as the entry and build both arguments "
+                    "with `build`",
+                )
+            ],
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\nbuild = { c = "shop.v:V" }\n',
+            [
+                (
+                    "build.c",
+                    "names 'c', which is not in args_names; kind 'commutative' builds positional arguments named by "
+                    "args_names",
+                )
+            ],
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\n'
+            "generate = { count = 2, a = { int = [0, 1] } }\n",
+            [("generate", "has no generator for b; the row generates exactly its args_names")],
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\nmin = 0\n',
+            [("min", "is not allowed for kind 'commutative'")],
+        ),
+    ],
+)
 def test_a_commutative_row(body, found):
     assert oracle_problems(body) == found
 
 
 def test_commutative_samples_and_generated_samples_are_the_two_args_names():
-    inv = schema.parse_oracle(b'schema = 1\n[[invariant]]\nid = "r"\nentry = "shop.v:f"\nkind = "commutative"\n'
-                              b'args_names = ["a", "b"]\nblob = "oracles/blobs/t.json"\nblob_sha256 = "' + b"a" * 64
-                              + b'"\n[invariant.generate]\ncount = 3\nb = { int = [5, 5] }\na = { int = [1, 1] }\n',
-                              "oracles/x.toml").invariants[0]
+    inv = schema.parse_oracle(
+        b'schema = 1\n[[invariant]]\nid = "r"\nentry = "shop.v:f"\nkind = "commutative"\n'
+        b'args_names = ["a", "b"]\nblob = "oracles/blobs/t.json"\nblob_sha256 = "'
+        + b"a" * 64
+        + b'"\n[invariant.generate]\ncount = 3\nb = { int = [5, 5] }\na = { int = [1, 1] }\n',
+        "oracles/x.toml",
+    ).invariants[0]
     check_shape(inv, [{"a": 1, "b": 2}, {"b": 2, "a": 1}])
     with pytest.raises(SampleError, match="sample 1 must have exactly the keys a, b"):
         check_shape(inv, [{"a": 1, "b": 2}, {"a": 1}])

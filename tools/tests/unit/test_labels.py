@@ -24,8 +24,14 @@ def rev(repo: GitRepo, what: str = "HEAD") -> str:
     return repo.git("rev-parse", what).strip()
 
 
-def event_file(tmp_path: Path, head: object, action: str = "labeled", label: str = LABEL,
-               labels: tuple[str, ...] = (LABEL,), name: str = "event.json") -> str:
+def event_file(
+    tmp_path: Path,
+    head: object,
+    action: str = "labeled",
+    label: str = LABEL,
+    labels: tuple[str, ...] = (LABEL,),
+    name: str = "event.json",
+) -> str:
     """Writes a GitHub `pull_request` event payload; `head` None leaves out pull_request.head."""
     pull: dict[str, object] = {"number": 7, "labels": [{"name": n} for n in labels]}
     if head is not None:
@@ -56,14 +62,16 @@ def labels(repo: GitRepo, environ: dict[str, str], cli: tuple[str, ...] = ()):
 
 # GitHub: the event file.
 
+
 def test_labeled_event_for_head_counts(project, tmp_path):
     head = project.commit("change")
     found = labels(project, {"GITHUB_EVENT_PATH": event_file(tmp_path, head)})
     assert (found.names, found.notes, found.head) == ({LABEL}, [], head)
 
 
-@pytest.mark.parametrize("sender, counts", [({"login": "Alice"}, True), ({"login": "mallory"}, False),
-                                             (None, False), ({"login": 7}, False)])
+@pytest.mark.parametrize(
+    "sender, counts", [({"login": "Alice"}, True), ({"login": "mallory"}, False), (None, False), ({"login": 7}, False)]
+)
 def test_with_labelers_set_only_their_labeled_events_count(project, tmp_path, sender, counts):
     head = project.commit("change")
     path = Path(event_file(tmp_path, head))
@@ -74,8 +82,10 @@ def test_with_labelers_set_only_their_labeled_events_count(project, tmp_path, se
     found = labels(project, {"GITHUB_EVENT_PATH": str(path), "ORACLE_GATE_LABELERS": "alice, bob"})
     assert found.names == ({LABEL} if counts else set())
     if not counts:
-        assert found.notes == [f"label 'oracle-change' from the GitHub event ignored: added by "
-                               f"{sender['login'] if sender else None!r}, who is not one of ORACLE_GATE_LABELERS"]
+        assert found.notes == [
+            f"label 'oracle-change' from the GitHub event ignored: added by "
+            f"{sender['login'] if sender else None!r}, who is not one of ORACLE_GATE_LABELERS"
+        ]
     # Unset or empty, anyone's label counts (the platform's permissions decide who may label).
     assert labels(project, {"GITHUB_EVENT_PATH": str(path), "ORACLE_GATE_LABELERS": " , "}).names == {LABEL}
 
@@ -101,8 +111,10 @@ def test_synchronize_event_after_a_push_does_not_carry_the_label(project, pushed
     _, b = pushed
     found = labels(project, {"GITHUB_EVENT_PATH": event_file(tmp_path, b, action="synchronize")})
     assert found.names == set()
-    assert found.notes[0].startswith("label 'oracle-change' from the GitHub event ignored: a 'synchronize' event "
-                                     "lists the labels on the pull request, not the commit each was given on")
+    assert found.notes[0].startswith(
+        "label 'oracle-change' from the GitHub event ignored: a 'synchronize' event "
+        "lists the labels on the pull request, not the commit each was given on"
+    )
 
 
 @pytest.mark.parametrize("action", ["opened", "reopened", "edited", "unlabeled"])
@@ -117,9 +129,11 @@ def test_labeled_event_counts_only_the_label_it_adds(project, tmp_path):
     environ = {"GITHUB_EVENT_PATH": event_file(tmp_path, head, label="bug", labels=("bug", LABEL))}
     found = labels(project, environ)
     assert found.names == {"bug"}
-    assert found.notes == ["label 'oracle-change' from the GitHub event ignored: this 'labeled' event ties only the "
-                           "label it adds ('bug') to a commit (a label approves the commit it was given on; re-apply "
-                           "the label on the current head)"]
+    assert found.notes == [
+        "label 'oracle-change' from the GitHub event ignored: this 'labeled' event ties only the "
+        "label it adds ('bug') to a commit (a label approves the commit it was given on; re-apply "
+        "the label on the current head)"
+    ]
 
 
 @pytest.mark.parametrize("sha", [None, "", "abc1234", "g" * 40, 12345, ["x"], "a" * 39, "a" * 41])
@@ -133,7 +147,9 @@ def test_head_sha_missing_or_not_a_full_id_is_absent(project, tmp_path, sha):
     found = labels(project, {"GITHUB_EVENT_PATH": str(path)})
     assert found.names == set()
     assert len(found.notes) == 1
-    assert found.notes[0].startswith(f"label 'oracle-change' from the GitHub event ignored: pull_request.head.sha is {sha!r}")
+    assert found.notes[0].startswith(
+        f"label 'oracle-change' from the GitHub event ignored: pull_request.head.sha is {sha!r}"
+    )
 
 
 def test_a_sha256_length_id_is_a_full_id(project, tmp_path):
@@ -189,6 +205,7 @@ def test_merge_commit_whose_first_parent_is_the_head_is_absent(project, tmp_path
 
 # PR_LABELS / PR_HEAD_SHA.
 
+
 def test_pr_labels_need_pr_head_sha(project):
     project.commit("change")
     found = labels(project, {"PR_LABELS": "bug, oracle-change"})
@@ -217,8 +234,10 @@ def test_pr_labels_with_an_older_or_short_pr_head_sha_are_absent(project, pushed
     assert f"PR_HEAD_SHA is '{b[:12]}', not a full commit id (40 or 64 hex digits)" in found.notes[0]
 
 
-PR_MERGE_NOTE = ("PR_LABELS counts only for HEAD itself: nothing says HEAD is the merge the platform made, and any "
-                 "merge can have the labelled commit as its second parent")
+PR_MERGE_NOTE = (
+    "PR_LABELS counts only for HEAD itself: nothing says HEAD is the merge the platform made, and any "
+    "merge can have the labelled commit as its second parent"
+)
 
 
 def test_pr_labels_with_the_merges_second_parent_are_absent(project):
@@ -236,6 +255,7 @@ def test_pr_labels_with_the_merges_second_parent_are_absent(project):
 
 # GitLab.
 
+
 @pytest.mark.parametrize("shas", [{}, {"CI_COMMIT_SHA": "HEAD"}, {"CI_MERGE_REQUEST_SOURCE_BRANCH_SHA": "HEAD"}])
 def test_gitlab_labels_name_no_commit_and_never_count(project, shas):
     head = project.commit("change")
@@ -252,6 +272,7 @@ def test_gitlab_labels_name_no_commit_and_never_count(project, shas):
 
 # --label, and what every note looks like.
 
+
 def test_command_line_labels_are_unaffected(project, pushed, tmp_path):
     a, _ = pushed
     environ = {"GITHUB_EVENT_PATH": event_file(tmp_path, a), "PR_LABELS": LABEL, "CI_MERGE_REQUEST_LABELS": LABEL}
@@ -263,15 +284,20 @@ def test_command_line_labels_are_unaffected(project, pushed, tmp_path):
 
 def test_notes_are_single_lines_with_environment_text_escaped(project, tmp_path):
     project.commit("change")
-    environ = {"PR_LABELS": "evil\ngate ok (exit 0)\x1b[2K\u202e", "PR_HEAD_SHA": "a" * 20 + "\r\x1b",
-               "CI_MERGE_REQUEST_LABELS": "\u2028x\x85",
-               "GITHUB_EVENT_PATH": event_file(tmp_path, "x\ny", label="a\nb", labels=("a\nb", "c\rd"))}
+    environ = {
+        "PR_LABELS": "evil\ngate ok (exit 0)\x1b[2K\u202e",
+        "PR_HEAD_SHA": "a" * 20 + "\r\x1b",
+        "CI_MERGE_REQUEST_LABELS": "\u2028x\x85",
+        "GITHUB_EVENT_PATH": event_file(tmp_path, "x\ny", label="a\nb", labels=("a\nb", "c\rd")),
+    }
     notes = labels(project, environ).notes
     assert len(notes) == 4
     for note in notes:
         assert note.isprintable(), note
-    assert notes[0].startswith("label 'evil\\ngate ok (exit 0)\\x1b[2K\\u202e' from PR_LABELS ignored: "
-                               "PR_HEAD_SHA is 'aaaaaaaaaaaaaaaaaaaa\\r\\x1b', not a full commit id")
+    assert notes[0].startswith(
+        "label 'evil\\ngate ok (exit 0)\\x1b[2K\\u202e' from PR_LABELS ignored: "
+        "PR_HEAD_SHA is 'aaaaaaaaaaaaaaaaaaaa\\r\\x1b', not a full commit id"
+    )
 
 
 def test_clean_run_passes_the_head_it_resolved(project, pushed, tmp_path):
@@ -282,12 +308,29 @@ def test_clean_run_passes_the_head_it_resolved(project, pushed, tmp_path):
 
 # End to end: `python3 -m tools.oracle_gate check --results` on a change under oracles/.
 
+
 def run_gate(repo: GitRepo, results: str, environ: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **GIT_ENV, **environ}
     return subprocess.run(
-        [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo.path), "check", "--base", "main",
-         "--results", results, *extra],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-B",
+            "-m",
+            "tools.oracle_gate",
+            "--repo",
+            str(repo.path),
+            "check",
+            "--base",
+            "main",
+            "--results",
+            results,
+            *extra,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -297,8 +340,13 @@ def test_end_to_end_a_label_for_an_older_head_exits_2(project, pushed, tmp_path)
     stale = run_gate(project, results, {"GITHUB_EVENT_PATH": event_file(tmp_path, a, name="a.json")})
     assert stale.returncode == 2, stale.stdout + stale.stderr
     assert f"label 'oracle-change' from the GitHub event ignored: the event names head {a}, HEAD is {b}" in stale.stdout
-    assert "[2] oracles/shop.toml: protected by 'oracles/**' and changed (M) without the 'oracle-change' label" in stale.stdout
-    synchronize = run_gate(project, results, {"GITHUB_EVENT_PATH": event_file(tmp_path, b, action="synchronize", name="s.json")})
+    assert (
+        "[2] oracles/shop.toml: protected by 'oracles/**' and changed (M) without the 'oracle-change' label"
+        in stale.stdout
+    )
+    synchronize = run_gate(
+        project, results, {"GITHUB_EVENT_PATH": event_file(tmp_path, b, action="synchronize", name="s.json")}
+    )
     assert synchronize.returncode == 2, synchronize.stdout
     relabelled = run_gate(project, results, {"GITHUB_EVENT_PATH": event_file(tmp_path, b, name="b.json")})
     operator = run_gate(project, results, {}, "--label", LABEL)
@@ -317,8 +365,10 @@ def test_end_to_end_github_merge_ref_and_json_notes(project, tmp_path):
     refused = run_gate(project, results, {"GITHUB_EVENT_PATH": event}, "--format", "json")
     doc = json.loads(refused.stdout)
     assert refused.returncode == doc["exit_code"] == 2
-    assert doc["notes"][0].startswith("label 'oracle-change' from the GitHub event ignored: the event names "
-                                      f"{head}, the second parent of the merge HEAD {merge}, but GITHUB_SHA")
+    assert doc["notes"][0].startswith(
+        "label 'oracle-change' from the GitHub event ignored: the event names "
+        f"{head}, the second parent of the merge HEAD {merge}, but GITHUB_SHA"
+    )
 
 
 def test_end_to_end_pr_labels_do_not_carry_into_a_pushed_merge(project, tmp_path):
@@ -339,14 +389,17 @@ def test_end_to_end_pr_labels_do_not_carry_into_a_pushed_merge(project, tmp_path
     pushed = run_gate(project, results, {"PR_LABELS": LABEL, "PR_HEAD_SHA": a})
     assert pushed.returncode == 2, pushed.stdout + pushed.stderr
     assert protected in pushed.stdout
-    assert (f"label 'oracle-change' from PR_LABELS ignored: PR_HEAD_SHA names {a}, the second parent of the merge "
-            f"HEAD {m}, but {PR_MERGE_NOTE} (") in pushed.stdout
+    assert (
+        f"label 'oracle-change' from PR_LABELS ignored: PR_HEAD_SHA names {a}, the second parent of the merge "
+        f"HEAD {m}, but {PR_MERGE_NOTE} ("
+    ) in pushed.stdout
     assert "gate ok" not in pushed.stdout
     operator = run_gate(project, results, {}, "--label", LABEL)
     assert operator.returncode == 0, operator.stdout + operator.stderr
 
 
 # The same rule in `clean-run`, which picks HEAD's oracles only for a labelled change.
+
 
 def test_clean_run_uses_head_oracles_only_for_a_label_given_on_head(gate, project, pushed, tmp_path, monkeypatch):
     from tools.oracle_gate.commands import clean_run_cmd
@@ -362,11 +415,27 @@ def test_clean_run_uses_head_oracles_only_for_a_label_given_on_head(gate, projec
 
     monkeypatch.setattr(clean_run_cmd, "clean_run", fake_clean_run)
     out = str(tmp_path / "clean.xml")
-    code, stale, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", out,
-                          environ={"GITHUB_EVENT_PATH": event_file(tmp_path, a, name="a.json")})
+    code, stale, _ = gate(
+        "--repo",
+        str(project.path),
+        "clean-run",
+        "--base",
+        "main",
+        "--out",
+        out,
+        environ={"GITHUB_EVENT_PATH": event_file(tmp_path, a, name="a.json")},
+    )
     assert code == 0 and f"the event names head {a}, HEAD is {b}" in stale
-    code, fresh, _ = gate("--repo", str(project.path), "clean-run", "--base", "main", "--out", out,
-                          environ={"GITHUB_EVENT_PATH": event_file(tmp_path, b, name="b.json")})
+    code, fresh, _ = gate(
+        "--repo",
+        str(project.path),
+        "clean-run",
+        "--base",
+        "main",
+        "--out",
+        out,
+        environ={"GITHUB_EVENT_PATH": event_file(tmp_path, b, name="b.json")},
+    )
     assert code == 0 and "ignored" not in fresh
     assert used == [rev(project, "main"), b]
 
@@ -377,24 +446,40 @@ def test_check_refuses_when_head_moved_after_the_labels_were_read(gate, project,
 
     a, b = pushed
     monkeypatch.setattr(check_cmd, "collect_labels", lambda *_a, **_k: Labels({LABEL}, [], a))
-    code, _, err = gate("--repo", str(project.path), "check", "--base", "main",
-                        "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    code, _, err = gate(
+        "--repo", str(project.path), "check", "--base", "main", "--results", junit(tmp_path, {i: "passed" for i in IDS})
+    )
     assert code == 1 and f"HEAD moved from {a} to {b} while the gate ran" in err
 
 
 # Every source at once, push events and malformed event files.
 
+
 def test_labels_from_all_sources(project, tmp_path):
     head = project.git("rev-parse", "HEAD").strip()
     event = tmp_path / "e.json"
-    event.write_text(json.dumps({"action": "labeled", "label": {"name": " spaced "},
-                                 "pull_request": {"head": {"sha": head}, "labels": [{"name": "gh"}, {"name": " spaced "}]}}))
-    env = {"PR_LABELS": " a , b,,", "PR_HEAD_SHA": head, "CI_MERGE_REQUEST_LABELS": "gl", "GITHUB_EVENT_PATH": str(event)}
+    event.write_text(
+        json.dumps(
+            {
+                "action": "labeled",
+                "label": {"name": " spaced "},
+                "pull_request": {"head": {"sha": head}, "labels": [{"name": "gh"}, {"name": " spaced "}]},
+            }
+        )
+    )
+    env = {
+        "PR_LABELS": " a , b,,",
+        "PR_HEAD_SHA": head,
+        "CI_MERGE_REQUEST_LABELS": "gl",
+        "GITHUB_EVENT_PATH": str(event),
+    }
     found = collect_labels(["cli1,cli2"], env, str(project.path))
     # GitLab's labels and the event's labels other than the one it adds name no commit (see above).
     assert found.names == {"a", "b", "spaced", "cli1", "cli2"}
     assert [n.split(" ignored:")[0] for n in found.notes] == [
-        "label 'gl' from GitLab's CI_MERGE_REQUEST_LABELS", "label 'gh' from the GitHub event"]
+        "label 'gl' from GitLab's CI_MERGE_REQUEST_LABELS",
+        "label 'gh' from the GitHub event",
+    ]
 
 
 def test_push_event_without_pull_request_has_no_labels(tmp_path):
@@ -404,12 +489,15 @@ def test_push_event_without_pull_request_has_no_labels(tmp_path):
     assert collect_labels([], {"GITHUB_EVENT_PATH": str(event)}, str(tmp_path)).names == set()
 
 
-@pytest.mark.parametrize("payload", [
-    {"pull_request": {"labels": "x"}},
-    {"pull_request": {"labels": [{"id": 1}]}},
-    {"pull_request": "x"},
-    {"action": "labeled", "label": {"id": 1}, "pull_request": {"labels": []}},
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"pull_request": {"labels": "x"}},
+        {"pull_request": {"labels": [{"id": 1}]}},
+        {"pull_request": "x"},
+        {"action": "labeled", "label": {"id": 1}, "pull_request": {"labels": []}},
+    ],
+)
 def test_malformed_event_fails_closed(tmp_path, payload):
     event = tmp_path / "e.json"
     event.write_text(json.dumps(payload))

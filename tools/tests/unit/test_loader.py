@@ -29,19 +29,24 @@ def test_the_fixture_project_is_valid(project):
 def test_missing_blob(project):
     os.remove(project.path / "oracles/blobs/table.json")
     project.commit("drop blob")
-    assert head_problems(project) == ["oracles/shop.toml: row add_table: field blob: oracles/blobs/table.json "
-                                      "does not exist"]
+    assert head_problems(project) == [
+        "oracles/shop.toml: row add_table: field blob: oracles/blobs/table.json does not exist"
+    ]
 
 
 def test_hash_mismatch_names_blob_and_expected_hash(project):
     project.write("oracles/blobs/table.json", blob_bytes([{"args": [1, 2], "expected": 4}]))
     project.commit("edit")
     [problem] = head_problems(project)
-    assert problem.startswith("oracles/shop.toml: row add_table: field blob_sha256: "
-                              "oracles/blobs/table.json does not match its pin: expected sha256 ")
-    assert problem.endswith("; if you changed the blob on purpose, update blob_sha256 (`pin --write`) in a change labelled oracle-change; "
-                            "if you did not and HEAD has the file, `git cat-file blob HEAD:oracles/blobs/table.json > "
-                            "oracles/blobs/table.json` restores the committed bytes")
+    assert problem.startswith(
+        "oracles/shop.toml: row add_table: field blob_sha256: "
+        "oracles/blobs/table.json does not match its pin: expected sha256 "
+    )
+    assert problem.endswith(
+        "; if you changed the blob on purpose, update blob_sha256 (`pin --write`) in a change labelled oracle-change; "
+        "if you did not and HEAD has the file, `git cat-file blob HEAD:oracles/blobs/table.json > "
+        "oracles/blobs/table.json` restores the committed bytes"
+    )
 
 
 def test_symlinked_blob_is_refused(project):
@@ -84,7 +89,9 @@ def test_missing_policy(project):
 def test_invalid_policy(project):
     project.write("oracles/policy.toml", 'schema = 1\nprotected = []\nproduction_packages = ["shop"]\n')
     project.commit("bad policy")
-    assert "oracles/policy.toml: field protected: must be a non-empty array of non-empty strings" in head_problems(project)
+    assert "oracles/policy.toml: field protected: must be a non-empty array of non-empty strings" in head_problems(
+        project
+    )
 
 
 def test_oracle_file_that_is_a_symlink(project):

@@ -19,12 +19,14 @@ from tools.oracle_gate.authoring.init_text import DEPS_BEGIN
 from tools.testing.gitrepo import GitRepo
 
 
-def wheel(folder: Path, name: str, version: str, modules: list[str], requires: tuple[str, ...] = (),
-          top_level: bool = False) -> None:
+def wheel(
+    folder: Path, name: str, version: str, modules: list[str], requires: tuple[str, ...] = (), top_level: bool = False
+) -> None:
     dist_info = f"{name}-{version}.dist-info"
     files = {f"{m}/__init__.py": f"X = {m!r}\n" for m in modules}
-    files[f"{dist_info}/METADATA"] = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-                                      + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    files[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
     files[f"{dist_info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     if top_level:
         files[f"{dist_info}/top_level.txt"] = "\n".join(modules) + "\n"
@@ -42,8 +44,14 @@ def index(tmp_path) -> dict[str, str]:
     wheel(wheels, "beta_dist", "2.1", ["beta", "beta_extra"], top_level=True)
     wheel(wheels, "beta_dist", "1.0", ["beta"])
     wheel(wheels, "gamma", "3.0", ["gamma"])
-    return {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_NO_CACHE_DIR": "1",
-            "PIP_CONSTRAINT": "", "HOME": str(tmp_path)}
+    return {
+        **os.environ,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_NO_CACHE_DIR": "1",
+        "PIP_CONSTRAINT": "",
+        "HOME": str(tmp_path),
+    }
 
 
 def test_a_requirements_file_resolves_to_pins_and_hashes_of_every_distribution(tmp_path, index):
@@ -57,12 +65,15 @@ def test_a_requirements_file_resolves_to_pins_and_hashes_of_every_distribution(t
     assert f"beta_dist==2.1 \\\n    --hash=sha256:{pins[1].sha256}\n" in text
 
 
-@pytest.mark.parametrize("line, why", [
-    ("-e ./lib", "is not a requirement of a distribution by name"),
-    ("--index-url https://example.invalid/simple", "is not a requirement"),
-    ("git+https://example.invalid/x.git", "is not a requirement"),
-    ("./vendored", "is not a requirement"),
-])
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("-e ./lib", "is not a requirement of a distribution by name"),
+        ("--index-url https://example.invalid/simple", "is not a requirement"),
+        ("git+https://example.invalid/x.git", "is not a requirement"),
+        ("./vendored", "is not a requirement"),
+    ],
+)
 def test_options_urls_and_paths_are_refused_naming_the_line(tmp_path, index, line, why):
     req = tmp_path / "requirements.in"
     req.write_text(f"gamma\n{line}\n")
@@ -106,9 +117,22 @@ def library(tmp_path: Path, mode: str, index: dict[str, str], gate, extra: tuple
     repo.write("src/shop/__init__.py", "import alpha\nimport importlib.metadata\n")
     repo.write("src/shop/calc.py", "import gamma\n")
     repo.write("requirements.in", "alpha-dist\ngamma\n")
-    repo.write("pyproject.toml", '[project]\nname = "shop"\nversion = "2.0.1"\n[project.scripts]\nshop = "shop.calc:main"\n')
-    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--requirements",
-                          str(repo.path / "requirements.in"), "--bazel", "7", *extra, environ=index)
+    repo.write(
+        "pyproject.toml", '[project]\nname = "shop"\nversion = "2.0.1"\n[project.scripts]\nshop = "shop.calc:main"\n'
+    )
+    code, out, err = gate(
+        "--repo",
+        str(repo.path),
+        "init",
+        "--package",
+        "shop",
+        "--requirements",
+        str(repo.path / "requirements.in"),
+        "--bazel",
+        "7",
+        *extra,
+        environ=index,
+    )
     assert code == 0, out + err
     return repo, out
 
@@ -124,7 +148,7 @@ def test_init_requirements_writes_the_lock_its_wiring_and_the_library_once(tmp_p
     assert 'imports = [".."],' in build and 'dist_name = "shop",' in build and 'version = "2.0.1",' in build
     assert '"console_scripts": ["shop = shop.calc:main"]' in build
     control = repo.read("MODULE.bazel" if mode == "bzlmod" else "WORKSPACE").decode()
-    block = control[control.index(DEPS_BEGIN):]
+    block = control[control.index(DEPS_BEGIN) :]
     assert block.index(DEPS_BEGIN) < block.index(END) and control.index(BEGIN) < control.index(DEPS_BEGIN)
     if mode == "bzlmod":
         assert 'checked_lock.lock(name = "pypi_lock", lock = "//:requirements_lock.txt")' in block
@@ -132,10 +156,26 @@ def test_init_requirements_writes_the_lock_its_wiring_and_the_library_once(tmp_p
     else:
         assert 'python_dependencies(name = "pypi", lock = "//:requirements_lock.txt")' in block
     assert 'deps = ["//src/shop"]' in repo.read("oracles/BUILD.bazel").decode()
-    before = {p: (repo.path / p).read_bytes() for p in ("requirements_lock.txt", "src/shop/BUILD.bazel", "WORKSPACE"
-                                                       if mode == "workspace" else "MODULE.bazel")}
-    code, again, _ = gate("--repo", str(repo.path), "init", "--package", "shop", "--requirements",
-                          str(repo.path / "requirements.in"), "--bazel", "7", environ=index)
+    before = {
+        p: (repo.path / p).read_bytes()
+        for p in (
+            "requirements_lock.txt",
+            "src/shop/BUILD.bazel",
+            "WORKSPACE" if mode == "workspace" else "MODULE.bazel",
+        )
+    }
+    code, again, _ = gate(
+        "--repo",
+        str(repo.path),
+        "init",
+        "--package",
+        "shop",
+        "--requirements",
+        str(repo.path / "requirements.in"),
+        "--bazel",
+        "7",
+        environ=index,
+    )
     assert code == 0 and "nothing to do" in again, again
     assert before == {p: (repo.path / p).read_bytes() for p in before}
 
@@ -147,11 +187,22 @@ def test_a_dist_name_that_is_not_the_projects_and_bad_requirements_write_nothing
     repo.write("pyproject.toml", '[project]\nname = "shop"\nversion = "1"\n')
     repo.write("requirements.in", "no-such-dist\n")
     before = sorted(p.name for p in repo.path.iterdir())
-    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--dist-name", "other", "--bazel", "4",
-                          environ=index)
+    code, out, err = gate(
+        "--repo", str(repo.path), "init", "--package", "shop", "--dist-name", "other", "--bazel", "4", environ=index
+    )
     assert code == 1 and "--dist-name 'other' does not match pyproject.toml's name 'shop'" in err, err
-    code, out, err = gate("--repo", str(repo.path), "init", "--package", "shop", "--requirements",
-                          str(repo.path / "requirements.in"), "--bazel", "4", environ=index)
+    code, out, err = gate(
+        "--repo",
+        str(repo.path),
+        "init",
+        "--package",
+        "shop",
+        "--requirements",
+        str(repo.path / "requirements.in"),
+        "--bazel",
+        "4",
+        environ=index,
+    )
     assert code == 1 and "requirements.in: pip could not resolve it" in err and len(err.strip().splitlines()) == 1, err
     assert sorted(p.name for p in repo.path.iterdir()) == before
 

@@ -100,94 +100,194 @@ def test_missing_hash():
 REFUSED = [
     ("requirement", "-r other.txt", f"includes another file, which this check never reads; {ONLY_PINS}"),
     ("requirement_attached", "-rother.txt", f"includes another file, which this check never reads; {ONLY_PINS}"),
-    ("requirement_long", "--requirement=other.txt", f"includes another file, which this check never reads; {ONLY_PINS}"),
+    (
+        "requirement_long",
+        "--requirement=other.txt",
+        f"includes another file, which this check never reads; {ONLY_PINS}",
+    ),
     ("constraint", "-c constraints.txt", f"adds a constraints file, which this check never reads; {ONLY_PINS}"),
-    ("constraint_long", "--constraint constraints.txt",
-     f"adds a constraints file, which this check never reads; {ONLY_PINS}"),
+    (
+        "constraint_long",
+        "--constraint constraints.txt",
+        f"adds a constraints file, which this check never reads; {ONLY_PINS}",
+    ),
     ("editable", "-e ./pkg", f"installs a project from a path or repository, which pip builds and runs; {ONLY_PINS}"),
-    ("editable_long", "--editable git+https://example.com/pkg.git",
-     f"installs a project from a path or repository, which pip builds and runs; {ONLY_PINS}"),
+    (
+        "editable_long",
+        "--editable git+https://example.com/pkg.git",
+        f"installs a project from a path or repository, which pip builds and runs; {ONLY_PINS}",
+    ),
     ("index", "-i https://example.com/simple", f"changes the index pip downloads from; {ONLY_PINS}"),
     ("index_url", "--index-url https://example.com/simple", f"changes the index pip downloads from; {ONLY_PINS}"),
-    ("extra_index_url", "--extra-index-url=https://example.com/simple",
-     f"changes the index pip downloads from; {ONLY_PINS}"),
+    (
+        "extra_index_url",
+        "--extra-index-url=https://example.com/simple",
+        f"changes the index pip downloads from; {ONLY_PINS}",
+    ),
     ("find_links", "-f /opt/wheels", f"adds a place pip looks for packages; {ONLY_PINS}"),
     ("find_links_long", "--find-links ./wheels", f"adds a place pip looks for packages; {ONLY_PINS}"),
-    ("trusted_host", "--trusted-host example.com",
-     f"lets pip download from a host without checking its certificate; {ONLY_PINS}"),
+    (
+        "trusted_host",
+        "--trusted-host example.com",
+        f"lets pip download from a host without checking its certificate; {ONLY_PINS}",
+    ),
     ("pre", "--pre", f"lets pip choose pre-releases; {ONLY_PINS}"),
-    ("no_binary", "--no-binary :all:",
-     f"changes when pip builds from source, overriding the fetch's --only-binary=:all:; {ONLY_PINS}"),
-    ("only_binary", "--only-binary=:none:",
-     f"changes when pip builds from source, overriding the fetch's --only-binary=:all:; {ONLY_PINS}"),
-    ("prefer_binary", "--prefer-binary",
-     f"changes when pip builds from source, overriding the fetch's --only-binary=:all:; {ONLY_PINS}"),
+    (
+        "no_binary",
+        "--no-binary :all:",
+        f"changes when pip builds from source, overriding the fetch's --only-binary=:all:; {ONLY_PINS}",
+    ),
+    (
+        "only_binary",
+        "--only-binary=:none:",
+        f"changes when pip builds from source, overriding the fetch's --only-binary=:all:; {ONLY_PINS}",
+    ),
+    (
+        "prefer_binary",
+        "--prefer-binary",
+        f"changes when pip builds from source, overriding the fetch's --only-binary=:all:; {ONLY_PINS}",
+    ),
     ("require_hashes", "--require-hashes", f"is a pip option; {ONLY_PINS}"),
     ("use_feature", "--use-feature=truststore", f"turns on an experimental pip feature; {ONLY_PINS}"),
     ("short_option", "-x", f"is a pip option; {ONLY_PINS}"),
     ("long_option", "--xxx", f"is a pip option; {ONLY_PINS}"),
     ("indented_option", "    -r other.txt", f"includes another file, which this check never reads; {ONLY_PINS}"),
-    ("direct_url", "pkg @ https://example.com/pkg-1.0-py3-none-any.whl",
-     f"names a URL, so pip would install whatever is there; {ONLY_PINS}"),
-    ("vcs_url", "git+https://example.com/pkg.git#egg=pkg",
-     f"names a URL, so pip would install whatever is there; {ONLY_PINS}"),
+    (
+        "direct_url",
+        "pkg @ https://example.com/pkg-1.0-py3-none-any.whl",
+        f"names a URL, so pip would install whatever is there; {ONLY_PINS}",
+    ),
+    (
+        "vcs_url",
+        "git+https://example.com/pkg.git#egg=pkg",
+        f"names a URL, so pip would install whatever is there; {ONLY_PINS}",
+    ),
     ("file_url", "file:///tmp/pkg", f"names a URL, so pip would install whatever is there; {ONLY_PINS}"),
     ("relative_path", "./pkg", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
     ("absolute_path", "/abs/pkg", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
-    ("wheel_file", "pkg-1.0-py3-none-any.whl", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
+    (
+        "wheel_file",
+        "pkg-1.0-py3-none-any.whl",
+        f"names a local path, so pip would install whatever is there; {ONLY_PINS}",
+    ),
     ("sdist_file", "pkg-1.0.tar.gz", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
     # A pin whose version ends in one of pip's archive extensions (any case) or `.egg`: pip installs it as
     # a local file (and with --only-binary=:all: still starts building a `.zip`).
-    *[(f"version_ending_in{ext.replace('.', '_')}", f"pkg==1{ext}",
-       f"names a local path, so pip would install whatever is there; {ONLY_PINS}")
-      for ext in (".zip", ".whl", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tlz",
-                  ".tar.lz", ".tar.lzma", ".egg")],
-    ("version_ending_in_upper_zip", "pkg==1.ZIP", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
-    ("version_ending_in_mixed_tar_gz", "pkg==1.0.Tar.Gz",
-     f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
+    *[
+        (
+            f"version_ending_in{ext.replace('.', '_')}",
+            f"pkg==1{ext}",
+            f"names a local path, so pip would install whatever is there; {ONLY_PINS}",
+        )
+        for ext in (
+            ".zip",
+            ".whl",
+            ".tar.gz",
+            ".tgz",
+            ".tar",
+            ".tar.bz2",
+            ".tbz",
+            ".tar.xz",
+            ".txz",
+            ".tlz",
+            ".tar.lz",
+            ".tar.lzma",
+            ".egg",
+        )
+    ],
+    (
+        "version_ending_in_upper_zip",
+        "pkg==1.ZIP",
+        f"names a local path, so pip would install whatever is there; {ONLY_PINS}",
+    ),
+    (
+        "version_ending_in_mixed_tar_gz",
+        "pkg==1.0.Tar.Gz",
+        f"names a local path, so pip would install whatever is there; {ONLY_PINS}",
+    ),
     ("version_egg", "pkg==1.0.egg", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
-    ("local_version_ending_in_whl", "pkg==1.0+build.whl",
-     f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
+    (
+        "local_version_ending_in_whl",
+        "pkg==1.0+build.whl",
+        f"names a local path, so pip would install whatever is there; {ONLY_PINS}",
+    ),
     ("continued_zip_pin", "pkg==1.zip \\", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
-    ("environment_variable", "pkg==${VERSION}",
-     f"refers to an environment variable, which pip fills in when it installs; {ONLY_PINS}"),
-    ("arbitrary_equality", "pkg===1.0",
-     "pins with `===`, which compares the version as a string; a pin is `name==version`"),
+    (
+        "environment_variable",
+        "pkg==${VERSION}",
+        f"refers to an environment variable, which pip fills in when it installs; {ONLY_PINS}",
+    ),
+    (
+        "arbitrary_equality",
+        "pkg===1.0",
+        "pins with `===`, which compares the version as a string; a pin is `name==version`",
+    ),
     ("unpinned", "pkg", "names no version, so pip may choose any; a pin is `name==version`"),
     ("range", "pkg>=1.0", "is not pinned with `==`, so pip may choose another version; a pin is `name==version`"),
     ("compatible", "pkg~=1.0", "is not pinned with `==`, so pip may choose another version; a pin is `name==version`"),
     ("wildcard", "pkg==1.*", "pins the version `1.*`, which is not one exact version; a pin is `name==version`"),
     ("bad_name", ".pkg==1.0", f"names a local path, so pip would install whatever is there; {ONLY_PINS}"),
     ("name_ending_in_a_dot", "pkg.==1.0", "pins `pkg.`, which is not a distribution name; a pin is `name==version`"),
-    ("extras", "pkg[extra]==1.0",
-     "names extras, which `pip-compile --strip-extras` never writes; pin the packages they add by name"),
-    ("marker", 'pkg==1.0 ; python_version < "3.12"',
-     "has an environment marker, which pip_lock_repository refuses; keep markers out of requirements.in"),
-    ("inline_comment", "pkg==1.0  # pinned by hand",
-     "has a comment after the pin; pip-compile writes comments on lines of their own"),
+    (
+        "extras",
+        "pkg[extra]==1.0",
+        "names extras, which `pip-compile --strip-extras` never writes; pin the packages they add by name",
+    ),
+    (
+        "marker",
+        'pkg==1.0 ; python_version < "3.12"',
+        "has an environment marker, which pip_lock_repository refuses; keep markers out of requirements.in",
+    ),
+    (
+        "inline_comment",
+        "pkg==1.0  # pinned by hand",
+        "has a comment after the pin; pip-compile writes comments on lines of their own",
+    ),
     ("spaces", "pkg == 1.0", "has spaces; a pin is exactly `name==version`"),
-    ("hash_on_pin_line", f"pkg==1.0 --hash=sha256:{H1}",
-     "has a hash on the pin's line; pip-compile writes each `--hash` indented on a line of its own"),
-    ("indented_pin", "    pkg==1.0",
-     "is indented; a pin starts in column 1 and only `--hash=sha256:` lines are indented"),
-    ("md5", "    --hash=md5:0123456789abcdef0123456789abcdef",
-     "uses the hash `md5`; the lock uses only `--hash=sha256:<64 hex digits>`"),
-    ("sha512", "    --hash=sha512:" + "ab" * 64, "uses the hash `sha512`; the lock uses only `--hash=sha256:<64 hex digits>`"),
+    (
+        "hash_on_pin_line",
+        f"pkg==1.0 --hash=sha256:{H1}",
+        "has a hash on the pin's line; pip-compile writes each `--hash` indented on a line of its own",
+    ),
+    (
+        "indented_pin",
+        "    pkg==1.0",
+        "is indented; a pin starts in column 1 and only `--hash=sha256:` lines are indented",
+    ),
+    (
+        "md5",
+        "    --hash=md5:0123456789abcdef0123456789abcdef",
+        "uses the hash `md5`; the lock uses only `--hash=sha256:<64 hex digits>`",
+    ),
+    (
+        "sha512",
+        "    --hash=sha512:" + "ab" * 64,
+        "uses the hash `sha512`; the lock uses only `--hash=sha256:<64 hex digits>`",
+    ),
     ("short_hash", "    --hash=sha256:abcd", "is not 64 lowercase hex digits after `--hash=sha256:`"),
     ("uppercase_hash", f"    --hash=sha256:{H1.upper()}", "is not 64 lowercase hex digits after `--hash=sha256:`"),
     ("two_hashes", f"    --hash=sha256:{H1} --hash=sha256:{H2}", "is not one `--hash=sha256:<64 hex digits>`"),
     ("hash_with_space", f"    --hash sha256:{H1}", "is not one `--hash=sha256:<64 hex digits>`"),
     ("unindented_hash", f"--hash=sha256:{H1}", "is not indented under a pin, as pip-compile writes hash lines"),
-    ("blank_after_backslash", "pkg==1.0 \\ ",
-     "has blanks after its final `\\`, so pip does not continue it onto the next line"),
+    (
+        "blank_after_backslash",
+        "pkg==1.0 \\ ",
+        "has blanks after its final `\\`, so pip does not continue it onto the next line",
+    ),
     ("backslash_alone", "\\", "is a `\\` alone"),
     ("byte_order_mark", "\ufeff# header", "holds a byte order mark (U+FEFF); save the lock as UTF-8 without BOM"),
-    ("form_feed_in_comment", "# note\x0c-r other.txt",
-     "holds U+000C, which pip reads as a line break, so what follows it would be a line of its own; "
-     "a lock is plain ASCII"),
-    ("line_separator_in_comment", "# note\u2028-r other.txt",
-     "holds U+2028, which pip reads as a line break, so what follows it would be a line of its own; "
-     "a lock is plain ASCII"),
+    (
+        "form_feed_in_comment",
+        "# note\x0c-r other.txt",
+        "holds U+000C, which pip reads as a line break, so what follows it would be a line of its own; "
+        "a lock is plain ASCII",
+    ),
+    (
+        "line_separator_in_comment",
+        "# note\u2028-r other.txt",
+        "holds U+2028, which pip reads as a line break, so what follows it would be a line of its own; "
+        "a lock is plain ASCII",
+    ),
     ("non_ascii_comment", "# caf\u00e9", "holds the non-ASCII character 'é' (U+00E9); a lock is plain ASCII"),
     ("nul", "pkg==1.0\x00", "holds the invisible character U+0000; a lock is plain ASCII"),
     ("undecodable_byte", "# caf\udce9", "holds the byte 0xE9, which is not UTF-8; a lock is plain ASCII"),
@@ -218,28 +318,72 @@ def test_the_issue_example():
 
 
 CONTINUATIONS = [
-    ("onto_a_pin", f"pkg==1.0 \\\nother==2.0 \\\n    --hash=sha256:{H1}\n",
-     [(1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line")]),
-    ("onto_a_comment", "pkg==1.0 \\\n    # via pytest\n",
-     [(1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line")]),
-    ("onto_a_blank_line", f"pkg==1.0 \\\n\n    --hash=sha256:{H1}\n",
-     [(1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line"),
-      (3, f"`--hash=sha256:{H1}` continues no pin: it does not follow a line ending with `\\`, so pip would read "
-          "this hash on its own")]),
-    ("onto_nothing", f"pkg==1.0 \\\n    --hash=sha256:{H1} \\\n",
-     [(2, f"`--hash=sha256:{H1} \\` ends with `\\` but is the last line")]),
-    ("hash_after_a_finished_pin", f"pkg==1.0\n    --hash=sha256:{H1}\n",
-     [(2, f"`--hash=sha256:{H1}` continues no pin: it does not follow a line ending with `\\`, so pip would read "
-          "this hash on its own")]),
-    ("after_a_refused_line", f"-r other.txt \\\n    --hash=sha256:{H1}\n",
-     [(1, f"`-r other.txt \\` includes another file, which this check never reads; {ONLY_PINS}")]),
-    ("encoding_cookie", "# -*- coding: utf-7 -*-\n# note +AAo--r other.txt\n",
-     [(1, "`# -*- coding: utf-7 -*-` declares the encoding `utf-7`, which pip then decodes the whole lock with; "
-          "pip-compile never writes it, so remove it")]),
-    ("lone_carriage_return", "pkg==1.0\r-r other.txt\n",
-     [(1, "`pkg==1.0\\r-r other.txt` holds U+000D, which pip reads as a line "
-          "break, so what follows it would be a "
-          "line of its own; a lock is plain ASCII")]),
+    (
+        "onto_a_pin",
+        f"pkg==1.0 \\\nother==2.0 \\\n    --hash=sha256:{H1}\n",
+        [(1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line")],
+    ),
+    (
+        "onto_a_comment",
+        "pkg==1.0 \\\n    # via pytest\n",
+        [(1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line")],
+    ),
+    (
+        "onto_a_blank_line",
+        f"pkg==1.0 \\\n\n    --hash=sha256:{H1}\n",
+        [
+            (1, "`pkg==1.0 \\` ends with `\\`, so pip joins line 2 onto it, but line 2 is not a `--hash=sha256:` line"),
+            (
+                3,
+                f"`--hash=sha256:{H1}` continues no pin: it does not follow a line ending with `\\`, so pip would read "
+                "this hash on its own",
+            ),
+        ],
+    ),
+    (
+        "onto_nothing",
+        f"pkg==1.0 \\\n    --hash=sha256:{H1} \\\n",
+        [(2, f"`--hash=sha256:{H1} \\` ends with `\\` but is the last line")],
+    ),
+    (
+        "hash_after_a_finished_pin",
+        f"pkg==1.0\n    --hash=sha256:{H1}\n",
+        [
+            (
+                2,
+                f"`--hash=sha256:{H1}` continues no pin: it does not follow a line ending with `\\`, so pip would read "
+                "this hash on its own",
+            )
+        ],
+    ),
+    (
+        "after_a_refused_line",
+        f"-r other.txt \\\n    --hash=sha256:{H1}\n",
+        [(1, f"`-r other.txt \\` includes another file, which this check never reads; {ONLY_PINS}")],
+    ),
+    (
+        "encoding_cookie",
+        "# -*- coding: utf-7 -*-\n# note +AAo--r other.txt\n",
+        [
+            (
+                1,
+                "`# -*- coding: utf-7 -*-` declares the encoding `utf-7`, which pip then decodes the whole lock with; "
+                "pip-compile never writes it, so remove it",
+            )
+        ],
+    ),
+    (
+        "lone_carriage_return",
+        "pkg==1.0\r-r other.txt\n",
+        [
+            (
+                1,
+                "`pkg==1.0\\r-r other.txt` holds U+000D, which pip reads as a line "
+                "break, so what follows it would be a "
+                "line of its own; a lock is plain ASCII",
+            )
+        ],
+    ),
     ("crlf_line_endings", f"pkg==1.0 \\\r\n    --hash=sha256:{H1}\r\n", []),
     ("coding_word_after_line_two", f"#\n#\n# decoding: utf-7 is fine here\npkg==1.0 \\\n    --hash=sha256:{H1}\n", []),
 ]
@@ -278,8 +422,9 @@ def _starlark() -> dict[str, object]:
     # Constants are one line, or a `[...]` list over several; the BUILD and .bzl templates
     # (triple-quoted) are not needed.
     parts = re.findall(r"^_[A-Z_]+ = (?:\[[^\]]*\]|(?!\"\"\").*)$", source, re.M)
-    parts += re.findall(r"^def (?:_only|_file_extension|lock_line_problem|lock_problems)\(.*?(?=^\S)", source,
-                        re.M | re.S)
+    parts += re.findall(
+        r"^def (?:_only|_file_extension|lock_line_problem|lock_problems)\(.*?(?=^\S)", source, re.M | re.S
+    )
     namespace: dict[str, object] = {}
     exec("\n".join(parts).replace(".elems()", ""), namespace)
     return namespace
@@ -312,12 +457,21 @@ def test_the_fetch_rule_refuses_the_same_lines_of_a_whole_lock(text):
 
 
 AGREEMENT = [(c[0], c[1]) for c in REFUSED] + [
-    ("pin", "pkg==1.0"), ("continued_pin", "pkg==1.0 \\"), ("epoch_local", "pkg==1!1.0+local.1"),
-    ("hash", f"    --hash=sha256:{H1}"), ("continued_hash", f"\t--hash=sha256:{H1} \\"),
-    ("comment", "# via -r requirements.in"), ("indented_comment", "    #   pytest"), ("blank", "   "),
+    ("pin", "pkg==1.0"),
+    ("continued_pin", "pkg==1.0 \\"),
+    ("epoch_local", "pkg==1!1.0+local.1"),
+    ("hash", f"    --hash=sha256:{H1}"),
+    ("continued_hash", f"\t--hash=sha256:{H1} \\"),
+    ("comment", "# via -r requirements.in"),
+    ("indented_comment", "    #   pytest"),
+    ("blank", "   "),
     # PEP 440 forms whose last dot-separated part has no digit, yet name no file pip would install.
-    ("implicit_post", "pkg==1.0.post"), ("implicit_dev", "pkg==1.0.dev"), ("local_letters", "pkg==1.0+ubuntu"),
-    ("pre_release", "pkg==2.0rc1"), ("post_release", "pkg==1.0.post1"), ("name_ending_in_zip", "zip==1.0"),
+    ("implicit_post", "pkg==1.0.post"),
+    ("implicit_dev", "pkg==1.0.dev"),
+    ("local_letters", "pkg==1.0+ubuntu"),
+    ("pre_release", "pkg==2.0rc1"),
+    ("post_release", "pkg==1.0.post1"),
+    ("name_ending_in_zip", "zip==1.0"),
 ]
 
 
@@ -332,11 +486,14 @@ def test_the_python_check_agrees_with_the_fetch_rule(case, line):
         assert starlark_allows == python_allows
 
 
-@pytest.mark.parametrize(("line", "extension"), [("pkg==1.zip", ".zip"), ("pkg==1.0.TAR.GZ", ".tar.gz"),
-                                                 ("pkg==1.tar.lz \\", ".tar.lz"), ("pkg==1.0.egg", ".egg")])
+@pytest.mark.parametrize(
+    ("line", "extension"),
+    [("pkg==1.zip", ".zip"), ("pkg==1.0.TAR.GZ", ".tar.gz"), ("pkg==1.tar.lz \\", ".tar.lz"), ("pkg==1.0.egg", ".egg")],
+)
 def test_the_fetch_rule_names_the_file_extension(line, extension):
-    assert _starlark_rule()(line) == (f"pins a version ending in `{extension}`, so pip would install it as a local "
-                                      "file; a lock holds only pins")
+    assert _starlark_rule()(line) == (
+        f"pins a version ending in `{extension}`, so pip would install it as a local file; a lock holds only pins"
+    )
 
 
 def test_the_fetch_rule_passes_the_repository_lock():

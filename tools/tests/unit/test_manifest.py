@@ -9,16 +9,24 @@ from tools.oracle_gate.suite.manifest import MANIFEST_PATH, manifest_problems, r
 
 
 def test_sha256sum_accepts_the_manifest(project):
-    proc = subprocess.run(["sha256sum", "--check", "--strict", MANIFEST_PATH], cwd=project.path,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["sha256sum", "--check", "--strict", MANIFEST_PATH],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "oracles/shop.toml: OK" in proc.stdout
 
 
 def test_the_manifest_lists_every_id_with_its_file(project):
     lines = [line for line in project.read(MANIFEST_PATH).decode().splitlines() if line.startswith("# invariant ")]
-    assert lines == ["# invariant add_table oracles/shop.toml", "# invariant norm_is_idempotent oracles/shop.toml",
-                     "# invariant sum_in_range oracles/shop.toml"]
+    assert lines == [
+        "# invariant add_table oracles/shop.toml",
+        "# invariant norm_is_idempotent oracles/shop.toml",
+        "# invariant sum_in_range oracles/shop.toml",
+    ]
 
 
 def test_manifest_does_not_list_itself_and_lists_every_other_file(project):
@@ -34,8 +42,9 @@ def test_stale_manifest_message(project):
     [problem] = manifest_problems(WorkTree(str(project.path)))
     assert problem.code == 5
     assert str(problem).startswith("oracles/MANIFEST.sha256: is stale (1 differing lines, first: '+")
-    assert str(problem).endswith("`bazel run @oracle_gate//tools:oracle_gate -- manifest --write`) in a change "
-                                 "labelled oracle-change")
+    assert str(problem).endswith(
+        "`bazel run @oracle_gate//tools:oracle_gate -- manifest --write`) in a change labelled oracle-change"
+    )
 
 
 def test_manifest_cli_write_then_check(gate, project):

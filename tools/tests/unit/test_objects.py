@@ -86,20 +86,28 @@ def test_blobs_the_merge_base_pinned_the_same_way_are_not_read(project, tmp_path
     assert report.exit_code == 0, [v.line() for v in report.violations]
     assert not blobs & set(read)
     read.clear()
-    report = run_check(str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})], environ={},
-                       verify_all=True)
+    report = run_check(
+        str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})], environ={}, verify_all=True
+    )
     assert report.exit_code == 0 and blobs <= set(read)
 
 
 def test_a_re_pinned_blob_is_hashed_again_whatever_the_base_said(project, tmp_path):
     # Same object, new pin: the base vouched for the old pin only, so the bytes are hashed (exit 5).
     toml = project.read("oracles/shop.toml").decode()
-    project.write("oracles/shop.toml", toml.replace(hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest(),
-                                                    "e" * 64))
+    project.write(
+        "oracles/shop.toml",
+        toml.replace(hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest(), "e" * 64),
+    )
     project.write_manifest()
     project.commit("re-pin")
-    report = run_check(str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})],
-                       labels={"oracle-change"}, environ={})
+    report = run_check(
+        str(project.path),
+        "main",
+        results=[junit(tmp_path, {i: "passed" for i in IDS})],
+        labels={"oracle-change"},
+        environ={},
+    )
     assert report.exit_code == 5
     assert any("table.json does not match its pin: expected sha256 " + "e" * 64 in v.line() for v in report.violations)
 
@@ -113,7 +121,9 @@ def _base_with_pin(project, pin: str, manifest_too: bool) -> None:
     project.write("oracles/shop.toml", toml.replace(true_pin, pin))
     project.write_manifest()
     if manifest_too:
-        project.write("oracles/MANIFEST.sha256", project.read("oracles/MANIFEST.sha256").decode().replace(true_pin, pin))
+        project.write(
+            "oracles/MANIFEST.sha256", project.read("oracles/MANIFEST.sha256").decode().replace(true_pin, pin)
+        )
     project.commit("a base that never passed the gate")
     project.git("checkout", "-q", "-B", "production-only")
     project.write("shop/calc.py", project.read("shop/calc.py").decode() + "\n# reworded\n")
@@ -193,6 +203,7 @@ def test_a_manifest_line_forged_inside_a_file_name_vouches_for_nothing(project):
     from tools.oracle_gate.git.tree import WorkTree
     from tools.oracle_gate.suite.loader import load_oracles
     from tools.oracle_gate.suite.manifest import render, vouch_for_base
+
     table = hashlib.sha256(project.read("oracles/blobs/table.json")).hexdigest()
     name = "oracles/blobs/a\x85" + "c" * 64 + "  oracles/blobs/table.json"
     manifest = project.read("oracles/MANIFEST.sha256").decode() + f"{hashlib.sha256(b'[]').hexdigest()}  {name}\n"
@@ -219,7 +230,8 @@ def test_a_merge_base_inside_a_merged_branch_vouches_for_nothing(project, tmp_pa
     blobs = set(_blob_oids(project).values())
     read = _reads(monkeypatch)
     # --head-only: the tip is not merged, so only the merge base could vouch (the tip always does).
-    report = run_check(str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})], environ={},
-                       head_only=True)
+    report = run_check(
+        str(project.path), "main", results=[junit(tmp_path, {i: "passed" for i in IDS})], environ={}, head_only=True
+    )
     assert report.exit_code == 0, [v.line() for v in report.violations]
     assert blobs <= set(read)

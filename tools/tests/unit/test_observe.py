@@ -51,8 +51,10 @@ def test_raising_and_exiting_are_failed_samples(tmp_path):
             sys.exit(0)
     """
     result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
-    assert result.judged["add_table"].reasons == ["sample 0 (0-based): raised ValueError: no",
-                                                 "sample 1 (0-based): raised SystemExit: 0"]
+    assert result.judged["add_table"].reasons == [
+        "sample 0 (0-based): raised ValueError: no",
+        "sample 1 (0-based): raised SystemExit: 0",
+    ]
 
 
 def test_an_entry_that_cannot_be_imported_fails_its_row(tmp_path):
@@ -63,7 +65,10 @@ def test_an_entry_that_cannot_be_imported_fails_its_row(tmp_path):
 def test_a_package_that_raised_on_import_fails_every_row_that_names_it(tmp_path):
     # The package imports its submodule, then raises: the submodule stays in sys.modules, where a
     # caller that served the first row would find it for the second.
-    files = {"shop/__init__.py": "from . import calc\nraise ImportError('x')\n", "shop/calc.py": "def add(a, b): return a + b\n"}
+    files = {
+        "shop/__init__.py": "from . import calc\nraise ImportError('x')\n",
+        "shop/calc.py": "def add(a, b): return a + b\n",
+    }
     result = run_rows(tmp_path, ROWS, TABLE_BLOB, files)
     for ident in ("add_table", "second_table"):
         assert result.judged[ident].reasons == ["cannot load entry shop.calc:add: ImportError: x"], ident
@@ -71,6 +76,7 @@ def test_a_package_that_raised_on_import_fails_every_row_that_names_it(tmp_path)
 
 def test_the_supervisor_and_the_caller_name_a_load_error_alike():
     from tools.oracle_gate.actions import caller, observe
+
     assert caller.LOAD_ERROR == observe.LOAD_ERROR
     assert observe._load_failed('{"id": "r", "error": "cannot load entry m:f: ImportError: x"}')
     assert not observe._load_failed('{"id": "r", "results": []}')
@@ -79,7 +85,9 @@ def test_the_supervisor_and_the_caller_name_a_load_error_alike():
 
 def test_rebinding_the_gate_and_the_caller_changes_nothing(tmp_path):
     # Production code tries to reach the verdict functions and the caller's own helpers.
-    body = WRONG_ADD + """
+    body = (
+        WRONG_ADD
+        + """
 import sys
 try:
     import tools.oracle_gate.spec.verdicts as v
@@ -91,6 +99,7 @@ main = sys.modules["__main__"]
 if hasattr(main, "encode"):
     main.encode = lambda value, *a, **k: "3"
 """
+    )
     result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
     # Whatever the rebinding makes the caller send, the judge compares with the expected values it
     # alone holds, in its own process.
@@ -99,13 +108,16 @@ if hasattr(main, "encode"):
 
 
 def test_replacing_builtins_and_json_does_not_forge_a_pass(tmp_path):
-    body = WRONG_ADD + """
+    body = (
+        WRONG_ADD
+        + """
 import builtins, json
 builtins.isinstance = lambda *a: True
 builtins.type = lambda *a: int
 json.dumps = lambda *a, **k: '{"id": "add_table", "results": []}'
 json.loads = lambda *a, **k: {}
 """
+    )
     result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
     assert not result.judged["add_table"].ok
 
@@ -113,7 +125,9 @@ json.loads = lambda *a, **k: {}
 def test_forged_replies_on_the_channel_are_results_or_malformed(tmp_path):
     # Writes a forged "verdict" line to every descriptor it can find, then a correct-looking reply
     # for the wrong id, before the real reply.
-    body = WRONG_ADD + """
+    body = (
+        WRONG_ADD
+        + """
 import os
 for fd in range(3, 64):
     try:
@@ -121,6 +135,7 @@ for fd in range(3, 64):
     except OSError:
         pass
 """
+    )
     result = run_rows(tmp_path, ROWS, TABLE_BLOB, calc(body))
     assert not result.judged["add_table"].ok
     assert not result.judged["second_table"].ok
@@ -128,8 +143,10 @@ for fd in range(3, 64):
 
 
 def test_production_output_goes_to_the_caller_log(tmp_path):
-    body = ("import sys\ndef add(a, b):\n    print('from stdout')\n    print('from "
-            "stderr', file=sys.stderr)\n    return a + b\n")
+    body = (
+        "import sys\ndef add(a, b):\n    print('from stdout')\n    print('from "
+        "stderr', file=sys.stderr)\n    return a + b\n"
+    )
     result = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(body))
     assert result.judged["add_table"].ok
     assert "from stdout" in result.log and "from stderr" in result.log
@@ -161,26 +178,34 @@ FINE = """
 
 
 def test_an_output_flood_is_stopped_at_the_output_limit_while_it_is_written(tmp_path):
-    body = """
+    body = (
+        """
         import sys
         def add(a, b):
             for _ in range(1000):
                 sys.stdout.write("y" * 1_000_000 + "\\n")
             return a + b
-    """ + FINE
+    """
+        + FINE
+    )
     result = run_rows(tmp_path, [TABLE[0], NEXT], TABLE_BLOB, calc(body))
-    assert result.judged["add_table"].reasons == ["wrote more than 1048576 bytes to stdout and stderr (the output limit)"]
+    assert result.judged["add_table"].reasons == [
+        "wrote more than 1048576 bytes to stdout and stderr (the output limit)"
+    ]
     assert result.judged["second_table"].ok
     assert (tmp_path / "views" / "caller.log").stat().st_size < (1 << 20) + 200
     assert "--- oracle-gate: caller log cut at 1048576 bytes" in result.log
 
 
 def test_memory_past_memory_mib_fails_the_row_and_a_row_may_raise_it(tmp_path):
-    body = """
+    body = (
+        """
         def add(a, b):
             block = bytearray(600 << 20)
             return a + b + len(block) - len(block)
-    """ + FINE
+    """
+        + FINE
+    )
     low = run_rows(tmp_path / "low", [dict(TABLE[0], memory_mib=512), NEXT], TABLE_BLOB, calc(body))
     assert low.judged["add_table"].reasons == ["exceeded the memory limit of 512 MiB (memory_mib)"]
     assert low.judged["second_table"].ok
@@ -189,7 +214,8 @@ def test_memory_past_memory_mib_fails_the_row_and_a_row_may_raise_it(tmp_path):
 
 
 def test_a_fork_storm_fails_the_row_at_the_process_limit(tmp_path):
-    body = """
+    body = (
+        """
         import os, time
         def add(a, b):
             for _ in range(200):
@@ -198,14 +224,17 @@ def test_a_fork_storm_fails_the_row_at_the_process_limit(tmp_path):
                     os._exit(0)
             time.sleep(60)
             return a + b
-    """ + FINE
+    """
+        + FINE
+    )
     result = run_rows(tmp_path, [dict(TABLE[0], timeout_s=30), NEXT], TABLE_BLOB, calc(body))
     assert result.judged["add_table"].reasons == ["started more than 64 processes (the process limit)"]
     assert result.judged["second_table"].ok
 
 
 def test_a_file_past_the_size_limit_and_too_many_open_files_fail_the_row(tmp_path):
-    body = f"""
+    body = (
+        f"""
         import os
         def add(a, b):
             with open({str(tmp_path / "big")!r}, "wb") as f:
@@ -214,7 +243,9 @@ def test_a_file_past_the_size_limit_and_too_many_open_files_fail_the_row(tmp_pat
             return a + b
         def opens(a, b):
             return len([open(os.devnull) for _ in range(300)])
-    """ + FINE
+    """
+        + FINE
+    )
     rows = [TABLE[0], dict(NEXT, id="opens_table", entry="shop.calc:opens"), dict(NEXT, id="third_table")]
     result = run_rows(tmp_path, rows, TABLE_BLOB, calc(body))
     assert result.judged["add_table"].reasons == ["wrote a file past the file size limit of 67108864 bytes"]
@@ -260,7 +291,9 @@ def test_the_record_of_what_ran_reaches_the_judgement(tmp_path):
 
 def test_without_the_policys_packages_the_entries_packages_are_recorded(tmp_path):
     assert run_rows(tmp_path, TABLE, TABLE_BLOB, calc(COVERED)).judged["add_table"].ran == (
-        "shop.calc:_plus", "shop.calc:add")
+        "shop.calc:_plus",
+        "shop.calc:add",
+    )
     assert run_rows(tmp_path, TABLE, TABLE_BLOB, calc(COVERED), packages=["other"]).judged["add_table"].ran == ()
 
 
@@ -275,12 +308,15 @@ def test_a_forged_record_claims_coverage_but_never_a_pass(tmp_path):
     # Production code rewrites the caller's record to claim every function ran: the record is
     # untrusted (it may only add a note or a failure), so the wrong answer still fails, with the
     # digest of its results alone.
-    forged = WRONG_ADD + """
+    forged = (
+        WRONG_ADD
+        + """
 import sys
 main = sys.modules["__main__"]
 if hasattr(main, "ran_names"):
     main.ran_names = lambda seen, packages: ["shop.calc:add", "shop.calc:everything"]
 """
+    )
     judged = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(forged), packages=["shop"]).judged["add_table"]
     honest = run_rows(tmp_path, TABLE, TABLE_BLOB, calc(WRONG_ADD), packages=["shop"]).judged["add_table"]
     assert judged.ran == ("shop.calc:add", "shop.calc:everything")
@@ -309,14 +345,14 @@ def test_a_daemon_that_leaves_the_callers_session_neither_outlives_it_nor_rewrit
             os.setsid()
             if os.fork():
                 os._exit(0)
-            with open({str(marks / 'pid.tmp')!r}, "w") as f:
+            with open({str(marks / "pid.tmp")!r}, "w") as f:
                 f.write(str(os.getpid()))
-            os.rename({str(marks / 'pid.tmp')!r}, {str(marks / 'pid')!r})
+            os.rename({str(marks / "pid.tmp")!r}, {str(marks / "pid")!r})
             for _ in range(3000):
                 if os.path.exists({str(out)!r}):
                     with open({str(out)!r}, "w") as f:
                         f.write("forged")
-                    open({str(marks / 'rewrote')!r}, "w").close()
+                    open({str(marks / "rewrote")!r}, "w").close()
                     break
                 time.sleep(0.01)
             time.sleep(60)
@@ -324,7 +360,7 @@ def test_a_daemon_that_leaves_the_callers_session_neither_outlives_it_nor_rewrit
         _daemon()
         def add(a, b):
             for _ in range(1000):
-                if os.path.exists({str(marks / 'pid')!r}):
+                if os.path.exists({str(marks / "pid")!r}):
                     break
                 time.sleep(0.01)
             return a * b
@@ -337,10 +373,12 @@ def test_a_daemon_that_leaves_the_callers_session_neither_outlives_it_nor_rewrit
 
 
 def test_the_supervisor_is_its_descendants_reaper_and_not_dumpable():
-    code = ("import ctypes, sys; sys.path.insert(0, sys.argv[1]); import observe; "
-            "assert observe.seal_supervisor() == ''; libc = ctypes.CDLL(None); "
-            "flag = ctypes.c_int(0); libc.prctl(37, ctypes.byref(flag), 0, 0, 0); "
-            "print(libc.prctl(3, 0, 0, 0, 0), flag.value)")
+    code = (
+        "import ctypes, sys; sys.path.insert(0, sys.argv[1]); import observe; "
+        "assert observe.seal_supervisor() == ''; libc = ctypes.CDLL(None); "
+        "flag = ctypes.c_int(0); libc.prctl(37, ctypes.byref(flag), 0, 0, 0); "
+        "print(libc.prctl(3, 0, 0, 0, 0), flag.value)"
+    )
     actions = os.path.join(os.path.dirname(__file__), "..", "..", "oracle_gate", "actions")
     proc = subprocess.run([sys.executable, "-S", "-c", code, actions], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr

@@ -12,7 +12,7 @@ from tools.oracle_gate.errors import GateError, OracleError
 from tools.oracle_gate.git.tree import WorkTree
 from tools.testing.gitrepo import blob_bytes, sha256
 
-COMMENTED = b'''# Claims about shop.calc (owner: pricing team)
+COMMENTED = b"""# Claims about shop.calc (owner: pricing team)
 schema = 1
 
 [[invariant]]   # the sum stays small
@@ -31,7 +31,7 @@ entry = "shop.calc:add"   # the table below
 kind = "exact_table"
 blob = "oracles/blobs/table.json"
 blob_sha256 = "%s"
-'''
+"""
 
 
 def test_wrong_pins_are_shown_with_the_real_digest_and_their_line(project):
@@ -45,11 +45,19 @@ def test_wrong_pins_are_shown_with_the_real_digest_and_their_line(project):
     assert text.decode().split("\n")[table.line - 1].startswith("blob_sha256 = ")
 
 
-@pytest.mark.parametrize(("make", "problem"), [
-    (lambda root: os.remove(root / "oracles/blobs/table.json"), "blob oracles/blobs/table.json does not exist"),
-    (lambda root: (os.remove(root / "oracles/blobs/table.json"),
-                   os.symlink("bound.json", root / "oracles/blobs/table.json")), "is not a regular file"),
-])
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (lambda root: os.remove(root / "oracles/blobs/table.json"), "blob oracles/blobs/table.json does not exist"),
+        (
+            lambda root: (
+                os.remove(root / "oracles/blobs/table.json"),
+                os.symlink("bound.json", root / "oracles/blobs/table.json"),
+            ),
+            "is not a regular file",
+        ),
+    ],
+)
 def test_a_blob_that_cannot_be_pinned_says_why(project, make, problem):
     make(project.path)
     pins = read_pins(WorkTree(str(project.path)), "oracles/shop.toml", project.read("oracles/shop.toml"))
@@ -82,12 +90,15 @@ def test_rewrite_keeps_crlf_line_endings():
     assert new == data.replace(b"1" * 64, b"c" * 64)
 
 
-@pytest.mark.parametrize("data", [
-    # the pin as an inline table: no line of its own
-    b'schema = 1\ninvariant = [{id = "a", blob_sha256 = "00"}]\n',
-    # a literal string the line pattern does not take
-    b"schema = 1\n[[invariant]]\nid = \"a\"\nblob_sha256 = '00'\n",
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        # the pin as an inline table: no line of its own
+        b'schema = 1\ninvariant = [{id = "a", blob_sha256 = "00"}]\n',
+        # a literal string the line pattern does not take
+        b"schema = 1\n[[invariant]]\nid = \"a\"\nblob_sha256 = '00'\n",
+    ],
+)
 def test_a_pin_without_a_line_of_its_own_is_refused(data):
     with pytest.raises(GateError, match="edit it by hand"):
         rewrite(data, "oracles/x.toml", {0: "a" * 64})
@@ -95,7 +106,9 @@ def test_a_pin_without_a_line_of_its_own_is_refused(data):
 
 def test_a_rewrite_that_would_change_more_than_the_pin_is_refused():
     # A header inside a multi-line string makes the text's rows differ from the document's rows.
-    data = b'schema = 1\nnote = """\n[[invariant]]\nblob_sha256 = "00"\n"""\n[[invariant]]\nid = "a"\nblob_sha256 = "11"\n'
+    data = (
+        b'schema = 1\nnote = """\n[[invariant]]\nblob_sha256 = "00"\n"""\n[[invariant]]\nid = "a"\nblob_sha256 = "11"\n'
+    )
     assert len(row_lines(data.decode())) == 2 and len(tomllib.loads(data.decode())["invariant"]) == 1
     with pytest.raises(GateError, match="would change more than the pins"):
         rewrite(data, "oracles/x.toml", {0: "a" * 64})
@@ -155,10 +168,13 @@ def test_a_new_row_is_not_pinned_yet_rather_than_wrong():
     assert state(wrong).startswith("WRONG: pinned cdcdcdcdcdcd, blob is ")
 
 
-@pytest.mark.parametrize("edit, problem", [
-    (lambda text: text.replace("schema = 1\n", ""), "field schema: is required"),
-    (lambda text: text.replace('kind = "bound"', 'kind = "bounded"', 1), "field kind:"),
-])
+@pytest.mark.parametrize(
+    "edit, problem",
+    [
+        (lambda text: text.replace("schema = 1\n", ""), "field schema: is required"),
+        (lambda text: text.replace('kind = "bound"', 'kind = "bounded"', 1), "field kind:"),
+    ],
+)
 def test_right_pins_on_an_invalid_oracle_file_are_exit_5_naming_the_problem(project, gate, edit, problem):
     project.write("oracles/shop.toml", edit(project.read("oracles/shop.toml").decode()))
     for command in (("pin",), ("pin", "--write")):

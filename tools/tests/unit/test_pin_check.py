@@ -10,8 +10,11 @@ from tools.testing.gitrepo import blob_bytes, default_rows, oracle_toml
 
 def setup(tmp_path, table_bytes=None):
     (tmp_path / "oracles" / "blobs").mkdir(parents=True)
-    names = {"bound": [{"a": 1, "b": 2}, {"a": 0, "b": 0}], "idem": [{"state": {"n": 1}, "k": "x"}],
-             "table": [{"args": [1, 2], "expected": 3}]}
+    names = {
+        "bound": [{"a": 1, "b": 2}, {"a": 0, "b": 0}],
+        "idem": [{"state": {"n": 1}, "k": "x"}],
+        "table": [{"args": [1, 2], "expected": 3}],
+    }
     args = []
     for name, samples in names.items():
         f = tmp_path / "oracles" / "blobs" / f"{name}.json"

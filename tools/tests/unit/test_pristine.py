@@ -56,8 +56,10 @@ def test_write_tree_writes_regular_executable_and_symlink_entries(project, tmp_p
     assert os.readlink(dest / "pkg/alias.py") == "mod.py"
 
 
-@pytest.mark.parametrize("path", ["../escape", "/abs/file", "a/../../escape", "a//b", "./a", "a/.", ".git/hooks/pre-commit",
-                                  "sub/.git/config"])
+@pytest.mark.parametrize(
+    "path",
+    ["../escape", "/abs/file", "a/../../escape", "a//b", "./a", "a/.", ".git/hooks/pre-commit", "sub/.git/config"],
+)
 def test_write_tree_refuses_paths_leaving_dest(project, tmp_path, path):
     dest = tmp_path / "dest"
     dest.mkdir()
@@ -80,10 +82,16 @@ def test_write_tree_never_writes_through_a_symlink_entry(project, tmp_path):
     outside, dest = tmp_path / "outside", tmp_path / "dest"
     outside.mkdir()
     dest.mkdir()
-    entries = {"link": Entry(SYMLINK, blob(project, os.fsencode(outside))), "link/x": Entry(REGULAR, blob(project, b"x"))}
+    entries = {
+        "link": Entry(SYMLINK, blob(project, os.fsencode(outside))),
+        "link/x": Entry(REGULAR, blob(project, b"x")),
+    }
     with pytest.raises(GateError) as err:
         write_tree(str(project.path), str(dest), entries)
-    assert str(err.value) == "refusing to write 'link/x' into the pristine tree: 'link' is an entry of its own, not a directory"
+    assert (
+        str(err.value)
+        == "refusing to write 'link/x' into the pristine tree: 'link' is an entry of its own, not a directory"
+    )
     assert os.listdir(outside) == [] and os.listdir(dest) == []
 
 
@@ -93,8 +101,14 @@ def test_pristine_tree_never_writes_through_a_committed_symlink(project, tmp_pat
     dest.mkdir()
 
     def mktree(text: str) -> str:
-        return subprocess.run(["git", "-C", str(project.path), "mktree"], input=text.encode(), check=True,
-                              stdout=subprocess.PIPE).stdout.decode().strip()
+        return (
+            subprocess.run(
+                ["git", "-C", str(project.path), "mktree"], input=text.encode(), check=True, stdout=subprocess.PIPE
+            )
+            .stdout.decode()
+            .strip()
+        )
+
     inner = mktree(f"100644 blob {blob(project, b'x')}\tx\n")
     tree = mktree(f"120000 blob {blob(project, os.fsencode(outside))}\tlink\n040000 tree {inner}\tlink\n")
     commit = project.git("commit-tree", "-m", "crafted", tree).strip()
@@ -103,10 +117,20 @@ def test_pristine_tree_never_writes_through_a_committed_symlink(project, tmp_pat
     assert os.listdir(outside) == []
 
 
-@pytest.mark.parametrize(("path", "expected"), [
-    (".env", True), ("shop/.env", True), (".env.local", True), ("a/b/.env.production", True),
-    ("shop/not.env", False), (".envrc", False), ("env", False), (".env/x", False), ("x.env.local", False),
-])
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        (".env", True),
+        ("shop/.env", True),
+        (".env.local", True),
+        ("a/b/.env.production", True),
+        ("shop/not.env", False),
+        (".envrc", False),
+        ("env", False),
+        (".env/x", False),
+        ("x.env.local", False),
+    ],
+)
 def test_is_dotenv(path, expected):
     assert is_dotenv(path) is expected
 
@@ -116,13 +140,17 @@ def listing(dest) -> dict[str, bytes]:
     for dirpath, _dirs, files in os.walk(dest):
         for name in files:
             full = os.path.join(dirpath, name)
-            out[os.path.relpath(full, dest)] = os.readlink(full).encode() if os.path.islink(full) else Path(full).read_bytes()
+            out[os.path.relpath(full, dest)] = (
+                os.readlink(full).encode() if os.path.islink(full) else Path(full).read_bytes()
+            )
     return out
 
 
 def test_pristine_tree_is_heads_code_with_the_oracles_of_another_commit(project, tmp_path):
     base = project.git("rev-parse", "main").strip()
-    base_oracles = {p: project.git("show", f"{base}:{p}").encode() for p in GitTree(str(project.path), base).files("oracles")}
+    base_oracles = {
+        p: project.git("show", f"{base}:{p}").encode() for p in GitTree(str(project.path), base).files("oracles")
+    }
     project.write("shop/calc.py", "def add(a, b):\n    return 0\n")
     project.write("oracles/blobs/extra.json", "[]\n")
     project.write("oracles/policy.toml", POLICY.replace("oracle-change", "other"))

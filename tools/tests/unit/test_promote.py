@@ -22,7 +22,13 @@ def test_blob_text_is_one_sample_per_line_and_parses_back_strictly():
 
 
 def test_a_row_without_generate_is_refused_before_anything_runs(tmp_path):
-    row = Invariant(id="t", entry="shop.calc:add", kind="exact_table", blob="oracles/blobs/t.json",
-                    blob_sha256="a" * 64, source="oracles/shop.toml")
+    row = Invariant(
+        id="t",
+        entry="shop.calc:add",
+        kind="exact_table",
+        blob="oracles/blobs/t.json",
+        blob_sha256="a" * 64,
+        source="oracles/shop.toml",
+    )
     with pytest.raises(GateError, match="row t has no generate table"):
         failing_samples(str(tmp_path), row, b"", b"[]", None, "s")

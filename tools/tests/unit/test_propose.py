@@ -29,25 +29,35 @@ CALC = "def add(a, b):\n    return a + b\n\n\ndef norm(state, k):\n    return st
 
 def test_only_public_functions_that_were_added_or_whose_code_changed(project):
     base = project.git("rev-parse", "HEAD").strip()
-    project.write("shop/calc.py", "# a comment only changes nothing\n" + CALC.replace("return a + b", "return b + a")
-                  + "\n\ndef total_cents(lines) -> int:\n    return 0\n\n\ndef _private(x):\n    return x\n")
+    project.write(
+        "shop/calc.py",
+        "# a comment only changes nothing\n"
+        + CALC.replace("return a + b", "return b + a")
+        + "\n\ndef total_cents(lines) -> int:\n    return 0\n\n\ndef _private(x):\n    return x\n",
+    )
     head = project.commit("change")
     result = survey(str(project.path), base, head, ["shop/calc.py"])  # no oracle rows given: add has none
     found = result.candidates
-    assert [(c.entry, c.status, c.line) for c in found] == [("shop.calc:add", "changed", 2),
-                                                            ("shop.calc:total_cents", "added", 10)]
+    assert [(c.entry, c.status, c.line) for c in found] == [
+        ("shop.calc:add", "changed", 2),
+        ("shop.calc:total_cents", "added", 10),
+    ]
     assert [c.kind for c in found] == ["exact_table", "bound"]
     assert [(o.found.name, o.reason) for o in result.outcomes if o.candidate is None] == [
-        ("_private", "private (leading underscore)")]
+        ("_private", "private (leading underscore)")
+    ]
 
 
-@pytest.mark.parametrize(("source", "kind"), [
-    ("def apply_refund(ledger, refund_id):\n    return ledger\n", "idempotent"),
-    ("def normalize_name(text):\n    return text\n", "idempotent"),
-    ("def grand_total_cents(lines):\n    return 0\n", "bound"),
-    ("def ratio(a, b) -> float:\n    return a / b\n", "bound"),
-    ("def label_for(code):\n    return str(code)\n", "exact_table"),
-])
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [
+        ("def apply_refund(ledger, refund_id):\n    return ledger\n", "idempotent"),
+        ("def normalize_name(text):\n    return text\n", "idempotent"),
+        ("def grand_total_cents(lines):\n    return 0\n", "bound"),
+        ("def ratio(a, b) -> float:\n    return a / b\n", "bound"),
+        ("def label_for(code):\n    return str(code)\n", "exact_table"),
+    ],
+)
 def test_the_suggested_kind_comes_with_a_reason(source, kind):
     node = ast.parse(source).body[0]
     assert isinstance(node, ast.FunctionDef)
@@ -100,11 +110,14 @@ def test_a_model_commands_rows_are_accepted_only_when_they_pass_the_schema_witho
     assert "never invents a pin" in rejected[1]
 
 
-@pytest.mark.parametrize(("command", "message"), [
-    ("/nonexistent/model", "could not run"),
-    (f"{sys.executable} -c 'import sys; sys.exit(3)'", "exited 3"),
-    (f"{sys.executable} -c 'print(\"not = toml = here\")'", "did not answer with TOML"),
-])
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("/nonexistent/model", "could not run"),
+        (f"{sys.executable} -c 'import sys; sys.exit(3)'", "exited 3"),
+        (f"{sys.executable} -c 'print(\"not = toml = here\")'", "did not answer with TOML"),
+    ],
+)
 def test_a_failing_model_command_is_exit_1(command, message):
     with pytest.raises(GateError, match=message) as raised:
         model_rows(command, "", ["shop"])
@@ -167,36 +180,59 @@ def test_each_changed_function_without_a_candidate_says_why(project):
     reasons = {o.found.entry: o.reason for o in result.outcomes}
     assert reasons == {
         "shop.calc:Version.bump_major": "",
-        "shop.calc:Version.Part.grow": ("a method of class Version.Part: rows can name module-level functions and "
-                                        "methods of module-level classes only"),
+        "shop.calc:Version.Part.grow": (
+            "a method of class Version.Part: rows can name module-level functions and "
+            "methods of module-level classes only"
+        ),
         "shop.calc:outer": "",
-        "shop.calc:outer.<locals>.inner": ("nested in function outer: rows can name module-level functions and "
-                                           "methods of module-level classes only"),
-        "shop.calc:fast": ("defined inside a module-level `if` block, not as a top-level statement: propose proposes "
-                           "top-level defs only (write its row by hand if the module always defines it)"),
+        "shop.calc:outer.<locals>.inner": (
+            "nested in function outer: rows can name module-level functions and methods of module-level classes only"
+        ),
+        "shop.calc:fast": (
+            "defined inside a module-level `if` block, not as a top-level statement: propose proposes "
+            "top-level defs only (write its row by hand if the module always defines it)"
+        ),
         "shop.calc:add": "removed at HEAD: nothing to propose; rows still name it: sum_in_range, add_table in "
-                         "oracles/shop.toml",
+        "oracles/shop.toml",
     }  # norm is unchanged: not listed
     assert [o.found.status for o in result.outcomes][-1] == "removed"
     lines = explain(result, ["shop"])
-    assert lines[0] == ("# 6 function(s) or method(s) added, changed or removed in the production diff; "
-                        "2 with a candidate row:")
-    assert "#   shop.calc:Version.bump_major (added at shop/calc.py:5): candidate version_bump_major_table below" in lines
+    assert lines[0] == (
+        "# 6 function(s) or method(s) added, changed or removed in the production diff; 2 with a candidate row:"
+    )
+    assert (
+        "#   shop.calc:Version.bump_major (added at shop/calc.py:5): candidate version_bump_major_table below" in lines
+    )
     assert "#   shop.calc:outer (added at shop/calc.py:13): candidate outer_table below" in lines
-    assert "#   shop.calc:add (removed from shop/calc.py, line 1 at the merge base): no candidate: removed at HEAD: " \
-           "nothing to propose; rows still name it: sum_in_range, add_table in oracles/shop.toml" in lines
+    assert (
+        "#   shop.calc:add (removed from shop/calc.py, line 1 at the merge base): no candidate: removed at HEAD: "
+        "nothing to propose; rows still name it: sum_in_range, add_table in oracles/shop.toml" in lines
+    )
 
 
 def test_a_changed_function_with_a_row_at_head_is_skipped_even_an_unpinned_one(project):
-    rows = oracle_toml([{"id": "norm_draft", "entry": "shop.calc:norm", "kind": "exact_table",
-                         "blob": "oracles/blobs/extra/norm.json"}])  # written from a proposal, not pinned yet
+    rows = oracle_toml(
+        [
+            {
+                "id": "norm_draft",
+                "entry": "shop.calc:norm",
+                "kind": "exact_table",
+                "blob": "oracles/blobs/extra/norm.json",
+            }
+        ]
+    )  # written from a proposal, not pinned yet
     project.write("oracles/extra.toml", rows)
-    result = _survey(project, CALC.replace("return a + b", "return b + a").replace("return state", "return dict(state)")
-                     + "\n\ndef sum_all(a, b):\n    return a\n")
+    result = _survey(
+        project,
+        CALC.replace("return a + b", "return b + a").replace("return state", "return dict(state)")
+        + "\n\ndef sum_all(a, b):\n    return a\n",
+    )
     reasons = {o.found.name: o.reason for o in result.outcomes}
-    assert reasons == {"add": "already has a row: sum_in_range, add_table in oracles/shop.toml",
-                       "norm": "already has a row: norm_draft in oracles/extra.toml; norm_is_idempotent in "
-                               "oracles/shop.toml", "sum_all": ""}
+    assert reasons == {
+        "add": "already has a row: sum_in_range, add_table in oracles/shop.toml",
+        "norm": "already has a row: norm_draft in oracles/extra.toml; norm_is_idempotent in oracles/shop.toml",
+        "sum_all": "",
+    }
     (candidate,) = result.candidates
     assert candidate.id == "sum_all_in_range"
 
@@ -216,20 +252,28 @@ def _survey_rows(project, rows):
     return [c.id for c in survey(str(project.path), base, head, ["shop/calc.py"], rows).candidates]
 
 
-@pytest.mark.parametrize(("path", "source", "reason"), [
-    ("shop/__init__.py", "def version():\n    return 1\n", ""),  # proposed as shop.__init__:version
-    ("shop/sub/__init__.py", "def version():\n    return 1\n", ""),
-])
+@pytest.mark.parametrize(
+    ("path", "source", "reason"),
+    [
+        ("shop/__init__.py", "def version():\n    return 1\n", ""),  # proposed as shop.__init__:version
+        ("shop/sub/__init__.py", "def version():\n    return 1\n", ""),
+    ],
+)
 def test_a_function_the_schema_would_refuse_as_an_entry_gets_no_candidate(project, path, source, reason):
     (outcome,) = _survey(project, source, path).outcomes
     assert outcome.reason == reason
 
 
-@pytest.mark.parametrize(("source", "note"), [
-    (CALC + "\n# a comment\nLIMIT = 3\n",
-     "shop/calc.py: no function's or method's code changed (only module-level code, comments or formatting)"),
-    ("def add(:\n", "shop/calc.py: does not parse at HEAD (line 1: invalid syntax); no function read"),
-])
+@pytest.mark.parametrize(
+    ("source", "note"),
+    [
+        (
+            CALC + "\n# a comment\nLIMIT = 3\n",
+            "shop/calc.py: no function's or method's code changed (only module-level code, comments or formatting)",
+        ),
+        ("def add(:\n", "shop/calc.py: does not parse at HEAD (line 1: invalid syntax); no function read"),
+    ],
+)
 def test_a_changed_file_that_yields_no_function_says_why(project, source, note):
     result = _survey(project, source)
     assert result.outcomes == () and result.notes == (note,)
@@ -244,14 +288,22 @@ def test_a_candidates_blob_goes_in_the_folder_of_the_oracle_file_it_is_suggested
 
 
 def test_the_oracle_file_holds_rows_of_the_module_else_of_the_package_else_is_the_packages_own():
-    rows = HeadRows((Row("a", "shop.calc:add", "oracles/calc.toml"), Row("b", "shop.tax:rate", "oracles/tax.toml"),
-                     Row("c", "shop.tax:due", "oracles/tax.toml"), Row("d", "shop.calc:sub", "oracles/misc.toml")),
-                    ("oracles/calc.toml", "oracles/misc.toml", "oracles/pay.toml", "oracles/tax.toml"))
+    rows = HeadRows(
+        (
+            Row("a", "shop.calc:add", "oracles/calc.toml"),
+            Row("b", "shop.tax:rate", "oracles/tax.toml"),
+            Row("c", "shop.tax:due", "oracles/tax.toml"),
+            Row("d", "shop.calc:sub", "oracles/misc.toml"),
+        ),
+        ("oracles/calc.toml", "oracles/misc.toml", "oracles/pay.toml", "oracles/tax.toml"),
+    )
     assert oracle_file_for("shop.calc", rows) == ("oracles/calc.toml", "it holds the rows of shop.calc")
     assert oracle_file_for("shop.new", rows) == ("oracles/tax.toml", "it holds rows of package shop")
     assert oracle_file_for("pay.card", rows) == ("oracles/pay.toml", "package pay's own oracle file")
-    assert oracle_file_for("bank.card", rows) == ("oracles/bank.toml",
-                                                  "a new oracle file for package bank: start it with `schema = 1`")
+    assert oracle_file_for("bank.card", rows) == (
+        "oracles/bank.toml",
+        "a new oracle file for package bank: start it with `schema = 1`",
+    )
     assert oracle_file_for("policy.rules", rows)[0] == "oracles/policy_rows.toml"
     assert blob_path("oracles/tax.toml", "due_in_range") == "oracles/blobs/tax/due_in_range.json"
 
@@ -261,8 +313,10 @@ def test_head_rows_reads_rows_as_written_and_notes_unreadable_files(project):
     project.commit("broken")
     oracles = head_rows(GitTree(str(project.path), "HEAD"))
     assert [(r.id, r.entry, r.source) for r in oracles.rows] == [
-        ("sum_in_range", "shop.calc:add", "oracles/shop.toml"), ("norm_is_idempotent", "shop.calc:norm", "oracles/shop.toml"),
-        ("add_table", "shop.calc:add", "oracles/shop.toml")]
+        ("sum_in_range", "shop.calc:add", "oracles/shop.toml"),
+        ("norm_is_idempotent", "shop.calc:norm", "oracles/shop.toml"),
+        ("add_table", "shop.calc:add", "oracles/shop.toml"),
+    ]
     assert oracles.files == ("oracles/broken.toml", "oracles/shop.toml")
     (note,) = oracles.notes
     assert note.startswith("oracles/broken.toml is not readable TOML (")
@@ -279,7 +333,8 @@ def test_the_command_explains_an_empty_answer(project, gate):
     assert lines[1:4] == [
         "# 1 function(s) or method(s) added, changed or removed in the production diff; 0 with a candidate row:",
         "#   shop.version:Version._bump (added at shop/version.py:2): no candidate: private (leading underscore)",
-        "# harness/helpers.py: not in a production package of oracles/policy.toml (shop); not read"]
+        "# harness/helpers.py: not in a production package of oracles/policy.toml (shop); not read",
+    ]
     assert lines[4:] == [""]
 
 
@@ -288,15 +343,19 @@ def test_the_command_says_when_no_production_file_changed(project, gate):
     project.commit("change")
     code, out, _ = gate("--repo", str(project.path), "propose", "--base", "main")
     assert code == 0
-    assert out.splitlines()[1:3] == ["# no .py file of the production packages of oracles/policy.toml (shop) changed",
-                                     "# harness/helpers.py: not in a production package of oracles/policy.toml "
-                                     "(shop); not read"]
+    assert out.splitlines()[1:3] == [
+        "# no .py file of the production packages of oracles/policy.toml (shop) changed",
+        "# harness/helpers.py: not in a production package of oracles/policy.toml (shop); not read",
+    ]
 
 
 def test_a_changed_method_gets_a_candidate_with_its_class_as_receiver(project, gate):
-    project.write("shop/version.py", "class Version:\n    def __init__(self, major):\n        self.major = major\n\n"
-                  "    def bump(self, by):\n        return self.major + by\n\n    @staticmethod\n"
-                  "    def parse(text):\n        return Version(int(text))\n")
+    project.write(
+        "shop/version.py",
+        "class Version:\n    def __init__(self, major):\n        self.major = major\n\n"
+        "    def bump(self, by):\n        return self.major + by\n\n    @staticmethod\n"
+        "    def parse(text):\n        return Version(int(text))\n",
+    )
     project.commit("change")
     code, out, err = gate("--repo", str(project.path), "propose", "--base", "main")
     assert code == 0, err
@@ -307,15 +366,23 @@ def test_a_changed_method_gets_a_candidate_with_its_class_as_receiver(project, g
     assert out.count("# receiver = ") == 1  # none for the constructor and the staticmethod
 
 
-@pytest.mark.parametrize(("init", "project_line"), [
-    ("    def __init__(self, table, region='x'):\n        self.table = "
-     "dict(table)\n        self.region: str = region\n"
-     "        self._cache = {}\n", '{ attrs = ["region", "table"] }'),
-    ("    def __init__(self, n):\n        pass\n", '"str"'),
-])
+@pytest.mark.parametrize(
+    ("init", "project_line"),
+    [
+        (
+            "    def __init__(self, table, region='x'):\n        self.table = "
+            "dict(table)\n        self.region: str = region\n"
+            "        self._cache = {}\n",
+            '{ attrs = ["region", "table"] }',
+        ),
+        ("    def __init__(self, n):\n        pass\n", '"str"'),
+    ],
+)
 def test_a_constructor_gets_a_projection_of_what_init_sets_and_a_method_a_receiver(project, init, project_line):
     source = CALC + "\n\nclass Rates:\n" + init + "\n    def lookup(self, region):\n        return region\n"
     found = {c.entry: c for c in _survey(project, source).candidates}
     assert found["shop.calc:Rates"].project == project_line and found["shop.calc:Rates"].receiver == ""
-    assert found["shop.calc:Rates.lookup"].receiver == "shop.calc:Rates" and found["shop.calc:Rates.lookup"].project == ""
+    assert (
+        found["shop.calc:Rates.lookup"].receiver == "shop.calc:Rates" and found["shop.calc:Rates.lookup"].project == ""
+    )
     assert f"# project = {project_line}  # the object is not plain JSON" in "\n".join(render(found["shop.calc:Rates"]))

@@ -20,17 +20,20 @@ def parse_junit(data: bytes, source: str) -> dict[str, str]:
 
 
 def xml(cases: str, host: str = "a", stamp: str = "2026-01-01T00:00:00") -> bytes:
-    return (f'<testsuites><testsuite name="pytest" hostname="{host}" timestamp="{stamp}">{cases}'
-            "</testsuite></testsuites>").encode()
+    return (
+        f'<testsuites><testsuite name="pytest" hostname="{host}" timestamp="{stamp}">{cases}</testsuite></testsuites>'
+    ).encode()
 
 
 def test_outcomes():
-    data = xml('<testcase name="test_invariant[a]"/>'
-               '<testcase name="test_invariant[b]"><failure/></testcase>'
-               '<testcase name="test_invariant[c]"><error/></testcase>'
-               '<testcase name="test_invariant[d]"><skipped/></testcase>'
-               '<testcase name="test_other"/>'
-               '<testcase name="test_invariant[Not-An-Id]"/>')
+    data = xml(
+        '<testcase name="test_invariant[a]"/>'
+        '<testcase name="test_invariant[b]"><failure/></testcase>'
+        '<testcase name="test_invariant[c]"><error/></testcase>'
+        '<testcase name="test_invariant[d]"><skipped/></testcase>'
+        '<testcase name="test_other"/>'
+        '<testcase name="test_invariant[Not-An-Id]"/>'
+    )
     assert parse_junit(data, "x") == {"a": "passed", "b": "failed", "c": "error", "d": "skipped"}
 
 
@@ -41,8 +44,10 @@ def test_worst_outcome_wins_for_a_repeated_id():
 
 def test_bazel_fallback_xml_has_no_ids():
     # What Bazel writes when a test never writes $XML_OUTPUT_FILE: one case named after the target.
-    data = (b'<testsuites><testsuite name="harness/invariants_test"><testcase '
-            b'name="harness/invariants_test" status="run"/></testsuite></testsuites>')
+    data = (
+        b'<testsuites><testsuite name="harness/invariants_test"><testcase '
+        b'name="harness/invariants_test" status="run"/></testsuite></testsuites>'
+    )
     assert parse_junit(data, "x") == {}
 
 
@@ -61,10 +66,16 @@ def test_a_name_with_a_trailing_newline_is_not_an_id():
     assert parse_junit(xml('<testcase name="t[a]&#10;"/>'), "x") == {}
 
 
-@pytest.mark.parametrize(("attrs", "outcome"), [
-    ('status="run"', "passed"), ('status="notrun"', "skipped"), ('status="failed"', "failed"),
-    ('result="error"', "error"), ('status="weird"', "failed"),
-])
+@pytest.mark.parametrize(
+    ("attrs", "outcome"),
+    [
+        ('status="run"', "passed"),
+        ('status="notrun"', "skipped"),
+        ('status="failed"', "failed"),
+        ('result="error"', "error"),
+        ('status="weird"', "failed"),
+    ],
+)
 def test_status_attributes(attrs, outcome):
     assert parse_junit(xml(f'<testcase name="t[a]" {attrs}/>'), "x") == {"a": outcome}
 
@@ -89,9 +100,14 @@ def test_utf16_doctype_is_refused():
 # layouts are the ones Bazel 4.2.3 writes (tools/tests/e2e/test_testlog_layout.py checks them
 # against real Bazel runs).
 
+
 def case(ident: str, outcome: str) -> str:
-    inner = {"passed": "", "failed": '<failure message="boom"/>', "error": '<error message="x"/>',
-             "skipped": "<skipped/>"}[outcome]
+    inner = {
+        "passed": "",
+        "failed": '<failure message="boom"/>',
+        "error": '<error message="x"/>',
+        "skipped": "<skipped/>",
+    }[outcome]
     return f'<testcase name="invariant[{ident}]">{inner}</testcase>'
 
 
@@ -155,30 +171,49 @@ def test_undeclared_outputs_are_never_results(tmp_path):
     write(logs / "oracles/oracle_test/test_attempts/attempt_1.outputs/test.xml", case("forged", "passed"))
     write(logs / "oracles/oracle_test/test_attempts/attempt_1.xml", case(IDS[0], "passed"))
     files = logged_results(str(logs))
-    assert all("outputs" not in f[len(str(logs)):] for f in files)
+    assert all("outputs" not in f[len(str(logs)) :] for f in files)
     assert "forged" not in load_observed([str(logs)]).observed
 
 
-@pytest.mark.parametrize(("arrange", "words"), [
-    (lambda t: write(t / "shard_1_of_2/test.xml"), "holds both test.xml and shard_1_of_2/"),
-    (lambda t: write(t / "run_1_of_3/test.xml"), "holds both test.xml and run_1_of_3/"),
-    (lambda t: write(t / "other.xml"), "is not a file Bazel writes to a test-log directory"),
-    (lambda t: write(t / "test_attempts/attempt_x.xml"), "holds 'attempt_x.xml', which Bazel does not write there"),
-    (lambda t: write(t / "test_attempts/results.xml"), "holds 'results.xml'"),
-    (lambda t: (t / "test_attempts").mkdir() or (t / "test_attempts/attempt_2.log").write_text(""),
-     "attempt 2 has a log but no attempt_2.xml"),
-    (lambda t: (t / "test.xml").unlink() or write(t / "test_attempts/attempt_1.xml"),
-     "has no test.xml beside it"),
-    (lambda t: (t / "test.xml").unlink() or write(t / "shard_1_of_2/test.xml"),
-     "lacks 1 of the 2 shard/run folder(s)"),
-    (lambda t: (t / "test.xml").unlink() or write(t / "shard_1_of_2/test.xml") or write(t / "shard_2_of_3/test.xml"),
-     "shard/run folders of different invocations"),
-    (lambda t: (t / "test.xml").unlink() or write(t / "shard_1_of_2/test.xml") or write(t / "shard_2_of_2/test.xml")
-     or write(t / "shard_1_of_2_run_1_of_1/test.xml"), "shard/run folders of different invocations"),
-    (lambda t: [(t / "test.xml").rename(t / "real.log"), (t / "test.xml").symlink_to("real.log")],
-     "is not a regular file"),
-    (lambda t: (t / "link").symlink_to("/tmp"), "holds a symbolic link 'link'"),
-])
+@pytest.mark.parametrize(
+    ("arrange", "words"),
+    [
+        (lambda t: write(t / "shard_1_of_2/test.xml"), "holds both test.xml and shard_1_of_2/"),
+        (lambda t: write(t / "run_1_of_3/test.xml"), "holds both test.xml and run_1_of_3/"),
+        (lambda t: write(t / "other.xml"), "is not a file Bazel writes to a test-log directory"),
+        (lambda t: write(t / "test_attempts/attempt_x.xml"), "holds 'attempt_x.xml', which Bazel does not write there"),
+        (lambda t: write(t / "test_attempts/results.xml"), "holds 'results.xml'"),
+        (
+            lambda t: (t / "test_attempts").mkdir() or (t / "test_attempts/attempt_2.log").write_text(""),
+            "attempt 2 has a log but no attempt_2.xml",
+        ),
+        (lambda t: (t / "test.xml").unlink() or write(t / "test_attempts/attempt_1.xml"), "has no test.xml beside it"),
+        (
+            lambda t: (t / "test.xml").unlink() or write(t / "shard_1_of_2/test.xml"),
+            "lacks 1 of the 2 shard/run folder(s)",
+        ),
+        (
+            lambda t: (
+                (t / "test.xml").unlink() or write(t / "shard_1_of_2/test.xml") or write(t / "shard_2_of_3/test.xml")
+            ),
+            "shard/run folders of different invocations",
+        ),
+        (
+            lambda t: (
+                (t / "test.xml").unlink()
+                or write(t / "shard_1_of_2/test.xml")
+                or write(t / "shard_2_of_2/test.xml")
+                or write(t / "shard_1_of_2_run_1_of_1/test.xml")
+            ),
+            "shard/run folders of different invocations",
+        ),
+        (
+            lambda t: [(t / "test.xml").rename(t / "real.log"), (t / "test.xml").symlink_to("real.log")],
+            "is not a regular file",
+        ),
+        (lambda t: (t / "link").symlink_to("/tmp"), "holds a symbolic link 'link'"),
+    ],
+)
 def test_a_layout_the_gate_does_not_understand_is_exit_1(gate, tmp_path, arrange, words):
     logs = passing(tmp_path)
     arrange(logs / "oracles/oracle_test")
@@ -197,18 +232,28 @@ def test_a_folder_of_results_without_any_test_xml_is_exit_1(tmp_path):
         load_observed([str(tmp_path / "empty")])
 
 
-CRASH = ('<testcase name="oracles/oracle_test" '
-         'classname="oracles/oracle_test"><error message="exited with error code '
-         '134"/></testcase>')
+CRASH = (
+    '<testcase name="oracles/oracle_test" '
+    'classname="oracles/oracle_test"><error message="exited with error code '
+    '134"/></testcase>'
+)
 
 
-@pytest.mark.parametrize("arrange", [
-    # Bazel's own XML for a crashed or timed-out attempt names the target, not an id.
-    lambda t: write(t / "test_attempts/attempt_1.xml", CRASH),
-    lambda t: write(t / "test.xml", CRASH) or write(t / "test_attempts/attempt_1.xml", *(case(i, "passed") for i in IDS)),
-    lambda t: (t / "test.xml").unlink() or write(t / "run_1_of_2/test.xml", *(case(i, "passed") for i in IDS))
-    or write(t / "run_2_of_2/test.xml", CRASH),
-])
+@pytest.mark.parametrize(
+    "arrange",
+    [
+        # Bazel's own XML for a crashed or timed-out attempt names the target, not an id.
+        lambda t: write(t / "test_attempts/attempt_1.xml", CRASH),
+        lambda t: (
+            write(t / "test.xml", CRASH) or write(t / "test_attempts/attempt_1.xml", *(case(i, "passed") for i in IDS))
+        ),
+        lambda t: (
+            (t / "test.xml").unlink()
+            or write(t / "run_1_of_2/test.xml", *(case(i, "passed") for i in IDS))
+            or write(t / "run_2_of_2/test.xml", CRASH)
+        ),
+    ],
+)
 def test_a_failure_naming_no_id_fails_every_id_of_its_target(gate, project, tmp_path, arrange):
     logs = passing(tmp_path)
     arrange(logs / "oracles/oracle_test")
@@ -229,17 +274,35 @@ def test_a_failure_naming_no_id_in_another_target_does_not_touch_these_ids(tmp_p
     assert {observed[i].outcome for i in IDS} == {"passed"}
 
 
-@pytest.mark.parametrize(("arrange", "words"), [
-    (lambda t: (t / "test.xml").unlink() or write(t / "run_1_of_2/test.xml") or (t / "run_2_of_2").mkdir(),
-     "run_2_of_2/ holds no test.xml"),
-    (lambda t: (t / "test.xml").unlink() or write(t / "run_1_of_2/test.xml")
-     or write(t / "run_2_of_2/test.outputs/test.xml", case(IDS[0], "failed")), "run_2_of_2/ holds no test.xml"),
-    (lambda t: write(t / "test_attempts/attempt_01.xml", case(IDS[0], "failed"))
-     or write(t / "test_attempts/attempt_1.xml"), "holds 'attempt_01.xml'"),
-    (lambda t: write(t / "test_attempts/attempt_1.xml") or write(t / "test_attempts/attempt_3.xml"),
-     "lacks attempt_2.xml"),
-    (lambda t: write(t / "test_attempts/attempt_0.xml"), "holds 'attempt_0.xml'"),
-])
+@pytest.mark.parametrize(
+    ("arrange", "words"),
+    [
+        (
+            lambda t: (t / "test.xml").unlink() or write(t / "run_1_of_2/test.xml") or (t / "run_2_of_2").mkdir(),
+            "run_2_of_2/ holds no test.xml",
+        ),
+        (
+            lambda t: (
+                (t / "test.xml").unlink()
+                or write(t / "run_1_of_2/test.xml")
+                or write(t / "run_2_of_2/test.outputs/test.xml", case(IDS[0], "failed"))
+            ),
+            "run_2_of_2/ holds no test.xml",
+        ),
+        (
+            lambda t: (
+                write(t / "test_attempts/attempt_01.xml", case(IDS[0], "failed"))
+                or write(t / "test_attempts/attempt_1.xml")
+            ),
+            "holds 'attempt_01.xml'",
+        ),
+        (
+            lambda t: write(t / "test_attempts/attempt_1.xml") or write(t / "test_attempts/attempt_3.xml"),
+            "lacks attempt_2.xml",
+        ),
+        (lambda t: write(t / "test_attempts/attempt_0.xml"), "holds 'attempt_0.xml'"),
+    ],
+)
 def test_more_layouts_the_gate_does_not_understand(tmp_path, arrange, words):
     logs = passing(tmp_path)
     arrange(logs / "oracles/oracle_test")
@@ -277,16 +340,23 @@ def test_a_target_folder_given_directly_counts(tmp_path):
 # Failing samples travel with a failed id: the judge's `failing_samples` property, read back and
 # written again by `to_junit` (clean-run's --out), shown by `compare`; never compared.
 
-FAILING = FailingSamples((FailingSample(2, False, "", "[1,-1]", "0", "-1", "result 0 != expected -1"),
-                          FailingSample(0, True, "s4lt", '{"a":-5}', "-5", "a number in [0, 10]", "result -5 is outside [0, 10]")),
-                         14, "s4lt")
+FAILING = FailingSamples(
+    (
+        FailingSample(2, False, "", "[1,-1]", "0", "-1", "result 0 != expected -1"),
+        FailingSample(0, True, "s4lt", '{"a":-5}', "-5", "a number in [0, 10]", "result -5 is outside [0, 10]"),
+    ),
+    14,
+    "s4lt",
+)
 
 
 def failed_case(ident: str, failing: FailingSamples = FAILING, digest: str = "d" * 64) -> str:
     value = failing.to_text().replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    return (f'<testcase name="invariant[{ident}]"><properties><property name="observation_sha256" value="{digest}"/>'
-            f'<property name="failing_samples" value="{value}"/></properties>'
-            f'<failure message="sample 2 (0-based): result 0 != expected -1"/></testcase>')
+    return (
+        f'<testcase name="invariant[{ident}]"><properties><property name="observation_sha256" value="{digest}"/>'
+        f'<property name="failing_samples" value="{value}"/></properties>'
+        f'<failure message="sample 2 (0-based): result 0 != expected -1"/></testcase>'
+    )
 
 
 def test_the_failing_samples_of_a_failed_id_are_read_and_written_again():
@@ -302,7 +372,9 @@ def test_the_failing_samples_of_a_failed_id_are_read_and_written_again():
 def test_failing_samples_of_a_passed_id_or_that_do_not_parse_are_ignored():
     passed = failed_case("add_table").replace('<failure message="sample 2 (0-based): result 0 != expected -1"/>', "")
     assert read_result(xml(passed), "r.xml").observed["add_table"].failing == FailingSamples()
-    broken = failed_case("add_table", FailingSamples()).replace("&quot;count&quot;:0", "&quot;count&quot;:&quot;x&quot;")
+    broken = failed_case("add_table", FailingSamples()).replace(
+        "&quot;count&quot;:0", "&quot;count&quot;:&quot;x&quot;"
+    )
     found = read_result(xml(broken), "r.xml").observed["add_table"]
     assert found.outcome == "failed" and found.failing == FailingSamples()
 
@@ -319,7 +391,10 @@ def test_failing_samples_never_decide_whether_runs_agree(gate, tmp_path):
     assert code == 6, out
     lines = out.splitlines()
     at = lines.index("failing samples (indexes count from 0):")
-    assert lines[at + 1:at + 3] == ["  add_table (A): 14 failing sample(s)", "    sample 2 (0-based): result 0 != expected -1"]
+    assert lines[at + 1 : at + 3] == [
+        "  add_table (A): 14 failing sample(s)",
+        "    sample 2 (0-based): result 0 != expected -1",
+    ]
     assert "  add_table (B): 1 failing sample(s)" in lines and "      inputs [9] -> result 1; expected 2" in lines
 
 
@@ -328,8 +403,10 @@ def test_the_coverage_record_is_read_from_its_property_and_never_compared():
 
     def with_ran(value):
         prop = f'<property name="ran_functions" value="{value}"/>' if value is not None else ""
-        return xml(f'<testcase name="invariant[a]"><properties><property name="observation_sha256" value="d"/>'
-                   f"{prop}</properties></testcase>")
+        return xml(
+            f'<testcase name="invariant[a]"><properties><property name="observation_sha256" value="d"/>'
+            f"{prop}</properties></testcase>"
+        )
 
     assert read_result(with_ran("shop.calc:add shop:f"), "x").observed["a"].ran == ("shop.calc:add", "shop:f")
     assert read_result(with_ran(""), "x").observed["a"].ran == ()
@@ -341,7 +418,10 @@ def test_the_coverage_record_is_read_from_its_property_and_never_compared():
 
 
 def test_to_junit_keeps_a_coverage_record():
-    observed = {"a": Observed("passed", "d", ("s",), ran=("shop:f", "shop:g")), "b": Observed("passed", "e"),
-                "c": Observed("failed", "f", ran=())}
+    observed = {
+        "a": Observed("passed", "d", ("s",), ran=("shop:f", "shop:g")),
+        "b": Observed("passed", "e"),
+        "c": Observed("failed", "f", ran=()),
+    }
     back = read_result(to_junit(observed, "suite"), "x").observed
     assert {i: o.ran for i, o in back.items()} == {"a": ("shop:f", "shop:g"), "b": None, "c": ()}

@@ -38,8 +38,9 @@ def test_commands_run_in_order_in_one_shell_with_their_own_output_and_code(tmp_p
 
 def test_stream_yields_lines_as_they_come_and_then_the_code(tmp_path):
     with session(tmp_path) as s:
-        lines, code = s.stream(["sh", "-c", "printf 'a\\nb'; sleep 0.3; printf '\\nc\\n'; echo e >&2; printf z; exit 1"],
-                               {"TMPDIR": "/x"})
+        lines, code = s.stream(
+            ["sh", "-c", "printf 'a\\nb'; sleep 0.3; printf '\\nc\\n'; echo e >&2; printf z; exit 1"], {"TMPDIR": "/x"}
+        )
         assert code == []  # not known before the lines are read
         assert list(lines) == [b"a\n", b"b\n", b"c\n", b"e\n", b"z\n"]
         assert code == [1]
@@ -65,9 +66,9 @@ def test_a_session_file_taken_while_a_command_runs_is_exit_4_not_an_internal_err
     # What an output collected through a symlinked folder does to the file: moves it away.
     with session(tmp_path) as s:
         with pytest.raises(TakenError, match="went missing or was replaced while the change's code ran") as caught:
-            s.run(["sh", "-c", f'mv {s.outputs}/command-1.out {tmp_path}/taken; echo done'])
+            s.run(["sh", "-c", f"mv {s.outputs}/command-1.out {tmp_path}/taken; echo done"])
         assert caught.value.code == 4
-        lines, _ = s.stream(["sh", "-c", f'echo a; mv {s.outputs}/command-2.out {tmp_path}/taken2; sleep 0.3'])
+        lines, _ = s.stream(["sh", "-c", f"echo a; mv {s.outputs}/command-2.out {tmp_path}/taken2; sleep 0.3"])
         with pytest.raises(TakenError):
             list(lines)
 

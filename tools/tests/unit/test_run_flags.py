@@ -15,23 +15,34 @@ def test_without_a_list_every_suite_gets_the_salt():
 
 def test_only_the_listed_files_get_the_salt_in_a_stable_order():
     assert run_flags("s1", "clean", {"oracles/b.toml", "oracles/a.toml"}) == [
-        "--define=oracle_salt=s1", "--define=oracle_salted=oracles/a.toml,oracles/b.toml", "--define=oracle_run=clean"]
+        "--define=oracle_salt=s1",
+        "--define=oracle_salted=oracles/a.toml,oracles/b.toml",
+        "--define=oracle_run=clean",
+    ]
 
 
 def test_nothing_draws_so_no_salt_and_the_flags_stay_the_same_from_run_to_run():
-    assert run_flags("s1", "workspace", set()) == run_flags("s2", "workspace", frozenset()) == [
-        "--define=oracle_salted=", "--define=oracle_run=workspace"]
+    assert (
+        run_flags("s1", "workspace", set())
+        == run_flags("s2", "workspace", frozenset())
+        == ["--define=oracle_salted=", "--define=oracle_run=workspace"]
+    )
 
 
 def test_a_path_with_a_comma_cannot_be_listed_so_every_suite_gets_the_salt():
-    assert run_flags("s1", "workspace", {"oracles/a,b.toml"}) == ["--define=oracle_salt=s1",
-                                                                   "--define=oracle_run=workspace"]
+    assert run_flags("s1", "workspace", {"oracles/a,b.toml"}) == [
+        "--define=oracle_salt=s1",
+        "--define=oracle_run=workspace",
+    ]
 
 
 def test_the_gate_actions_run_as_sandboxed_workers_under_the_linux_sandbox_only():
     assert worker_flags("linux-sandbox") == [
-        "--strategy=OraclePinCheck=worker,linux-sandbox", "--strategy=OracleDraw=worker,linux-sandbox",
-        "--strategy=OracleReferenceCheck=worker,linux-sandbox", "--worker_sandboxing"]
+        "--strategy=OraclePinCheck=worker,linux-sandbox",
+        "--strategy=OracleDraw=worker,linux-sandbox",
+        "--strategy=OracleReferenceCheck=worker,linux-sandbox",
+        "--worker_sandboxing",
+    ]
     assert worker_flags("remote") == []
 
 

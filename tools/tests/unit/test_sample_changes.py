@@ -15,7 +15,8 @@ def test_a_changed_expected_value_is_shown_with_its_inputs_and_both_values():
     assert changed_lines(found, "  ") == [
         "  samples: 0 added, 0 removed, 2 with a changed expected value (3 at the base, 3 at HEAD)",
         '    changed {"args":[1,2]}: expected 3 -> 4',
-        '    changed {"args":[5,5]}: expected 10 -> 11']
+        '    changed {"args":[5,5]}: expected 10 -> 11',
+    ]
 
 
 def test_added_and_removed_samples_are_told_apart_from_changed_ones():

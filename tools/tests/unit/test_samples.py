@@ -10,8 +10,15 @@ from tools.oracle_gate.spec.schema import Invariant
 
 def row(kind: str, args: tuple[str, ...] = ()) -> Invariant:
     extra = {"bound": {"min": 0, "max": 1}, "idempotent": {"args": args, "repeat": 2}, "exact_table": {}}[kind]
-    return Invariant(id="r", entry="shop.calc:add", kind=kind, blob="oracles/blobs/r.json", blob_sha256="0" * 64,
-                     source="oracles/shop.toml", **extra)  # type: ignore[arg-type]
+    return Invariant(
+        id="r",
+        entry="shop.calc:add",
+        kind=kind,
+        blob="oracles/blobs/r.json",
+        blob_sha256="0" * 64,
+        source="oracles/shop.toml",
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 def refusal(data: bytes) -> str:
@@ -33,35 +40,48 @@ def test_a_top_level_that_is_not_an_array_still_parses():
     assert load_samples(b"3") == 3
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"[NaN]", "is not usable JSON: NaN is not valid JSON"),
-    (b"[Infinity]", "is not usable JSON: Infinity is not valid JSON"),
-    (b'{"a": -Infinity}', "is not usable JSON: -Infinity is not valid JSON"),
-    (b"[1e999]", "is not usable JSON: 1e999 overflows to infinity, which is not valid JSON"),
-    (b'{"a": 1, "a": 2}', "is not usable JSON: object key 'a' appears twice"),
-    (b'[{"x": {"b": 1, "b": 1}}]', "is not usable JSON: object key 'b' appears twice"),
-    (b"[1,", "is not valid JSON: Expecting value at line 1 column 4"),
-    (b"", "is not valid JSON: Expecting value at line 1 column 1"),
-    (b"[1] [2]", "is not valid JSON: Extra data at line 1 column 5"),
-    (b"[1,\n 'a']", "is not valid JSON: Expecting value at line 2 column 2"),
-    (b"[" * 100_000 + b"]" * 100_000, "nests too deeply"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"[NaN]", "is not usable JSON: NaN is not valid JSON"),
+        (b"[Infinity]", "is not usable JSON: Infinity is not valid JSON"),
+        (b'{"a": -Infinity}', "is not usable JSON: -Infinity is not valid JSON"),
+        (b"[1e999]", "is not usable JSON: 1e999 overflows to infinity, which is not valid JSON"),
+        (b'{"a": 1, "a": 2}', "is not usable JSON: object key 'a' appears twice"),
+        (b'[{"x": {"b": 1, "b": 1}}]', "is not usable JSON: object key 'b' appears twice"),
+        (b"[1,", "is not valid JSON: Expecting value at line 1 column 4"),
+        (b"", "is not valid JSON: Expecting value at line 1 column 1"),
+        (b"[1] [2]", "is not valid JSON: Extra data at line 1 column 5"),
+        (b"[1,\n 'a']", "is not valid JSON: Expecting value at line 2 column 2"),
+        (b"[" * 100_000 + b"]" * 100_000, "nests too deeply"),
+    ],
+)
 def test_refused_json(data, message):
     assert refusal(data) == message
 
 
 def test_an_integer_too_long_to_convert_is_refused():
     assert refusal(b"[" + b"7" * 5000 + b"]").startswith(
-        "is not usable JSON: Exceeds the limit (4300 digits) for integer string conversion")
+        "is not usable JSON: Exceeds the limit (4300 digits) for integer string conversion"
+    )
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"\xef\xbb\xbf[]", "starts with a UTF-8 byte order mark (EF BB BF); save the file as UTF-8 without BOM"),
-    (b"[1]\x00", "has a NUL byte (U+0000) at line 1, column 4 (byte offset 3), which JSON does not allow; "
-                 "delete it (a file with many NULs was saved as UTF-16 or is not text)"),
-    (b'["\xff"]', "is not UTF-8: byte 0xFF at line 1, column 3 (byte offset 2) is '\xff' in Latin-1/Windows-1252, "
-                  "so the file was probably saved in that encoding; save it as UTF-8"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"\xef\xbb\xbf[]", "starts with a UTF-8 byte order mark (EF BB BF); save the file as UTF-8 without BOM"),
+        (
+            b"[1]\x00",
+            "has a NUL byte (U+0000) at line 1, column 4 (byte offset 3), which JSON does not allow; "
+            "delete it (a file with many NULs was saved as UTF-16 or is not text)",
+        ),
+        (
+            b'["\xff"]',
+            "is not UTF-8: byte 0xFF at line 1, column 3 (byte offset 2) is '\xff' in Latin-1/Windows-1252, "
+            "so the file was probably saved in that encoding; save it as UTF-8",
+        ),
+    ],
+)
 def test_bytes_that_are_not_clean_utf8_are_named_in_words(data, message):
     assert refusal(data) == message
 
@@ -89,12 +109,15 @@ def test_bound_samples_are_any_objects():
     assert check_shape(row("bound"), [{}, {"a": 1, "b": [2]}]) is None
 
 
-@pytest.mark.parametrize("sample, message", [
-    ({"k": 1, "j": 2}, "sample 1 lacks state"),
-    ({"state": {}}, "sample 1 lacks k, j"),
-    ({"state": {}, "j": 2}, "sample 1 lacks k"),
-    ({}, "sample 1 lacks state, k, j"),
-])
+@pytest.mark.parametrize(
+    "sample, message",
+    [
+        ({"k": 1, "j": 2}, "sample 1 lacks state"),
+        ({"state": {}}, "sample 1 lacks k, j"),
+        ({"state": {}, "j": 2}, "sample 1 lacks k"),
+        ({}, "sample 1 lacks state, k, j"),
+    ],
+)
 def test_idempotent_samples_need_state_and_every_arg(sample, message):
     inv = row("idempotent", ("k", "j"))
     check_shape(inv, [{"state": None, "k": 0, "j": 0, "extra": 1}])
@@ -103,13 +126,16 @@ def test_idempotent_samples_need_state_and_every_arg(sample, message):
     assert str(caught.value) == message
 
 
-@pytest.mark.parametrize("sample, message", [
-    ({"args": [1]}, "sample 0 must have exactly the keys args and expected"),
-    ({"expected": 1}, "sample 0 must have exactly the keys args and expected"),
-    ({"args": [1], "expected": 1, "note": "x"}, "sample 0 must have exactly the keys args and expected"),
-    ({"args": {"a": 1}, "expected": 1}, "sample 0: args must be a JSON array"),
-    ({"args": "ab", "expected": 1}, "sample 0: args must be a JSON array"),
-])
+@pytest.mark.parametrize(
+    "sample, message",
+    [
+        ({"args": [1]}, "sample 0 must have exactly the keys args and expected"),
+        ({"expected": 1}, "sample 0 must have exactly the keys args and expected"),
+        ({"args": [1], "expected": 1, "note": "x"}, "sample 0 must have exactly the keys args and expected"),
+        ({"args": {"a": 1}, "expected": 1}, "sample 0: args must be a JSON array"),
+        ({"args": "ab", "expected": 1}, "sample 0: args must be a JSON array"),
+    ],
+)
 def test_exact_table_samples_are_args_and_expected_only(sample, message):
     with pytest.raises(SampleError) as caught:
         check_shape(row("exact_table"), [sample, {"args": [], "expected": None}])

@@ -75,8 +75,13 @@ def test_a_guarded_path_under_a_shown_one_is_masked_unless_it_is_the_runs_own_or
     usr, home, runs = tmp_path / "usr", tmp_path / "home" / "me", tmp_path / "runs" / "clean-1"
     for folder in (usr / "src" / "repo" / ".git", home / "repo", runs / "tree" / "oracles"):
         folder.mkdir(parents=True)
-    guarded = [str(usr / "src" / "repo"), str(usr / "src" / "repo" / ".git"), str(usr / "src" / "gone"),
-               str(home / "repo"), str(runs / "tree" / "oracles")]
+    guarded = [
+        str(usr / "src" / "repo"),
+        str(usr / "src" / "repo" / ".git"),
+        str(usr / "src" / "gone"),
+        str(home / "repo"),
+        str(runs / "tree" / "oracles"),
+    ]
     assert masks([str(usr), str(tmp_path / "etc")], guarded, str(runs)) == (guarded[0], guarded[1])
     assert masks([str(usr), str(home)], guarded, str(runs))[-1] == str(home / "repo")
 
@@ -96,12 +101,14 @@ def test_wrap_builds_the_root_then_mounts_proc_then_runs_the_command() -> None:
     assert joined.index("--ro-bind /opt/wheels /opt/wheels") > joined.index("--tmpfs /tmp")
     # The mask comes after the binds it covers; the run's folder is the only writable bind.
     assert joined.index("--tmpfs /usr/src/repo") > joined.index("--ro-bind /usr /usr")
-    assert argv.count("--bind") == 1 and argv[argv.index("--bind") + 1:argv.index("--bind") + 3] == ["/runs/clean-1"] * 2
+    assert (
+        argv.count("--bind") == 1 and argv[argv.index("--bind") + 1 : argv.index("--bind") + 3] == ["/runs/clean-1"] * 2
+    )
     for flag in ("--unshare-pid", "--die-with-parent", "--new-session", "--tmpfs", "--dev"):
         assert flag in argv
     assert argv[argv.index("--chdir") + 1] == "/runs/clean-1/tree"
     assert "--proc" not in argv  # a covered /proc would keep Bazel's linux-sandbox from mounting its own
-    tail = argv[argv.index("--") + 1:]
+    tail = argv[argv.index("--") + 1 :]
     assert tail[:2] == ["/bin/sh", "-c"] and "mount -t proc" in tail[2] and tail[-2:] == ["bazel", "info"]
 
 
@@ -122,11 +129,16 @@ def test_no_bwrap_on_path_is_an_exit_1_error(tmp_path: Path) -> None:
 def test_a_bwrap_that_cannot_make_the_root_is_an_exit_1_error_with_its_first_line(tmp_path: Path) -> None:
     fake = tmp_path / "bin" / "bwrap"
     fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'bubblewrap 9.9'; exit 0; }\n"
-                    "echo 'bwrap: Creating new namespace failed: Operation not permitted' >&2\necho more >&2\nexit 1\n")
+    fake.write_text(
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'bubblewrap 9.9'; exit 0; }\n"
+        "echo 'bwrap: Creating new namespace failed: Operation not permitted' >&2\necho more >&2\nexit 1\n"
+    )
     fake.chmod(0o755)
-    with pytest.raises(GateError, match="cannot make the clean run's sealed root here: bwrap: Creating new namespace "
-                                        "failed: Operation not permitted$"):
+    with pytest.raises(
+        GateError,
+        match="cannot make the clean run's sealed root here: bwrap: Creating new namespace "
+        "failed: Operation not permitted$",
+    ):
         sealed_root(str(tmp_path), {"PATH": str(fake.parent)}, [])
 
 
@@ -149,8 +161,10 @@ def test_this_hosts_usr_is_a_directory() -> None:
 def test_named_paths_are_real_absolute_paths_that_exist(tmp_path: Path) -> None:
     (tmp_path / "gate").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "gate")
-    assert named_paths({"ORACLE_GATE_SEAL_READ_ONLY": f"{tmp_path / 'link'}::{tmp_path / 'gate'}"}) == [
-        str(tmp_path / "gate")] * 2
+    assert (
+        named_paths({"ORACLE_GATE_SEAL_READ_ONLY": f"{tmp_path / 'link'}::{tmp_path / 'gate'}"})
+        == [str(tmp_path / "gate")] * 2
+    )
     assert named_paths({}) == []
     for bad in ("relative/path", str(tmp_path / "missing")):
         with pytest.raises(GateError, match="ORACLE_GATE_SEAL_READ_ONLY: .* is not an absolute path that exists"):
@@ -160,10 +174,16 @@ def test_named_paths_are_real_absolute_paths_that_exist(tmp_path: Path) -> None:
 def test_a_named_path_inside_the_repository_is_refused_before_bwrap_runs(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "oracles").mkdir(parents=True)
-    with pytest.raises(GateError, match="ORACLE_GATE_SEAL_READ_ONLY settings, or a local repository of the "
-                                        "workspace, name .*/repo/oracles, which lies in"):
-        sealed_root(str(tmp_path), {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                                    "ORACLE_GATE_SEAL_READ_ONLY": str(repo / "oracles")}, [str(repo)])
+    with pytest.raises(
+        GateError,
+        match="ORACLE_GATE_SEAL_READ_ONLY settings, or a local repository of the "
+        "workspace, name .*/repo/oracles, which lies in",
+    ):
+        sealed_root(
+            str(tmp_path),
+            {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ORACLE_GATE_SEAL_READ_ONLY": str(repo / "oracles")},
+            [str(repo)],
+        )
 
 
 def test_pip_paths_are_blockable_and_named_paths_are_not(tmp_path: Path) -> None:
@@ -174,7 +194,10 @@ def test_pip_paths_are_blockable_and_named_paths_are_not(tmp_path: Path) -> None
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\n[ \"$1\" = --version ] && echo 'bubblewrap 9.9'\nexit 0\n")
     fake.chmod(0o755)
-    seal = sealed_root(str(tmp_path), {"PATH": str(fake.parent), "PIP_FIND_LINKS": str(wheels),
-                                       "ORACLE_GATE_SEAL_READ_ONLY": str(gate_copy)}, [])
+    seal = sealed_root(
+        str(tmp_path),
+        {"PATH": str(fake.parent), "PIP_FIND_LINKS": str(wheels), "ORACLE_GATE_SEAL_READ_ONLY": str(gate_copy)},
+        [],
+    )
     assert str(wheels) in seal.blockable and str(gate_copy) not in seal.blockable
     assert str(wheels) in seal.read_only and str(gate_copy) in seal.read_only

@@ -11,28 +11,46 @@ from tools.oracle_gate.spec.generate import GenerateSpec
 from tools.oracle_gate.spec.schema import Invariant
 from tools.oracle_gate.suite.spec_changes import added_lines, changelog_violations, report_lines, spec_changes
 
-ROW = Invariant(id="sum_in_range", entry="shop.calc:add", kind="bound", blob="oracles/blobs/b.json",
-                blob_sha256="a" * 64, source="oracles/shop.toml", seed=1, min=0, max=100)
-TABLE = Invariant(id="add_table", entry="shop.calc:add", kind="exact_table", blob="oracles/blobs/t.json",
-                  blob_sha256="b" * 64, source="oracles/shop.toml")
+ROW = Invariant(
+    id="sum_in_range",
+    entry="shop.calc:add",
+    kind="bound",
+    blob="oracles/blobs/b.json",
+    blob_sha256="a" * 64,
+    source="oracles/shop.toml",
+    seed=1,
+    min=0,
+    max=100,
+)
+TABLE = Invariant(
+    id="add_table",
+    entry="shop.calc:add",
+    kind="exact_table",
+    blob="oracles/blobs/t.json",
+    blob_sha256="b" * 64,
+    source="oracles/shop.toml",
+)
 
 
 def oracles(*rows: Invariant) -> SimpleNamespace:
     return SimpleNamespace(invariants=list(rows), retired={})
 
 
-@pytest.mark.parametrize(("change", "marks"), [
-    ({"min": -1}, ("bound widened",)),
-    ({"max": 101}, ("bound widened",)),
-    ({"min": 1, "max": 99}, ("bound narrowed",)),
-    ({"min": -1, "max": 50}, ("bound widened",)),  # wider on one side counts as widened
-    ({"entry": "shop.calc:plus"}, ("entry renamed",)),
-    ({"seed": 2}, ("seed retargeted",)),
-    ({"blob": "oracles/blobs/c.json", "blob_sha256": "c" * 64}, ("blob retargeted",)),
-    ({"blob_sha256": "c" * 64}, ("blob content changed",)),
-    ({"kind": "exact_table", "min": None, "max": None}, ("kind changed",)),
-    ({"timeout_s": 5.0}, ()),
-])
+@pytest.mark.parametrize(
+    ("change", "marks"),
+    [
+        ({"min": -1}, ("bound widened",)),
+        ({"max": 101}, ("bound widened",)),
+        ({"min": 1, "max": 99}, ("bound narrowed",)),
+        ({"min": -1, "max": 50}, ("bound widened",)),  # wider on one side counts as widened
+        ({"entry": "shop.calc:plus"}, ("entry renamed",)),
+        ({"seed": 2}, ("seed retargeted",)),
+        ({"blob": "oracles/blobs/c.json", "blob_sha256": "c" * 64}, ("blob retargeted",)),
+        ({"blob_sha256": "c" * 64}, ("blob content changed",)),
+        ({"kind": "exact_table", "min": None, "max": None}, ("kind changed",)),
+        ({"timeout_s": 5.0}, ()),
+    ],
+)
 def test_each_field_change_is_listed_and_marked(change, marks):
     [row] = spec_changes(oracles(ROW), oracles(replace(ROW, **change)))
     assert row.status == "changed" and row.marks == marks
@@ -51,8 +69,11 @@ def test_generated_samples_fewer_or_other():
 
 def test_added_and_removed_rows_and_the_text_report():
     changes = spec_changes(oracles(ROW, TABLE), oracles(replace(ROW, max=200), replace(TABLE, id="add_table_v2")))
-    assert [(c.id, c.status) for c in changes] == [("sum_in_range", "changed"), ("add_table_v2", "added"),
-                                                   ("add_table", "removed")]
+    assert [(c.id, c.status) for c in changes] == [
+        ("sum_in_range", "changed"),
+        ("add_table_v2", "added"),
+        ("add_table", "removed"),
+    ]
     assert report_lines(changes) == [
         "  ~ sum_in_range (bound) in oracles/shop.toml  [bound widened]",
         "      max: 100 -> 200",
@@ -77,7 +98,9 @@ def test_the_changelog_must_name_each_weakened_id_in_an_added_line():
     assert all(v.code == 5 and v.path == "oracles/CHANGELOG.md" for v in missing)
     assert changelog_violations(changes, None, "* sum_in_range, add_table: see ticket 12\n") == []
     assert [v.id for v in changelog_violations(changes, None, "- xsum_in_range and add_tables\n")] == [
-        "sum_in_range", "add_table"]
+        "sum_in_range",
+        "add_table",
+    ]
 
 
 def test_a_changed_blob_gets_its_samples_compared_and_a_changed_answer_weakens():
@@ -109,7 +132,8 @@ def test_a_change_under_oracles_reference_marks_every_row_with_a_reference():
     ref = replace(TABLE, reference="oracles.reference.r:add")
     found = with_reference_code([], oracles(ROW, ref), ["oracles/reference/helpers.py", "billing/x.py"])
     assert [(c.id, c.marks, c.fields[0].new) for c in found] == [
-        ("add_table", ("reference code changed",), "oracles/reference/helpers.py")]
+        ("add_table", ("reference code changed",), "oracles/reference/helpers.py")
+    ]
     assert found[0].weakens
     assert with_reference_code([], oracles(ROW, ref), ["billing/x.py"]) == []
     # A row the change adds, with its reference, makes no earlier claim: no mark, no changelog line.

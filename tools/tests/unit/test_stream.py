@@ -19,8 +19,15 @@ SIZES = (1, 2, 3, 7, 64, 4096, None)  # None: one piece
 
 
 def row(kind: str, **extra: object) -> Invariant:
-    return Invariant(id="r", entry="shop.calc:add", kind=kind, blob="oracles/blobs/r.json", blob_sha256="0" * 64,
-                     source="oracles/shop.toml", **extra)  # type: ignore[arg-type]
+    return Invariant(
+        id="r",
+        entry="shop.calc:add",
+        kind=kind,
+        blob="oracles/blobs/r.json",
+        blob_sha256="0" * 64,
+        source="oracles/shop.toml",
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 ROWS = {
@@ -45,7 +52,7 @@ def whole(inv: Invariant, data: bytes) -> str | None:
 
 
 def streamed(inv: Invariant, data: bytes, size: int | None) -> str | None:
-    pieces = [data] if size is None else [data[i:i + size] for i in range(0, len(data), size)]
+    pieces = [data] if size is None else [data[i : i + size] for i in range(0, len(data), size)]
     try:
         check_stream(inv, pieces)
     except SampleError as exc:
@@ -65,7 +72,7 @@ GOOD = {
     "idempotent": b'[{"state": {"n": 1}, "k": "x"}, {"state": [], "k": 2, "extra": true}]',
     "exact_table": b'[{"args": [1, 2], "expected": 3}, {"args": [-1.5e3, "\\u00e9"], "expected": {"x": [1]}}]\n',
     "exact_table_receiver": b'[{"args": [], "expected": 1, "receiver": [1]}, {"args": [2], '
-                            b'"expected": 2, "receiver": {}}]',
+    b'"expected": 2, "receiver": {}}]',
     "antisymmetric": b'[{"a": 1, "b": 2}, {"b": "y", "a": "x"}]',
     "commutative": b'[{"a": [1], "b": {"c": 2}}, {"b": "y", "a": "x"}]',
     "round_trip": b'[{"x": 1, "receiver": []}, {"y": "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "receiver": {"k": 1}}]',
@@ -98,8 +105,8 @@ CASES = {
     "NaN": b'[{"args": [1, 2], "expected": NaN}]',
     "Infinity": b'[{"args": [1, 2], "expected": -Infinity}]',
     "1e400": b'[{"args": [1, 2], "expected": 1e400}]',
-    "long overflow": b'[{"args": [1, 2], "expected": ' + b"1" * 400 + b'.0}]',
-    "long float ok": b'[{"args": [1, 2], "expected": ' + b"1" * 400 + b'.0e-300}]',
+    "long overflow": b'[{"args": [1, 2], "expected": ' + b"1" * 400 + b".0}]",
+    "long float ok": b'[{"args": [1, 2], "expected": ' + b"1" * 400 + b".0e-300}]",
     "duplicate key": b'[{"args": [1, 2], "args": [1, 2], "expected": 3}]',
     "duplicate nested key": b'[{"args": [{"a": 1, "a": 2}, 2], "expected": 3}]',
     "too deep": b"[" * 100_000 + b"]" * 100_000,
@@ -112,7 +119,8 @@ CASES = {
     "NUL late after a JSON error": b'[{"args": [1, 2], "expected": 3},, ' + b" " * 3000 + b'"\x00"]',
     "control char after a shape error": b'[{"x": 1}, ' + b'{"args": [1, 2], "expected": 3}, ' * 100 + b'"\x1b"]',
     "invalid UTF-8": b'[{"args": [1, 2], "expected": "caf\xe9"}]',
-    "invalid UTF-8 late": b'[{"args": [1, 2], "expected": 3},\n' * 300 + b'{"args": [1, 2], "expected": "\xed\xa0\x80"}]',
+    "invalid UTF-8 late": b'[{"args": [1, 2], "expected": 3},\n' * 300
+    + b'{"args": [1, 2], "expected": "\xed\xa0\x80"}]',
     "truncated UTF-8 at the end": b'[{"args": [1, 2], "expected": "\xe2\x82',
     "invalid continuation": b'[{"args": [1, 2], "expected": "\xe2\x28\xa1"}]',
     "multi-byte characters": '[{"args": ["é€😀", "ü"], "expected": "\u2028"}]'.encode(),
@@ -132,8 +140,9 @@ CASES = {
     "trailing garbage": b'[{"args": [1, 2], "expected": 3}] x',
     "trailing second array": b'[{"args": [1, 2], "expected": 3}]\n[1]',
     "trailing whitespace": b'[{"args": [1, 2], "expected": 3}]  \n\t ',
-    "shape error then JSON error": b'[{"args": [1, 2], "expected": 3}, 5, ' + b'{"args": [1, 2], "expected": 3}, ' * 200
-                                   + b"}",
+    "shape error then JSON error": b'[{"args": [1, 2], "expected": 3}, 5, '
+    + b'{"args": [1, 2], "expected": 3}, ' * 200
+    + b"}",
     "shape error then end": b'[{"args": [1, 2], "expected": 3}, {"args": [1]}, {"args": 2, "expected": 1}]',
     "whitespace only": b" \n\t\r\n ",
     "empty bytes": b"",
@@ -142,8 +151,9 @@ CASES = {
     "open array after a comma": b'[{"args": [1, 2], "expected": 3},',
     "not a value": b"[}",
     "brace inside a string": b'[{"args": ["}, {", "},{"], "expected": "}, {\\"a\\": 1}, {"}, {"args": '
-                             b'[], "expected": 0}]',
-    "nested objects": b'[{"args": [{"a": 1}, {"b": 2}], "expected": {"c": {}}}, ' * 50 + b'{"args": [], "expected": 0}]',
+    b'[], "expected": 0}]',
+    "nested objects": b'[{"args": [{"a": 1}, {"b": 2}], "expected": {"c": {}}}, ' * 50
+    + b'{"args": [], "expected": 0}]',
 }
 
 
@@ -179,8 +189,10 @@ def _mutations(rng: random.Random, data: bytes) -> Iterator[bytes]:
 
 def test_mutated_blobs_get_the_same_outcome():
     rng = random.Random(7)
-    base = json.dumps([{"args": [i, -i * 1.5, "s\u00e9" * (i % 3), None, True], "expected": {"k": [i]}}
-                       for i in range(6)], ensure_ascii=False).encode()
+    base = json.dumps(
+        [{"args": [i, -i * 1.5, "s\u00e9" * (i % 3), None, True], "expected": {"k": [i]}} for i in range(6)],
+        ensure_ascii=False,
+    ).encode()
     for data in _mutations(rng, base):
         expected = whole(TABLE, data)
         for size in (1, 5, 64, None):
@@ -191,8 +203,9 @@ def _big_blob(blocks: int, text: int = 0) -> Iterator[bytes]:
     """`blocks` pieces of 20,000 samples (about 0.7 MiB each; with `text`, a string of that many
     characters in each sample, and 200 samples a piece), made as they are read."""
     pad = b', "%s"' % (b"x" * text) if text else b""
-    block = b"".join(b', {"args": [%d, %d%s], "expected": %d}' % (i, i + 7, pad, 2 * i + 7)
-                     for i in range(200 if text else 20_000))
+    block = b"".join(
+        b', {"args": [%d, %d%s], "expected": %d}' % (i, i + 7, pad, 2 * i + 7) for i in range(200 if text else 20_000)
+    )
     yield b'[{"args": [0, 0], "expected": 0}'
     for _ in range(blocks):
         yield block
@@ -213,6 +226,7 @@ def test_memory_stays_near_one_piece_whatever_the_blob_size():
 def test_a_wrong_sample_deep_in_a_big_blob_is_named_by_its_index():
     def pieces() -> Iterator[bytes]:
         yield from _big_blob(5)
+
     data = list(pieces())
     data[3] = data[3].replace(b'"expected"', b'"expect"', 1)
     assert streamed(TABLE, b"".join(data), 4096) == whole(TABLE, b"".join(data))
@@ -232,5 +246,8 @@ def test_a_huge_sample_is_read_in_growing_steps(monkeypatch):
         return decode(text, index)
 
     monkeypatch.setattr(stream.STRICT, "raw_decode", counted)
-    assert check_stream(row("exact_table", args_names=("a",)), (data[i:i + 1024] for i in range(0, len(data), 1024))) is None
+    assert (
+        check_stream(row("exact_table", args_names=("a",)), (data[i : i + 1024] for i in range(0, len(data), 1024)))
+        is None
+    )
     assert 0 < len(calls) < 30

@@ -32,8 +32,15 @@ NASTY = [
 
 def lines_of(text: str) -> list[str]:
     """Lines as any terminal or log viewer may split them."""
-    return text.replace("\r", "\n").replace("\x0b", "\n").replace("\x0c", "\n").replace("\x85", "\n") \
-        .replace("\u2028", "\n").replace("\u2029", "\n").split("\n")
+    return (
+        text.replace("\r", "\n")
+        .replace("\x0b", "\n")
+        .replace("\x0c", "\n")
+        .replace("\x85", "\n")
+        .replace("\u2028", "\n")
+        .replace("\u2029", "\n")
+        .split("\n")
+    )
 
 
 def assert_no_forged_line(text: str, allowed: int = 0) -> None:
@@ -66,7 +73,9 @@ def test_a_blob_path_cannot_forge_the_verdict(gate, project, tmp_path, name):
     assert out.splitlines()[-1] == "gate FAILED (exit 2)"
     [line] = [line for line in out.splitlines() if line.startswith("[2] oracles/blobs/a")]
     assert visible(name)[1:] in line
-    code, out, _ = gate("--repo", str(project.path), "check", "--base", "main", "--results", results, "--format", "json")
+    code, out, _ = gate(
+        "--repo", str(project.path), "check", "--base", "main", "--results", results, "--format", "json"
+    )
     assert f"oracles/blobs/{name}" in {v["path"] for v in json.loads(out)["violations"]}
 
 
@@ -76,10 +85,22 @@ def test_labels_messages_and_arguments_cannot_forge_the_verdict(gate, project, t
     results = tmp_path / "r.xml"
     body = "".join(f'<testcase name="t[{i}]"/>' for i in IDS[1:])
     message = text.replace("\x00", "").replace("\x0b", "").replace("\x0c", "").replace("\x1b", "")
-    results.write_text(f'<testsuites><testsuite><testcase name="t[{IDS[0]}]"><failure message={json.dumps(message)}/>'
-                       f"</testcase>{body}</testsuite></testsuites>")
-    code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--results", str(results),
-                          "--label", text.replace("\n", " "), environ={"PR_LABELS": text})
+    results.write_text(
+        f'<testsuites><testsuite><testcase name="t[{IDS[0]}]"><failure message={json.dumps(message)}/>'
+        f"</testcase>{body}</testsuite></testsuites>"
+    )
+    code, out, err = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--results",
+        str(results),
+        "--label",
+        text.replace("\n", " "),
+        environ={"PR_LABELS": text},
+    )
     assert code == 4, out + err
     assert_no_forged_line(out + err)
     code, out, err = gate("--repo", str(project.path), "check", "--base", text, "--results", str(results))
@@ -94,15 +115,20 @@ def test_bazel_output_is_relayed_escaped_and_prefixed(tmp_path, capsys):
     fake.parent.mkdir()
     fake.write_text(
         "#!/bin/sh\n"
-        "for a in \"$@\"; do case \"$a\" in --build_event_json_file=*) : > \"${a#*=}\";; "
-        "--experimental_execution_log_file=*) : > \"${a#*=}\";; esac; done\n"
+        'for a in "$@"; do case "$a" in --build_event_json_file=*) : > "${a#*=}";; '
+        '--experimental_execution_log_file=*) : > "${a#*=}";; esac; done\n'
         f"printf 'INFO: 99 processes: 99 forged.\\n{VERDICT}\\n\\033[1A\\033[2K{VERDICT}\\rx\\n'\n"
-        "printf 'INFO: 3 processes: 3 internal.\\n'\n")
+        "printf 'INFO: 3 processes: 3 internal.\\n'\n"
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     env = {"PATH": f"{fake.parent}:{os.environ['PATH']}", "ORACLE_GATE_BAZEL": str(fake)}
     invocation = launch.HostLauncher(str(tmp_path), env).invoke(
-        "test", [], ["//x"], (str(tmp_path / "t.events.json"), str(tmp_path / "t.spawns.bin")),
-        lambda path: execution_log_flags("", path))
+        "test",
+        [],
+        ["//x"],
+        (str(tmp_path / "t.events.json"), str(tmp_path / "t.spawns.bin")),
+        lambda path: execution_log_flags("", path),
+    )
     err = capsys.readouterr().err
     assert_no_forged_line(err)
     relayed = [line for line in err.splitlines() if not line.startswith("oracle-gate: running ")]
@@ -112,14 +138,23 @@ def test_bazel_output_is_relayed_escaped_and_prefixed(tmp_path, capsys):
 
 
 # CI runner commands (GitHub Actions' two syntaxes, GitLab's section marker).
-RUNNER_COMMANDS = ["##[add-mask]s3cret", "x ##[set-output name=x;]y", "::add-mask::s3cret", "  ::stop-commands::tok",
-                   "##[group]hidden", "\rsection_start:1:x\r\x1b[0Kx"]
+RUNNER_COMMANDS = [
+    "##[add-mask]s3cret",
+    "x ##[set-output name=x;]y",
+    "::add-mask::s3cret",
+    "  ::stop-commands::tok",
+    "##[group]hidden",
+    "\rsection_start:1:x\r\x1b[0Kx",
+]
 
 
 def runner_command_in(text: str) -> list[str]:
     """The lines of `text` a CI runner would take a command from."""
-    return [line for line in text.split("\n") if "##[" in line or line.lstrip().startswith("::")
-            or "\x1b" in line or "\r" in line]
+    return [
+        line
+        for line in text.split("\n")
+        if "##[" in line or line.lstrip().startswith("::") or "\x1b" in line or "\r" in line
+    ]
 
 
 @pytest.mark.parametrize("text", RUNNER_COMMANDS)
@@ -151,8 +186,17 @@ def test_a_path_with_runner_commands_commands_nothing_in_any_format(gate, projec
     for i, command in enumerate(c for c in RUNNER_COMMANDS if "/" not in c and "\r" not in c):
         project.write(f"oracles/blobs/{command}{i}", b"[]\n")
     project.commit("files named like runner commands")
-    code, out, err = gate("--repo", str(project.path), "check", "--base", "main", "--format", fmt,
-                          "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    code, out, err = gate(
+        "--repo",
+        str(project.path),
+        "check",
+        "--base",
+        "main",
+        "--format",
+        fmt,
+        "--results",
+        junit(tmp_path, {i: "passed" for i in IDS}),
+    )
     assert code == 2, out
     own = ("::error ", "::notice ") if fmt == "github" else ()
     assert [line for line in runner_command_in(out + err) if not line.startswith(own)] == [], out + err

@@ -23,12 +23,18 @@ def pinned(original: bytes):
     return lambda data: hashlib.sha256(data).hexdigest() == hashlib.sha256(original).hexdigest()
 
 
-@pytest.mark.parametrize(("on_disk", "words"), [
-    (COMMITTED.replace(b"\n", b"\r\n"), "line endings converted from LF to CRLF"),
-    (COMMITTED.replace(b"$Id$", b"$Id: " + b"ab" * 20 + b" $"), "`$Id$` expanded"),
-    (codecs.BOM_UTF16_LE + COMMITTED.decode().encode("utf-16-le"), "re-encoded (a `working-tree-encoding`"),
-    (codecs.BOM_UTF16_BE + COMMITTED.decode().replace("\n", "\r\n").encode("utf-16-be"), "re-encoded and given CRLF"),
-])
+@pytest.mark.parametrize(
+    ("on_disk", "words"),
+    [
+        (COMMITTED.replace(b"\n", b"\r\n"), "line endings converted from LF to CRLF"),
+        (COMMITTED.replace(b"$Id$", b"$Id: " + b"ab" * 20 + b" $"), "`$Id$` expanded"),
+        (codecs.BOM_UTF16_LE + COMMITTED.decode().encode("utf-16-le"), "re-encoded (a `working-tree-encoding`"),
+        (
+            codecs.BOM_UTF16_BE + COMMITTED.decode().replace("\n", "\r\n").encode("utf-16-be"),
+            "re-encoded and given CRLF",
+        ),
+    ],
+)
 def test_each_transformation_is_named(on_disk, words):
     what = explain(on_disk, pinned(COMMITTED))
     assert what is not None and words in what
@@ -39,7 +45,9 @@ def test_lf_conversion_of_committed_crlf_bytes_is_named():
     assert "from CRLF to LF" in explain(COMMITTED, pinned(committed))
 
 
-@pytest.mark.parametrize("on_disk", [COMMITTED + b" ", COMMITTED, b"", COMMITTED.replace(b"1", b"2").replace(b"\n", b"\r\n")])
+@pytest.mark.parametrize(
+    "on_disk", [COMMITTED + b" ", COMMITTED, b"", COMMITTED.replace(b"1", b"2").replace(b"\n", b"\r\n")]
+)
 def test_an_edit_or_no_change_is_not_taken_for_a_transformation(on_disk):
     assert explain(on_disk, pinned(COMMITTED)) is None
 
@@ -54,22 +62,33 @@ def origin(project):
 
 
 def clone(origin: GitRepo, dest, *config: str, options: tuple[str, ...] = ()) -> GitRepo:
-    subprocess.run(["git", *config, "clone", "-q", *options, str(origin.path), str(dest)], check=True,
-                   env={"PATH": "/usr/bin:/bin", "HOME": str(dest.parent), **GIT_ENV})
+    subprocess.run(
+        ["git", *config, "clone", "-q", *options, str(origin.path), str(dest)],
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(dest.parent), **GIT_ENV},
+    )
     return GitRepo(dest)
 
 
-@pytest.mark.parametrize("config", [
-    ("-c", "core.autocrlf=true"),
-    ("-c", "core.eol=crlf"),
-    ("-c", "core.autocrlf=true", "-c", "core.eol=crlf"),
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        ("-c", "core.autocrlf=true"),
+        ("-c", "core.eol=crlf"),
+        ("-c", "core.autocrlf=true", "-c", "core.eol=crlf"),
+    ],
+)
 def test_a_converting_clone_keeps_oracles_byte_exact(origin, tmp_path, config):
     copy = clone(origin, tmp_path / "copy", *config)
     for path in ("oracles/shop.toml", "oracles/blobs/bound.json", "oracles/MANIFEST.sha256"):
         assert copy.read(path) == origin.read(path)
-    check = subprocess.run(["sha256sum", "--check", "--quiet", "oracles/MANIFEST.sha256"], cwd=copy.path,
-                           capture_output=True, text=True, check=False)
+    check = subprocess.run(
+        ["sha256sum", "--check", "--quiet", "oracles/MANIFEST.sha256"],
+        cwd=copy.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     assert manifest_problems(WorkTree(str(copy.path))) == []
     assert not load_oracles(WorkTree(str(copy.path))).problems
@@ -90,8 +109,10 @@ def test_forced_conversion_is_named_with_how_to_restore_never_a_re_pin(origin, t
     problems = [str(p) for p in load_oracles(WorkTree(str(copy.path))).problems]
     bound = next(p for p in problems if "oracles/blobs/bound.json does not match its pin" in p)
     assert "they are the pinned bytes, rewritten at checkout: line endings converted from LF to CRLF" in bound
-    assert "do not re-pin: restore the committed bytes with `git cat-file blob HEAD:oracles/blobs/bound.json > " \
-           "oracles/blobs/bound.json`" in bound
+    assert (
+        "do not re-pin: restore the committed bytes with `git cat-file blob HEAD:oracles/blobs/bound.json > "
+        "oracles/blobs/bound.json`" in bound
+    )
     assert "update blob_sha256" not in bound
     # The committed bytes are what git holds: the gate's own reading of HEAD is unaffected.
     assert not load_oracles(GitTree(str(copy.path), "HEAD")).problems
@@ -101,13 +122,16 @@ def test_forced_conversion_is_named_with_how_to_restore_never_a_re_pin(origin, t
     assert "do not regenerate the manifest or re-pin" in str(manifest)
 
     dirty = differences(str(copy.path), GitTree(str(copy.path), "HEAD"))
-    assert "oracles/blobs/bound.json (bytes differ from the commit, rewritten at checkout: line endings converted " \
-           "from LF to CRLF (core.autocrlf=true, core.eol=crlf, or a `text`/`eol=crlf` attribute); restore with " \
-           "`git cat-file blob HEAD:oracles/blobs/bound.json > oracles/blobs/bound.json`)" in dirty
+    assert (
+        "oracles/blobs/bound.json (bytes differ from the commit, rewritten at checkout: line endings converted "
+        "from LF to CRLF (core.autocrlf=true, core.eol=crlf, or a `text`/`eol=crlf` attribute); restore with "
+        "`git cat-file blob HEAD:oracles/blobs/bound.json > oracles/blobs/bound.json`)" in dirty
+    )
 
     # The advised command restores the pinned bytes.
-    restored = subprocess.run(["git", "cat-file", "blob", "HEAD:oracles/blobs/bound.json"], cwd=copy.path,
-                              capture_output=True, check=True).stdout
+    restored = subprocess.run(
+        ["git", "cat-file", "blob", "HEAD:oracles/blobs/bound.json"], cwd=copy.path, capture_output=True, check=True
+    ).stdout
     assert restored == origin.read("oracles/blobs/bound.json")
 
 
@@ -122,9 +146,11 @@ def test_an_unexplained_mismatch_still_says_how_to_check_before_re_pinning(origi
     origin.write("oracles/blobs/bound.json", origin.read("oracles/blobs/bound.json") + b" ")
     problems = [str(p) for p in load_oracles(WorkTree(str(origin.path))).problems]
     bound = next(p for p in problems if "bound.json does not match its pin" in p)
-    assert bound.endswith("if you changed the blob on purpose, update blob_sha256 (`pin --write`) in a change labelled oracle-change; "
-                          "if you did not and HEAD has the file, `git cat-file blob HEAD:oracles/blobs/bound.json > "
-                          "oracles/blobs/bound.json` restores the committed bytes")
+    assert bound.endswith(
+        "if you changed the blob on purpose, update blob_sha256 (`pin --write`) in a change labelled oracle-change; "
+        "if you did not and HEAD has the file, `git cat-file blob HEAD:oracles/blobs/bound.json > "
+        "oracles/blobs/bound.json` restores the committed bytes"
+    )
 
 
 def test_bytes_committed_converted_are_named_as_such_not_as_a_checkout(gate, origin, tmp_path):
@@ -135,8 +161,17 @@ def test_bytes_committed_converted_are_named_as_such_not_as_a_checkout(gate, ori
     origin.write("oracles/blobs/bound.json", data.replace(b"\n", b"\r\n"))
     origin.write_manifest()
     origin.commit("commit converted bytes")
-    code, out, _ = gate("--repo", str(origin.path), "check", "--base", "main", "--label", "oracle-change",
-                        "--results", junit(tmp_path, {i: "passed" for i in IDS}))
+    code, out, _ = gate(
+        "--repo",
+        str(origin.path),
+        "check",
+        "--base",
+        "main",
+        "--label",
+        "oracle-change",
+        "--results",
+        junit(tmp_path, {i: "passed" for i in IDS}),
+    )
     assert code == 5, out
     [line] = [line for line in out.splitlines() if "bound.json does not match its pin" in line]
     assert "they are the pinned bytes as committed after a rewrite: line endings converted from LF to CRLF" in line
@@ -151,6 +186,11 @@ def test_restore_commands_quote_the_path(project):
     project.write("oracles/shop.toml", rows)
     problems = [str(p) for p in load_oracles(WorkTree(str(project.path))).problems]
     [line] = [p for p in problems if "does not match its pin" in p]
-    assert "`git cat-file blob 'HEAD:oracles/blobs/x$(touch${IFS}INJ).json' > 'oracles/blobs/x$(touch${IFS}INJ).json'`" in line
-    assert restore_command("oracles/blobs/a'b.json") == \
-        "git cat-file blob 'HEAD:oracles/blobs/a'\"'\"'b.json' > 'oracles/blobs/a'\"'\"'b.json'"
+    assert (
+        "`git cat-file blob 'HEAD:oracles/blobs/x$(touch${IFS}INJ).json' > 'oracles/blobs/x$(touch${IFS}INJ).json'`"
+        in line
+    )
+    assert (
+        restore_command("oracles/blobs/a'b.json")
+        == "git cat-file blob 'HEAD:oracles/blobs/a'\"'\"'b.json' > 'oracles/blobs/a'\"'\"'b.json'"
+    )

@@ -12,9 +12,17 @@ from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, En
 from tools.testing.gitrepo import GitRepo
 
 
-@pytest.mark.parametrize("mode, regular", [
-    (REGULAR, True), (EXECUTABLE, True), (SYMLINK, False), (GITLINK, False), ("040000", False), ("000000", False),
-])
+@pytest.mark.parametrize(
+    "mode, regular",
+    [
+        (REGULAR, True),
+        (EXECUTABLE, True),
+        (SYMLINK, False),
+        (GITLINK, False),
+        ("040000", False),
+        ("000000", False),
+    ],
+)
 def test_is_regular_for_each_mode(mode, regular):
     assert Entry(mode, "ref").is_regular is regular
 
@@ -40,8 +48,11 @@ def test_git_tree_lists_a_prefix_with_modes(repo):
     files = tree.files("shop")
     assert sorted(files) == ["shop/__init__.py", "shop/alias.py", "shop/calc.py", "shop/oracles_link", "shop/run.sh"]
     assert {path: entry.mode for path, entry in files.items()} == {
-        "shop/__init__.py": REGULAR, "shop/alias.py": SYMLINK, "shop/calc.py": REGULAR,
-        "shop/oracles_link": SYMLINK, "shop/run.sh": EXECUTABLE,
+        "shop/__init__.py": REGULAR,
+        "shop/alias.py": SYMLINK,
+        "shop/calc.py": REGULAR,
+        "shop/oracles_link": SYMLINK,
+        "shop/run.sh": EXECUTABLE,
     }
     assert files["shop/calc.py"].ref == repo.git("rev-parse", "HEAD:shop/calc.py").strip()
 
@@ -83,8 +94,11 @@ def test_work_tree_reports_symlinks_without_following_them(repo):
     tree = WorkTree(str(repo.path))
     files = tree.files("shop")
     assert {path: entry.mode for path, entry in files.items()} == {
-        "shop/__init__.py": REGULAR, "shop/alias.py": SYMLINK, "shop/calc.py": REGULAR,
-        "shop/oracles_link": SYMLINK, "shop/run.sh": EXECUTABLE,
+        "shop/__init__.py": REGULAR,
+        "shop/alias.py": SYMLINK,
+        "shop/calc.py": REGULAR,
+        "shop/oracles_link": SYMLINK,
+        "shop/run.sh": EXECUTABLE,
     }
     assert files["shop/calc.py"].ref == os.path.join(str(repo.path), "shop", "calc.py")
     assert tree.read(files["shop/run.sh"]) == b"#!/bin/sh\n"

@@ -18,45 +18,64 @@ def _runner_without_bazel(monkeypatch):
     # the Bazel runner itself runs in tools/testing/adoption.py.
     from tools.oracle_gate.authoring import vacuity
     from tools.testing.local_rows import local_runner
+
     monkeypatch.setattr(vacuity, "open_runner", local_runner)
 
 
-SOURCE = "def f(a, b):\n    if a < b and True:\n        return a + 1\n    return a * b\n\n\ndef g():\n    return 0 + 0\n"
+SOURCE = (
+    "def f(a, b):\n    if a < b and True:\n        return a + 1\n    return a * b\n\n\ndef g():\n    return 0 + 0\n"
+)
 
 
 def test_one_mutant_per_operator_comparison_and_constant_of_the_function_only():
     found = mutants(SOURCE, "f")
-    assert sorted(m.description for m in found) == sorted(["Lt -> LtE", "True -> False", "Add -> Sub", "1 -> 2",
-                                                           "Mult -> FloorDiv"])
+    assert sorted(m.description for m in found) == sorted(
+        ["Lt -> LtE", "True -> False", "Add -> Sub", "1 -> 2", "Mult -> FloorDiv"]
+    )
     add = next(m for m in found if m.description == "Add -> Sub")
     assert add.line == 3 and "return a - 1" in add.source and "return 0 + 0" in add.source  # g untouched
 
 
-@pytest.mark.parametrize(("source", "name", "message"), [
-    ("def f(:\n", "f", "cannot parse"),
-    ("def f():\n    return 1\n", "h", "no module-level function or class 'h'"),
-])
+@pytest.mark.parametrize(
+    ("source", "name", "message"),
+    [
+        ("def f(:\n", "f", "cannot parse"),
+        ("def f():\n    return 1\n", "h", "no module-level function or class 'h'"),
+    ],
+)
 def test_a_module_that_cannot_be_mutated_is_exit_1(source, name, message):
     with pytest.raises(GateError, match=message):
         mutants(source, name)
 
 
 def test_a_wide_bound_checks_nothing_and_a_table_kills_its_mutant(tmp_path, gate):
-    rows = default_rows(min_=-10**9, max_=10**9)
+    rows = default_rows(min_=-(10**9), max_=10**9)
     project = make_project(tmp_path / "repo", rows)
     code, out, err = gate("--repo", str(project.path), "vacuity", "--format", "json")
     assert code == 0, err
     report = {r["id"]: r for r in json.loads(out)}
-    assert report["sum_in_range"]["vacuous"] and report["sum_in_range"]["missed"] == [{"line": 2, "change": "Add -> Sub"}]
-    assert report["add_table"] == {"id": "add_table", "entry": "shop.calc:add", "mutants": 1, "survived": 0,
-                                   "vacuous": False, "verdict": "ok", "problem": "", "no_mutants": "", "missed": [],
-                                   "killed": [{"line": 2, "change": "Add -> Sub"}]}
+    assert report["sum_in_range"]["vacuous"] and report["sum_in_range"]["missed"] == [
+        {"line": 2, "change": "Add -> Sub"}
+    ]
+    assert report["add_table"] == {
+        "id": "add_table",
+        "entry": "shop.calc:add",
+        "mutants": 1,
+        "survived": 0,
+        "vacuous": False,
+        "verdict": "ok",
+        "problem": "",
+        "no_mutants": "",
+        "missed": [],
+        "killed": [{"line": 2, "change": "Add -> Sub"}],
+    }
     assert report["sum_in_range"]["killed"] == [] and report["sum_in_range"]["verdict"] == "checks_nothing"
     assert report["norm_is_idempotent"]["mutants"] == 0 and not report["norm_is_idempotent"]["vacuous"]
     assert report["norm_is_idempotent"]["verdict"] == "no_mutants"
     code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
-    assert out.splitlines()[0] == ("sum_in_range (shop.calc:add): killed 0 of 1 mutant(s); "
-                                   "CHECKS NOTHING: passes on every mutant")
+    assert out.splitlines()[0] == (
+        "sum_in_range (shop.calc:add): killed 0 of 1 mutant(s); CHECKS NOTHING: passes on every mutant"
+    )
     assert out.splitlines()[-1] == "1 row(s); 1 check nothing: sum_in_range"
 
 
@@ -71,8 +90,14 @@ def test_a_row_whose_package_raises_on_import_says_the_exception(tmp_path, gate)
 def test_a_row_that_fails_as_the_code_is_is_reported_not_judged(tmp_path, gate):
     project = make_project(tmp_path / "repo", default_rows(min_=1000, max_=2000))
     code, out, _ = gate("--repo", str(project.path), "vacuity", "sum_in_range")
-    assert code == 0 and ("sum_in_range: the row fails on the code as it is (sample 0 (0-based): result 3 is outside "
-                          "[1000, 2000]; sample 1 (0-based): result 0 is outside [1000, 2000]); fix that first") in out, out
+    assert (
+        code == 0
+        and (
+            "sum_in_range: the row fails on the code as it is (sample 0 (0-based): result 3 is outside "
+            "[1000, 2000]; sample 1 (0-based): result 0 is outside [1000, 2000]); fix that first"
+        )
+        in out
+    ), out
     code, out, _ = gate("--repo", str(project.path), "vacuity", "--format", "json", "sum_in_range")
     assert code == 0 and json.loads(out)[0]["verdict"] == "fails"
 
@@ -85,16 +110,27 @@ def test_unknown_ids_and_invalid_oracles(tmp_path, gate):
     assert gate("--repo", str(project.path), "vacuity")[0] == 5
 
 
-@pytest.mark.parametrize(("source", "reason"), [
-    ("def total(a, b):\n    return add(a, b)\n",
-     "the entry only delegates to add: its body has nothing the mutation operators change"),
-    ("def total(v):\n    \"\"\"Doc.\"\"\"\n    return Version.parse(v).bump().text\n",
-     "the entry only delegates to Version.parse, bump: its body has nothing the mutation operators change"),
-    ("def total(a, b):\n    return f(g(h(k(a))))\n",
-     "the entry only delegates to f, g, h and 1 more: its body has nothing the mutation operators change"),
-    ("def total(state):\n    return state\n",
-     "its body has nothing the mutation operators change (no arithmetic or comparison, no int or bool constant)"),
-])
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        (
+            "def total(a, b):\n    return add(a, b)\n",
+            "the entry only delegates to add: its body has nothing the mutation operators change",
+        ),
+        (
+            'def total(v):\n    """Doc."""\n    return Version.parse(v).bump().text\n',
+            "the entry only delegates to Version.parse, bump: its body has nothing the mutation operators change",
+        ),
+        (
+            "def total(a, b):\n    return f(g(h(k(a))))\n",
+            "the entry only delegates to f, g, h and 1 more: its body has nothing the mutation operators change",
+        ),
+        (
+            "def total(state):\n    return state\n",
+            "its body has nothing the mutation operators change (no arithmetic or comparison, no int or bool constant)",
+        ),
+    ],
+)
 def test_why_an_entry_has_no_mutants(source, reason):
     assert mutants(source, "total") == []
     assert why_no_mutants(source, "total") == reason
@@ -104,15 +140,19 @@ def test_a_row_whose_entry_only_delegates_has_no_mutants_of_its_own_not_ok(tmp_p
     rows = default_rows()
     rows[0]["entry"] = "shop.calc:total"
     project = make_project(tmp_path / "repo", rows)
-    project.write("shop/calc.py", "def add(a, b):\n    return a + b\n\n\ndef total(a, b):\n    return add(a, b)\n"
-                  "\n\ndef norm(state, k):\n    return state\n")
+    project.write(
+        "shop/calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef total(a, b):\n    return add(a, b)\n"
+        "\n\ndef norm(state, k):\n    return state\n",
+    )
     code, out, err = gate("--repo", str(project.path), "vacuity", "sum_in_range", "add_table")
     assert code == 0, err
     assert out.splitlines() == [
         "sum_in_range (shop.calc:total): NO MUTANTS OF ITS OWN: the entry only delegates to add: its body has "
         "nothing the mutation operators change; not judged",
         "add_table (shop.calc:add): killed 1 of 1 mutant(s); ok",
-        "2 row(s); 0 check nothing; 1 with no mutants of its own: sum_in_range"]
+        "2 row(s); 0 check nothing; 1 with no mutants of its own: sum_in_range",
+    ]
     code, out, _ = gate("--repo", str(project.path), "vacuity", "--format", "json", "sum_in_range")
     assert code == 0
     (row,) = json.loads(out)
@@ -122,8 +162,11 @@ def test_a_row_whose_entry_only_delegates_has_no_mutants_of_its_own_not_ok(tmp_p
 
 def test_a_method_entry_mutates_that_method_and_a_class_entry_its_init():
     from tools.oracle_gate.authoring.vacuity import mutants
-    source = ("def f(x):\n    return x + 1\n\nclass C:\n    def __init__(self, x):\n        self.x = x * 2\n\n"
-              "    def f(self, y):\n        return y - 3\n")
+
+    source = (
+        "def f(x):\n    return x + 1\n\nclass C:\n    def __init__(self, x):\n        self.x = x * 2\n\n"
+        "    def f(self, y):\n        return y - 3\n"
+    )
     method = mutants(source, "C.f")
     assert [m.line for m in method] == [9, 9] and all("return x + 1" in m.source for m in method)
     assert all("y - 3" not in m.source for m in method)

@@ -13,12 +13,20 @@ LOW, HIGH, ANSWER = -31337, 987654321, 424242
 
 
 def inv(ident: str, kind: str, **extra: object) -> Invariant:
-    return Invariant(id=ident, entry="shop.calc:f", kind=kind, blob=f"oracles/blobs/{ident}.json",
-                     blob_sha256="a" * 64, source="oracles/shop.toml", **extra)  # type: ignore[arg-type]
+    return Invariant(
+        id=ident,
+        entry="shop.calc:f",
+        kind=kind,
+        blob=f"oracles/blobs/{ident}.json",
+        blob_sha256="a" * 64,
+        source="oracles/shop.toml",
+        **extra,
+    )  # type: ignore[arg-type]
 
 
-BOUND = inv("sum_in_range", "bound", min=LOW, max=HIGH, seed=7, timeout_s=2.5,
-            generate=GenerateSpec(3, (("a", IntGen(0, 1)),)))
+BOUND = inv(
+    "sum_in_range", "bound", min=LOW, max=HIGH, seed=7, timeout_s=2.5, generate=GenerateSpec(3, (("a", IntGen(0, 1)),))
+)
 IDEM = inv("norm_is_idempotent", "idempotent", args=("k",), repeat=3)
 TABLE = inv("add_table", "exact_table")
 BOUND_SAMPLES = [{"a": 1, "b": 2}]
@@ -29,25 +37,82 @@ PAIRS = [(BOUND, BOUND_SAMPLES), (IDEM, IDEM_SAMPLES), (TABLE, TABLE_SAMPLES)]
 
 def test_split_gives_both_views_sorted_by_id():
     inputs, expectations = split(PAIRS)
-    assert inputs == {"schema": VIEW_SCHEMA, "rows": [
-        {"id": "add_table", "entry": "shop.calc:f", "kind": "exact_table", "seed": 0, "timeout_s": 60, "memory_mib": 2048,
-         "samples": [[1, 2], []]},
-        {"id": "norm_is_idempotent", "entry": "shop.calc:f", "kind": "idempotent", "seed": 0, "timeout_s": 60, "memory_mib": 2048,
-         "samples": [{"state": {"n": 1}, "kwargs": {"k": "x"}}], "args": ["k"], "repeat": 3},
-        {"id": "sum_in_range", "entry": "shop.calc:f", "kind": "bound", "seed": 7, "timeout_s": 2.5, "memory_mib": 2048,
-         "samples": [{"a": 1, "b": 2}]},
-    ]}
+    assert inputs == {
+        "schema": VIEW_SCHEMA,
+        "rows": [
+            {
+                "id": "add_table",
+                "entry": "shop.calc:f",
+                "kind": "exact_table",
+                "seed": 0,
+                "timeout_s": 60,
+                "memory_mib": 2048,
+                "samples": [[1, 2], []],
+            },
+            {
+                "id": "norm_is_idempotent",
+                "entry": "shop.calc:f",
+                "kind": "idempotent",
+                "seed": 0,
+                "timeout_s": 60,
+                "memory_mib": 2048,
+                "samples": [{"state": {"n": 1}, "kwargs": {"k": "x"}}],
+                "args": ["k"],
+                "repeat": 3,
+            },
+            {
+                "id": "sum_in_range",
+                "entry": "shop.calc:f",
+                "kind": "bound",
+                "seed": 7,
+                "timeout_s": 2.5,
+                "memory_mib": 2048,
+                "samples": [{"a": 1, "b": 2}],
+            },
+        ],
+    }
     common = {"entry": "shop.calc:f", "source": "oracles/shop.toml"}
-    assert expectations == {"schema": VIEW_SCHEMA, "rows": [
-        {"id": "add_table", "kind": "exact_table", "blob": "oracles/blobs/add_table.json", "blob_samples": 2,
-         "generated": 0, "expected": [ANSWER, [ANSWER]], "inputs": [[1, 2], []], "seed": 0, **common},
-        {"id": "norm_is_idempotent", "kind": "idempotent", "blob": "oracles/blobs/norm_is_idempotent.json",
-         "blob_samples": 1, "generated": 0, "repeat": 3, "args": ["k"],
-         "inputs": [{"state": {"n": 1}, "kwargs": {"k": "x"}}], "seed": 0, **common},
-        {"id": "sum_in_range", "kind": "bound", "blob": "oracles/blobs/sum_in_range.json", "blob_samples": 1,
-         "generated": 3, "min": LOW, "max": HIGH, "inputs": [{"a": 1, "b": 2}], "seed": 7,
-         "generate": {"count": 3, "fields": [["a", {"int": [0, 1]}]]}, **common},
-    ]}
+    assert expectations == {
+        "schema": VIEW_SCHEMA,
+        "rows": [
+            {
+                "id": "add_table",
+                "kind": "exact_table",
+                "blob": "oracles/blobs/add_table.json",
+                "blob_samples": 2,
+                "generated": 0,
+                "expected": [ANSWER, [ANSWER]],
+                "inputs": [[1, 2], []],
+                "seed": 0,
+                **common,
+            },
+            {
+                "id": "norm_is_idempotent",
+                "kind": "idempotent",
+                "blob": "oracles/blobs/norm_is_idempotent.json",
+                "blob_samples": 1,
+                "generated": 0,
+                "repeat": 3,
+                "args": ["k"],
+                "inputs": [{"state": {"n": 1}, "kwargs": {"k": "x"}}],
+                "seed": 0,
+                **common,
+            },
+            {
+                "id": "sum_in_range",
+                "kind": "bound",
+                "blob": "oracles/blobs/sum_in_range.json",
+                "blob_samples": 1,
+                "generated": 3,
+                "min": LOW,
+                "max": HIGH,
+                "inputs": [{"a": 1, "b": 2}],
+                "seed": 7,
+                "generate": {"count": 3, "fields": [["a", {"int": [0, 1]}]]},
+                **common,
+            },
+        ],
+    }
     assert VIEW_SCHEMA == 1
 
 
@@ -75,9 +140,19 @@ def test_the_expectations_view_holds_the_callers_inputs_for_the_failure_report_o
 def test_the_generator_in_the_expectations_view_draws_the_same_samples():
     from tools.oracle_gate.spec.generate import ChoiceGen, FloatGen, ListGen, ObjectGen, StringGen, draw, spec_from_json
 
-    spec = GenerateSpec(5, (("a", IntGen(-3, 3)), ("b", FloatGen(-1.5, 2.0)),
-                            ("c", ListGen(ObjectGen((("q", ChoiceGen(('"x"', "1", "1.0", "true"))),
-                                                     ("s", StringGen("ab\u00e9", 0, 3)))), 0, 2))))
+    spec = GenerateSpec(
+        5,
+        (
+            ("a", IntGen(-3, 3)),
+            ("b", FloatGen(-1.5, 2.0)),
+            (
+                "c",
+                ListGen(
+                    ObjectGen((("q", ChoiceGen(('"x"', "1", "1.0", "true"))), ("s", StringGen("ab\u00e9", 0, 3)))), 0, 2
+                ),
+            ),
+        ),
+    )
     row = inv("gen", "bound", min=0, max=1, generate=spec, seed=3)
     sealed = json.loads(json.dumps(expectation_row(row, [])))
     assert spec_from_json(sealed["generate"]) == spec

@@ -34,10 +34,18 @@ ROOT = Path(__file__).resolve().parents[3]
 BOOTSTRAP = starlark_string(ROOT / "tools" / "bazel" / "private" / "gate_action.bzl", "_BOOTSTRAP") % ROOT
 
 
-@pytest.mark.parametrize(("value", "raw"), [
-    (0, b"\x00"), (1, b"\x01"), (127, b"\x7f"), (128, b"\x80\x01"), (300, b"\xac\x02"),
-    (2**31 - 1, b"\xff\xff\xff\xff\x07"), (-1, b"\xff" * 9 + b"\x01"),
-])
+@pytest.mark.parametrize(
+    ("value", "raw"),
+    [
+        (0, b"\x00"),
+        (1, b"\x01"),
+        (127, b"\x7f"),
+        (128, b"\x80\x01"),
+        (300, b"\xac\x02"),
+        (2**31 - 1, b"\xff\xff\xff\xff\x07"),
+        (-1, b"\xff" * 9 + b"\x01"),
+    ],
+)
 def test_varints_are_protobufs(value: int, raw: bytes) -> None:
     assert encode_varint(value) == raw
     assert decode_varint(raw, 0) == (value & (2**64 - 1), len(raw))
@@ -52,8 +60,7 @@ def test_a_cut_off_varint_is_a_protocol_error() -> None:
 
 # WorkRequest{arguments: ["--out", "é"], inputs: [{path: "a", digest: "\x01\x02"}], request_id: 7,
 # verbosity: 10}, encoded field by field from worker_protocol.proto.
-REQUEST = (b"\x0a\x05--out" + b"\x0a\x02\xc3\xa9" + b"\x12\x07\x0a\x01a\x12\x02\x01\x02"
-           + b"\x18\x07" + b"\x28\x0a")
+REQUEST = b"\x0a\x05--out" + b"\x0a\x02\xc3\xa9" + b"\x12\x07\x0a\x01a\x12\x02\x01\x02" + b"\x18\x07" + b"\x28\x0a"
 
 
 def test_a_request_yields_its_arguments_and_id_and_skips_the_rest() -> None:
@@ -117,15 +124,20 @@ def test_call_turns_an_exception_into_exit_1_with_one_line() -> None:
     assert output == "oracle-gate: [1] the action failed: RuntimeError: boom\n"
 
 
-@pytest.mark.parametrize(("argv", "code", "output"), [
-    (["exit", "text"], 1, "text\n"), (["exit"], 0, ""),
-])
+@pytest.mark.parametrize(
+    ("argv", "code", "output"),
+    [
+        (["exit", "text"], 1, "text\n"),
+        (["exit"], 0, ""),
+    ],
+)
 def test_call_keeps_system_exit_codes(argv: list[str], code: int, output: str) -> None:
     assert call(_main, argv) == (code, output)
 
 
 def test_call_keeps_argparse_exit_2() -> None:
     from tools.oracle_gate.actions.draw import main
+
     code, output = call(main, ["--no-such-flag"])
     assert code == 2 and "usage: draw" in output
 
@@ -138,9 +150,11 @@ def test_serve_answers_every_request_in_order_and_survives_a_failure() -> None:
     answers = []
     while (message := read_message(responses)) is not None:
         answers.append(decode_response(message))
-    assert answers == [(0, "out: 0 a\nerr: 0 a\n", 1),
-                       (1, "oracle-gate: [1] the action failed: RuntimeError: boom\n", 2),
-                       (4, "out: 4\nerr: 4\n", 3)]
+    assert answers == [
+        (0, "out: 0 a\nerr: 0 a\n", 1),
+        (1, "oracle-gate: [1] the action failed: RuntimeError: boom\n", 2),
+        (4, "out: 4\nerr: 4\n", 3),
+    ]
 
 
 def test_a_flag_file_gives_one_argument_per_line(tmp_path: Path) -> None:
@@ -171,23 +185,36 @@ def test_launch_runs_only_the_gate_actions(argv: list[str], capsys: pytest.Captu
 
 def _launcher(*argv: str, stdin: bytes = b"", cwd: Path = ROOT) -> subprocess.CompletedProcess[bytes]:
     """The launcher's command line, as gate_launcher writes it, with `argv` after it."""
-    return subprocess.run([sys.executable, "-S", "-E", "-B", "-c", BOOTSTRAP, *argv], input=stdin, cwd=cwd,
-                          capture_output=True, check=False, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-S", "-E", "-B", "-c", BOOTSTRAP, *argv],
+        input=stdin,
+        cwd=cwd,
+        capture_output=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
 
 
 def _draw_request(tmp_path: Path, name: str) -> list[str]:
     """A draw action's arguments on an oracle file without generators, writing tmp_path/NAME."""
     oracle = tmp_path / "o.toml"
-    oracle.write_text('schema = 1\n\n[[invariant]]\nid = "t"\nentry = "p.m:f"\nkind = "exact_table"\n'
-                      'blob = "oracles/blobs/t.json"\nblob_sha256 = "' + "0" * 64 + '"\n', encoding="utf-8")
+    oracle.write_text(
+        'schema = 1\n\n[[invariant]]\nid = "t"\nentry = "p.m:f"\nkind = "exact_table"\n'
+        'blob = "oracles/blobs/t.json"\nblob_sha256 = "' + "0" * 64 + '"\n',
+        encoding="utf-8",
+    )
     index = tmp_path / "index.json"
     index.write_text(json.dumps({"schema": 1, "oracles": {}, "blobs": {}}), encoding="utf-8")
     return ["--index", str(index), "--unsalted", "--out", str(tmp_path / name), f"--oracle=oracles/o.toml={oracle}"]
 
 
 def test_the_bootstrap_serves_requests_as_a_persistent_worker(tmp_path: Path) -> None:
-    requests = encode_request(_draw_request(tmp_path, "a.json"), 0) + encode_request(["--bad"], 0) \
+    requests = (
+        encode_request(_draw_request(tmp_path, "a.json"), 0)
+        + encode_request(["--bad"], 0)
         + encode_request(_draw_request(tmp_path, "b.json"), 0)
+    )
     proc = _launcher("draw", "--persistent_worker", stdin=requests, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     stream = io.BytesIO(proc.stdout)
@@ -211,4 +238,5 @@ def test_a_malformed_request_ends_the_worker_with_one_line(tmp_path: Path) -> No
     proc = _launcher("draw", "--persistent_worker", stdin=b"\x05ab", cwd=tmp_path)
     assert proc.returncode == 1 and proc.stdout == b""
     assert proc.stderr.decode().strip().splitlines() == [
-        "oracle-gate: [1] the worker read a malformed request: the stream ends inside a message"]
+        "oracle-gate: [1] the worker read a malformed request: the stream ends inside a message"
+    ]

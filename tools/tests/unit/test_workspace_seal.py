@@ -16,6 +16,7 @@ from tools.oracle_gate.runs.workspace_seal import workspace_folder, workspace_se
 @pytest.fixture(autouse=True)
 def _runs_under_tmp(monkeypatch):
     from tools.oracle_gate.runs import blocks
+
     monkeypatch.setattr(blocks, "SANDBOX_WRITABLE", ())  # tmp_path lies under /tmp here
 
 
@@ -26,7 +27,11 @@ def env(tmp_path: Path, path: str = "/usr/bin:/bin") -> dict[str, str]:
 def test_the_folder_is_one_per_tree_under_the_runs_folder(tmp_path):
     first = workspace_folder(str(tmp_path / "a"), env(tmp_path))
     assert first.startswith(str(tmp_path / "home" / ".cache" / "oracle-gate" / "runs" / "workspace-"))
-    assert first == workspace_folder(str(tmp_path / "a"), env(tmp_path)) != workspace_folder(str(tmp_path / "b"), env(tmp_path))
+    assert (
+        first
+        == workspace_folder(str(tmp_path / "a"), env(tmp_path))
+        != workspace_folder(str(tmp_path / "b"), env(tmp_path))
+    )
 
 
 def test_without_bwrap_the_run_is_refused_and_an_unsealed_run_is_named(tmp_path, monkeypatch):
@@ -39,9 +44,14 @@ def test_without_bwrap_the_run_is_refused_and_an_unsealed_run_is_named(tmp_path,
     tree = tmp_path / "tree"
     tree.mkdir()
     no_bwrap = env(tmp_path)
-    with (pytest.raises(GateError, match=r"the workspace run is sealed like the clean run, and .*bwrap.*pass "
-                                          r"--unsealed-workspace"),
-          workspace_seal(str(tree), str(tree), None, no_bwrap, [])):
+    with (
+        pytest.raises(
+            GateError,
+            match=r"the workspace run is sealed like the clean run, and .*bwrap.*pass "
+            r"--unsealed-workspace",
+        ),
+        workspace_seal(str(tree), str(tree), None, no_bwrap, []),
+    ):
         pass
     with workspace_seal(str(tree), str(tree), None, no_bwrap, [], accept_unsealed=True) as seal:
         assert seal.root is None and seal.unsealed.startswith("UNSEALED (--unsealed-workspace): Bazel's server ran")
@@ -59,7 +69,10 @@ def test_the_root_shows_the_tree_read_only_and_hides_its_git_directory(tmp_path)
             assert seal.root is not None
             assert seal.root.shows(str(tree / "oracles")) and not seal.root.shows(str(tmp_path / "elsewhere"))
             assert str(tree / ".git") in seal.root.masked and str(tree) in seal.root.trees
-            assert "--output_user_root=" + os.path.join(workspace_folder(str(tree), env(tmp_path)), "bazel") in seal.startup
+            assert (
+                "--output_user_root=" + os.path.join(workspace_folder(str(tree), env(tmp_path)), "bazel")
+                in seal.startup
+            )
     except GateError as exc:  # a machine without user namespaces
         pytest.skip(str(exc))
 
@@ -70,8 +83,10 @@ def test_a_tree_under_tmp_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(blocks, "SANDBOX_WRITABLE", (str(tmp_path / "shm"),))
     tree = tmp_path / "shm" / "tree"
     for unsealed in (False, True):  # an unsealed run's actions could write the tree all the same
-        with (pytest.raises(UsageError, match=r"lies under .*shm, which Bazel's sandbox leaves writable to every action"),
-              workspace_seal(str(tree), str(tree), None, env(tmp_path), [], accept_unsealed=unsealed)):
+        with (
+            pytest.raises(UsageError, match=r"lies under .*shm, which Bazel's sandbox leaves writable to every action"),
+            workspace_seal(str(tree), str(tree), None, env(tmp_path), [], accept_unsealed=unsealed),
+        ):
             pass
 
 

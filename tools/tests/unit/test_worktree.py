@@ -116,7 +116,10 @@ def test_a_retargeted_symlink_differs(project):
 def test_a_directory_where_a_file_was_committed(project):
     os.remove(project.path / "tools/gate.py")
     project.write("tools/gate.py/inner", "x\n")
-    assert diff(project) == ["tools/gate.py (committed as a regular file, not one here)", "tools/gate.py/inner (untracked)"]
+    assert diff(project) == [
+        "tools/gate.py (committed as a regular file, not one here)",
+        "tools/gate.py/inner (untracked)",
+    ]
 
 
 def test_a_crlf_rewrite_names_the_transformation(project):
