@@ -43,7 +43,7 @@ _int = int
 _float = float
 _bool = bool
 _list = list
-_tuple = tuple
+_tuple: type[tuple[Any, ...]] = tuple
 _dict = dict
 _len = len
 _sorted = sorted
@@ -69,7 +69,7 @@ _seed = random.seed
 _set = set
 _frozenset = frozenset
 # The builders that take a JSON array whole (`build = { x = "builtins:tuple" }`): docs/oracles.md.
-_CONTAINERS = (_tuple, _set, _frozenset)
+_CONTAINERS: tuple[type, ...] = (_tuple, _set, _frozenset)
 _settrace = sys.settrace
 _gettrace = sys.gettrace
 _monitoring = getattr(sys, "monitoring", None)  # Python 3.12 and later
@@ -149,7 +149,7 @@ def _raised(exc: BaseException) -> dict[str, str]:
     return {"raised": text[:500]}
 
 
-def _copy(value: object) -> object:
+def _copy(value: Any) -> Any:
     """A fresh copy of a plain value (inputs are plain: they come from strict JSON)."""
     return _loads(encode(value, "input"))
 
@@ -215,7 +215,7 @@ def project(value: Any, how: Any) -> Any:
         if "attrs" in how:
             return {name: _plain(_getattr(value, name)) for name in how["attrs"]}
         return _plain(_getattr(value, how["call"])())
-    convert = {"str": _str, "int": _int, "float": _float, "bool": _bool, "len": _len}.get(how)
+    convert: Any = {"str": _str, "int": _int, "float": _float, "bool": _bool, "len": _len}.get(how)
     if convert is not None:
         return convert(value)
     return [_plain(item) for item in value]
@@ -228,16 +228,16 @@ class Row:
     def __init__(self, request: dict[str, Any]) -> None:
         self.kind = request["kind"]
         self.project = request.get("project")
-        self.args_names = request.get("args_names") or []
-        self.over = request.get("over")
-        self.repeat = request.get("repeat")
+        self.args_names: list[str] = request.get("args_names") or []
+        self.over: Any = request.get("over")
+        self.repeat: Any = request.get("repeat")
         self.style = request.get("style")
         receiver = request.get("receiver")
         self.receiver = resolve(receiver) if receiver is not None else None
         self.method = _str(request["entry"]).rpartition(".")[2]
-        self.fn = resolve(request["entry"]) if receiver is None else None
+        self.fn: Any = resolve(request["entry"]) if receiver is None else None
         self.builds = {name: resolve(maker) for name, maker in (request.get("build") or {}).items()}
-        self.inverse = resolve(request["inverse"]) if request.get("inverse") is not None else None
+        self.inverse: Any = resolve(request["inverse"]) if request.get("inverse") is not None else None
         self.then = [resolve(name) for name in (request.get("entries") or [])[1:]]
 
     def target(self, receiver: Any) -> Any:
@@ -352,16 +352,19 @@ def call_row(request: dict[str, object]) -> str:
     """
     ident = request.get("id")
     try:
-        row = Row(request)  # type: ignore[arg-type]
+        row = Row(request)
     except _BaseException as exc:
         return _dumps({"id": ident, "error": f"{LOAD_ERROR} {request.get('entry')}: {_raised(exc)['raised']}"})
     seed = request.get("seed")
     _seed(seed if _type(seed) is _int else 0)
     packages = request.get("packages")
-    record = _type(packages) is _list and all(_type(p) is _str for p in packages)  # type: ignore[union-attr]
+    record = _type(packages) is _list and all(_type(p) is _str for p in packages)
     seen: set[object] = _set()
     recording = start_recording(seen) if record else None
-    serve = lambda sample: _serve(row, sample)
+
+    def serve(sample: Any) -> Any:
+        return _serve(row, sample)
+
     try:
         results, limit = _call_samples(recording[0](serve) if recording is not None else serve, request)
     finally:

@@ -344,7 +344,7 @@ def _libraries(
 
 def _has_data(folder: str) -> bool:
     """Whether the package folder holds a file that is neither Python nor Bazel's (`DATA_GLOB`)."""
-    for root, dirs, files in os.walk(folder):
+    for _root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
         if any(
             not n.endswith((".py", ".pyc", ".bzl")) and n not in ("BUILD", "BUILD.bazel") and not n.startswith(".")
@@ -391,7 +391,7 @@ def ignored(repo: str, paths: Sequence[str]) -> dict[str, str]:
         raise GateError(f"git check-ignore failed in {repo}: {first[0] if first else proc.returncode}")
     fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
     out: dict[str, str] = {}
-    for source, line, pattern, path in zip(fields[0::4], fields[1::4], fields[2::4], fields[3::4]):
+    for source, line, pattern, path in zip(fields[0::4], fields[1::4], fields[2::4], fields[3::4], strict=False):
         if not pattern.startswith("!"):
             out[path] = f"{source}:{line}:{pattern}"
     return out

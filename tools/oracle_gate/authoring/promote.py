@@ -2,11 +2,11 @@
 (docs/oracles.md, "Promoting failing samples").
 
 The row is run on the work tree's code with the run's salt (`vacuity.run_row`: the oracle test's
-own caller action, built by Bazel on a copy of the work tree, and the judge's functions); every generated sample that fails is drawn again (`generate.draw`, the same
-samples for the same row and salt) and appended to the row's blob: an `exact_table` sample with
-its expected value from the row's reference (the reference view), the other kinds' samples as
-inputs only (their expected values come from the row itself: bounds, a pattern, a relation, a
-reference). Appending changes the blob, so it is an oracle change a human labels.
+own caller action, built by Bazel on a copy of the work tree, and the judge's functions); every generated
+sample that fails is drawn again (`generate.draw`, the same samples for the same row and salt) and appended to
+the row's blob: an `exact_table` sample with its expected value from the row's reference (the reference view),
+the other kinds' samples as inputs only (their expected values come from the row itself: bounds, a pattern, a
+relation, a reference). Appending changes the blob, so it is an oracle change a human labels.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def failing_samples(
             if problems:
                 raise problems[0]
             values = (reference or {}).get("rows", {}).get(inv.id, [])
-            for sample, index in zip(picked, indices):
+            for sample, index in zip(picked, indices, strict=True):
                 sample["expected"] = values[index]
     return Promotion(indices, tuple(picked))
 

@@ -27,7 +27,7 @@ import shlex
 import subprocess
 import tomllib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tools.oracle_gate.approval.policy import POLICY_PATH
@@ -292,10 +292,11 @@ def oracle_file_for(module: str, oracles: HeadRows) -> tuple[str, str]:
         oracles: HEAD's oracle rows (`head_rows`).
     """
     top = module.split(".", 1)[0]
-    for label, matches in (
+    matchers: tuple[tuple[str, Callable[[str], bool]], ...] = (
         (f"the rows of {module}", lambda m: m == module),
         (f"rows of package {top}", lambda m: m.split(".", 1)[0] == top),
-    ):
+    )
+    for label, matches in matchers:
         counts = Counter(r.source for r in oracles.rows if matches(r.entry.split(":", 1)[0]))
         if counts:
             return min(counts, key=lambda path: (-counts[path], path)), f"it holds {label}"

@@ -301,13 +301,13 @@ def check_clean_run(workspace: Outcomes, clean: BazelRun, *, labelled: bool, rem
                 )
     found.extend(escape_violations(clean, f"clean {where}"))
     source_note = "the judged commit's oracles (labelled change)" if labelled else "the base's oracles"
-    failed = sum(1 for found in clean_observed.values() if found.outcome != PASSED)
+    failing = sum(1 for observed in clean_observed.values() if observed.outcome != PASSED)
     # On a failing change the check still passes when the runs agree: the detail says what held.
     return Findings(
         "clean run",
         tuple(found),
         f"agrees with the workspace run: {len(clean_observed)} id(s), same outcomes and observation "
-        f"digests ({where}, {source_note})" + (f"; {failed} failed in both runs" if failed else ""),
+        f"digests ({where}, {source_note})" + (f"; {failing} failed in both runs" if failing else ""),
     )
 
 

@@ -214,8 +214,9 @@ def _run_with(launcher: Launcher, environ: Mapping[str, str], spec: RunSpec) -> 
 
 
 def confined_flags(extra: Sequence[str], strategy: str) -> list[str]:
-    """The flags of every invocation of a run (and of the hidden phase's, runs/hidden_phase.py): `extra`, then `--spawn_strategy=STRATEGY`,
-    `--incompatible_legacy_local_fallback=false`, `--sandbox_default_allow_network=false`,
+    """The flags of every invocation of a run (and of the hidden phase's, runs/hidden_phase.py): `extra`,
+    then `--spawn_strategy=STRATEGY`, `--incompatible_legacy_local_fallback=false`,
+    `--sandbox_default_allow_network=false`,
     `--modify_execution_info` that removes every action's `requires-network`,
     `--sandbox_fake_username` (actions run as `nobody`, without capabilities) and
     `--noremote_upload_local_results` (nothing this run computes is written to a remote cache)."""

@@ -39,7 +39,10 @@ MAX_GUARDED_BYTES = 64 << 20
 # Outputs larger than the largest protected file cannot be a copy of one and are not hashed.
 _CHUNK = 1 << 20
 _CACHE_HITS = ("remote cache hit", "disk cache hit")
-_MECHANISM = "an output folder replaced by a symlink, which Bazel's server follows when it collects outputs: docs/threat-model.md"
+_MECHANISM = (
+    "an output folder replaced by a symlink, which Bazel's server follows when it collects outputs: "
+    "docs/threat-model.md"
+)
 
 
 @dataclass

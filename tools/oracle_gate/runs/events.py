@@ -151,7 +151,8 @@ def _gate_reason(action: dict[str, object]) -> str:
     from the local file the event names; "" for another action or when there is none."""
     if action.get("type") not in GATE_ACTIONS:
         return ""
-    uri = action.get("stderr", {}).get("uri", "") if isinstance(action.get("stderr"), dict) else ""
+    stderr = action.get("stderr")
+    uri = stderr.get("uri", "") if isinstance(stderr, dict) else ""
     if not isinstance(uri, str) or not uri.startswith("file://"):
         return ""
     try:

@@ -53,7 +53,8 @@ class Escape:
         (a trace no one spawn left, collection.py), the path and what happened to it."""
         if not self.mnemonic:
             return f"{self.output} {self.why}"
-        return f"a {self.mnemonic} action writing {self.output} ran {self.why or f'outside the sandbox (runner {self.runner!r})'}"
+        where = self.why or f"outside the sandbox (runner {self.runner!r})"
+        return f"a {self.mnemonic} action writing {self.output} ran {where}"
 
 
 def _varint(data: bytes, index: int) -> tuple[int, int]:

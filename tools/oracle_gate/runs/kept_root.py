@@ -227,8 +227,9 @@ class KeptRoot:
 
     def sweep(self) -> list[int]:
         """Kills (SIGKILL) every process of the root but its first (pid 1 inside), the shell (pid 2
-        inside, the command pid 1 started) with its descendants (the command reader it waits on) and each Bazel server of the root's output
-        bases with its descendants (the persistent workers). Run between checks, when no command runs.
+        inside, the command pid 1 started) with its descendants (the command reader it waits on) and each
+        Bazel server of the root's output bases with its descendants (the persistent workers). Run between
+        checks, when no command runs.
 
         Returns:
             the host pids killed.

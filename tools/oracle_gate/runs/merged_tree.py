@@ -4,9 +4,10 @@ When HEAD does not contain the base tip, `check` judges the merge commit it wrot
 (`gitio.merge_commit`). The user's work tree is never touched: the merge result is written from git
 objects (pristine.py: committed bytes and modes only, committed dotenv files included, as a
 checkout holds them) into a folder of the gate's run folder, one per repository, so the Bazel
-output base that belongs to that path stays warm from one `check` to the next. A lock file keeps two checks of one repository from sharing it at once. The
-folder holds expected values (the merge result's `oracles/`): it lies in the run folder, which other
-runs block from their actions, and this run blocks its `oracles/` (docs/design.md section 11).
+output base that belongs to that path stays warm from one `check` to the next. A lock file keeps two checks of
+one repository from sharing it at once. The folder holds expected values (the merge result's `oracles/`): it
+lies in the run folder, which other runs block from their actions, and this run blocks its `oracles/`
+(docs/design.md section 11).
 """
 
 from __future__ import annotations

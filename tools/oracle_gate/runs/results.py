@@ -516,7 +516,7 @@ def first_differing_sample(a: Observed, b: Observed) -> str:
     """Names the first sample whose observation digests differ, e.g. "sample 3 (0-based, over blob
     then generated samples)": its index among the row's results, which hold the blob's samples and
     then the generated ones; or a count mismatch, or "the row as a whole"."""
-    for index, (x, y) in enumerate(zip(a.samples, b.samples)):
+    for index, (x, y) in enumerate(zip(a.samples, b.samples, strict=False)):
         if x != y:
             return f"sample {index} (0-based, over blob then generated samples)"
     if len(a.samples) != len(b.samples):

@@ -4,11 +4,11 @@ so that one Bazel server, started inside the root, serves them all (docs/design.
 Without a session, each command of a clean run is a `bazel --batch` process in a sealed root of its
 own: a fresh server per command, the packages loaded and analysed again each time. A session starts the
 root once (`SealedRoot.wrap` of a small POSIX shell loop), sends it one command per line on its
-standard input (`. FILE`, the command shell-quoted in FILE), and reads the command's exit code back on its standard output; the
-command's output goes to files in the run's folder, which the gate reads as it grows. At the end
-the session runs `bazel shutdown`, closes the shell's input and waits: the root's pid namespace
-ends with the shell, so nothing the commands started (the server included) outlives the run, and
-the run's folder, output base included, is removed by the clean run as before.
+standard input (`. FILE`, the command shell-quoted in FILE), and reads the command's exit code back on its
+standard output; the command's output goes to files in the run's folder, which the gate reads as it grows. At
+the end the session runs `bazel shutdown`, closes the shell's input and waits: the root's pid namespace ends
+with the shell, so nothing the commands started (the server included) outlives the run, and the run's folder,
+output base included, is removed by the clean run as before.
 
 The workspace run's session may instead run in a root kept between checks (kept_root.py): the same
 shell and protocol over two named pipes outside the root, and `close` leaves that root running.
@@ -96,9 +96,9 @@ class RootSession:
         fd = os.open(script, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(line.encode("utf-8", "surrogateescape") + b"\n")
-        line = f"{self._tag}-{self._count} . {shlex.quote(script)}\n".encode("utf-8", "surrogateescape")
+        command = f"{self._tag}-{self._count} . {shlex.quote(script)}\n".encode("utf-8", "surrogateescape")
         try:
-            if os.write(self._ends.commands, line) != len(line):
+            if os.write(self._ends.commands, command) != len(command):
                 raise BrokenPipeError
         except OSError:
             raise GateError("the sealed root stopped before the run ended") from None

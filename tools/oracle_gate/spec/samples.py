@@ -211,7 +211,7 @@ def _check_keyword_sample(invariant: Invariant, index: int, sample: dict[str, An
             + " besides callables"
         )
     if rule == kinds.OVER:
-        values = sample.get(invariant.over)
+        values = sample.get(invariant.over or "")
         if type(values) is not list or len(values) < 2:
             raise SampleError(f"sample {index}: {invariant.over} must be a JSON array of at least two values")
         numbers = all(type(v) in (int, float) for v in values)

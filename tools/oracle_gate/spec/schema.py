@@ -211,7 +211,10 @@ def check_blob_path(blob: str) -> str | None:
     if not blob.startswith(BLOB_DIR) or len(parts) < 3:
         return f"{blob!r} is outside {BLOB_DIR}"
     if blob.startswith(HIDDEN_DIR + "/"):
-        return f"{blob!r} is in {HIDDEN_DIR}/, which only the gate's hidden phase fills; name the hidden blob by hidden_sha256"
+        return (
+            f"{blob!r} is in {HIDDEN_DIR}/, which only the gate's hidden phase fills; "
+            "name the hidden blob by hidden_sha256"
+        )
     return None
 
 
@@ -298,7 +301,8 @@ def _check_keys(row: dict[str, object], bad: _Bad) -> None:
 
 
 def _first_entry(row: dict[str, object]) -> str:
-    """The callable a row names first: `entry`, or a `composed` row's first of `entries`; "" when neither is a string."""
+    """The callable a row names first: `entry`, or a `composed` row's first of `entries`; "" when neither
+    is a string."""
     entries = row.get("entries")
     first = row.get("entry", entries[0] if type(entries) is list and entries else "")
     return first if type(first) is str else ""
@@ -445,12 +449,12 @@ def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> 
         timeout_s=float(timeout) if is_number(timeout) else DEFAULT_TIMEOUT_S,  # type: ignore[arg-type]
         memory_mib=memory if type(memory) is int else DEFAULT_MEMORY_MIB,
         generate=spec,
-        build=tuple(sorted(build.items())) if type(build) is dict else (),  # type: ignore[arg-type]
+        build=tuple(sorted(build.items())) if type(build) is dict else (),
         args_names=tuple(row["args_names"]) if type(row.get("args_names")) is list else (),  # type: ignore[arg-type]
         project=row.get("project"),  # type: ignore[arg-type]
         entries=entries,
         hidden_sha256=str(row["hidden_sha256"]) if "hidden_sha256" in row else None,
-        **text,  # type: ignore[arg-type]
+        **text,
     )
 
 

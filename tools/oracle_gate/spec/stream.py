@@ -114,7 +114,7 @@ class _Text:
         """Moves `pos` past JSON whitespace, reading on as needed; returns the next character, or
         "" at the end."""
         while True:
-            self.pos = _WHITESPACE.match(self.buf, self.pos).end()
+            self.pos = _WHITESPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]  # `\s*` always matches
             if self.pos < len(self.buf) or not self.pull():
                 return self.buf[self.pos : self.pos + 1]
 
@@ -236,7 +236,7 @@ def _run(text: _Text, samples: _Samples) -> bool:
     doc = "[" + buf[start:stop] + "]"
     try:
         with _no_collection():
-            values, end = STRICT.scan_once(doc, 0)
+            values, end = STRICT.scan_once(doc, 0)  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, not in typeshed
     except (StopIteration, ValueError, RecursionError):
         return False
     if end != len(doc):

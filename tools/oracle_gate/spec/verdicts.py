@@ -1,4 +1,5 @@
-"""What "pass" means for each kind (docs/design.md sections 2 and 8). Protected code: the judge (actions/judge.py) calls these.
+"""What "pass" means for each kind (docs/design.md sections 2 and 8). Protected code: the judge
+(actions/judge.py) calls these.
 
 The production value is never trusted to compare itself: it must first be a plain JSON-typed value
 (int, float, str, bool, None, list, dict with str keys; exact types, no subclasses), and equality is

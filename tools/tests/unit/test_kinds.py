@@ -145,7 +145,8 @@ def oracle_problems(body: str) -> list[tuple[str | None, str]]:
     [
         ('entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\n', []),
         (
-            'entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\nbuild = { a = "shop.v:V", b = "shop.v:V" }\n'
+            'entry = "shop.v:f"\nkind = "commutative"\nargs_names = ["a", "b"]\n'
+            'build = { a = "shop.v:V", b = "shop.v:V" }\n'
             "generate = { count = 2, a = { int = [0, 1] }, b = { int = [0, 1] } }\n",
             [],
         ),
