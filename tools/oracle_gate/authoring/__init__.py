@@ -1,2 +1,14 @@
 """Tools for the people who own the oracles: `init`, `propose`, `vacuity` and `pin`
-(docs/oracles.md). They write files for a human to review; `check` never runs them."""
+(docs/oracles.md). They write files for a human to review; `check` never runs them.
+
+- `init.py`: `init`, adding the gate to a repository, idempotently.
+- `init_text.py`: the texts of the files and blocks `init` writes.
+- `dist_metadata.py`: the distribution metadata `init` gives a production package's `py_library`.
+- `lock.py`: `lock`, the hash-pinned lock of a repository's third-party distributions.
+- `pin.py`: `pin`, each row's `blob_sha256` against its blob, and their rewrite in place.
+- `promote.py`: `promote`, failing generated samples of one run made stored samples of the row's blob.
+- `propose.py`: `propose`, candidate rows for the public production functions a change added or changed.
+- `vacuity.py`: `vacuity`, rows that check nothing: rows that pass on every mutant of their entry.
+- `bazel_rows.py`: the tools' row runner: a row's observations from the oracle test's own caller action.
+- `reference_local.py`: the reference implementations run outside Bazel, for `vacuity` and tests.
+"""

@@ -2,11 +2,11 @@
 
 What is judged is what would land: the merge result of HEAD into the base tip, with the base tip's
 claims (docs/design.md section 11). This module is the table of contents: `run_check` reads the
-inputs from git once (inputs.py), runs checks 1-4 on the commits (commits.py), gathers the oracle
-test's outcomes (runs.py: result files, or the workspace run with Bazel; then the clean run and the
-hidden phase) and judges them (outcomes.py, pure functions of data, testable without Bazel), and
-builds the `Report` (findings.py) once from what each step returned. hidden.py is the gate's side
-of the rows' hidden samples, coverage.py the coverage signal.
+inputs from git once (`inputs.py`), runs checks 1-4 on the commits (`commits.py`), gathers the oracle
+test's outcomes (`runs.py`: result files, or the workspace run with Bazel; then the clean run and the
+hidden phase) and judges them (`outcomes.py`, pure functions of data, testable without Bazel), and
+builds the `Report` (`findings.py`) once from what each step returned. `hidden.py` is the gate's side
+of the rows' hidden samples, `coverage.py` the coverage signal.
 """
 
 from __future__ import annotations

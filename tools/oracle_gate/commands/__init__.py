@@ -6,6 +6,23 @@ add_parser(subparsers, parents) -> None: adds the subcommand's parser, with a on
     description, and the options of `parents` (the top-level options, repeatable after it).
 run(args, context) -> int: runs it; returns the exit code (docs/design.md section 6) or raises
     GateError, which cli.py prints as one line and turns into its code.
+
+The modules, one per subcommand:
+
+- `check_cmd.py`: `check`, every gate check of HEAD against a base revision, and its report.
+- `clean_run_cmd.py`: `clean-run`, the oracle test and the harness on a pristine tree.
+- `compare_cmd.py`: `compare A B`, two runs with the same ids, outcomes and digests.
+- `manifest_cmd.py`: `manifest --write|--check`, `oracles/MANIFEST.sha256` regenerated or verified.
+- `pin_cmd.py`: `pin`, the wrong `blob_sha256` pins, set in place with `--write`.
+- `promote_cmd.py`: `promote`, a run's failing generated samples appended to the row's blob.
+- `propose_cmd.py`: `propose`, candidate rows for the functions a change added or changed.
+- `vacuity_cmd.py`: `vacuity`, rows that pass on every mutant of their entry.
+- `init_cmd.py`: `init`, adding the gate to a repository.
+- `lock_cmd.py`: `lock`, the repository's `requirements_lock.txt` refreshed.
+- `hidden_cmd.py`: `hidden add`, a blob put into the hidden store.
+- `gitlab_labels_cmd.py`: `gitlab-labels`, the labels of a GitLab merge request given on the head.
+- `engine_cmd.py`: `engine start|status|stop`, the loopback REAPI engine as a service.
+- `stop_cmd.py`: `stop`, every workspace run's kept root of this user ended.
 """
 
 from __future__ import annotations

@@ -523,3 +523,61 @@ def test_the_trick_finder_sees_what_the_graph_would_miss():
     ]
     assert _import_tricks("m = __import__('tools.oracle_gate.git.gitio')\n") == ["line 1: __import__()"]
     assert _imports("from tools import oracle_gate\n", REPO) == {PACKAGE}
+
+
+def _names_file(text: str, relative: str) -> bool:
+    """Whether `text` names the module at `relative` (`runs/launch.py`, `cli.py`): as `launch.py` in
+    backticks, or, for a module of a folder, as `runs/launch.py`."""
+    name = relative.rsplit("/", 1)[-1]
+    spellings = [re.escape(f"`{name}`")]
+    if "/" in relative:
+        spellings.append(rf"(?<![\w.-]){re.escape(relative)}(?!\w)")
+    return re.search("|".join(spellings), text) is not None
+
+
+def unnamed_modules(repo: pathlib.Path) -> list[str]:
+    """One line per module of the package under `repo` (`__init__.py` and `__main__.py` left out)
+    that its folder's `__init__.py` docstring does not name (a module of a folder), or that
+    docs/design.md does not name between `## 1.` and `## 2.` (every module)."""
+    package = repo / PACKAGE.replace(".", "/")
+    section = (repo / "docs" / "design.md").read_text().partition("\n## 1.")[2].partition("\n## 2.")[0]
+    missing = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        relative = path.relative_to(package).as_posix()
+        if path.parent != package:
+            docstring = ast.get_docstring(ast.parse((path.parent / "__init__.py").read_text())) or ""
+            if not _names_file(docstring, relative):
+                missing.append(f"{relative} is not named in {path.parent.name}/__init__.py's docstring")
+        if not _names_file(section, relative):
+            missing.append(f"{relative} is not named in docs/design.md section 1")
+    return missing
+
+
+def test_every_module_is_named_in_its_folder_docstring_and_in_design_section_1():
+    assert "\n## 1." in (REPO / "docs" / "design.md").read_text(), "docs/design.md has no section 1"
+    assert unnamed_modules(REPO) == []
+
+
+def test_the_module_list_check_sees_a_module_that_is_not_named(tmp_path):
+    pkg = tmp_path / "tools" / "oracle_gate"
+    (pkg / "runs").mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text("")
+    (pkg / "runs" / "__init__.py").write_text('"""Running Bazel.\n\n- `launch.py`: how a run starts.\n"""\n')
+    for name in ("cli.py", "files.py", "runs/launch.py", "runs/flags.py", "runs/blocks.py"):
+        (pkg / name).write_text("")
+    (tmp_path / "docs" / "design.md").write_text(
+        "# Design\n\n## 1. Layout\n\n`cli.py`, runs/launch.py, `flags.py`, mruns/blocks.py\n\n"
+        "## 2. Later\n\n`files.py`, `blocks.py`\n"
+    )
+    # flags.py is named in the section, not in its folder's docstring; blocks.py and files.py
+    # only after section 1 (or as part of another path); __init__.py and __main__.py need no name.
+    assert unnamed_modules(tmp_path) == [
+        "files.py is not named in docs/design.md section 1",
+        "runs/blocks.py is not named in runs/__init__.py's docstring",
+        "runs/blocks.py is not named in docs/design.md section 1",
+        "runs/flags.py is not named in runs/__init__.py's docstring",
+    ]
