@@ -442,39 +442,8 @@ def postgres(workdir: Path) -> Iterator[str]:
     port = free_port()
     postmaster_pid: int | None = None
     try:
-        _run_logged(
-            _as_server_user(
-                [str(POSTGRES_BIN / "initdb"), "-D", str(data), "-U", "bgd", "--auth=trust", "-E", "UTF8", "--no-sync"]
-            ),
-            log,
-            home,
-            "initdb",
-        )
-        options = (
-            f"-p {port} -k {shlex.quote(str(home))} -c listen_addresses=127.0.0.1 "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        )
-        # Without -l, pg_ctl hands the server our log file descriptor: the server user need not be
-        # able to open a path in `workdir`.
-        _run_logged(
-            _as_server_user(
-                [
-                    str(POSTGRES_BIN / "pg_ctl"),
-                    "-D",
-                    str(data),
-                    "-o",
-                    options,
-                    "-w",
-                    "-t",
-                    str(int(START_TIMEOUT_S)),
-                    "start",
-                ]
-            ),
-            log,
-            home,
-            "pg_ctl start",
-        )
-        postmaster_pid = int((data / "postmaster.pid").read_text().split()[0])
+        _initdb(data, log, home)
+        postmaster_pid = _start_postgres(data, port, log, home)
         (workdir / "pid").write_text(f"{postmaster_pid}\n")
         _run_logged(
             [str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "bgd", "bgd"],
@@ -488,6 +457,47 @@ def postgres(workdir: Path) -> Iterator[str]:
             _stop_postgres(data, postmaster_pid, log, home)
         if fallback:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def _initdb(data: Path, log: Path, cwd: Path) -> None:
+    """Creates the cluster in `data` as the server user: superuser `bgd`, trust auth, UTF-8."""
+    _run_logged(
+        _as_server_user(
+            [str(POSTGRES_BIN / "initdb"), "-D", str(data), "-U", "bgd", "--auth=trust", "-E", "UTF8", "--no-sync"]
+        ),
+        log,
+        cwd,
+        "initdb",
+    )
+
+
+def _start_postgres(data: Path, port: int, log: Path, home: Path) -> int:
+    """Starts the server of `data` on 127.0.0.1:`port`, its socket in `home`; returns the postmaster's pid."""
+    options = (
+        f"-p {port} -k {shlex.quote(str(home))} -c listen_addresses=127.0.0.1 "
+        "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+    )
+    # Without -l, pg_ctl hands the server our log file descriptor: the server user need not be
+    # able to open a path in `postgres`'s `workdir`.
+    _run_logged(
+        _as_server_user(
+            [
+                str(POSTGRES_BIN / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                str(int(START_TIMEOUT_S)),
+                "start",
+            ]
+        ),
+        log,
+        home,
+        "pg_ctl start",
+    )
+    return int((data / "postmaster.pid").read_text().split()[0])
 
 
 def _stop_postgres(data: Path, pid: int, log: Path, cwd: Path) -> None:

@@ -379,39 +379,55 @@ def buildgrid_python(
         if reason is None:
             return str(python)
         report(f"oracle-gate engine: installing BuildGrid's environment in {venv} from {shown(lock)}: {reason}")
-        if venv.exists() or venv.is_symlink():
-            if venv.is_dir() and not venv.is_symlink():
-                shutil.rmtree(venv)
-            else:
-                venv.unlink()
-        log = root / f"buildgrid-install-{venv.name.rsplit('-', 1)[1]}.log"
-        log.write_bytes(b"")
-        env = pip_environment(environ)
-        _run([sys.executable, "-I", "-m", "venv", str(venv)], log, env, root)
-        _run(
-            [
-                str(python),
-                "-I",
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-input",
-                "--require-hashes",
-                "--no-deps",
-                "--only-binary=:all:",
-                "-r",
-                str(lock),
-            ],
-            log,
-            env,
-            root,
-        )
-        problem = verify(python, modules)
-        if problem is not None:
-            raise InstallError(f"the fresh environment in {venv} fails verification: {problem}; log {log}")
-        (venv / MARKER).write_text(marker_text(lock), encoding="utf-8")
+        _remove(venv)
+        _install(venv, python, lock, environ, modules)
         return str(python)
+
+
+def _remove(venv: Path) -> None:
+    """Removes the folder `venv`, or the file or symlink in its place, if there is one."""
+    if venv.exists() or venv.is_symlink():
+        if venv.is_dir() and not venv.is_symlink():
+            shutil.rmtree(venv)
+        else:
+            venv.unlink()
+
+
+def _install(venv: Path, python: Path, lock: Path, environ: Mapping[str, str], modules: tuple[str, ...]) -> None:
+    """Creates the venv `venv` (its Python `python`), installs `lock` into it with pip, verifies it
+    and only then writes the marker; the log is `<venv's parent>/buildgrid-install-py3.X.log`.
+
+    Raises:
+        InstallError: venv creation or pip failed, or the fresh install fails verification.
+    """
+    root = venv.parent
+    log = root / f"buildgrid-install-{venv.name.rsplit('-', 1)[1]}.log"
+    log.write_bytes(b"")
+    env = pip_environment(environ)
+    _run([sys.executable, "-I", "-m", "venv", str(venv)], log, env, root)
+    _run(
+        [
+            str(python),
+            "-I",
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--require-hashes",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-r",
+            str(lock),
+        ],
+        log,
+        env,
+        root,
+    )
+    problem = verify(python, modules)
+    if problem is not None:
+        raise InstallError(f"the fresh environment in {venv} fails verification: {problem}; log {log}")
+    (venv / MARKER).write_text(marker_text(lock), encoding="utf-8")
 
 
 def isolated(python: Path | str, *argv: str) -> list[str]:

@@ -83,48 +83,62 @@ def plan(
     )
     if not out.rows:
         return out
-    required = setting == HIDDEN_REQUIRED
-    ids = ", ".join(sorted(out.rows))
-
-    def cannot(why: str) -> HiddenPlan:
-        if required:
-            out.violations.append(Violation(errors.UNDECIDED, POLICY_PATH, "", f'hidden = "required", but {why}'))
-        else:
-            out.notes.append(f"hidden samples: not run ({why}): {ids}")
-        return out
-
-    def unusable(ident: str, why: str) -> None:
-        out.violations.append(
-            Violation(
-                errors.UNDECIDED,
-                POLICY_PATH,
-                ident,
-                f"hidden samples cannot run: {why}; the store is named, so the gate "
-                f"does not run without it (unset {STORE_VARIABLE} to skip them)",
-            )
-        )
-
     if not clean:
-        out.notes.append(f"hidden samples: clean run only ({ids})")
+        out.notes.append(f"hidden samples: clean run only ({_ids(out)})")
         return out
     if remote:
-        return cannot("the remote clean run does not run hidden samples; run `check --clean` on a sealed local root")
+        return _cannot(
+            out, setting, "the remote clean run does not run hidden samples; run `check --clean` on a sealed local root"
+        )
     try:
         folder = store_folder(environ, repo)
     except GateError as exc:
-        unusable("", str(exc))
+        _unusable(out, "", str(exc))
         return out
     if folder is None:
-        return cannot(f"{STORE_VARIABLE} is not set")
+        return _cannot(out, setting, f"{STORE_VARIABLE} is not set")
+    _fetch_blobs(out, folder)
+    return out
+
+
+def _ids(out: HiddenPlan) -> str:
+    """The plan's hidden row ids, sorted and comma-separated, for its notes."""
+    return ", ".join(sorted(out.rows))
+
+
+def _cannot(out: HiddenPlan, setting: str, why: str) -> HiddenPlan:
+    """`out` with why its hidden part does not run: an exit-1 violation under HIDDEN_REQUIRED, else a note."""
+    if setting == HIDDEN_REQUIRED:
+        out.violations.append(Violation(errors.UNDECIDED, POLICY_PATH, "", f'hidden = "required", but {why}'))
+    else:
+        out.notes.append(f"hidden samples: not run ({why}): {_ids(out)}")
+    return out
+
+
+def _unusable(out: HiddenPlan, ident: str, why: str) -> None:
+    """Adds to `out` the exit-1 violation of a named store that cannot be used (row `ident`, or "")."""
+    out.violations.append(
+        Violation(
+            errors.UNDECIDED,
+            POLICY_PATH,
+            ident,
+            f"hidden samples cannot run: {why}; the store is named, so the gate "
+            f"does not run without it (unset {STORE_VARIABLE} to skip them)",
+        )
+    )
+
+
+def _fetch_blobs(out: HiddenPlan, folder: str) -> None:
+    """Reads the rows' hidden blobs from the store `folder` into `out`, guarding the folder; each
+    problem of the store and each missing file is an exit-1 violation."""
     out.guarded = [os.path.realpath(folder)]
     fetched = fetch(folder, [digest for _, digest in out.rows.values()])
     out.blobs = fetched.blobs
     for problem in fetched.problems:
-        unusable("", problem)
+        _unusable(out, "", problem)
     for ident, (_, digest) in sorted(out.rows.items()):
         if digest in fetched.missing:
-            unusable(ident, f"the store {folder} has no file {digest}")
-    return out
+            _unusable(out, ident, f"the store {folder} has no file {digest}")
 
 
 def views(hidden: HiddenPlan, packages: Sequence[str] | None) -> tuple[dict[str, Any], dict[str, Any], list[Violation]]:
@@ -141,12 +155,11 @@ def views(hidden: HiddenPlan, packages: Sequence[str] | None) -> tuple[dict[str,
     rows: list[tuple[Invariant, Any]] = []
     found: list[Violation] = []
     for inv in sorted(hidden.invariants, key=lambda i: i.id):
-        data = hidden.blobs.get(inv.hidden_sha256 or "")
-        if data is None:
+        digest = inv.hidden_sha256
+        if digest is None or digest not in hidden.blobs:
             continue
-        row = replace(
-            inv, blob=f"hidden blob {inv.hidden_sha256}", blob_sha256=inv.hidden_sha256, generate=None, reference=None
-        )
+        data = hidden.blobs[digest]
+        row = replace(inv, blob=f"hidden blob {digest}", blob_sha256=digest, generate=None, reference=None)
         if check_blob(row, Entry(REGULAR, ""), data):
             found.append(
                 Violation(

@@ -64,6 +64,15 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
         epilog=exit_codes_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_input_options(parser)
+    _add_report_options(parser)
+    _add_run_options(parser)
+    _add_console_options(parser)
+    _add_verification_options(parser)
+
+
+def _add_input_options(parser: Parser) -> None:
+    """Adds what the check judges: --base, --results and --label."""
     parser.add_argument("--base", help="base revision (default: origin/main, else main)")
     parser.add_argument(
         "--results",
@@ -75,6 +84,10 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument(
         "--label", action="append", default=[], help="a pull-request label (repeatable, or comma-separated)"
     )
+
+
+def _add_report_options(parser: Parser) -> None:
+    """Adds how the report is written: --format, --junit and --markdown."""
     parser.add_argument(
         "--format",
         choices=FORMATS,
@@ -90,10 +103,15 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument(
         "--markdown", metavar="FILE", help="also append the markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)"
     )
+
+
+def _add_run_options(parser: Parser) -> None:
+    """Adds how the runs are made: --clean, --remote, --salt, --head-only and --unsealed-workspace."""
     parser.add_argument(
         "--clean",
         action="store_true",
-        help="also run the oracle test and the harness on a pristine tree and require the same per-id outcomes and observation digests (exit 6)",
+        help="also run the oracle test and the harness on a pristine tree and require the same per-id "
+        "outcomes and observation digests (exit 6)",
     )
     parser.add_argument(
         "--remote", action="store_true", help="with --clean: run the clean run through --config=remote (REAPI)"
@@ -112,12 +130,20 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
         "where bubblewrap cannot make one (no user namespaces); the report's first line says so "
         "(docs/threat-model.md)",
     )
+
+
+def _add_console_options(parser: Parser) -> None:
+    """Adds what the check prints while it runs: --quiet and --verbose."""
     parser.add_argument("--quiet", action="store_true", help="print only the report: no phase lines on stderr")
     parser.add_argument(
         "--verbose",
         action="store_true",
         help="also relay Bazel's output to stderr (it always goes to the log file the report names)",
     )
+
+
+def _add_verification_options(parser: Parser) -> None:
+    """Adds how many blobs are verified: --verify-all."""
     parser.add_argument(
         "--verify-all",
         action="store_true",

@@ -46,6 +46,12 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
         epilog=exit_codes_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_production_options(parser)
+    _add_bazel_options(parser)
+
+
+def _add_production_options(parser: Parser) -> None:
+    """Adds what the production code is: --package, --dep, --requirements, --dist-name and --dist-version."""
     parser.add_argument(
         "--package",
         action="append",
@@ -81,6 +87,10 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
         metavar="V",
         help="its version (default: pyproject.toml's; 0.0.0 when it is computed at build time)",
     )
+
+
+def _add_bazel_options(parser: Parser) -> None:
+    """Adds how the Bazel files are written: --mode, --bazel and --gate-path."""
     parser.add_argument(
         "--mode",
         choices=MODES,

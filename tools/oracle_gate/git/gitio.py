@@ -40,8 +40,7 @@ def git(repo: str, *args: str) -> bytes:
     except FileNotFoundError:
         raise GitError("git is not installed; install it (apt-get install -y git)") from None
     if proc.returncode != 0:
-        first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {first[0] if first else f'exit {proc.returncode}'}")
+        raise GitError(f"git {args[0]} failed: {_first_error(proc)}")
     return proc.stdout
 
 
@@ -306,12 +305,37 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
     """
     env = git_env(os.environ)
     git_dir = git(repo, "rev-parse", "--absolute-git-dir").decode("utf-8", "surrogateescape").strip()
+    tree = _merge_tree(git_dir, tip, head, env)
+    return _commit_merge(repo, tree, tip, head, env)
+
+
+def _merge_tree(git_dir: str, tip: str, head: str, env: Mapping[str, str]) -> str:
+    """The id of the tree `git merge-tree --write-tree` writes for `head` merged into `tip`.
+
+    Raises:
+        MergeConflict: naming the paths git could not merge.
+        GitError: when git is older than 2.38 or fails otherwise.
+    """
+    proc = _run_merge_tree(git_dir, tip, head, env)
+    fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
+    if proc.returncode == 1 and fields and len(fields[0]) in (40, 64):
+        raise MergeConflict(list(dict.fromkeys(f for f in fields[1:] if f)), tip)
+    if proc.returncode != 0 or not fields or len(fields[0]) not in (40, 64):
+        raise GitError(
+            f"git merge-tree failed: {_first_error(proc)}",
+            fix="the gate merges HEAD into the base tip with `git merge-tree --write-tree`, which needs "
+            "git 2.38 or later",
+        )
+    return fields[0]
+
+
+def _run_merge_tree(git_dir: str, tip: str, head: str, env: Mapping[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """Runs `git merge-tree --write-tree` of `head` into `tip`, bare, in an empty folder."""
     # git 2.39 reads `.gitattributes` (merge drivers such as `merge=union`) from the working
     # directory, the change's checkout: run it bare, in an empty folder, so only the repository's
     # own `info/attributes` and the user's configuration count, as in a merge on a server.
     with tempfile.TemporaryDirectory(prefix="oracle-gate-merge-") as empty:
-        env["GIT_INDEX_FILE"] = os.path.join(empty, "index")
-        proc = subprocess.run(
+        return subprocess.run(
             [
                 "git",
                 f"--git-dir={git_dir}",
@@ -328,22 +352,17 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
             cwd=empty,
             capture_output=True,
             stdin=subprocess.DEVNULL,
-            env=env,
+            env={**env, "GIT_INDEX_FILE": os.path.join(empty, "index")},
             check=False,
         )
-    del env["GIT_INDEX_FILE"]
-    fields = [f.decode("utf-8", "surrogateescape") for f in proc.stdout.split(b"\0")]
-    if proc.returncode == 1 and fields and len(fields[0]) in (40, 64):
-        raise MergeConflict(list(dict.fromkeys(f for f in fields[1:] if f)), tip)
-    if proc.returncode != 0 or not fields or len(fields[0]) not in (40, 64):
-        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(
-            f"git merge-tree failed: {why[0] if why else f'exit {proc.returncode}'}",
-            fix="the gate merges HEAD into the base tip with `git merge-tree --write-tree`, which needs "
-            "git 2.38 or later",
-        )
-    tree = fields[0]
-    env.update(MERGE_IDENTITY)
+
+
+def _commit_merge(repo: str, tree: str, tip: str, head: str, env: Mapping[str, str]) -> str:
+    """Writes the merge commit of `tree` with parents `tip` and `head` (MERGE_IDENTITY) and returns its id.
+
+    Raises:
+        GitError: when `git commit-tree` fails.
+    """
     made = subprocess.run(
         [
             "git",
@@ -363,13 +382,18 @@ def merge_commit(repo: str, tip: str, head: str) -> str:
         ],
         capture_output=True,
         stdin=subprocess.DEVNULL,
-        env=env,
+        env={**env, **MERGE_IDENTITY},
         check=False,
     )
     if made.returncode != 0:
-        why = made.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git commit-tree failed: {why[0] if why else f'exit {made.returncode}'}")
+        raise GitError(f"git commit-tree failed: {_first_error(made)}")
     return made.stdout.decode().strip()
+
+
+def _first_error(proc: subprocess.CompletedProcess[bytes]) -> str:
+    """The first line of a failed git's stderr, or its exit status when it printed none."""
+    why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return why[0] if why else f"exit {proc.returncode}"
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
 from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags, run_flags
-from tools.oracle_gate.runs.local_paths import local_paths, outside
-from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
+from tools.oracle_gate.runs.local_paths import LocalPath, local_paths, outside
+from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, sealed_root
 
 # Environment variables a clean run keeps: what pip needs to find the locked wheels, and which
 # .bazelrc configs and Bazel binary the caller chose.
@@ -104,25 +104,9 @@ def clean_run(
         os.makedirs(tree)
         os.makedirs(home, exist_ok=True)
         pristine_tree(repo, head, oracles_commit, tree)
-        # One Bazel server for the run (`one_server`), its output user root in `root`, removed below.
-        startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
-        flags = [
-            "--nocache_test_results",
-            "--noremote_accept_cached",
-            "--incompatible_strict_action_env",
-            *run_flags(salt, "clean", salted),
-        ]
-        if remote:
-            flags += remote_flags(environ)
+        startup, flags = _bazel_flags(root, environ, remote, salt, salted)
         env = clean_environment(environ, home)
-        hidden = [os.path.realpath(repo), *repository_blocks(repo), *(block or ())]
-        # The remote settings' files (a TLS certificate) and the folders the user names must be
-        # readable inside the root too.
-        named = {k: environ[k] for k in (*REMOTE_ENV, READ_ONLY_VARIABLE) if environ.get(k)}
-        # The local repositories of the committed WORKSPACE, MODULE.bazel and .bazelrc, by themselves.
-        configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
-        local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
-        root_sealed = sealed_root(root, dict(env, **named), hidden, local)
+        root_sealed = _clean_sealed_root(root, tree, repo, environ, env, block)
         run = run_bazel(
             tree,
             env,
@@ -136,17 +120,62 @@ def clean_run(
                 one_server=True,
             ),
         )
-        if remote:
-            # The actions ran on the engine's workers: what confines them there is the engine's
-            # locked-down worker.
-            run = replace(
-                run,
-                boundary=f"{run.boundary}; every action ran by remote execution, sealed by the "
-                "engine's worker (docs/remote-execution.md)",
-            )
-        return run
+        return _remotely_sealed(run) if remote else run
     finally:
         remove_tree(root)
+
+
+def _bazel_flags(
+    root: str, environ: Mapping[str, str], remote: bool, salt: str, salted: Collection[str] | None
+) -> tuple[list[str], list[str]]:
+    """(startup flags, command flags) of the clean run's Bazel, its output user root in `root`."""
+    # One Bazel server for the run (`one_server`), its output user root in `root`, removed by `clean_run`.
+    startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
+    flags = [
+        "--nocache_test_results",
+        "--noremote_accept_cached",
+        "--incompatible_strict_action_env",
+        *run_flags(salt, "clean", salted),
+    ]
+    if remote:
+        flags += remote_flags(environ)
+    return startup, flags
+
+
+def _clean_sealed_root(
+    root: str,
+    tree: str,
+    repo: str,
+    environ: Mapping[str, str],
+    env: Mapping[str, str],
+    block: Sequence[str] | None,
+) -> SealedRoot:
+    """The sealed root of the clean run in `root`, hiding the repository and the paths the workspace
+    run blocked, and showing the tree's local repositories."""
+    hidden = [os.path.realpath(repo), *repository_blocks(repo), *(block or ())]
+    # The remote settings' files (a TLS certificate) and the folders the user names must be
+    # readable inside the root too.
+    named = {k: environ[k] for k in (*REMOTE_ENV, READ_ONLY_VARIABLE) if environ.get(k)}
+    local = local_outside(tree, repo, environ)
+    return sealed_root(root, dict(env, **named), hidden, local)
+
+
+def local_outside(tree: str, repo: str, environ: Mapping[str, str]) -> list[LocalPath]:
+    """The local repositories of `tree`'s committed WORKSPACE, MODULE.bazel and .bazelrc (with the
+    configs `environ` selects) that lie outside it, resolved against `repo`'s real path."""
+    configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
+    return outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
+
+
+def _remotely_sealed(run: BazelRun) -> BazelRun:
+    """`run` whose boundary says that its actions ran by remote execution."""
+    # The actions ran on the engine's workers: what confines them there is the engine's
+    # locked-down worker.
+    return replace(
+        run,
+        boundary=f"{run.boundary}; every action ran by remote execution, sealed by the "
+        "engine's worker (docs/remote-execution.md)",
+    )
 
 
 def remove_tree(path: str) -> None:

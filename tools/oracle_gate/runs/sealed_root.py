@@ -340,31 +340,20 @@ def sealed_root(
 
     Raises:
         GateError: (exit 1) when bwrap is missing, a local path of pip's, the remote settings or
-            `$ORACLE_GATE_SEAL_READ_ONLY` lies in a guarded path, an entry of the latter does not exist, or bwrap cannot make the root here (its first error line is
-            in the message).
+            `$ORACLE_GATE_SEAL_READ_ONLY` lies in a guarded path, an entry of the latter does not
+            exist, or bwrap cannot make the root here (its first error line is in the message).
     """
     bwrap = find_bwrap(environ)
-    tools = local_paths(pip_settings(environ) + [environ[v] for v in REMOTE_PATH_VARIABLES if environ.get(v)])
-    tools += [p for p in PIP_SITE_CONFIGS if os.path.exists(p)]
+    tools = _tool_paths(environ)
     system = system_entries()
     system_dirs = [f"/{name}" for name, target in system if target is None]
-    blockable = tuple(p for p in dict.fromkeys(tools) if not any(inside(p, d) for d in system_dirs))
+    blockable = tuple(_outside_all(dict.fromkeys(tools), system_dirs))
     same, moved = local_shown(local, system_dirs)
-    read_only = tuple(
-        dict.fromkeys(
-            [*blockable, *(p for p in [*named_paths(environ), *same] if not any(inside(p, d) for d in system_dirs))]
-        )
-    )
+    read_only = tuple(dict.fromkeys([*blockable, *_outside_all([*named_paths(environ), *same], system_dirs)]))
     guarded = [os.path.realpath(g) for g in guarded]
     refuse_inside([*read_only, *(host for host, _ in moved)], guarded)
     real_folder = os.path.realpath(folder)
-    for host, seen in moved:
-        holds = [g for g in [*guarded, real_folder] if inside(g, host) or inside(real_folder, seen)]
-        if holds:
-            raise GateError(
-                f"a local repository of the workspace names {host}, which holds {holds[0]}; the sealed "
-                "clean run will not show it: point it at a folder of its own"
-            )
+    _refuse_moved_holding(moved, guarded, real_folder)
     real_trees = tuple(os.path.realpath(t) for t in trees)
     seal = SealedRoot(
         bwrap,
@@ -377,6 +366,43 @@ def sealed_root(
         tuple(moved),
         real_trees,
     )
+    _probe(seal)
+    return seal
+
+
+def _tool_paths(environ: Mapping[str, str]) -> list[str]:
+    """The local paths pip's settings and the remote settings name, and pip's site configuration files."""
+    tools = local_paths(pip_settings(environ) + [environ[v] for v in REMOTE_PATH_VARIABLES if environ.get(v)])
+    return tools + [p for p in PIP_SITE_CONFIGS if os.path.exists(p)]
+
+
+def _outside_all(paths: Iterable[str], folders: Sequence[str]) -> list[str]:
+    """The `paths` that none of `folders` holds, in order."""
+    return [p for p in paths if not any(inside(p, d) for d in folders)]
+
+
+def _refuse_moved_holding(moved: Sequence[tuple[str, str]], guarded: Sequence[str], real_folder: str) -> None:
+    """Refuses a local repository shown at another path whose host folder holds a guarded path or
+    the run's folder, or whose shown path holds the run's folder.
+
+    Raises:
+        GateError: (exit 1) naming the repository and what it holds.
+    """
+    for host, seen in moved:
+        holds = [g for g in [*guarded, real_folder] if inside(g, host) or inside(real_folder, seen)]
+        if holds:
+            raise GateError(
+                f"a local repository of the workspace names {host}, which holds {holds[0]}; the sealed "
+                "clean run will not show it: point it at a folder of its own"
+            )
+
+
+def _probe(seal: SealedRoot) -> None:
+    """Checks that bubblewrap can make the root `seal` by running `true` in it.
+
+    Raises:
+        GateError: (exit 1) with bwrap's first error line, or why it could not run.
+    """
     probe = seal.wrap(["true"], seal.folder)
     try:
         proc = subprocess.run(
@@ -393,4 +419,3 @@ def sealed_root(
     if proc.returncode != 0:
         first = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[0]
         raise GateError(f"bubblewrap cannot make the clean run's sealed root here: {first}")
-    return seal

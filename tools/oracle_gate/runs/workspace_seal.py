@@ -32,10 +32,8 @@ from dataclasses import dataclass
 from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.runs import blocks
 from tools.oracle_gate.runs.blocks import runs_dir
-from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
-from tools.oracle_gate.runs.flags import config_flags
+from tools.oracle_gate.runs.clean_run import clean_environment, local_outside, remove_tree
 from tools.oracle_gate.runs.kept_root import KeptRoot
-from tools.oracle_gate.runs.local_paths import local_paths, outside
 from tools.oracle_gate.runs.merged_tree import locked_folder
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, inside, sealed_root
 
@@ -120,13 +118,7 @@ def workspace_seal(
     """
     own = folder or workspace_folder(tree, environ)
     real_tree = os.path.realpath(tree)
-    for top in blocks.SANDBOX_WRITABLE:  # sealed or not: the change's actions could write the tree
-        if inside(real_tree, top):
-            raise UsageError(
-                f"the tree {tree} lies under {top}, which Bazel's sandbox leaves writable to every "
-                "action of the change (and which the sealed root replaces by a private folder); run "
-                "the gate on a checkout elsewhere"
-            )
+    _refuse_sandbox_writable(tree, real_tree)
     if accept_unsealed:  # Bazel on the host, as the caller's own: no folder, no root
         yield WorkspaceSeal(None, dict(environ), (), os.path.join(own, "bazel"), UNSEALED)
         return
@@ -135,24 +127,56 @@ def workspace_seal(
     with locked_folder(own, home, "the workspace run's folder", lock=folder is None):
         env = clean_environment(environ, home)
         startup = ("--nohome_rc", f"--output_user_root={os.path.join(own, 'bazel')}")
-        named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
-        configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
-        local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
-        extra = sorted({p.host for p in local if not inside(p.host, real_tree) and not inside(p.host, own)})
-        if extra:
-            named[READ_ONLY_VARIABLE] = ":".join([*named.values(), *extra])
-        try:
-            root = sealed_root(
-                own,
-                dict(env, **named),
-                [g for g in guarded if not inside(os.path.realpath(g), own)],
-                trees=[] if inside(real_tree, os.path.realpath(own)) else [real_tree],
-            )
-        except GateError as exc:
-            if "bubblewrap cannot make" in str(exc) or "`bwrap` is not on PATH" in str(exc):
-                raise GateError(
-                    f"the workspace run is sealed like the clean run, and {exc}; on a host without user "
-                    "namespaces pass --unsealed-workspace to run it on the host (docs/threat-model.md)"
-                ) from None
-            raise
+        named = _read_only_named(tree, real_tree, repo, own, environ)
+        root = _workspace_root(own, dict(env, **named), guarded, real_tree)
         yield WorkspaceSeal(root, env, startup, os.path.join(own, "bazel"), kept=KeptRoot(own))
+
+
+def _refuse_sandbox_writable(tree: str, real_tree: str) -> None:
+    """Refuses a tree under a folder Bazel's sandbox leaves writable (`blocks.SANDBOX_WRITABLE`).
+
+    Raises:
+        UsageError: (exit 1) naming the folder.
+    """
+    for top in blocks.SANDBOX_WRITABLE:  # sealed or not: the change's actions could write the tree
+        if inside(real_tree, top):
+            raise UsageError(
+                f"the tree {tree} lies under {top}, which Bazel's sandbox leaves writable to every "
+                "action of the change (and which the sealed root replaces by a private folder); run "
+                "the gate on a checkout elsewhere"
+            )
+
+
+def _read_only_named(tree: str, real_tree: str, repo: str, own: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """`$ORACLE_GATE_SEAL_READ_ONLY` for the root: the caller's, plus the tree's local repositories
+    that lie neither in the tree (real path `real_tree`) nor in the folder `own`."""
+    named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
+    local = local_outside(tree, repo, environ)
+    extra = sorted({p.host for p in local if not inside(p.host, real_tree) and not inside(p.host, own)})
+    if extra:
+        named[READ_ONLY_VARIABLE] = ":".join([*named.values(), *extra])
+    return named
+
+
+def _workspace_root(own: str, environ: Mapping[str, str], guarded: Sequence[str], real_tree: str) -> SealedRoot:
+    """The sealed root in the folder `own` (`environ`: the run's environment and its read-only
+    names), showing the tree read-only when it lies outside `own`.
+
+    Raises:
+        GateError: (exit 1) as `sealed_root`; when bubblewrap cannot make the root, the message
+            names `--unsealed-workspace`.
+    """
+    try:
+        return sealed_root(
+            own,
+            environ,
+            [g for g in guarded if not inside(os.path.realpath(g), own)],
+            trees=[] if inside(real_tree, os.path.realpath(own)) else [real_tree],
+        )
+    except GateError as exc:
+        if "bubblewrap cannot make" in str(exc) or "`bwrap` is not on PATH" in str(exc):
+            raise GateError(
+                f"the workspace run is sealed like the clean run, and {exc}; on a host without user "
+                "namespaces pass --unsealed-workspace to run it on the host (docs/threat-model.md)"
+            ) from None
+        raise

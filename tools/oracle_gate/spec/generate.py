@@ -9,19 +9,22 @@ and one generator per sample field. Example (TOML):
     discount_cents = { int = [0, 5000] }
     tax_rate = { choice = ["0", "0.0825", "0.2"] }
 
-Every generator is a table with exactly one kind key plus only the modifiers that kind allows:
+Every generator is a table with exactly one kind key plus only the modifiers that kind allows;
+what each draws:
 
-| generator | draws |
-|---|---|
-| `{ int = [lo, hi] }` | an int, `lo <= value <= hi` (signed 64-bit bounds, not bool) |
-| `{ float = [lo, hi] }` | a finite float in `[lo, hi]` (bounds: finite int or float, not bool) |
-| `{ choice = [v, ...] }` | one of the values, uniformly; values are strings, 64-bit ints, finite floats, bools, and arrays and tables of those |
-| `{ string = "alphabet", len = [a, b] }` | a string of `a..b` characters, each picked uniformly from the alphabet's characters (a character written twice is twice as likely) |
-| `{ list = <generator>, len = [a, b] }` | an array of `a..b` items |
-| `{ object = { name = <generator>, ... } }` | an object with exactly those keys, in that order |
-| `{ tuple = [<generator>, ...] }` | an array of fixed length, one item per generator, in that order (a tuple of mixed types, such as `(bool, int, int, bool)`) |
-| `{ set = <generator>, len = [a, b] }` | an array of `a..b` distinct items (distinct as JSON values; fewer when the generator cannot give that many): the value of a set |
-| `{ optional = <generator> }` | `null` one time in four, else a value of the generator |
+- `{ int = [lo, hi] }`: an int, `lo <= value <= hi` (signed 64-bit bounds, not bool)
+- `{ float = [lo, hi] }`: a finite float in `[lo, hi]` (bounds: finite int or float, not bool)
+- `{ choice = [v, ...] }`: one of the values, uniformly; values are strings, 64-bit ints, finite
+  floats, bools, and arrays and tables of those
+- `{ string = "alphabet", len = [a, b] }`: a string of `a..b` characters, each picked uniformly
+  from the alphabet's characters (a character written twice is twice as likely)
+- `{ list = <generator>, len = [a, b] }`: an array of `a..b` items
+- `{ object = { name = <generator>, ... } }`: an object with exactly those keys, in that order
+- `{ tuple = [<generator>, ...] }`: an array of fixed length, one item per generator, in that
+  order (a tuple of mixed types, such as `(bool, int, int, bool)`)
+- `{ set = <generator>, len = [a, b] }`: an array of `a..b` distinct items (distinct as JSON
+  values; fewer when the generator cannot give that many): the value of a set
+- `{ optional = <generator> }`: `null` one time in four, else a value of the generator
 
 A set or tuple reaches production code as a JSON array; `build = { flags = "builtins:tuple" }` (or
 `builtins:set`, `builtins:frozenset`) turns it into that type in the caller (docs/oracles.md,
@@ -53,7 +56,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.spec import kinds
@@ -205,7 +208,7 @@ class OptionalGen:
     item: Gen
 
 
-Gen = Union[IntGen, FloatGen, ChoiceGen, StringGen, ListGen, ObjectGen, TupleGen, SetGen, OptionalGen]
+Gen = IntGen | FloatGen | ChoiceGen | StringGen | ListGen | ObjectGen | TupleGen | SetGen | OptionalGen
 """Any validated generator."""
 
 
@@ -480,32 +483,57 @@ def parse_generate(
         check.bad("generate", f"must be a table ([invariant.generate]), got {_what(value)}")
         return None, check.errors
     table: dict[str, object] = value
+    count = _checked_count(check, table)
+    row_kind = kinds.kind(kind)
+    order = _field_order(check, table, row_kind, args, positional, receiver)
+    fields = [(name, check.generator(table[name], _join("generate", name), 1, top=True)) for name in order]
+    _check_fields(check, fields, row_kind, count, over)
+    if check.errors:
+        return None, check.errors
+    assert type(count) is int
+    packed = tuple(positional) if row_kind.sample == kinds.TABLE and positional else ()
+    return GenerateSpec(count, tuple((name, gen) for name, gen in fields if gen is not None), packed), []
+
+
+def _checked_count(check: _Checker, table: dict[str, object]) -> object:
+    """The table's `count` (None when absent), an error when it is not an integer from 1 to MAX_COUNT."""
     count = table.get("count")
     if "count" not in table:
         check.bad("generate.count", "is required (the number of samples to draw)")
     elif type(count) is not int or not 1 <= count <= MAX_COUNT:
         check.bad("generate.count", f"must be an integer from 1 to {MAX_COUNT}, got {_what(count)}")
+    return count
+
+
+def _field_order(
+    check: _Checker,
+    table: dict[str, object],
+    row_kind: kinds.Kind,
+    args: Sequence[str] | None,
+    positional: Sequence[str] | None,
+    receiver: bool,
+) -> list[str]:
+    """The sample fields in the order they are drawn, errors for the names the row's kind refuses."""
     names = [name for name in table if name != "count"]
-    order = names
-    row_kind = kinds.kind(kind)
     if row_kind.sample == kinds.STATE:
-        order = _idempotent_fields(check, table, names, args)
-    elif row_kind.positional:
-        order = _exact_fields(check, names, positional, receiver)
-    else:
-        _keyword_fields(check, names, receiver)
-    fields = [(name, check.generator(table[name], _join("generate", name), 1, top=True)) for name in order]
+        return _idempotent_fields(check, table, names, args)
+    if row_kind.positional:
+        return _exact_fields(check, names, positional, receiver)
+    _keyword_fields(check, names, receiver)
+    return names
+
+
+def _check_fields(
+    check: _Checker, fields: list[tuple[str, Gen | None]], row_kind: kinds.Kind, count: object, over: object
+) -> None:
+    """Checks the fields' generators together: a `monotonic` row's `over` field, then, while there is
+    no error, the number of draws and a `round_trip` row's one argument `x` (kinds.ONE_X)."""
     if type(over) is str:
         _check_over(check, dict(fields), over)
     if not check.errors and type(count) is int:
         _check_draws(check, count, [gen for _, gen in fields if gen is not None])
     if row_kind.sample_rule == kinds.ONE_X and not check.errors:
         _check_round_trip(check, [(n, g) for n, g in fields if n != "receiver" and g is not None])
-    if check.errors:
-        return None, check.errors
-    assert type(count) is int
-    packed = tuple(positional) if row_kind.sample == kinds.TABLE and positional else ()
-    return GenerateSpec(count, tuple((name, gen) for name, gen in fields if gen is not None), packed), []
 
 
 def draws(gen: Gen) -> int:

@@ -287,7 +287,7 @@ def _expected(expect: Mapping[str, Any], index: int, data: RowData) -> Any:
     """The expected value of the row's sample `index`: the RowData's, else the expectations row's
     `expected`; kinds.MISSING when the judge has none."""
     table = data.expected if data.expected is not None else expect.get("expected")
-    return table[index] if type(table) in (list, tuple) and index < len(table) else kinds.MISSING
+    return table[index] if (type(table) is list or type(table) is tuple) and index < len(table) else kinds.MISSING
 
 
 def row_data(
@@ -307,10 +307,10 @@ def row_data(
     own = kind is not None and kind.expected_stored
     if expect.get("reference"):
         wanted = expect["generated"] + (0 if own else expect["blob_samples"])
-        if type(reference) not in (list, tuple) or len(reference) != wanted:
+        if (type(reference) is not list and type(reference) is not tuple) or len(reference) != wanted:
             return "no reference values for this row: the reference action's output is missing or short"
         stored = expect.get("expected", []) if own else []
-        data_expected = list(stored) + list(reference)  # type: ignore[arg-type]
+        data_expected = list(stored) + list(reference)
     inputs = None
     if kind is not None and kind.reads_inputs:
         recorded = expect.get("inputs")
@@ -530,35 +530,12 @@ def judge_all(
     Returns:
         (judgements in id order, the salt the observations report, notes about the observations).
     """
-    notes: list[str] = []
-    by_id: dict[str, Mapping[str, Any]] = {}
-    salt = ""
-    if type(observations) is not dict or type(observations.get("rows")) is not list:
-        notes.append("the observations file is malformed; every row fails")
-    else:
-        reported = observations.get("salt")
-        salt = reported if type(reported) is str else ""
-        for row in observations["rows"]:
-            if type(row) is not dict or type(row.get("id")) is not str:
-                notes.append("an observation row is malformed and was ignored")
-                continue
-            if row["id"] in by_id:
-                notes.append(f"observation row {row['id']} appears twice; the row fails")
-                by_id[row["id"]] = {"error": "two observations for one row"}
-                continue
-            by_id[row["id"]] = row
+    by_id, salt, notes = _observation_rows(observations)
     declared = {row["id"] for row in expectations["rows"]}
     extra = sorted(set(by_id) - declared)
     if extra:
         notes.append(f"observations for ids no oracle declares were ignored: {', '.join(extra)}")
-    drawn: Mapping[str, Any] = {}
-    if generated is not None:
-        drawn = generated.get("rows", {}) if type(generated.get("rows")) is dict else {}
-        if generated.get("salt") != salt and drawn:
-            notes.append(
-                "the observations report another salt than the generated samples; the generated view's is used"
-            )
-            salt = str(generated.get("salt", ""))
+    drawn, salt = _generated_rows(generated, salt, notes)
     expected = reference.get("rows", {}) if reference is not None and type(reference.get("rows")) is dict else {}
     judged = [
         judge_row(
@@ -571,3 +548,39 @@ def judge_all(
         for row in expectations["rows"]
     ]
     return judged, salt, notes
+
+
+def _observation_rows(observations: Any) -> tuple[dict[str, Mapping[str, Any]], str, list[str]]:
+    """(id -> observation row, the salt the observations report, notes) of the observations document;
+    a row given twice becomes an error row."""
+    notes: list[str] = []
+    by_id: dict[str, Mapping[str, Any]] = {}
+    if type(observations) is not dict or type(observations.get("rows")) is not list:
+        notes.append("the observations file is malformed; every row fails")
+        return by_id, "", notes
+    reported = observations.get("salt")
+    salt = reported if type(reported) is str else ""
+    for row in observations["rows"]:
+        if type(row) is not dict or type(row.get("id")) is not str:
+            notes.append("an observation row is malformed and was ignored")
+            continue
+        if row["id"] in by_id:
+            notes.append(f"observation row {row['id']} appears twice; the row fails")
+            by_id[row["id"]] = {"error": "two observations for one row"}
+            continue
+        by_id[row["id"]] = row
+    return by_id, salt, notes
+
+
+def _generated_rows(generated: Mapping[str, Any] | None, salt: str, notes: list[str]) -> tuple[Mapping[str, Any], str]:
+    """(id -> generated samples, the salt to judge with) of the generated view: its salt when it
+    has rows and the observations report another `salt` (noted in `notes`)."""
+    drawn: Mapping[str, Any] = {}
+    if generated is not None:
+        drawn = generated.get("rows", {}) if type(generated.get("rows")) is dict else {}
+        if generated.get("salt") != salt and drawn:
+            notes.append(
+                "the observations report another salt than the generated samples; the generated view's is used"
+            )
+            salt = str(generated.get("salt", ""))
+    return drawn, salt

@@ -142,35 +142,49 @@ def check_blob(
         One OracleError (exit 5) for the first problem found, a pin mismatch before a shape
         problem, or an empty list.
     """
+    problem = _entry_problem(invariant, entry)
+    if problem is not None:
+        return [_blob_error(invariant, problem)]
+    assert data is not None
+    read: Callable[[], bytes] = data if callable(data) else (lambda: data)
+    mismatch = _pin_mismatch(invariant, read, reading.sha256 if reading is not None else digest, committed, label)
+    if mismatch is not None:
+        return [mismatch]
+    if shape_known:
+        return []
+    problem = reading.problem if reading is not None and reading.checked else _shape_problem(invariant, read())
+    return [_blob_error(invariant, f"{invariant.blob} {problem}")] if problem is not None else []
 
-    def bad(field_name: str, message: str, fix: str | None = None) -> list[OracleError]:
-        return [OracleError(message, path=invariant.source, row=invariant.id, field=field_name, fix=fix)]
 
+def _blob_error(invariant: Invariant, message: str) -> OracleError:
+    """The exit-5 error `message` about the row's field `blob`."""
+    return OracleError(message, path=invariant.source, row=invariant.id, field="blob")
+
+
+def _entry_problem(invariant: Invariant, entry: Entry | None) -> str | None:
+    """Why the blob's tree entry is not a regular file (it is missing, a link, ...), or None."""
     if entry is None:
-        return bad("blob", f"{invariant.blob} does not exist")
+        return f"{invariant.blob} does not exist"
     if not entry.is_regular:
         what = (
             "a symlink" if entry.mode == "120000" else "a submodule" if entry.mode == GITLINK else "not a regular file"
         )
-        return bad("blob", f"{invariant.blob} is {what}; blobs must be regular files under oracles/blobs/")
-    assert data is not None
-    read: Callable[[], bytes] = data if callable(data) else (lambda: data)
-    if reading is not None:
-        digest = reading.sha256
+        return f"{invariant.blob} is {what}; blobs must be regular files under oracles/blobs/"
+    return None
+
+
+def _pin_mismatch(
+    invariant: Invariant, read: Callable[[], bytes], digest: str | None, committed: bool, label: str | None
+) -> OracleError | None:
+    """The error for bytes that do not hash to the row's pin (`_mismatch`), or None; `digest`, when
+    known, is trusted for a match, and the bytes are read to explain a mismatch."""
     actual = digest if digest is not None else hashlib.sha256(read()).hexdigest()
-    if actual != invariant.blob_sha256:
-        content = read()
-        # The digest may have been vouched for, not computed: the message names what the bytes hash to.
-        actual = hashlib.sha256(content).hexdigest()
-    if actual != invariant.blob_sha256:
-        return [_mismatch(invariant, content, actual, committed, label)]
-    if shape_known:
-        return []
-    if reading is not None and reading.checked:
-        problem = reading.problem
-    else:
-        problem = _shape_problem(invariant, read())
-    return bad("blob", f"{invariant.blob} {problem}") if problem is not None else []
+    if actual == invariant.blob_sha256:
+        return None
+    content = read()
+    # The digest may have been vouched for, not computed: the message names what the bytes hash to.
+    actual = hashlib.sha256(content).hexdigest()
+    return None if actual == invariant.blob_sha256 else _mismatch(invariant, content, actual, committed, label)
 
 
 def _mismatch(invariant: Invariant, content: bytes, actual: str, committed: bool, label: str | None) -> OracleError:
