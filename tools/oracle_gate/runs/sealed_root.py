@@ -6,10 +6,10 @@ The mechanism is bubblewrap (`bwrap`, Debian package `bubblewrap`): a new mount 
 is an empty tmpfs, with read-only binds of `/usr`, `/etc`, the local paths pip is configured to
 read and those `$ORACLE_GATE_SEAL_READ_ONLY` names, `/sys` read-only (kernel state; Bazel 7's
 linux-sandbox binds it into every action), a read-write bind of the run's folder at its own path,
-a private `/tmp` and `/dev`, and new pid, ipc and uts namespaces with a fresh `/proc`. The work tree, its git directory, other clones,
-the user's home, the host's `/tmp` and other runs' folders do not exist inside. Bazel's own
-linux-sandbox still runs every action inside it, with the pristine tree's `oracles/` and the sealed
-views blocked, so the change's code sees neither.
+a private `/tmp` and `/dev`, and new pid, ipc and uts namespaces with a fresh `/proc`. The work tree, its git
+directory, other clones, the user's home, the host's `/tmp` and other runs' folders do not exist inside.
+Bazel's own linux-sandbox still runs every action inside it, with the pristine tree's `oracles/` and the
+judge's views blocked, so the change's code sees neither.
 
 `/proc` is mounted by a shell inside the root rather than by bwrap's `--proc`: bwrap covers parts of
 its `/proc` with read-only binds, and the kernel refuses a nested `/proc` mount (which Bazel's

@@ -719,11 +719,16 @@ def _draw_set(gen: SetGen, rng: random.Random) -> list[Any]:
 
 class Drawable(Protocol):
     """What `draw` reads of a row: `schema.Invariant` has it (and this module need not import
-    `schema`, which imports this module)."""
+    `schema`, which imports this module). Read-only, as a frozen dataclass's fields are."""
 
-    id: str
-    seed: int | None
-    generate: GenerateSpec | None
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def seed(self) -> int | None: ...
+
+    @property
+    def generate(self) -> GenerateSpec | None: ...
 
 
 def draw(invariant: Drawable, salt: str, limit: int | None = None) -> list[dict[str, Any]]:
