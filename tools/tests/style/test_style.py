@@ -1,7 +1,7 @@
 """Style as tests: every Python file of the repository (but oracles/, the owners') passes ruff's
 lint (with import order) and ruff's format check, and tools/oracle_gate passes mypy in strict
-mode, all with the settings of pyproject.toml. Each check also fails on a copy with a deliberate violation, so a pass means the
-tool looked.
+mode, all with the settings of pyproject.toml. Each check also fails on a copy with a deliberate
+violation, so a pass means the tool looked.
 
 The files come in as runfiles (each package's `python_sources`); the tools run on a copy of them
 made of plain files, so what they see does not depend on how runfiles are linked.
