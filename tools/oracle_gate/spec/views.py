@@ -36,7 +36,7 @@ VIEW_SCHEMA = 1
 
 def input_samples(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> list[Any]:
     """The caller's view of a row's samples (blob or generated, already shape-checked)."""
-    return caller_inputs(inv.kind, inv.args, samples, inv.receiver is not None, inv.over)
+    return caller_inputs(inv.kind, inv.args, samples, inv.receiver is not None, inv.over, inv.args_names)
 
 
 def caller_inputs(
@@ -45,13 +45,15 @@ def caller_inputs(
     samples: Sequence[Mapping[str, Any]],
     receiver: bool = False,
     over: str | None = None,
+    names: Sequence[str] = (),
 ) -> list[Any]:
     """What the caller calls the entry with, per sample of a row of `kind` (one of schema.KINDS),
     by its `Kind.sample`: KEYWORDS the sample as keyword arguments (for an OVER `sample_rule`, the
     `over` values sorted ascending: numbers by value, strings by code point); STATE `{"state": S,
     "kwargs": {name: value}}` for each name of `args`; TABLE the sample's `args` list, or
     `{"args": [...], "receiver": R}` for a row with a `receiver`; PAIR the two values, in
-    `args_names` order (the sample's key order, which the shape check and the generator keep).
+    `args_names` order: read by `names` (a blob sample's keys may come in any order), else in the
+    sample's key order (a drawn sample's, which the generator keeps in `args_names` order).
     The samples must have that kind's shape (blob samples after `check_shape`, or drawn ones): a
     missing key raises KeyError, as does an unknown kind."""
     found = kinds.kind(kind)
@@ -62,7 +64,7 @@ def caller_inputs(
             return [{"args": list(s["args"]), "receiver": s["receiver"]} for s in samples]
         return [list(sample["args"]) for sample in samples]
     if found.sample == kinds.PAIR:
-        return [list(sample.values()) for sample in samples]
+        return [[sample[n] for n in names] if names else list(sample.values()) for sample in samples]
     if found.sample_rule == kinds.OVER and over is not None:
         return [dict(sample, **{over: sorted(sample[over])}) for sample in samples]
     return [dict(sample) for sample in samples]

@@ -197,3 +197,11 @@ def test_split_names_the_production_packages_in_the_inputs_view_only_when_given(
     assert inputs["production_packages"] == ["billing", "shop"]
     assert "production_packages" not in expectations
     assert "production_packages" not in split(PAIRS)[0]
+
+
+def test_a_pair_kinds_blob_sample_is_passed_in_args_names_order_whatever_its_key_order():
+    # A blob is JSON written by hand: {"b": 2, "a": 1} is f(a=1, b=2), so the caller gets [1, 2]
+    # (its `build` of `a` applies to 1), as a drawn sample in args_names order would be.
+    for kind in ("antisymmetric", "commutative"):
+        row = inv("pair", kind, args_names=("a", "b"))
+        assert input_samples(row, [{"b": 2, "a": 1}, {"a": 3, "b": 4}]) == [[1, 2], [3, 4]]
