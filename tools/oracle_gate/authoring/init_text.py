@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from tools.oracle_gate.spec import kinds
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,14 @@ oracle_suites(
 exports_files(["policy.toml", "MANIFEST.sha256"])
 """
 
-EXAMPLE = """# An example oracle row. Copy it into oracles/NAME.toml (with `schema = 1` on top), write its
+
+def _kind_comment() -> str:
+    """The example row's comment naming every kind (`kinds.NAMES`), wrapped under its first line."""
+    text = ", ".join(kinds.NAMES[:-1]) + f" or {kinds.NAMES[-1]}"
+    return ("\n#" + " " * 41).join("# " + line for line in textwrap.wrap(text, 64))
+
+
+EXAMPLE = f"""# An example oracle row. Copy it into oracles/NAME.toml (with `schema = 1` on top), write its
 # blob, run the gate's `pin --write` (it adds the blob_sha256 line: `python3 -m tools.oracle_gate
 # --repo PATH pin --write` in the oracle-gate checkout, or `bazel run @oracle_gate//tools:oracle_gate
 # -- pin --write` here) and commit. Every change to oracles/ needs the policy's label, the one that
@@ -101,8 +111,7 @@ EXAMPLE = """# An example oracle row. Copy it into oracles/NAME.toml (with `sche
 # [[invariant]]
 # id = "total_is_never_negative"
 # entry = "shop.prices:total_cents"      # package.module:function, :Class.method or :Class
-# kind = "bound"                          # bound, idempotent, exact_table, matches, agrees,
-#                                         # round_trip, monotonic, antisymmetric or composed
+# kind = "bound"                          {_kind_comment()}
 # min = 0
 # max = 100_000_000                     # cents
 # blob = "oracles/blobs/NAME/carts.json"  # a JSON array of samples: the keyword arguments
@@ -110,7 +119,7 @@ EXAMPLE = """# An example oracle row. Copy it into oracles/NAME.toml (with `sche
 #
 # [invariant.generate]                    # optional: fresh samples on every check
 # count = 100
-# lines = { list = { int = [0, 10_000] }, len = [0, 5] }
+# lines = {{ list = {{ int = [0, 10_000] }}, len = [0, 5] }}
 """
 
 GITIGNORE = """# Bazel's output links: a plain `bazel test` makes them, and `check` judges a clean work tree.
