@@ -262,6 +262,7 @@ def _lock(repo: str, requirements: str, environ: Mapping[str, str]) -> _Lock:
     target = os.path.join(repo, lock_mod.LOCK_NAME)
     if os.path.islink(target):
         raise lock_mod.LockError(f"{lock_mod.LOCK_NAME} is a symbolic link; the lock must be a regular file")
+    requirements = lock_mod.requirements_path(repo, requirements)
     try:
         with open(requirements, encoding="utf-8") as f:
             text = f.read()

@@ -149,10 +149,29 @@ def _pip_error(stderr: str) -> str:
 def lock_text(pins: Sequence[Pin], source: str) -> str:
     """The lock of `pins`: the header, the source line, then `name==version \\` and its indented
     `--hash=sha256:...` line per distribution. Passes `lock_check.line_problems`."""
-    lines = [HEADER, f"{SOURCE_PREFIX}{source}", "# Refresh: python3 -m tools.oracle_gate --repo . lock", ""]
+    lines = [HEADER, f"{SOURCE_PREFIX}{source}", "# Refresh: bazel run @oracle_gate//tools:oracle_gate -- lock", ""]
     for pin in pins:
         lines += [f"{pin.name}=={pin.version} \\", f"    --hash=sha256:{pin.sha256}"]
     return "\n".join(lines) + "\n"
+
+
+def requirements_path(repo: str, given: str) -> str:
+    """The path of `--requirements FILE`: a relative FILE is read from the repository's root (as
+    `git -C` reads paths), whatever the current directory, so that the gate run from its own
+    checkout never takes its own requirements.in.
+
+    Raises:
+        LockError: (exit 1) when the file is not one of the repository's: the lock names its source
+            relative to the root, for `lock` to refresh it from.
+    """
+    path = given if os.path.isabs(given) else os.path.join(repo, given)
+    root = os.path.realpath(repo)
+    if not os.path.realpath(path).startswith(root + os.sep):
+        raise LockError(
+            f"--requirements {given}: {os.path.realpath(path)} is not a file of the repository {root}; "
+            "the lock names its source for `lock` to refresh from, so put the requirements file in the repository"
+        )
+    return path
 
 
 def source_of(text: str) -> str | None:

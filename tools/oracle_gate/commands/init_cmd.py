@@ -71,7 +71,8 @@ def _add_production_options(parser: Parser) -> None:
         default=None,
         metavar="FILE",
         help="the production packages' third-party requirements (a requirements.in, or a lock with "
-        "hashes): locked into requirements_lock.txt with pip's configured index and installed as "
+        "hashes; a file of the repository, a relative path read from its root): locked into "
+        "requirements_lock.txt with pip's configured index and installed as "
         '@pypi (docs/adopting.md, "Third-party dependencies")',
     )
     parser.add_argument(

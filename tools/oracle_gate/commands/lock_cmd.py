@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from tools.lock.lock_check import parse_lock
 from tools.oracle_gate import errors
-from tools.oracle_gate.authoring.lock import LOCK_NAME, LockError, lock_text, resolve, source_of
+from tools.oracle_gate.authoring.lock import LOCK_NAME, LockError, lock_text, requirements_path, resolve, source_of
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import exit_codes_help
 from tools.oracle_gate.text import visible
@@ -42,7 +42,8 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
         "--requirements",
         default=None,
         metavar="FILE",
-        help="the requirements file (default: the lock's source, else requirements.in at the root)",
+        help="the requirements file, a file of the repository (a relative path is read from its root; "
+        "default: the lock's source, else requirements.in)",
     )
 
 
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
             f"lock: {LOCK_NAME} names the source {named!r}, which is not a file of the repository; "
             "pass --requirements FILE"
         )
-    source = args.requirements or os.path.join(repo, named or "requirements.in")
+    source = requirements_path(repo, args.requirements or named or "requirements.in")
     if not os.path.isfile(source):
         raise LockError(f"lock: no requirements file {source}; pass --requirements FILE")
     rel = os.path.relpath(os.path.realpath(source), os.path.realpath(repo))

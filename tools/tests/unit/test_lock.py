@@ -234,3 +234,49 @@ def test_the_lock_command_writes_no_link_and_reads_no_source_outside_the_reposit
     code, out, err = gate("--repo", str(repo.path), "lock", environ=index)
     assert code == 1 and "requirements_lock.txt is a symbolic link" in err, err
     assert victim.read_text() == "keep\n"
+
+
+def test_a_relative_requirements_file_is_the_repositorys_whatever_the_current_directory(
+    tmp_path, index, gate, monkeypatch
+):
+    # The gate runs from its own checkout, which has a requirements.in of its own: a relative
+    # --requirements is read from --repo's root, as `git -C` reads paths.
+    elsewhere = tmp_path / "gate-checkout"
+    elsewhere.mkdir()
+    (elsewhere / "requirements.in").write_text("no-such-dist\n")
+    monkeypatch.chdir(elsewhere)
+    repo = GitRepo(tmp_path / "lib")
+    repo.write("WORKSPACE", "")
+    repo.write("shop/__init__.py", "import alpha\n")
+    repo.write("requirements.in", "alpha-dist\n")
+    args = ("--repo", str(repo.path), "init", "--package", "shop", "--bazel", "4")
+    code, out, err = gate(*args, "--requirements", "requirements.in", environ=index)
+    assert code == 0, err
+    lock = repo.read("requirements_lock.txt").decode()
+    assert "# source: requirements.in\n" in lock and "alpha_dist==" in lock, lock
+    code, out, err = gate("--repo", str(repo.path), "lock", "--requirements", "requirements.in", environ=index)
+    assert code == 0 and "is up to date with requirements.in" in out, out + err
+
+
+def test_a_requirements_file_outside_the_repository_is_refused_and_nothing_is_written(tmp_path, index, gate):
+    repo = GitRepo(tmp_path / "lib")
+    repo.write("WORKSPACE", "")
+    repo.write("shop/__init__.py", "")
+    outside = tmp_path / "requirements.in"
+    outside.write_text("alpha-dist\n")
+    before = sorted(p.name for p in repo.path.iterdir())
+    for relative in (str(outside), "../requirements.in"):
+        code, out, err = gate(
+            "--repo",
+            str(repo.path),
+            "init",
+            "--package",
+            "shop",
+            "--requirements",
+            relative,
+            "--bazel",
+            "4",
+            environ=index,
+        )
+        assert code == 1 and "is not a file of the repository" in err and len(err.strip().splitlines()) == 1, err
+        assert sorted(p.name for p in repo.path.iterdir()) == before
