@@ -336,6 +336,7 @@ CALLS = {
     "monotonic": Row.over_values,
     "antisymmetric": Row.swapped_and_same,
     "commutative": Row.swapped,
+    "back_to_back": Row.once,
     "reference": Row.reference,
 }
 

@@ -48,6 +48,13 @@ EXPECTED_SHOWN = "{expected}"
 Judge = Callable[[Any, Mapping[str, Any], Any, Any], Verdict]
 # Records one problem of the row being validated: (field, message).
 Bad = Callable[[str, str], None]
+# The kind of a behaviour-kept row: the judged commit's entry returns (or raises) what the base
+# tip's returns (or raises) on every sample. "Back-to-back testing" is the field's name for running
+# two versions of a program on the same inputs and comparing their outputs (ISO/IEC/IEEE 29119-1).
+BACK_TO_BACK = "back_to_back"
+# The bounds of a `composed` row in the probe, which judges nothing (`Kind.probe`): the largest
+# finite float, so that every numeric result lies within them.
+PROBE_BOUND = 1.7976931348623157e308
 # The pair kinds' refusal of a receiver, and what to do instead.
 _PAIR_RECEIVER = "; name the method as the entry and build both arguments with `build`"
 
@@ -87,6 +94,11 @@ class Kind:
         weakened_by: the spec-change marks of its own that weaken its claim (suite/spec_changes.py).
         proposal: what `propose` suggests for it, or None when it never suggests it.
         check: its rule on the row's keys beyond which it requires and allows, or None.
+        base_judged: True when no judge of a run decides it: `check`'s behaviour phase compares the
+            judged commit's results with the base tip's (check/behaviour.py); a run's judge records
+            every sample, a raise included, as observed.
+        probe: the kind and extra keys its rows take in the probe's oracle files (runs/probe.py,
+            suite/probe_files.py), where no reference runs and nothing generates; None: its own.
     """
 
     name: str
@@ -104,6 +116,8 @@ class Kind:
     weakened_by: tuple[str, ...] = ()
     proposal: Proposal | None = None
     check: Callable[[Mapping[str, object], Bad], None] | None = None
+    base_judged: bool = False
+    probe: tuple[str, Mapping[str, Any]] | None = None
 
     @property
     def positional(self) -> bool:
@@ -187,6 +201,10 @@ def judge_commutative(results: Any) -> Verdict:
     return Verdict(True)
 
 
+def _observed(value: Any, expect: Mapping[str, Any], inputs: Any, expected: Any) -> Verdict:
+    return Verdict(True)
+
+
 def _commutative(value: Any, expect: Mapping[str, Any], inputs: Any, expected: Any) -> Verdict:
     return judge_commutative(value)
 
@@ -240,7 +258,7 @@ ALL = (
         proposal=Proposal((), "table"),
     ),
     Kind("matches", ("pattern",), _matches, _shown("a str matching {pattern}")),
-    Kind("agrees", ("reference", "generate"), _exact, _shown(EXPECTED_SHOWN)),
+    Kind("agrees", ("reference", "generate"), _exact, _shown(EXPECTED_SHOWN), probe=(BACK_TO_BACK, {})),
     Kind(
         "round_trip", ("inverse",), _round_trip, _shown("x, the sample's argument"), sample_rule=ONE_X, calls=INVERTED
     ),
@@ -271,6 +289,7 @@ ALL = (
         entries=True,
         weakened_by=("bound widened",),
         check=_one_judge,
+        probe=("composed", {"min": -PROBE_BOUND, "max": PROBE_BOUND}),
     ),
     Kind(
         "commutative",
@@ -281,6 +300,13 @@ ALL = (
         calls=SWAPPED,
         refuses=("receiver",),
         receiver_hint=_PAIR_RECEIVER,
+    ),
+    Kind(
+        BACK_TO_BACK,
+        (),
+        _observed,
+        _shown("what the base tip's entry returns or raises on the same sample"),
+        base_judged=True,
     ),
 )
 NAMES = tuple(kind.name for kind in ALL)
