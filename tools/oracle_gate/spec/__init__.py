@@ -16,4 +16,5 @@ section 1).
 - `verdicts.py`: what "pass" means for each kind.
 - `judgement.py`: judging observations against the expectations view, digests and failing samples.
 - `ran_record.py`: the coverage record: the production functions a row's calls entered.
+- `raised.py`: expected exceptions: `raises` names, raised results and their verdict.
 """

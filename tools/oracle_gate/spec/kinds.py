@@ -125,6 +125,13 @@ class Kind:
         return self.sample in (TABLE, PAIR)
 
     @property
+    def takes_raises(self) -> bool:
+        """True when a stored sample may name the exception its call must raise (`raises`,
+        spec/raised.py): the kinds that call the entry once per sample (ONCE, POSITIONAL), in a
+        row whose reference does not judge its stored samples."""
+        return self.calls in (ONCE, POSITIONAL)
+
+    @property
     def reads_inputs(self) -> bool:
         """True when the judge needs each sample's caller inputs (x, the values of `over`)."""
         return self.sample_rule != ""

@@ -3,7 +3,8 @@ with the changes that weaken a claim marked, and the changelog rule for those (d
 "Reviewing an oracle change").
 
 A labelled change that widens a bound, draws fewer generated samples, removes a row's reference,
-changes a stored expected value, removes a row or retires one must add a
+changes a stored expected value (or the exception a sample must raise), lets a row count both
+sides raising as agreement (`raises_agree`), removes a row or retires one must add a
 line to `oracles/CHANGELOG.md` that names the row's id (exit 5 otherwise): a human approved the
 label, and the changelog says why the claim got weaker.
 """
@@ -41,6 +42,7 @@ WEAKENING = tuple(
             "reference code changed",
             "hidden samples removed",
             "hidden samples changed",
+            "raises agree",
         )
         + tuple(mark for kind in KINDS for mark in kind.weakened_by)
     )
@@ -74,6 +76,7 @@ FIELDS = (
     "direction",
     "entries",
     "hidden_sha256",
+    "raises_agree",
 )
 
 
@@ -143,6 +146,8 @@ def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
         marks.append("reference changed")
     if (old.pattern, old.inverse, old.over, old.direction) != (new.pattern, new.inverse, new.over, new.direction):
         marks.append("relation changed")
+    if new.raises_agree and not old.raises_agree:
+        marks.append("raises agree")  # a raise of both sides passes now: docs/oracles.md, "Expected exceptions"
     if old.seed != new.seed:
         marks.append("seed retargeted")
     if old.blob != new.blob:
