@@ -23,7 +23,7 @@ from typing import Any
 from tools.oracle_gate.authoring.boundary import boundary_samples
 from tools.oracle_gate.errors import OracleError, UsageError
 from tools.oracle_gate.git.tree import Tree
-from tools.oracle_gate.spec import kinds
+from tools.oracle_gate.spec import kinds, raised
 from tools.oracle_gate.spec.generate import draw
 from tools.oracle_gate.spec.judgement import compact, cut, judge_row
 from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
@@ -36,6 +36,8 @@ from tools.oracle_gate.suite.probe_files import ProbeRow, inputs_sample, probe_f
 PLACEHOLDER_PIN = "0" * 64
 # The marks of the table's lines (commands/record_cmd.py prints them in this order of columns).
 NEW, CHANGED, KEPT, LEFT_OUT = "new", "changed", "kept", "left out"
+# What `raised.outcome` says of a result that raised.
+RAISES = "raises"
 MARKS = (NEW, CHANGED, KEPT, LEFT_OUT)
 
 
@@ -217,18 +219,6 @@ def results_of(target: Target, reply: Mapping[str, Any] | None, where: str, coun
     return results
 
 
-def raised_name(result: Mapping[str, Any]) -> str:
-    """The class a `{"raised": ...}` result names, as a sample's `raises` spells it: the first of
-    its `classes` (`module:qualname`, a builtin's bare name), else the text before the message's
-    first colon. Raises nothing."""
-    classes = result.get("classes")
-    if type(classes) is list and classes and type(classes[0]) is str:
-        name = classes[0]
-        return name.removeprefix("builtins:")
-    text = str(result.get("raised", ""))
-    return text.split(":", 1)[0].strip() or "Exception"
-
-
 def shown_inputs(inv: Invariant, sample: Mapping[str, Any]) -> str:
     """What the caller calls the entry with for `sample` (`views.caller_inputs`), as the table shows
     it: compact JSON, cut. Raises nothing for a sample of the row's shape."""
@@ -252,20 +242,21 @@ def recorded(
     pairs: list[tuple[str, str, dict[str, Any], Any]] = []
     for index, ((origin, sample), result) in enumerate(zip(tried, results, strict=True)):
         shown = shown_inputs(inv, sample)
-        if type(result) is not dict or "unplain" in result:
-            why = result.get("unplain") if type(result) is dict else "malformed result"
+        try:
+            how, what = raised.outcome(result)
+        except ValueError as exc:
             raise OracleError(
-                f"sample {index} ({origin}): the result is not plain JSON ({why}); give the row a `project`",
+                f"sample {index} ({origin}): {exc}; give the row a `project`",
                 path=inv.source,
                 row=inv.id,
                 field="project",
-            )
-        if found.expected_stored:
-            _record_expected(out, origin, sample, result, shown)
-        elif "raised" in result:
-            out.lines.append(
-                Line(LEFT_OUT, shown, f"raises {raised_name(result)}", "the row's kind stores no exception")
-            )
+            ) from None
+        problem = raised.name_problem(what, inv.entry or inv.entries[0]) if how == RAISES else None
+        if how == RAISES and (problem or not (found.takes_raises and inv.reference is None)):
+            why = problem or "the row's kind stores no exception"
+            out.lines.append(Line(LEFT_OUT, shown, f"raises {what}", why))
+        elif found.expected_stored or how == RAISES:
+            _record_expected(out, origin, sample, (how, what), shown)
         else:
             kept = dict(sample) if origin.startswith("stored") else inputs_sample(inv.kind, sample, inv.args_names)
             pairs.append((origin, shown, kept, result))
@@ -279,24 +270,25 @@ def recorded(
     return out
 
 
-def _record_expected(
-    out: Recorded, origin: str, sample: Mapping[str, Any], result: Mapping[str, Any], shown: str
-) -> None:
-    """Adds one sample of a kind that stores expected values: its value as `expected`, or its
-    exception as `raises`, and its line (changed when a stored sample said otherwise)."""
+def _record_expected(out: Recorded, origin: str, sample: Mapping[str, Any], seen: tuple[str, Any], shown: str) -> None:
+    """Adds one sample whose answer is stored: a value as `expected` (a kind that stores expected
+    values), an exception as `raises` (any kind that takes one), and its line (changed when a
+    stored sample said otherwise)."""
     inv = out.target.invariant
-    base = {k: v for k, v in inputs_sample(inv.kind, sample, inv.args_names).items() if k != "expected"}
-    if "raised" in result:
-        new = {**base, "raises": raised_name(result)}
-        text = f"raises {new['raises']}"
+    base = {k: v for k, v in inputs_sample(inv.kind, sample, inv.args_names).items() if k not in ("expected",)}
+    how, what = seen
+    if how == RAISES:
+        new = {**base, "raises": what}
+        text = f"raises {what}"
     else:
-        new = {**base, "expected": result.get("value")}
-        text = cut(compact(result.get("value")))
+        new = {**base, "expected": what}
+        text = cut(compact(what))
     out.samples.append(new)
-    if not origin.startswith("stored"):
+    old = {k: sample[k] for k in ("expected", "raises") if k in sample}
+    if not origin.startswith("stored") or old == {"expected": None} and new.get("expected") is not None:
+        # Drawn, or a stored sample's inputs the owner wrote for record to answer.
         out.lines.append(Line(NEW, shown, text))
         return
-    old = {k: sample[k] for k in ("expected", "raises") if k in sample}
     now = {k: new[k] for k in ("expected", "raises") if k in new}
     same = json.dumps(old, sort_keys=True) == json.dumps(now, sort_keys=True)
     out.lines.append(Line(KEPT if same else CHANGED, shown, text, "" if same else f"was {cut(compact(old))}"))

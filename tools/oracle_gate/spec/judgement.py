@@ -272,6 +272,9 @@ def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: Row
     `{"unplain": ...}`): a sample that must raise (`RowData.raises`) by `raised.judge_raises`, any
     other by its row's kind (docs/design.md section 2): its `Kind.judge`, given the sample's inputs
     and expected value when the judge has them; a raised result fails it."""
+    if getattr(kinds.kind_of(expect["kind"]), "base_judged", False):
+        # Recorded, not judged: check's behaviour phase compares it, a raise included, with the base tip's.
+        return verdicts.Verdict(True)
     must_raise = data.raises[index] if data.raises is not None and index < len(data.raises) else None
     if must_raise is not None:
         return raised.judge_raises(observed, must_raise)
@@ -282,9 +285,6 @@ def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: Row
         return verdicts.Verdict(False, f"raised {found[0]}")
     if type(observed) is not dict or len(observed) != 1:
         return verdicts.Verdict(False, "malformed observation: expected one of value, raised, unplain")
-    if getattr(kinds.kind_of(expect["kind"]), "base_judged", False):
-        # Recorded, not judged: check's behaviour phase compares it with the base tip's result.
-        return verdicts.Verdict(True)
     ((key, value),) = observed.items()
     if key == "unplain":
         return verdicts.Verdict(False, value if type(value) is str else "result is not plain JSON")

@@ -128,8 +128,8 @@ class Kind:
     def takes_raises(self) -> bool:
         """True when a stored sample may name the exception its call must raise (`raises`,
         spec/raised.py): the kinds that call the entry once per sample (ONCE, POSITIONAL), in a
-        row whose reference does not judge its stored samples."""
-        return self.calls in (ONCE, POSITIONAL)
+        row whose reference does not judge its stored samples; not a kind the base tip judges."""
+        return self.calls in (ONCE, POSITIONAL) and not self.base_judged
 
     @property
     def reads_inputs(self) -> bool:

@@ -97,8 +97,11 @@ def test_write_sets_the_blob_pin_and_manifest_and_a_raise_becomes_raises(tmp_pat
         {"args": [-1], "raises": "ValueError"},
     ]
     half = json.loads(repo.read("oracles/blobs/half.json"))
-    assert half and all(0 <= s["n"] <= 100 for s in half)  # -1 raises: left out (bound rows store no exception)
-    assert "left out" in out and "raises ValueError" in out
+    # The boundary sample -1 raises: a bound row stores that as its expected exception.
+    assert {"n": -1, "raises": "ValueError"} in half
+    assert all(0 <= s["n"] <= 100 for s in half if "raises" not in s)
+    assert '{"n":-1} -> raises ValueError' in out
+    assert "  new      [4] -> 2" in out  # a stored sample without an answer: record fills it
     oracles = load_oracles(WorkTree(str(repo.path)))
     assert not oracles.problems, [str(p) for p in oracles.problems]
 
