@@ -285,11 +285,11 @@ def _record_expected(out: Recorded, origin: str, sample: Mapping[str, Any], seen
         text = cut(compact(what))
     out.samples.append(new)
     old = {k: sample[k] for k in ("expected", "raises") if k in sample}
-    if not origin.startswith("stored") or old == {"expected": None} and new.get("expected") is not None:
+    now = {k: new[k] for k in ("expected", "raises") if k in new}
+    if not origin.startswith("stored") or (old == {"expected": None} and now != old):
         # Drawn, or a stored sample's inputs the owner wrote for record to answer.
         out.lines.append(Line(NEW, shown, text))
         return
-    now = {k: new[k] for k in ("expected", "raises") if k in new}
     same = json.dumps(old, sort_keys=True) == json.dumps(now, sort_keys=True)
     out.lines.append(Line(KEPT if same else CHANGED, shown, text, "" if same else f"was {cut(compact(old))}"))
 

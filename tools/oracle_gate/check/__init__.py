@@ -6,7 +6,9 @@ inputs from git once (`inputs.py`), runs checks 1-4 on the commits (`commits.py`
 test's outcomes (`runs.py`: result files, or the workspace run with Bazel; then the clean run and the
 hidden phase) and judges them (`outcomes.py`, pure functions of data, testable without Bazel), and
 builds the `Report` (`findings.py`) once from what each step returned. `hidden.py` is the gate's side
-of the rows' hidden samples, `coverage.py` the coverage signal.
+of the rows' hidden samples, `coverage.py` the coverage signal, `behaviour.py` and
+`behaviour_phase.py` the behaviour phase (the `back_to_back` rows and the behaviour diff, both sides
+run in the probe).
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def test_write_sets_the_blob_pin_and_manifest_and_a_raise_becomes_raises(tmp_pat
     assert {"n": -1, "raises": "ValueError"} in half
     assert all(0 <= s["n"] <= 100 for s in half if "raises" not in s)
     assert '{"n":-1} -> raises ValueError' in out
-    assert "  new      [4] -> 2" in out  # a stored sample without an answer: record fills it
+    assert "  new   [4] -> 2" in out  # a stored sample without an answer: record fills it
     oracles = load_oracles(WorkTree(str(repo.path)))
     assert not oracles.problems, [str(p) for p in oracles.problems]
 
