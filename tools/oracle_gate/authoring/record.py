@@ -13,6 +13,7 @@ commands/record_cmd.py prints and writes.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import tomllib
@@ -24,7 +25,8 @@ from tools.oracle_gate.authoring.boundary import boundary_samples
 from tools.oracle_gate.errors import OracleError, UsageError
 from tools.oracle_gate.git.tree import Tree
 from tools.oracle_gate.spec import kinds, raised
-from tools.oracle_gate.spec.generate import draw
+from tools.oracle_gate.spec.annotations import drawn
+from tools.oracle_gate.spec.generate import GenerateSpec, draw, parse_generate
 from tools.oracle_gate.spec.judgement import compact, cut, judge_row
 from tools.oracle_gate.spec.samples import SampleError, check_shape, load_samples
 from tools.oracle_gate.spec.schema import Invariant, is_oracle_path, parse_oracle
@@ -310,3 +312,53 @@ def _held(inv: Invariant, pairs: Sequence[tuple[str, Any, Any]], salt: str) -> l
         return [judged.reasons[0] if judged.reasons else "the row fails as a whole" for _ in pairs]
     why = dict(zip(judged.failed, judged.reasons, strict=False))
     return [why.get(index, "") for index in range(len(pairs))]
+
+
+def annotated_generate(target: Target, sources: Mapping[str, str]) -> GenerateSpec | str:
+    """The generators of an `exact_table` row without a `generate` table, from its entry's
+    annotations at the recorded commit (spec/annotations.py), as a spec whose samples are packed in
+    parameter order; or why there are none.
+
+    Args:
+        target: the row.
+        sources: repository path -> source text of the commit's Python files that could hold the
+            entry's module (`module_paths`).
+
+    Raises nothing.
+    """
+    inv = target.invariant
+    module, _, name = inv.entry.partition(":")
+    if inv.receiver is not None or "." in name:
+        return "its entry is a method: give the row samples in its blob"
+    text = next((sources[p] for p in module_paths(module) if p in sources), None)
+    if text is None:
+        return f"no file of {module} at the recorded commit"
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return f"{module} does not parse at the recorded commit"
+    node = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name), None
+    )
+    if node is None:
+        return f"{inv.entry} is no module-level function at the recorded commit"
+    found = drawn(node, tree, module)
+    if isinstance(found, str):
+        return found
+    if found.build:
+        return f"its parameters need builders the row does not name ({', '.join(sorted(found.build))})"
+    names = list(inv.args_names) or list(found.generate)
+    if set(names) - set(found.generate):
+        return f"its args_names are not all annotated parameters: {', '.join(sorted(set(names) - set(found.generate)))}"
+    table = {"count": 1, **{n: found.generate[n] for n in names}}
+    spec, problems = parse_generate(
+        table, inv.kind, None, path=inv.source, row=inv.id, positional=names, entry=inv.entry
+    )
+    return spec if spec is not None else problems[0].message
+
+
+def module_paths(module: str) -> list[str]:
+    """The repository paths a module may be read from: `pkg/mod.py`, `pkg/mod/__init__.py`, and the
+    same under `src/`. Raises nothing."""
+    base = module.replace(".", "/")
+    return [f"{prefix}{base}{suffix}" for prefix in ("", "src/") for suffix in (".py", "/__init__.py")]

@@ -4,6 +4,7 @@ code, shown as a table and, with --write, written as their blobs and pinned (aut
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import os
 import secrets
@@ -21,8 +22,9 @@ from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GitError, UsageError, exit_codes_help
 from tools.oracle_gate.files import replace_file
 from tools.oracle_gate.git.gitio import default_base, on_first_parent_chain, resolve_commit
-from tools.oracle_gate.git.tree import WorkTree
+from tools.oracle_gate.git.tree import GitTree, WorkTree
 from tools.oracle_gate.runs.probe import probe
+from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.suite.manifest import write_manifest
 from tools.oracle_gate.suite.probe_files import probe_oracles
 from tools.oracle_gate.text import visible
@@ -119,6 +121,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     policy = load_policy(tree, tree.files("oracles").get(POLICY_PATH))
     targets = record.load_targets(tree, args.ids, policy.production_packages if policy else None)
     salt = args.salt or secrets.token_hex(8)
+    targets, notes = _annotated(repo, commit, targets)
     tried = [record.tried_samples(t, args.count, salt) for t in targets]
     extra = build_files_lacking(repo, commit)
     if extra:
@@ -132,17 +135,43 @@ def run(args: argparse.Namespace, context: Context) -> int:
         results = record.results_of(target, replies.get(target.invariant.id), where, len(samples))
         done.append(record.recorded(target, samples, results, salt))
     for item in done:
-        _print_table(item, where, salt)
+        _print_table(item, where, salt, notes.get(item.target.invariant.id, ""))
     if not args.write:
         print(visible(f"nothing written; `record {' '.join(args.ids)} --salt {salt} --write` writes the blobs"))
         return errors.OK
     return _write(repo, tree, done)
 
 
-def _print_table(item: record.Recorded, where: str, salt: str) -> None:
-    """The table of one row: a header, one line per sample tried, a count."""
+def _annotated(repo: str, commit: str, targets: Sequence[record.Target]) -> tuple[list[record.Target], dict[str, str]]:
+    """`targets`, each `exact_table` row without a `generate` table given the generators of its
+    entry's annotations at `commit` (`record.annotated_generate`); and id -> the line saying where its
+    fresh samples come from, or why it has none."""
+    tree = GitTree(repo, commit)
+    listing = tree.files("")
+    out, notes = [], {}
+    for target in targets:
+        inv = target.invariant
+        if inv.generate is not None or not kinds.kind(inv.kind).expected_stored:
+            out.append(target)
+            continue
+        paths = [p for p in record.module_paths(inv.entry.partition(":")[0]) if p in listing]
+        sources = {p: tree.read(listing[p]).decode("utf-8", "replace") for p in paths}
+        spec = record.annotated_generate(target, sources)
+        if isinstance(spec, str):
+            notes[inv.id] = f"no fresh samples: {spec}"
+            out.append(target)
+            continue
+        notes[inv.id] = "fresh samples drawn from the entry's annotations at the recorded commit"
+        out.append(dataclasses.replace(target, invariant=dataclasses.replace(inv, generate=spec)))
+    return out, notes
+
+
+def _print_table(item: record.Recorded, where: str, salt: str, note: str) -> None:
+    """The table of one row: a header, its note, one line per sample tried, a count."""
     inv = item.target.invariant
     print(visible(f"{inv.id} ({inv.source}): {inv.entry or ', '.join(inv.entries)} at {where}, salt {salt}"))
+    if note:
+        print(visible(f"  {note}"))
     width = max([len(line.mark) for line in item.lines] + [4])
     for line in item.lines:
         note = f"  ({line.note})" if line.note else ""

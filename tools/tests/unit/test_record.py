@@ -108,3 +108,54 @@ def test_a_bound_row_keeps_the_samples_the_approved_code_passes(tmp_path):
     assert out.samples == [{"n": 2}, {"n": 5}]
     assert [line.mark for line in out.lines] == [record.KEPT, record.LEFT_OUT, record.NEW]
     assert "the approved code fails the row here" in out.lines[1].note
+
+
+SOURCE = """\
+from enum import Enum
+
+
+class Mode(Enum):
+    A = 1
+
+
+def half(n: int, flag: bool = False) -> int:
+    return n // 2
+
+
+def moded(m: Mode) -> int:
+    return 1
+
+
+class Box:
+    def get(self, n: int) -> int:
+        return n
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("shop.calc:half", None),
+        ("shop.calc:moded", "its parameters need builders the row does not name (m)"),
+        ("shop.calc:Box.get", "its entry is a method"),
+        ("shop.calc:gone", "shop.calc:gone is no module-level function at the recorded commit"),
+        ("shop.other:half", "no file of shop.other at the recorded commit"),
+    ],
+)
+def test_an_exact_table_row_draws_from_its_entrys_annotations(tmp_path, entry, expected):
+    (target,) = targets(tmp_path, [dict(TABLE, entry=entry)], {"oracles/blobs/t.json": [{"args": [1, True]}]}, ["t"])
+    spec = record.annotated_generate(target, {"shop/calc.py": SOURCE})
+    if expected is None:
+        assert not isinstance(spec, str)
+        assert spec.packed == ("n", "flag")
+    else:
+        assert isinstance(spec, str) and spec.startswith(expected)
+
+
+def test_module_paths_cover_a_src_layout_and_packages():
+    assert record.module_paths("shop.calc") == [
+        "shop/calc.py",
+        "shop/calc/__init__.py",
+        "src/shop/calc.py",
+        "src/shop/calc/__init__.py",
+    ]
