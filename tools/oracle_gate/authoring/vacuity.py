@@ -188,6 +188,34 @@ def why_no_mutants(source: str, function: str) -> str:
     return f"the entry only delegates to {shown}: its body has nothing the mutation operators change"
 
 
+def constants(source: str, function: str) -> list[int | float | str]:
+    """The int, float and str constants of the function `function` of `source` (as for `mutants`),
+    in source order, each once; no bool, no docstring. `vacuity --suggest` tries inputs at them.
+
+    Raises:
+        GateError: (exit 1) when the source does not parse or has no such function.
+    """
+    try:
+        node = _function(ast.parse(source), function)
+    except SyntaxError as exc:
+        raise GateError(f"cannot parse the entry's module: {exc}") from None
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    found: list[int | float | str] = []
+    for child in sorted(
+        (c for statement in body for c in ast.walk(statement) if isinstance(c, ast.Constant)),
+        key=lambda c: (c.lineno, c.col_offset),
+    ):
+        value = child.value
+        if (
+            isinstance(value, (int, float, str))
+            and type(value) is not bool
+            and not any(type(v) is type(value) and v == value for v in found)
+        ):
+            found.append(value)
+    return found
+
+
 def _callee(func: ast.expr) -> str:
     """A called expression as a name: `add`, `self.helper`, `Version.parse`; the method's name
     alone when it is called on a result (`parse(v).bump` -> `bump`)."""
