@@ -1,11 +1,15 @@
 """`vacuity --suggest`: each mutant a row survived, turned into a sample that kills it
-(docs/oracles.md, "Rows that check nothing").
+(docs/oracles.md, "Samples that kill the survivors").
 
 Candidate inputs are drawn deterministically from a seed (`draw_candidates`): the row's stored
-samples, each with one value edited (an int moved by one, made 0, -1, 1 or negated, or set to a
-bound of the row's generator for that field; a float likewise; a bool flipped; a string or list
-emptied, cut by one or grown by one; the same inside lists and objects), the row's own generators
-when it has `generate`, then random pairs of edits. They are written into the row's blob in the
+samples, each with one value edited (an int moved by one, made 0, -1, 1 or negated, set to a
+constant of the entry function or next to it, or to a bound of the row's generator for that field;
+a float likewise; a bool flipped; a string or list emptied, cut by one or grown by one, a string
+made a constant of the entry; the same inside lists and objects), the row's own generators when it
+has `generate`, then random pairs of edits. Mutation tools (mutmut, cosmic-ray) report survivors
+only; test generators that keep mutant-killing tests (EvoSuite, Pynguin) search with a fitness
+function and many executions; here one build runs every candidate, so the search is a fixed,
+replayable list. They are written into the row's blob in the
 copy of the work tree the row runner builds (the pins of the rows that name the blob set to
 match), and the row runs once on the entry as it is and once per surviving mutant: one build each,
 as `vacuity` runs a mutant. The first candidate whose results differ, the code as it is returning a
@@ -43,6 +47,11 @@ DEFAULT_SEED = 0
 INT_LIMIT = 2**63
 # Random pairs of edits tried per wanted candidate before giving up (most are duplicates on tiny samples).
 PAIR_TRIES = 20
+# What to try when the code as it is fails on the candidates as a whole (a row's `timeout_s` covers them all).
+FEWER = "fewer --candidates may fit the row's limits"
+# Why a row has no candidates (its stored samples are valid, so only a row whose every candidate
+# is refused gets here).
+NO_CANDIDATES = "no candidate inputs: the row's stored samples give none and it has no generate table"
 
 
 @dataclass(frozen=True)
@@ -377,7 +386,10 @@ def suggest_row(
     base = row_results(runner.observe(inv.source, SALT, files), inv.id)
     if isinstance(base, str):
         return RowSuggestions(
-            inv.id, seed, len(candidates), problem=f"the code as it is failed on the candidates as a whole ({base})"
+            inv.id,
+            seed,
+            len(candidates),
+            problem=f"the code as it is failed on the candidates as a whole ({base}); {FEWER}",
         )
     found = [
         _suggestion(
@@ -386,11 +398,6 @@ def suggest_row(
         for m in survivors
     ]
     return RowSuggestions(inv.id, seed, len(candidates), tuple(found))
-
-
-# Why a row has no candidates (its stored samples are valid, so only a row whose every candidate
-# is refused gets here).
-NO_CANDIDATES = "no candidate inputs: the row's stored samples give none and it has no generate table"
 
 
 def base_difference(repo: str, base: str, packages: Sequence[str]) -> str:

@@ -12,7 +12,8 @@ the "test" is one oracle row judged by the gate, and only the row's entry functi
 which those tools do not offer as a unit. An entry whose body holds none of those (it only
 delegates to another function, or returns what it is given) has no mutants of its own: its rows
 are reported as such (`RowResult.no_mutants`), neither ok nor checking nothing, since nothing of
-the entry was changed to see whether the row notices. Never run by `check`.
+the entry was changed to see whether the row notices. `killing.py` turns the survivors into
+samples that kill them (`vacuity --suggest`). Never run by `check`.
 """
 
 from __future__ import annotations
