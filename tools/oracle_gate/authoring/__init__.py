@@ -12,6 +12,7 @@
 - `boundary.py`: a row's boundary samples: the edges of its generators, one field at a time.
 - `propose.py`: `propose`, candidate rows for the public production functions a change added or changed.
 - `vacuity.py`: `vacuity`, rows that check nothing: rows that pass on every mutant of their entry.
+- `killing.py`: `vacuity --suggest`, a sample that kills each mutant a row survived.
 - `bazel_rows.py`: the tools' row runner: a row's observations from the oracle test's own caller action.
 - `reference_local.py`: the reference implementations run outside Bazel, for `vacuity` and tests.
 """
