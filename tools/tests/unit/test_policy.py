@@ -186,7 +186,7 @@ def test_unknown_keys_are_refused_first_in_sorted_order():
     exc = error(policy_bytes("schema = 3", "zeta = 1", "alpha = 2"))
     assert (exc.code, exc.field) == (5, "alpha")
     assert str(exc) == (
-        "p.toml: field alpha: unknown key 'alpha'; allowed: hidden, label, "
+        "p.toml: field alpha: unknown key 'alpha'; allowed: behaviour_changes, hidden, label, "
         "production_packages, protected, schema, uncovered_changes"
     )
     assert error(policy_bytes("schema = 1", "[extra]")).field == "extra"

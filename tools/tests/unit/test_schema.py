@@ -133,7 +133,7 @@ CASES = [
         doc(row(kind='"fuzzy"')),
         f"{PATH}: row ok_row: field kind: unknown kind 'fuzzy'; kinds are bound, "
         "idempotent, exact_table, matches, agrees, round_trip, monotonic, "
-        "antisymmetric, composed, commutative (a new kind is a schema change)",
+        "antisymmetric, composed, commutative, back_to_back (a new kind is a schema change)",
     ),
     (
         "entry malformed",
