@@ -266,3 +266,11 @@ def test_uncovered_changes_is_note_by_default_or_fail():
     assert exc.code == INVALID_ORACLE and str(exc) == (
         'oracles/policy.toml: field uncovered_changes: must be "note" or "fail", not \'strict\''
     )
+
+
+def test_behaviour_changes_is_note_by_default_or_fail():
+    assert parse_policy(policy_bytes("schema = 1")).behaviour_changes == "note"
+    assert parse_policy(policy_bytes("schema = 1", 'behaviour_changes = "fail"')).behaviour_changes == "fail"
+    exc = error(policy_bytes("schema = 1", "behaviour_changes = true"), POLICY_PATH)
+    assert (exc.code, exc.field) == (INVALID_ORACLE, "behaviour_changes")
+    assert str(exc) == 'oracles/policy.toml: field behaviour_changes: must be "note" or "fail", not a boolean'
