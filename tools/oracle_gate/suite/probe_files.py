@@ -5,7 +5,8 @@ A probe row keeps everything of its row that says how the caller reaches the cod
 build, project, args, ...) and its limits, and drops what only a judge or a draw needs: its blob and
 pin (the probe writes its own, under PROBE_BLOB_DIR), `generate` (the gate drew the samples), a
 `reference` (no reference runs in the probe) and a hidden pin. A kind whose rows cannot stand so is
-written as its `Kind.probe` says. A sample keeps its inputs; a kind that stores an expected value
+written as its `Kind.probe` says. The first oracle file of the tree holds the rows, the others are
+left out (`probe_oracles`). A sample keeps its inputs; a kind that stores an expected value
 gets `null` there, which nothing judges. Pure: no file is read or written here.
 """
 
@@ -30,7 +31,6 @@ DROPPED = ("blob", "blob_sha256", "generate", "reference", "hidden_sha256")
 EXPECTED_KEYS = ("expected", "raises")
 # The oracle file the probe writes when the tree holds none (a BUILD file's glob finds it).
 FALLBACK_FILE = "oracles/probe.toml"
-EMPTY_FILE = b"schema = 1\n"
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,10 @@ def inputs_sample(kind_name: str, sample: Mapping[str, Any], args_names: Sequenc
 
 def probe_oracles(base: Mapping[str, bytes], rows: Sequence[ProbeRow]) -> dict[str, bytes]:
     """The probe tree's `oracles/`: the files of `base` (path -> bytes of a tree's `oracles/`: its
-    BUILD file, policy, reference code, blobs) with every oracle file emptied but the first, which
-    holds `rows` alone, and one blob per row under PROBE_BLOB_DIR.
+    BUILD file, policy, reference code, blobs) without its oracle files but the first, which holds
+    `rows` alone (an oracle file without rows is invalid, and another's rows could repeat their
+    ids), and one blob per row under PROBE_BLOB_DIR. A BUILD file that lists its oracle files by
+    name, not by a glob, then names a missing file: the probe's build fails, exit 1.
 
     Raises:
         ValueError: for a row value TOML cannot hold (`toml_text.value_text`), or a sample JSON
@@ -99,6 +101,4 @@ def probe_oracles(base: Mapping[str, bytes], rows: Sequence[ProbeRow]) -> dict[s
         fields = {**row.fields, "blob": blob, "blob_sha256": hashlib.sha256(data).hexdigest()}
         tables.append(row_table(fields))
     out[files[0]] = ("schema = 1\n\n" + "\n".join(tables)).encode("utf-8")
-    for path in files[1:]:
-        out[path] = EMPTY_FILE
     return out
