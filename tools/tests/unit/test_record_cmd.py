@@ -135,6 +135,19 @@ def test_a_branch_that_is_not_the_base_needs_from_and_says_so(tmp_path, capsys):
         ([dict(TABLE, entry="shop.calc:slow", timeout_s=1)], ["add_table"], 5, "timeout_s"),
         ([dict(TABLE, entry="shop.calc:opaque")], ["add_table"], 5, "give the row a `project`"),
         ([dict(TABLE, kind="bound")], ["add_table"], 5, "row add_table: field min"),
+        # Generators that cannot give a sample within the gate's limits.
+        (
+            [
+                dict(
+                    BOUND,
+                    id="add_table",
+                    generate={"count": 100000, "n": {"list": {"int": [0, 1]}, "len": [4096, 4096]}},
+                )
+            ],
+            ["add_table"],
+            5,
+            "more than 10,000,000; lower count or the len ranges",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, capsys, rows, args, code, message):
