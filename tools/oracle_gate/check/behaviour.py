@@ -39,6 +39,8 @@ DIFF_SAMPLES = 200
 DIFF_TIMEOUT_S = 20
 # Differing samples a line shows before `...`.
 SHOWN = 3
+# How `outcome` begins for a result that is not plain JSON: on both sides, the sample is not compared.
+NOT_PLAIN = "not plain JSON"
 # The id prefix of the behaviour diff's rows in the probe (never an id of the claims: ids of the
 # probe's tree are its rows alone).
 DIFF_ID = "behaviour_diff_"
@@ -101,25 +103,49 @@ def kept_rows(inputs: Inputs, side: Side, salt: str) -> list[tuple[Invariant, Pr
 
 def diff_rows(inputs: Inputs, modified: Sequence[Found], packages: Sequence[str], salt: str) -> Plan:
     """The behaviour diff's probe rows: one per module-level function of `modified` that the change
-    changed (not added) and whose parameters have annotations `annotations.drawn` generates from,
-    each with DIFF_SAMPLES drawn inputs; the others in `not_measured`, with why. Raises nothing."""
+    changed (not added) with its parameters unchanged, on the inputs the claims already give it
+    (`known_samples`) and DIFF_SAMPLES drawn from its parameters' annotations (`annotations.drawn`),
+    when it has either; the others in `not_measured`, with why. Raises nothing."""
     plan = Plan()
     for index, found in enumerate(modified):
         why = _unmeasurable(inputs, found)
         if not why and found.node is not None:
             tree = ast.parse(inputs.judged.tree.read(inputs.judged.listing[found.path]).decode("utf-8", "replace"))
             result = drawn(found.node, tree, found.module)
-            row = (
-                _diff_row(f"{DIFF_ID}{index}", found.entry, result, packages, salt)
-                if type(result) is not str
-                else result
-            )
+            known = known_samples(inputs, found, salt)
+            row = _diff_row(f"{DIFF_ID}{index}", found.entry, result, known, packages, salt)
             if type(row) is ProbeRow:
                 plan.functions.append((found, row))
                 continue
             why = str(row)
         plan.not_measured.append(f"{found.entry}: {why}")
     return plan
+
+
+def known_samples(inputs: Inputs, found: Found, salt: str) -> list[dict[str, Any]]:
+    """The inputs the claims in force already give `found` as keyword arguments: the stored and
+    generated samples (drawn with `salt`) of each row whose entry it is, that calls it once per
+    sample with no receiver, builder or projection, and passes keyword arguments (a keyword kind)
+    or positional ones (a table kind, named by the function's parameters). Raises nothing."""
+    side = inputs.judged if inputs.labelled else inputs.claims
+    assert found.node is not None
+    names = [a.arg for a in (*found.node.args.posonlyargs, *found.node.args.args)]
+    out: list[dict[str, Any]] = []
+    for inv in side.oracles.invariants:
+        kind = kinds.kind(inv.kind)
+        plain = inv.receiver is None and not inv.build and inv.project is None
+        if inv.entry != found.entry or kind.calls not in (kinds.ONCE, kinds.POSITIONAL) or not plain:
+            continue
+        entry = side.listing.get(inv.blob)
+        stored = load_samples(side.tree.read(entry)) if entry is not None else []
+        for sample in [*stored, *draw(inv, salt)]:
+            if kind.sample == kinds.TABLE:
+                args = sample.get("args", [])
+                if len(args) <= len(names):
+                    out.append(dict(zip(names, args, strict=False)))
+            elif kind.sample == kinds.KEYWORDS:
+                out.append({k: v for k, v in sample.items() if k not in ("expected", "raises")})
+    return out
 
 
 def _unmeasurable(inputs: Inputs, found: Found) -> str:
@@ -141,18 +167,27 @@ def _unmeasurable(inputs: Inputs, found: Found) -> str:
     return ""
 
 
-def _diff_row(ident: str, entry: str, result: Any, packages: Sequence[str], salt: str) -> ProbeRow | str:
-    """The probe row of one function with its drawn samples, or why the gate's schema refuses it."""
+def _diff_row(
+    ident: str, entry: str, result: Any, known: Sequence[Mapping[str, Any]], packages: Sequence[str], salt: str
+) -> ProbeRow | str:
+    """The probe row of one function: the `known` samples, then those drawn from its annotations
+    (`result`, a `Drawn` or why there is none; drawn ones only when they need no builder, or when
+    nothing is known); or why it has none."""
     raw: dict[str, Any] = {"id": ident, "entry": entry, "kind": kinds.BACK_TO_BACK, "timeout_s": DIFF_TIMEOUT_S}
+    if isinstance(result, str):
+        return ProbeRow(raw, list(known)[:DIFF_SAMPLES]) if known else result
+    if result.build and known:
+        return ProbeRow(raw, list(known)[:DIFF_SAMPLES])
     if result.build:
         raw["build"] = dict(result.build)
-    raw["generate"] = {"count": DIFF_SAMPLES, **result.generate}
-    text = "schema = 1\n\n" + row_table({**raw, "blob": "oracles/blobs/diff.json", "blob_sha256": "0" * 64})
+    table = {"count": DIFF_SAMPLES, **result.generate}
+    text = "schema = 1\n\n" + row_table(
+        {**raw, "generate": table, "blob": "oracles/blobs/d.json", "blob_sha256": "0" * 64}
+    )
     parsed = parse_oracle(text.encode("utf-8"), "oracles/diff.toml", packages)
     if parsed.problems or not parsed.invariants:
         return parsed.problems[0].message if parsed.problems else "its row cannot be read"
-    samples = draw(parsed.invariants[0], salt)
-    return ProbeRow({k: v for k, v in raw.items() if k != "generate"}, samples)
+    return ProbeRow(raw, [*known, *draw(parsed.invariants[0], salt)][: DIFF_SAMPLES + len(known)])
 
 
 def _results(reply: Mapping[str, Any] | None, count: int) -> list[Any] | str:
@@ -184,7 +219,7 @@ def outcome(result: Any) -> str:
         classes = result.get("classes")
         name = classes[0] if type(classes) is list and classes else str(result["raised"]).split(":", 1)[0]
         return f"raises {str(name).removeprefix('builtins:')}"
-    return f"not plain JSON ({result.get('unplain', 'malformed result')})"
+    return f"{NOT_PLAIN} ({result.get('unplain', 'malformed result')})"
 
 
 def compare(
@@ -198,12 +233,16 @@ def compare(
     if type(theirs) is str:
         return Compared(name, source, count, failure=f"the base tip: {theirs}")
     shown: list[str] = []
-    differing = 0
+    differing = unplain = 0
     for sample, a, b in zip(row.samples, ours, theirs, strict=True):
         left, right = outcome(a), outcome(b)
-        if left != right or left.startswith("not plain"):
+        if left == right and left.startswith(NOT_PLAIN):
+            unplain += 1
+        elif left != right:
             differing += 1
             if len(shown) < SHOWN:
                 inputs = {k: v for k, v in sample.items() if k != "expected"}
                 shown.append(f"{cut(compact(inputs))} -> {cut(left)}, base tip {cut(right)}")
+    if unplain and unplain == count:
+        return Compared(name, source, count, failure="no result is plain JSON on either side; give it a `project`")
     return Compared(name, source, count, differing, tuple(shown))

@@ -120,7 +120,7 @@ def test_one_changed_result_fails_the_row_and_shows_the_diff(tmp_path):
     assert violation.message.startswith("behaviour changed on ")
     assert "base tip" in violation.message
     (line,) = [n for n in report.notes if n.startswith("behaviour changed: shop.calc:add on ")]
-    assert " of 200 inputs: " in line
+    assert " of 242 inputs: " in line  # the row's 2 stored and 40 drawn samples, then 200 from the annotations
     # The per-sample results are the change's own in the run's outcome; the phase decides.
     assert "FAIL  behaviour kept      1 violation(s)" in text
 

@@ -43,3 +43,14 @@ def test_a_side_that_failed_as_a_whole_is_named():
     )
     assert compare("r", "s", row, reply([{"value": 1}]), None).failure == "the base tip: no caller action ran it"
     assert "one result per sample" in compare("r", "s", row, reply([]), reply([{"value": 1}])).failure
+
+
+def test_results_not_plain_on_both_sides_are_not_compared():
+    row = ProbeRow({"id": "r"}, [{"a": 1}, {"a": 2}])
+    unplain = {"unplain": "a set"}
+    mixed = compare("r", "s", row, reply([unplain, {"value": 3}]), reply([unplain, {"value": 3}]))
+    assert (mixed.differing, mixed.failure) == (0, "")
+    alone = compare("r", "s", row, reply([unplain, unplain]), reply([unplain, unplain]))
+    assert alone.failure == "no result is plain JSON on either side; give it a `project`"
+    one_side = compare("r", "s", row, reply([unplain, {"value": 3}]), reply([{"value": 1}, {"value": 3}]))
+    assert one_side.differing == 1
