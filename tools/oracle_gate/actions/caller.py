@@ -68,8 +68,11 @@ _callable = callable
 _seed = random.seed
 _set = set
 _frozenset = frozenset
-# The builders that take a JSON array whole (`build = { x = "builtins:tuple" }`): docs/oracles.md.
-_CONTAINERS: tuple[type, ...] = (_tuple, _set, _frozenset)
+_bytes = bytes
+# The builders that take a JSON array whole (`build = { x = "builtins:tuple" }`): docs/oracles.md;
+# spec/call_fields.py CONTAINER_BUILDS names the same. `bytes` takes an array of ints from 0 to
+# 255, `dict` an array of [key, value] pairs.
+_CONTAINERS: tuple[type, ...] = (_tuple, _set, _frozenset, _bytes, _dict)
 _settrace = sys.settrace
 _gettrace = sys.gettrace
 _monitoring = getattr(sys, "monitoring", None)  # Python 3.12 and later
@@ -172,8 +175,8 @@ def resolve(name: str) -> Any:
 
 def built(make: Any, value: Any) -> Any:
     """What `make` builds from a plain JSON value: `make(*value)` for an array, `make(**value)` for
-    an object, `make(value)` for anything else; the container types tuple, set and frozenset take
-    an array whole, `make(value)` (docs/oracles.md, "Methods and objects")."""
+    an object, `make(value)` for anything else; the container types tuple, set, frozenset, bytes
+    and dict take an array whole, `make(value)` (docs/oracles.md, "Methods and objects")."""
     if make in _CONTAINERS:
         return make(value)
     if _type(value) is _list:

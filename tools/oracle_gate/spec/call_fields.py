@@ -30,8 +30,10 @@ MAX_ENTRIES = 16
 # Sample fields that carry meaning of their own and cannot be argument names.
 RESERVED_FIELDS = ("args", "expected", "receiver")
 
-# `build` values that take a JSON array whole and are not production code: docs/oracles.md.
-CONTAINER_BUILDS = ("builtins:tuple", "builtins:set", "builtins:frozenset")
+# `build` values that take a JSON array whole and are not production code: docs/oracles.md (the
+# caller's `_CONTAINERS`, actions/caller.py). `builtins:bytes` takes an array of ints from 0 to 255,
+# `builtins:dict` an array of [key, value] pairs.
+CONTAINER_BUILDS = ("builtins:tuple", "builtins:set", "builtins:frozenset", "builtins:bytes", "builtins:dict")
 # A callable passed as an argument (`values.callable_value`) is in `builtins`, the standard library
 # or the row's package.
 CALLABLE_VALUE_PATTERN = re.compile(rf"({IDENT}(?:\.{IDENT})*):({IDENT}(?:\.{IDENT})?)")

@@ -1,0 +1,234 @@
+"""Unit tests of spec/annotations.py: generators from annotations, valid for the gate's own generator
+validation, and values the caller's `built` really constructs."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import enum
+import importlib
+import sys
+
+import pytest
+
+from tools.oracle_gate.actions import caller
+from tools.oracle_gate.spec import annotations
+from tools.oracle_gate.spec.annotations import Drawn, drawn
+from tools.oracle_gate.spec.call_fields import CONTAINER_BUILDS
+from tools.oracle_gate.spec.generate import GenerateSpec, draw, parse_generate
+
+SOURCE = """
+import dataclasses
+import enum
+from typing import List, Literal, NamedTuple, Optional
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Line:
+    quantity: int
+    unit: str
+    note: Optional[str] = None
+
+
+class Point(NamedTuple):
+    x: float
+    y: float
+
+
+class Cart:
+    def __init__(self, lines):
+        self.lines = lines
+
+
+def everything(
+    a: int, b: float, c: bool, d: str, e: bytes, f: Optional[int], g: list[str], h: tuple[int, ...],
+    i: tuple[int, str], j: dict[str, int], k: Literal["x", -1, None], l: Color, m: Line, n: Point,
+    o: "List[list[bool]]", p: frozenset[int], q: Level, *, r: int | None = None, s: Cart = None,
+) -> dict:
+    return dict(locals())
+"""
+# What each parameter of `everything` must be, as the function receives it (None allowed where noted).
+TYPES = {
+    "a": int,
+    "b": float,
+    "c": bool,
+    "d": str,
+    "e": bytes,
+    "f": (int, type(None)),
+    "g": list,
+    "h": tuple,
+    "i": tuple,
+    "j": dict,
+    "k": (str, int, type(None)),
+    "l": "Color",
+    "m": "Line",
+    "n": "Point",
+    "o": list,
+    "p": frozenset,
+    "q": "Level",
+    "r": (int, type(None)),
+}
+
+
+@pytest.fixture
+def shop(tmp_path, monkeypatch):
+    """The module `shopdemo.things` of SOURCE, importable, and its syntax tree."""
+    package = tmp_path / "shopdemo"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "things.py").write_text(SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield importlib.import_module("shopdemo.things"), ast.parse(SOURCE)
+    for name in ("shopdemo.things", "shopdemo"):
+        sys.modules.pop(name, None)
+
+
+def function(tree: ast.Module, name: str) -> ast.FunctionDef:
+    return next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    id: str
+    seed: int | None
+    generate: GenerateSpec | None
+
+
+def validated(found: Drawn, count: int = 50) -> GenerateSpec:
+    spec, problems = parse_generate(
+        {"count": count, **found.generate}, "bound", None, path="oracles/x.toml", row="r", entry="shopdemo.things:f"
+    )
+    assert problems == [] and spec is not None
+    return spec
+
+
+def test_every_understood_annotation_draws_a_valid_generator_and_the_caller_builds_its_value(shop):
+    module, tree = shop
+    found = drawn(function(tree, "everything"), tree, "shopdemo.things")
+    assert isinstance(found, Drawn)
+    assert set(found.generate) == set(TYPES)  # s (a class it cannot build, with a default) left out
+    assert found.build == {
+        "e": "builtins:bytes",
+        "h": "builtins:tuple",
+        "i": "builtins:tuple",
+        "j": "builtins:dict",
+        "l": "shopdemo.things:Color",
+        "m": "shopdemo.things:Line",
+        "n": "shopdemo.things:Point",
+        "p": "builtins:frozenset",
+        "q": "shopdemo.things:Level",
+    }
+    seen: dict[str, set[object]] = {name: set() for name in TYPES}
+    for sample in draw(Row("r", 1, validated(found)), "salt"):
+        kwargs = {
+            name: caller.built(caller.resolve(found.build[name]), value) if name in found.build else value
+            for name, value in sample.items()
+        }
+        for name, value in module.everything(**kwargs).items():
+            if name in TYPES:
+                wanted = TYPES[name]
+                wanted = getattr(module, wanted) if isinstance(wanted, str) else wanted
+                assert isinstance(value, wanted), (name, value)
+                seen[name].add(repr(value))
+    assert all(len(values) > 1 for values in seen.values()), seen
+    assert {type(x) for x in module.everything(**kwargs)["i"]} == {int, str}
+
+
+def test_the_builders_of_containers_are_the_ones_rows_may_name():
+    assert {annotations.TUPLE, annotations.SET, annotations.FROZENSET, annotations.BYTES, annotations.DICT} == set(
+        CONTAINER_BUILDS
+    )
+
+
+def test_the_bounds_are_the_named_constants():
+    tree = ast.parse("def f(n: int, x: float, s: str, xs: list[int], b: bytes, m: dict[str, int]): pass\n")
+    found = drawn(function(tree, "f"), tree, "m")
+    assert isinstance(found, Drawn)
+    assert found.generate["n"] == {"int": list(annotations.INT_BOUNDS)}
+    assert found.generate["x"] == {"float": list(annotations.FLOAT_BOUNDS)}
+    assert found.generate["s"] == {"string": annotations.STRING_ALPHABET, "len": list(annotations.STRING_LEN)}
+    assert found.generate["xs"]["len"] == list(annotations.LIST_LEN)
+    assert found.generate["b"]["len"] == list(annotations.BYTES_LEN)
+    assert found.generate["m"]["len"] == list(annotations.DICT_LEN)
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        (
+            "class Cart:\n    pass\ndef f(cart: Cart): pass\n",
+            "parameter `cart`: annotation `Cart` is a class the gate cannot build",
+        ),
+        ("def f(a: int, *rest: int): pass\n", "parameter `*rest`: the gate passes named arguments only"),
+        ("def f(a: int, **more: int): pass\n", "parameter `**more`: the gate passes named arguments only"),
+        ("def f(self, a: int): pass\n", "parameter `self`: the gate cannot build the object a method is called on"),
+        ("def f(a, b: int): pass\n", "parameter `a`: no annotation"),
+        ("def f(a: int, /): pass\n", "parameter `a`: positional-only; the gate passes named arguments"),
+        ("def f(a: int | str): pass\n", "parameter `a`: annotation `int | str` is not one the gate draws from"),
+        ("def f(a: None): pass\n", "parameter `a`: annotation `None` is always None"),
+        (
+            "def f(a: list[tuple[int, int]]): pass\n",
+            "parameter `a`: annotation `list[tuple[int, int]]` inside a structure",
+        ),
+        (
+            "def f(a: Optional[bytes]): pass\n",
+            "parameter `a`: annotation `Optional[bytes]` is an optional value that must be built",
+        ),
+        (
+            "class E(Enum):\n    A = auto()\ndef f(a: E): pass\n",
+            "parameter `a`: annotation `E` is an Enum whose member A has no literal value",
+        ),
+        (
+            "@dataclass\nclass D:\n    a: list[D]\ndef f(a: D): pass\n",
+            "parameter `a`: annotation `D` inside a structure",
+        ),
+        ("def f(a: 'not valid('): pass\n", "parameter `a`: annotation `not valid(` is a string that does not parse"),
+        ("def f(a: mod.Thing): pass\n", "parameter `a`: annotation `mod.Thing` is not one the gate draws from"),
+    ],
+)
+def test_what_cannot_be_drawn_is_one_line_naming_the_parameter(source, reason):
+    tree = ast.parse(source)
+    found = drawn(function(tree, "f"), tree, "m")
+    assert isinstance(found, str) and found.startswith(reason), found
+
+
+def test_a_staticmethod_and_defaults():
+    tree = ast.parse(
+        "class C:\n    @staticmethod\n    def f(a: int, b=3, c: 'Cart' = None, *, d: bool = False): pass\n"
+    )
+    found = drawn(function(tree, "f"), tree, "m")
+    assert found == Drawn({"a": {"int": [-1000, 1000]}, "d": {"choice": [True, False]}}, {})
+
+
+def test_an_enum_and_a_namedtuple_are_drawn_from_their_values_and_fields():
+    tree = ast.parse(
+        "from enum import Enum\nfrom typing import NamedTuple\n"
+        "class Size(Enum):\n    S = 1\n    L = 3\n    _ignore_ = 0\n"
+        "class P(typing.NamedTuple):\n    x: int\n    label: ClassVar[str]\n    tag: Literal['a', 'b']\n"
+        "def f(s: Size, p: P): pass\n"
+    )
+    found = drawn(function(tree, "f"), tree, "shop.sizes")
+    assert found == Drawn(
+        {"s": {"choice": [1, 3]}, "p": {"tuple": [{"int": [-1000, 1000]}, {"choice": ["a", "b"]}]}},
+        {"s": "shop.sizes:Size", "p": "shop.sizes:P"},
+    )
+
+
+def test_the_real_enum_and_containers_build_as_the_caller_builds_them():
+    class Mode(enum.Enum):
+        A = "a"
+
+    assert caller.built(Mode, "a") is Mode.A
+    assert caller.built(bytes, [0, 255]) == b"\x00\xff"
+    assert caller.built(dict, [["a", 1], ["b", 2]]) == {"a": 1, "b": 2}
+    assert caller.built(tuple, [1, 2]) == (1, 2)
