@@ -70,6 +70,7 @@ _KIND_SPECIFIC = (
     "over",
     "direction",
     "entries",
+    "element",
 )
 _ALL_KEYS = frozenset(_COMMON + _KIND_SPECIFIC)
 _REQUIRED = ("id", "entry", "kind", "blob", "blob_sha256")
@@ -109,6 +110,7 @@ class Invariant:
             value is the expected value of every sample that has none stored; or None.
         inverse: the `round_trip` inverse; over, direction: the `monotonic` argument and order.
         entries: the callables of a `composed` row, in call order (`entry` is the first).
+        element: the identity element e of an `identity` row, a plain value; or None.
         hidden_sha256: the sha256 (64 lowercase hex digits) of the row's hidden blob, whose bytes
             only the hidden store holds (docs/oracles.md, "Hidden samples"); or None.
     """
@@ -138,6 +140,7 @@ class Invariant:
     direction: str | None = None
     entries: tuple[str, ...] = ()
     hidden_sha256: str | None = None
+    element: object = None
 
 
 @dataclass(frozen=True)
@@ -454,6 +457,7 @@ def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> 
         project=row.get("project"),  # type: ignore[arg-type]
         entries=entries,
         hidden_sha256=str(row["hidden_sha256"]) if "hidden_sha256" in row else None,
+        element=row.get("element"),
         **text,
     )
 

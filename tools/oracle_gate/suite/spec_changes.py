@@ -74,6 +74,7 @@ FIELDS = (
     "direction",
     "entries",
     "hidden_sha256",
+    "element",
 )
 
 
@@ -141,7 +142,13 @@ def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
         marks.append("reference removed")
     elif old.reference != new.reference:
         marks.append("reference changed")
-    if (old.pattern, old.inverse, old.over, old.direction) != (new.pattern, new.inverse, new.over, new.direction):
+    if (old.pattern, old.inverse, old.over, old.direction, old.element) != (
+        new.pattern,
+        new.inverse,
+        new.over,
+        new.direction,
+        new.element,
+    ):
         marks.append("relation changed")
     if old.seed != new.seed:
         marks.append("seed retargeted")
