@@ -41,6 +41,9 @@ ONCE, INVERTED, STATES, POSITIONAL, OVER_VALUES, SWAPPED_AND_SAME, SWAPPED, GROU
     "grouped",
     "with_element",
 )
+# The kind of the behaviour kept since the base tip: `propose` suggests a row of it for each
+# function a change modified, and writes one only when `kind_of(BACK_TO_BACK)` is a kind.
+BACK_TO_BACK = "back_to_back"
 # A sample field the judge does not have (`Kind.judge`'s inputs or expected value).
 MISSING: Any = object()
 # The expected value of a failing sample as `Kind.shows` templates write it: `{expected}`, the
@@ -297,7 +300,13 @@ ALL = (
     Kind("matches", ("pattern",), _matches, _shown("a str matching {pattern}")),
     Kind("agrees", ("reference", "generate"), _exact, _shown(EXPECTED_SHOWN)),
     Kind(
-        "round_trip", ("inverse",), _round_trip, _shown("x, the sample's argument"), sample_rule=ONE_X, calls=INVERTED
+        "round_trip",
+        ("inverse",),
+        _round_trip,
+        _shown("x, the sample's argument"),
+        sample_rule=ONE_X,
+        calls=INVERTED,
+        proposal=Proposal((), "round_trip"),
     ),
     Kind(
         "monotonic",
@@ -336,6 +345,7 @@ ALL = (
         calls=SWAPPED,
         refuses=("receiver",),
         receiver_hint=_PAIR_RECEIVER,
+        proposal=Proposal((), "commutative"),
     ),
     Kind(
         "associative",
@@ -347,6 +357,7 @@ ALL = (
         calls=GROUPED,
         refuses=("receiver",),
         receiver_hint=_PAIR_RECEIVER,
+        proposal=Proposal((), "associative"),
     ),
     Kind(
         "identity",
@@ -358,6 +369,7 @@ ALL = (
         refuses=("receiver",),
         receiver_hint="; name the method as the entry and build the argument with `build`",
         check=_element,
+        proposal=Proposal((), "identity"),
     ),
 )
 NAMES = tuple(kind.name for kind in ALL)
@@ -367,6 +379,16 @@ _BY_NAME = {kind.name: kind for kind in ALL}
 def kind_of(name: object) -> Kind | None:
     """The Kind named `name` (a row's `kind`, any value), or None when no kind has that name."""
     return _BY_NAME.get(name) if type(name) is str else None
+
+
+def calling(calls: str) -> Kind:
+    """The first Kind whose caller function is `calls` (ONCE ... WITH_ELEMENT): how `propose` finds
+    the kind of a relation it suggests without naming it.
+
+    Raises:
+        StopIteration: when no kind calls the entry that way.
+    """
+    return next(k for k in ALL if k.calls == calls)
 
 
 def kind(name: str) -> Kind:
