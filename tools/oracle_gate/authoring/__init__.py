@@ -8,6 +8,9 @@
 - `pin.py`: `pin`, each row's `blob_sha256` against its blob, and their rewrite in place.
 - `promote.py`: `promote`, failing generated samples of one run made stored samples of the row's blob.
 - `propose.py`: `propose`, candidate rows for the public production functions a change added or changed.
+- `propose_rows.py`: whole rows a reviewer can take as they are: `propose --all`, behaviour-kept rows.
+- `pairs.py`: the name and signature rules of `propose --all` (round trips, canonical forms, binary operations).
+- `propose_write.py`: `propose --write`, whole rows appended to their oracle files with their blobs.
 - `vacuity.py`: `vacuity`, rows that check nothing: rows that pass on every mutant of their entry.
 - `bazel_rows.py`: the tools' row runner: a row's observations from the oracle test's own caller action.
 - `reference_local.py`: the reference implementations run outside Bazel, for `vacuity` and tests.
