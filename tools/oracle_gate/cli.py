@@ -27,6 +27,7 @@ from tools.oracle_gate.commands import (
     pin_cmd,
     promote_cmd,
     propose_cmd,
+    record_cmd,
     stop_cmd,
     vacuity_cmd,
 )
@@ -43,6 +44,7 @@ COMMANDS: tuple[Command, ...] = (
     propose_cmd,
     vacuity_cmd,
     promote_cmd,
+    record_cmd,
     hidden_cmd,
     compare_cmd,
     gitlab_labels_cmd,

@@ -13,7 +13,10 @@ with samples `{kw: value}` (bound), `{"state": S, "kwargs": {...}}` (idempotent)
 (exact_table), and `"packages": [NAME, ...]`, the production packages. The reply is
 `{"id": ID, "results": [R, ...], "ran": [NAME, ...]}`, one R per sample, or
 `{"id": ID, "error": "..."}` when the entry cannot be loaded. R is `{"value": V}` (for idempotent,
-V is the list of states after each call), `{"raised": "Type: message"}` or `{"unplain": "why"}`.
+V is the list of states after each call), `{"raised": "Type: message", "classes": [C, ...]}` (C the
+`module:qualname` of each class of the raised class's method resolution order, the raised class
+first: the judge tells a subclass of an expected exception by them, spec/raised.py) or
+`{"unplain": "why"}`.
 `ran` is the coverage record (docs/design.md section 12): the `module:qualname` of every function
 of the production packages entered while the entry was called on the samples; the judge keeps it
 beside the verdict and judges nothing by it.
@@ -77,12 +80,20 @@ _settrace = sys.settrace
 _gettrace = sys.gettrace
 _monitoring = getattr(sys, "monitoring", None)  # Python 3.12 and later
 _modules = sys.modules
+# `type`'s own descriptors of a class's method resolution order and names (raised_classes).
+_type_mro = type.__dict__["__mro__"]
+_type_module = type.__dict__["__module__"]
+_type_qualname = type.__dict__["__qualname__"]
 
 MAX_DEPTH = 100
 MAX_REPLY_BYTES = 64 << 20  # the supervisor refuses longer replies
 # At most this many names in a row's coverage record (spec/ran_record.py MAX_RAN_FUNCTIONS; this
 # side imports nothing of the gate), and the name sys.monitoring knows the recorder by.
 MAX_RAN_FUNCTIONS = 10000
+# At most this many classes of a raised result, each of at most this many characters
+# (spec/raised.py MAX_CLASSES, MAX_CLASS_CHARS).
+MAX_CLASSES = 64
+MAX_CLASS_CHARS = 300
 _TOOL_NAME = "oracle-gate"
 # How a row whose callables could not be loaded begins its error (observe.py starts a fresh caller
 # after such a row and holds the same words).
@@ -147,9 +158,28 @@ def _limit_hit(exc: BaseException) -> str | None:
     return None
 
 
-def _raised(exc: BaseException) -> dict[str, str]:
+def _raised(exc: BaseException) -> dict[str, Any]:
+    """A raised result: `{"raised": "Type: message", "classes": [C, ...]}`, C the `module:qualname`
+    of each class of the raised class's method resolution order, the raised class first, at most
+    MAX_CLASSES of them (spec/raised.py reads it; a class whose name it would refuse is left out)."""
     text = f"{_type(exc).__name__}: {exc}"
-    return {"raised": text[:500]}
+    return {"raised": text[:500], "classes": raised_classes(_type(exc))}
+
+
+def raised_classes(cls: type) -> list[str]:
+    """`module:qualname` of each class of `cls`'s method resolution order (read through `type`'s own
+    `__mro__`, so a metaclass cannot rename it), those `_plain_name` accepts and of at most
+    MAX_CLASS_CHARS characters, the first MAX_CLASSES; [] when they cannot be read. Raises nothing."""
+    try:
+        names = []
+        for item in _type_mro.__get__(cls, _type):
+            module, qualname = _type_module.__get__(item, _type), _type_qualname.__get__(item, _type)
+            name = f"{module}:{qualname}" if _type(module) is _str and _type(qualname) is _str else ""
+            if name and _len(name) <= MAX_CLASS_CHARS and _plain_name(module, qualname):
+                names.append(name)
+        return names[:MAX_CLASSES]
+    except _BaseException:
+        return []
 
 
 def _copy(value: Any) -> Any:
@@ -363,6 +393,7 @@ CALLS = {
     "commutative": Row.swapped,
     "associative": Row.grouped,
     "identity": Row.with_element,
+    "back_to_back": Row.once,
     "reference": Row.reference,
 }
 

@@ -13,7 +13,7 @@ from tools.oracle_gate.git.tree import Entry, Tree
 from tools.oracle_gate.spec.encoding import invisible_hint, text_problem
 
 POLICY_PATH = "oracles/policy.toml"
-_KEYS = {"schema", "label", "protected", "production_packages", "uncovered_changes", "hidden"}
+_KEYS = {"schema", "label", "protected", "production_packages", "uncovered_changes", "hidden", "behaviour_changes"}
 # `hidden`: whether `check --clean` must run every row's hidden samples (docs/oracles.md, "Hidden samples").
 HIDDEN_OPTIONAL = "optional"
 HIDDEN_REQUIRED = "required"
@@ -94,6 +94,9 @@ class Policy:
             function the change modified that no row ran is a note or an exit-4 violation.
         hidden: HIDDEN_OPTIONAL (default) or HIDDEN_REQUIRED: whether a clean run that cannot run a
             row's hidden samples (no store, a file missing or wrong) is a note or exit 1.
+        behaviour_changes: UNCOVERED_NOTE (default) or UNCOVERED_FAIL: whether a modified function
+            whose results differ from the base tip's and that no row names (the behaviour diff,
+            check/behaviour.py) is a note or, without the label, an exit-4 violation.
     """
 
     label: str
@@ -101,6 +104,7 @@ class Policy:
     production_packages: tuple[str, ...]
     uncovered_changes: str = UNCOVERED_NOTE
     hidden: str = HIDDEN_OPTIONAL
+    behaviour_changes: str = UNCOVERED_NOTE
 
 
 def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
@@ -157,6 +161,7 @@ def parse_policy(data: bytes, path: str = POLICY_PATH) -> Policy:
         production_packages=lists["production_packages"],
         uncovered_changes=_uncovered_changes(doc, path),
         hidden=_hidden(doc, path),
+        behaviour_changes=_uncovered_changes(doc, path, "behaviour_changes"),
     )
 
 
@@ -192,17 +197,18 @@ def _hidden(doc: dict[str, object], path: str) -> str:
     return str(value)
 
 
-def _uncovered_changes(doc: dict[str, object], path: str) -> str:
-    """The policy's `uncovered_changes`, UNCOVERED_NOTE when absent.
+def _uncovered_changes(doc: dict[str, object], path: str, key: str = "uncovered_changes") -> str:
+    """The policy's `uncovered_changes` (or the other "note"/"fail" setting `key`,
+    `behaviour_changes`), UNCOVERED_NOTE when absent.
 
     Raises:
         OracleError: (exit 5) naming the file and the field, for any value but the strings
             "note" and "fail".
     """
-    value = doc.get("uncovered_changes", UNCOVERED_NOTE)
+    value = doc.get(key, UNCOVERED_NOTE)
     if type(value) is not str or value not in UNCOVERED_SETTINGS:
         shown = repr(value) if type(value) is str else _TOML_TYPES.get(type(value).__name__, "another TOML value")
-        raise OracleError(f'must be "note" or "fail", not {shown}', path=path, field="uncovered_changes")
+        raise OracleError(f'must be "note" or "fail", not {shown}', path=path, field=key)
     return value
 
 

@@ -7,6 +7,9 @@
 - `lock.py`: `lock`, the hash-pinned lock of a repository's third-party distributions.
 - `pin.py`: `pin`, each row's `blob_sha256` against its blob, and their rewrite in place.
 - `promote.py`: `promote`, failing generated samples of one run made stored samples of the row's blob.
+- `record.py`: `record`, a row's samples observed on approved code (the probe), planned and read.
+- `record_files.py`: what `record` gives the probe besides its rows: the owners' `oracles/`, missing build files.
+- `boundary.py`: a row's boundary samples: the edges of its generators, one field at a time.
 - `propose.py`: `propose`, candidate rows for the public production functions a change added or changed.
 - `propose_rows.py`: whole rows a reviewer can take as they are: `propose --all`, behaviour-kept rows.
 - `pairs.py`: the name and signature rules of `propose --all` (round trips, canonical forms, binary operations).

@@ -13,6 +13,7 @@ before it is offered; one it refuses is a note, never a candidate.
 from __future__ import annotations
 
 import ast
+import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -409,7 +410,7 @@ def kept_rows(
     proposed: list[Proposed] = []
     notes: list[str] = []
     for item in changed:
-        entry = tree.files(item.path).get(item.path)
+        entry = tree.files(posixpath.dirname(item.path)).get(item.path)
         if entry is None or item.node is None:
             continue
         reader = ModuleReader(item.path, ast.parse(tree.read(entry).decode("utf-8")), oracles, taken, allowed)

@@ -6,7 +6,9 @@ inputs from git once (`inputs.py`), runs checks 1-4 on the commits (`commits.py`
 test's outcomes (`runs.py`: result files, or the workspace run with Bazel; then the clean run and the
 hidden phase) and judges them (`outcomes.py`, pure functions of data, testable without Bazel), and
 builds the `Report` (`findings.py`) once from what each step returned. `hidden.py` is the gate's side
-of the rows' hidden samples, `coverage.py` the coverage signal.
+of the rows' hidden samples, `coverage.py` the coverage signal, `behaviour.py` and
+`behaviour_phase.py` the behaviour phase (the `back_to_back` rows and the behaviour diff, both sides
+run in the probe).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any
 from tools.oracle_gate import errors
 from tools.oracle_gate.approval.policy import HIDDEN_OPTIONAL, HIDDEN_REQUIRED
 from tools.oracle_gate.check import hidden
+from tools.oracle_gate.check.behaviour import ProbeRunner
+from tools.oracle_gate.check.behaviour_phase import behaviour_findings
 from tools.oracle_gate.check.commits import commit_checks, spec_report
 from tools.oracle_gate.check.findings import NOT_RUN, CheckLine, Findings, Outcomes, Report, ReportItem, summarize
 from tools.oracle_gate.check.inputs import Inputs, gather_inputs, judged_note
@@ -79,6 +83,8 @@ class CheckOptions:
             change branched (local use; the report says so).
         unsealed_workspace: run the workspace run on the host, without its sealed root
             (runs/workspace_seal.py), for a host that cannot make one; the report's first line says so.
+        behaviour_runner: the probe of the behaviour phase (check/behaviour_phase.py); None runs no
+            phase (a `back_to_back` row is then exit 1).
     """
 
     results: Sequence[str] = ()
@@ -92,6 +98,7 @@ class CheckOptions:
     verify_all: bool = False
     head_only: bool = False
     unsealed_workspace: bool = False
+    behaviour_runner: ProbeRunner | None = None
 
 
 def run_check(
@@ -109,6 +116,7 @@ def run_check(
     verify_all: bool = False,
     head_only: bool = False,
     unsealed_workspace: bool = False,
+    behaviour_runner: ProbeRunner | None = None,
 ) -> Report:
     """Runs every gate check of the change HEAD against `base`: on the merge result of HEAD into
     the base tip, with the tip's claims, unless HEAD already contains the tip or `head_only`.
@@ -117,7 +125,7 @@ def run_check(
         repo: the work tree's root.
         base: a revision (branch, tag, commit id).
         results, labels, clean, remote, salt, workspace_runner, clean_runner, verify_all,
-            head_only, unsealed_workspace: the `CheckOptions` of this check (see there).
+            head_only, unsealed_workspace, behaviour_runner: the `CheckOptions` of this check (see there).
         environ: the environment, passed to Bazel when it runs the harness (default: os.environ).
 
     Raises:
@@ -138,6 +146,7 @@ def run_check(
         verify_all,
         head_only,
         unsealed_workspace,
+        behaviour_runner,
     )
     phases = Phases()
     with phases.phase("reading the commits"):
@@ -227,9 +236,10 @@ def _run_and_judge(inputs: Inputs, options: CheckOptions, phases: Phases) -> Run
     coverage_items, coverage = coverage_findings(inputs, outcomes)
     found = [*outcomes.notes, outcome_check, *([harness] if harness is not None else []), *coverage_items]
     rest = _clean_and_hidden(inputs, options, phases, plan, outcomes, salted)
+    behaviour = behaviour_findings(inputs, options.salt, options.environ, options.behaviour_runner, phases)
     return replace(
         rest,
-        found=[*found, *rest.found],
+        found=[*found, *rest.found, *behaviour],
         ids=expected_ids(inputs.judged.oracles),
         workspace=outcomes,
         coverage=coverage,

@@ -15,6 +15,7 @@ The modules, one per subcommand:
 - `manifest_cmd.py`: `manifest --write|--check`, `oracles/MANIFEST.sha256` regenerated or verified.
 - `pin_cmd.py`: `pin`, the wrong `blob_sha256` pins, set in place with `--write`.
 - `promote_cmd.py`: `promote`, a run's failing generated samples appended to the row's blob.
+- `record_cmd.py`: `record`, rows' samples observed on approved code, written as their blobs with `--write`.
 - `propose_cmd.py`: `propose`, candidate rows for the functions a change added or changed.
 - `vacuity_cmd.py`: `vacuity`, rows that pass on every mutant of their entry.
 - `init_cmd.py`: `init`, adding the gate to a repository.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from tools.oracle_gate.approval.labels import collect_labels
 from tools.oracle_gate.check import run_check
+from tools.oracle_gate.check.behaviour_phase import probe_runner
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
 from tools.oracle_gate.git.gitio import default_base
@@ -192,6 +193,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
         verify_all=args.verify_all,
         head_only=args.head_only,
         unsealed_workspace=args.unsealed_workspace,
+        behaviour_runner=probe_runner(),
     )
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")

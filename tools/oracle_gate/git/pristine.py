@@ -16,7 +16,7 @@ from tools.oracle_gate.git.gitio import git_env
 from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, SYMLINK, Entry, GitTree
 
 
-def _safe_target(dest: str, path: str) -> str:
+def safe_target(dest: str, path: str) -> str:
     """Joins `path` under `dest`, refusing absolute paths and `..` (a tree cannot hold them, but
     the gate does not rely on that)."""
     parts = path.split("/")
@@ -83,7 +83,7 @@ def write_tree(repo: str, dest: str, entries: Mapping[str, Entry]) -> int:
     for path, entry in sorted(entries.items()):
         if entry.mode == GITLINK:
             continue
-        target = _safe_target(dest, path)
+        target = safe_target(dest, path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         data = blobs[entry.ref]
         if entry.mode == SYMLINK:

@@ -21,5 +21,6 @@ checkout of the merge result (docs/design.md sections 1, 10 and 11).
 - `kept_root.py`: the workspace run's sealed root kept between checks, with its shell and Bazel server.
 - `clean_run.py`: the clean run: the oracle test and the harness on a pristine tree.
 - `hidden_phase.py`: the hidden phase of `check --clean`: the rows' hidden samples.
+- `probe.py`: one commit's entries called on samples the gate chose, in a sealed root (`record`, the behaviour phase).
 - `merged_tree.py`: the gate's own checkout of a merge result.
 """

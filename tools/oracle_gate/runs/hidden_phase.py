@@ -193,16 +193,16 @@ def planted(tree: str, written: bytes, bazel_bin: str) -> str:
     views folder of bazel-bin only the suites' `.inputs.json` and `.generated.json` regular files.
     Names a path, never a sample. Raises nothing."""
     folder = os.path.join(tree, *HIDDEN_DIR.split("/"))
-    names = _entries(folder)
+    names = entries(folder)
     if names != [os.path.basename(HIDDEN_INPUTS)]:
         return (
             f"{HIDDEN_DIR}/ of the phase's tree holds {', '.join(names) or 'nothing'}, not the gate's inputs view alone"
         )
     target = os.path.join(tree, *HIDDEN_INPUTS.split("/"))
-    if _read_regular(target, len(written) + 1) != written:
+    if read_regular(target, len(written) + 1) != written:
         return f"{HIDDEN_INPUTS} of the phase's tree is not the file the gate wrote"
     views = os.path.join(bazel_bin, "oracles", "_hidden")
-    for name in _entries(views):
+    for name in entries(views):
         path = os.path.join(views, name)
         if not name.endswith(_HIDDEN_VIEW_SUFFIXES) or not stat.S_ISREG(os.lstat(path).st_mode):
             return f"bazel-bin/oracles/_hidden/{name} is not a hidden view the gate's actions write"
@@ -219,10 +219,10 @@ def read_observations(bazel_bin: str) -> tuple[list[Any] | None, str]:
     Raises nothing."""
     folder = os.path.join(bazel_bin, "oracles")
     found: list[Any] = []
-    for name in _entries(folder):
+    for name in entries(folder):
         if not name.endswith(OBSERVATIONS_SUFFIX):
             continue
-        data = _read_regular(os.path.join(folder, name), MAX_OBSERVATIONS_BYTES)
+        data = read_regular(os.path.join(folder, name), MAX_OBSERVATIONS_BYTES)
         if data is None:
             return None, f"bazel-bin/oracles/{name} is not a regular file within {MAX_OBSERVATIONS_BYTES} bytes"
         try:
@@ -232,7 +232,7 @@ def read_observations(bazel_bin: str) -> tuple[list[Any] | None, str]:
     return found, ""
 
 
-def _entries(folder: str) -> list[str]:
+def entries(folder: str) -> list[str]:
     """The sorted names in `folder`, or [] when it does not exist."""
     try:
         return sorted(os.listdir(folder))
@@ -242,7 +242,7 @@ def _entries(folder: str) -> list[str]:
         return ["(not a folder)"]
 
 
-def _read_regular(path: str, limit: int) -> bytes | None:
+def read_regular(path: str, limit: int) -> bytes | None:
     """The bytes of the regular file `path` (opened without following a link), or None when it is
     not one, cannot be read, or holds more than `limit` bytes."""
     try:

@@ -12,8 +12,10 @@ section 1).
 - `samples.py`: blob contents: strict JSON parsing and the sample shape each kind expects.
 - `stream.py`: the checks of a blob read in pieces, without holding the whole blob.
 - `encoding.py`: the invisible reasons a TOML or JSON file cannot be parsed, in plain words.
+- `toml_text.py`: TOML text of an oracle row, for the files the gate writes.
 - `views.py`: the views of a suite the build writes: inputs, reference inputs, expectations.
 - `verdicts.py`: what "pass" means for each kind.
 - `judgement.py`: judging observations against the expectations view, digests and failing samples.
 - `ran_record.py`: the coverage record: the production functions a row's calls entered.
+- `raised.py`: expected exceptions: `raises` names, raised results and their verdict.
 """

@@ -28,7 +28,7 @@ DIRECTIONS = ("non_decreasing", "non_increasing")
 MAX_PATTERN_CHARS = 1000
 MAX_ENTRIES = 16
 # Sample fields that carry meaning of their own and cannot be argument names.
-RESERVED_FIELDS = ("args", "expected", "receiver")
+RESERVED_FIELDS = ("args", "expected", "raises", "receiver")
 
 # `build` values that take a JSON array whole and are not production code: docs/oracles.md (the
 # caller's `_CONTAINERS`, actions/caller.py). `builtins:bytes` takes an array of ints from 0 to 255,

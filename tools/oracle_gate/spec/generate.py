@@ -61,6 +61,7 @@ from typing import Any, Protocol
 from tools.oracle_gate.errors import OracleError
 from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.spec.call_fields import callable_value_problem
+from tools.oracle_gate.spec.raised import RAISES
 from tools.oracle_gate.spec.values import ARG_PATTERN, CALLABLE_KEY, INT64_MAX, INT64_MIN, callable_value, is_number
 
 MAX_COUNT = 100_000
@@ -561,6 +562,10 @@ def _keyword_fields(check: _Checker, names: list[str], receiver: bool) -> None:
     for name in names:
         if not ARG_PATTERN.fullmatch(name):
             check.bad(_join("generate", name), f"{name!r} is not a usable keyword argument name")
+        elif name == RAISES:
+            check.bad(
+                _join("generate", name), "is a sample's expected exception, not an argument: it cannot be generated"
+            )
     if receiver and "receiver" not in names:
         check.bad("generate", "has no generator for receiver; a row with a receiver generates its arguments")
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tools.oracle_gate.spec import kinds, verdicts
+from tools.oracle_gate.spec import kinds, raised, verdicts
 from tools.oracle_gate.spec.ran_record import ran_record
 from tools.oracle_gate.spec.samples import SampleError, load_samples
 
@@ -257,21 +257,35 @@ class RowData:
             reference's), for `exact_table`, `agrees` and a `composed` row with a reference; None
             when the row has none (then `exact_table` reads the expectations row's `expected`).
         inputs: every sample's caller inputs, in sample order (`round_trip`, `monotonic`), or None.
+        raises: the class each sample must raise, in sample order (a stored sample's `raises`
+            name, or the `module:qualname` the reference raised for a row with `raises_agree`), None
+            for a sample judged by its value; None when no sample must raise (spec/raised.py).
     """
 
     expected: Sequence[Any] | None = None
     inputs: Sequence[Any] | None = None
+    raises: Sequence[str | None] | None = None
 
 
 def judge_sample(expect: Mapping[str, Any], index: int, observed: Any, data: RowData = RowData()) -> verdicts.Verdict:
-    """Judges one sample's observation (`{"value": V}`, `{"raised": ...}` or `{"unplain": ...}`)
-    by its row's kind (docs/design.md section 2): its `Kind.judge`, given the sample's inputs and
-    expected value when the judge has them."""
+    """Judges one sample's observation (`{"value": V}`, `{"raised": ..., "classes": [...]}` or
+    `{"unplain": ...}`): a sample that must raise (`RowData.raises`) by `raised.judge_raises`, any
+    other by its row's kind (docs/design.md section 2): its `Kind.judge`, given the sample's inputs
+    and expected value when the judge has them; a raised result fails it."""
+    if getattr(kinds.kind_of(expect["kind"]), "base_judged", False):
+        # Recorded, not judged: check's behaviour phase compares it, a raise included, with the base tip's.
+        return verdicts.Verdict(True)
+    must_raise = data.raises[index] if data.raises is not None and index < len(data.raises) else None
+    if must_raise is not None:
+        return raised.judge_raises(observed, must_raise)
+    if type(observed) is dict and "raised" in observed:
+        found = raised.raised_classes(observed)
+        if found is None:
+            return verdicts.Verdict(False, "malformed observation: a raised result needs its message and classes")
+        return verdicts.Verdict(False, f"raised {found[0]}")
     if type(observed) is not dict or len(observed) != 1:
         return verdicts.Verdict(False, "malformed observation: expected one of value, raised, unplain")
     ((key, value),) = observed.items()
-    if key == "raised":
-        return verdicts.Verdict(False, f"raised {value}" if type(value) is str else "raised (malformed message)")
     if key == "unplain":
         return verdicts.Verdict(False, value if type(value) is str else "result is not plain JSON")
     if key != "value":
@@ -291,7 +305,11 @@ def _expected(expect: Mapping[str, Any], index: int, data: RowData) -> Any:
 
 
 def row_data(
-    expect: Mapping[str, Any], reference: Sequence[Any] | None, generated: Sequence[Any] | None, salt: str
+    expect: Mapping[str, Any],
+    reference: Sequence[Any] | None,
+    generated: Sequence[Any] | None,
+    salt: str,
+    reference_raises: Sequence[Any] | None = None,
 ) -> RowData | str:
     """The RowData of one row, or why the judge cannot judge it (a reason for the whole row).
 
@@ -301,6 +319,8 @@ def row_data(
             generated sample of an `exact_table` row; every sample of the others), or None.
         generated: the caller inputs of the row's generated samples (the generated view), or None
             to draw them again for `salt`.
+        reference_raises: for a row with `raises_agree`, the class the reference raised on each of
+            those samples (`module:qualname`, None where it returned a value), or None.
     """
     data_expected = None
     kind = kinds.kind_of(expect["kind"])
@@ -311,12 +331,31 @@ def row_data(
             return "no reference values for this row: the reference action's output is missing or short"
         stored = expect.get("expected", []) if own else []
         data_expected = list(stored) + list(reference)
+    must_raise = _must_raise(expect, reference_raises, 0 if own else expect["blob_samples"])
+    if type(must_raise) is str:
+        return must_raise
     inputs = None
     if kind is not None and kind.reads_inputs:
         recorded = expect.get("inputs")
         drawn = list(generated) if generated is not None else _drawn_inputs(expect, salt, expect["generated"])
         inputs = (list(recorded) if type(recorded) is list else []) + drawn
-    return RowData(data_expected, inputs)
+    return RowData(data_expected, inputs, must_raise)
+
+
+def _must_raise(expect: Mapping[str, Any], reference_raises: Any, judged_stored: int) -> list[str | None] | str | None:
+    """`RowData.raises` of a row: the expectations view's `raises` (one name or None per blob
+    sample), then the reference's raised classes, or None when no sample must raise; a reason for
+    the whole row when the reference's list does not fit (`judged_stored`: how many stored samples
+    the reference judged)."""
+    stored = expect.get("raises")
+    names: list[str | None] = list(stored) if type(stored) is list else []
+    if reference_raises is None:
+        return names or None
+    wanted = expect["generated"] + judged_stored
+    if type(reference_raises) is not list or len(reference_raises) != wanted:
+        return "no reference values for this row: the reference action's raised classes are missing or short"
+    names = (names or [None] * (expect["blob_samples"] - judged_stored)) + list(reference_raises)
+    return names
 
 
 def judge_row(
@@ -325,6 +364,7 @@ def judge_row(
     salt: str,
     reference: Sequence[Any] | None = None,
     generated: Sequence[Any] | None = None,
+    reference_raises: Sequence[Any] | None = None,
 ) -> Judgement:
     """Judges one invariant from its expectations and the caller action's entry for it.
 
@@ -332,14 +372,14 @@ def judge_row(
         expect: the row of the expectations view.
         observation: the observations document's row for it (untrusted), or None.
         salt: the run's salt.
-        reference, generated: as for `row_data`.
+        reference, generated, reference_raises: as for `row_data`.
     """
     ident = expect["id"]
     if observation is None:
         return _row_failure(ident, "no observation: the caller action did not run this row")
     if "error" in observation:
         return _row_failure(ident, str(observation["error"]))
-    data = row_data(expect, reference, generated, salt)
+    data = row_data(expect, reference, generated, salt, reference_raises)
     if type(data) is str:
         return _row_failure(ident, data)
     try:
@@ -473,12 +513,17 @@ def _result_and_expected(
 ) -> tuple[str, str]:
     """(result, expected) of one failing sample as FailingSample holds them, not cut yet."""
     kind = kinds.kind_of(expect["kind"])
-    expected = _expected_shown(expect, kind, _expected(expect, index, data))
+    must_raise = data.raises[index] if data.raises is not None and index < len(data.raises) else None
+    if must_raise is not None:
+        expected = f"raises {raised.shown_name(raised.class_key(must_raise))} (or a subclass)"
+    else:
+        expected = _expected_shown(expect, kind, _expected(expect, index, data))
+    if type(observed) is dict and "raised" in observed:
+        found = raised.raised_classes(observed)
+        return (f"raised {found[0]}" if found is not None else "a malformed observation"), expected
     if type(observed) is not dict or len(observed) != 1:
         return "a malformed observation", expected
     ((key, value),) = observed.items()
-    if key == "raised":
-        return (f"raised {value}" if type(value) is str else "raised (malformed message)"), expected
     if key == "unplain":  # shown after "result": the caller's "result is a ..." reads once
         return (value.removeprefix("result ") if type(value) is str else "not plain JSON"), expected
     if key != "value":
@@ -521,8 +566,10 @@ def judge_all(
     Args:
         expectations: the parsed expectations view (trusted: written by the pin-check action).
         observations: the parsed observations document (untrusted: written next to production code).
-        reference: the parsed reference view `{"rows": {id: [expected, ...]}}` (trusted: written by
-            the reference-check action from the reference's own results), or None.
+        reference: the parsed reference view `{"rows": {id: [expected, ...]}, "raises": {id:
+            [class or None, ...]}}` (trusted: written by the reference-check action from the
+            reference's own results; `raises` only for rows with `raises_agree` whose reference
+            raised), or None.
         generated: the parsed generated view (trusted: written by the draw action), or None to
             draw the generated samples again for the salt the observations report. When given, its
             salt is the run's salt, and observations that report another one are noted.
@@ -537,6 +584,8 @@ def judge_all(
         notes.append(f"observations for ids no oracle declares were ignored: {', '.join(extra)}")
     drawn, salt = _generated_rows(generated, salt, notes)
     expected = reference.get("rows", {}) if reference is not None and type(reference.get("rows")) is dict else {}
+    reference_raised = reference.get("raises") if reference is not None else None
+    raised_rows = reference_raised if type(reference_raised) is dict else {}
     judged = [
         judge_row(
             row,
@@ -544,6 +593,7 @@ def judge_all(
             salt,
             expected.get(row["id"]),
             drawn.get(row["id"], []) if generated is not None else None,
+            raised_rows.get(row["id"]),
         )
         for row in expectations["rows"]
     ]

@@ -41,9 +41,6 @@ ONCE, INVERTED, STATES, POSITIONAL, OVER_VALUES, SWAPPED_AND_SAME, SWAPPED, GROU
     "grouped",
     "with_element",
 )
-# The kind of the behaviour kept since the base tip: `propose` suggests a row of it for each
-# function a change modified, and writes one only when `kind_of(BACK_TO_BACK)` is a kind.
-BACK_TO_BACK = "back_to_back"
 # A sample field the judge does not have (`Kind.judge`'s inputs or expected value).
 MISSING: Any = object()
 # The expected value of a failing sample as `Kind.shows` templates write it: `{expected}`, the
@@ -56,6 +53,13 @@ EXPECTED_SHOWN = "{expected}"
 Judge = Callable[[Any, Mapping[str, Any], Any, Any], Verdict]
 # Records one problem of the row being validated: (field, message).
 Bad = Callable[[str, str], None]
+# The kind of a behaviour-kept row: the judged commit's entry returns (or raises) what the base
+# tip's returns (or raises) on every sample. "Back-to-back testing" is the field's name for running
+# two versions of a program on the same inputs and comparing their outputs (ISO/IEC/IEEE 29119-1).
+BACK_TO_BACK = "back_to_back"
+# The bounds of a `composed` row in the probe, which judges nothing (`Kind.probe`): the largest
+# finite float, so that every numeric result lies within them.
+PROBE_BOUND = 1.7976931348623157e308
 # The pair kinds' refusal of a receiver, and what to do instead.
 _PAIR_RECEIVER = "; name the method as the entry and build both arguments with `build`"
 
@@ -96,6 +100,11 @@ class Kind:
         weakened_by: the spec-change marks of its own that weaken its claim (suite/spec_changes.py).
         proposal: what `propose` suggests for it, or None when it never suggests it.
         check: its rule on the row's keys beyond which it requires and allows, or None.
+        base_judged: True when no judge of a run decides it: `check`'s behaviour phase compares the
+            judged commit's results with the base tip's (check/behaviour.py); a run's judge records
+            every sample, a raise included, as observed.
+        probe: the kind and extra keys its rows take in the probe's oracle files (runs/probe.py,
+            suite/probe_files.py), where no reference runs and nothing generates; None: its own.
     """
 
     name: str
@@ -114,11 +123,20 @@ class Kind:
     weakened_by: tuple[str, ...] = ()
     proposal: Proposal | None = None
     check: Callable[[Mapping[str, object], Bad], None] | None = None
+    base_judged: bool = False
+    probe: tuple[str, Mapping[str, Any]] | None = None
 
     @property
     def positional(self) -> bool:
         """True when the entry takes the sample's arguments positionally, named by `args_names`."""
         return self.sample in (TABLE, PAIR)
+
+    @property
+    def takes_raises(self) -> bool:
+        """True when a stored sample may name the exception its call must raise (`raises`,
+        spec/raised.py): the kinds that call the entry once per sample (ONCE, POSITIONAL), in a
+        row whose reference does not judge its stored samples; not a kind the base tip judges."""
+        return self.calls in (ONCE, POSITIONAL) and not self.base_judged
 
     @property
     def reads_inputs(self) -> bool:
@@ -194,6 +212,10 @@ def judge_commutative(results: Any) -> Verdict:
     ab, ba = results
     if not verdicts.strict_equal(ab, ba):
         return Verdict(False, f"f(a, b) is {ab!r} and f(b, a) is {ba!r}: not equal")
+    return Verdict(True)
+
+
+def _observed(value: Any, expect: Mapping[str, Any], inputs: Any, expected: Any) -> Verdict:
     return Verdict(True)
 
 
@@ -298,7 +320,7 @@ ALL = (
         proposal=Proposal((), "table"),
     ),
     Kind("matches", ("pattern",), _matches, _shown("a str matching {pattern}")),
-    Kind("agrees", ("reference", "generate"), _exact, _shown(EXPECTED_SHOWN)),
+    Kind("agrees", ("reference", "generate"), _exact, _shown(EXPECTED_SHOWN), probe=(BACK_TO_BACK, {})),
     Kind(
         "round_trip",
         ("inverse",),
@@ -335,6 +357,7 @@ ALL = (
         entries=True,
         weakened_by=("bound widened",),
         check=_one_judge,
+        probe=("composed", {"min": -PROBE_BOUND, "max": PROBE_BOUND}),
     ),
     Kind(
         "commutative",
@@ -370,6 +393,13 @@ ALL = (
         receiver_hint="; name the method as the entry and build the argument with `build`",
         check=_element,
         proposal=Proposal((), "identity"),
+    ),
+    Kind(
+        BACK_TO_BACK,
+        (),
+        _observed,
+        _shown("what the base tip's entry returns or raises on the same sample"),
+        base_judged=True,
     ),
 )
 NAMES = tuple(kind.name for kind in ALL)

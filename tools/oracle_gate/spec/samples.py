@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.spec.call_fields import callable_value_problem
 from tools.oracle_gate.spec.encoding import text_problem
+from tools.oracle_gate.spec.raised import RAISES, name_problem
 from tools.oracle_gate.spec.values import callable_value
 
 if TYPE_CHECKING:
@@ -139,13 +140,16 @@ def check_sample(invariant: Invariant, index: int, sample: Any) -> None:
     `args_names`; KEYWORDS ones a `receiver` (an array or an object) when the row has one, and by
     `Kind.sample_rule` exactly one argument besides it (ONE_X, `round_trip`), an `over` field
     that is an array of at least two numbers or of at least two strings (OVER, `monotonic`), or
-    exactly one argument (ONE_ARG, `identity`).
+    exactly one argument (ONE_ARG, `identity`). A sample may name the exception its call must
+    raise as `raises` where `check_raises` allows it (TABLE ones then hold `raises` instead of
+    `expected`).
 
     Raises:
         SampleError: naming the sample by `index` and what is wrong with it.
     """
     if type(sample) is not dict:
         raise SampleError(f"sample {index} must be a JSON object")
+    check_raises(invariant, index, sample)
     shape = kinds.kind(invariant.kind).sample
     if shape == kinds.STATE:
         missing = [k for k in ("state", *invariant.args) if k not in sample]
@@ -158,6 +162,36 @@ def check_sample(invariant: Invariant, index: int, sample: Any) -> None:
             raise SampleError(f"sample {index} must have exactly the keys {', '.join(invariant.args_names)}")
     else:
         _check_keyword_sample(invariant, index, sample)
+
+
+def check_raises(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
+    """A sample's `raises` (docs/oracles.md, "Expected exceptions"), when it has one: allowed for a
+    kind that calls the entry once per sample (`Kind.takes_raises`) in a row whose reference does
+    not judge its stored samples; never beside an `expected` (TABLE); a name `raised.name_problem`
+    accepts for the row's entry.
+
+    Raises:
+        SampleError: `sample N: raises: why`.
+    """
+    if RAISES not in sample:
+        return
+    kind = kinds.kind(invariant.kind)
+    where = f"sample {index}: {RAISES}:"
+    if not kind.takes_raises:
+        takers = ", ".join(k.name for k in kinds.ALL if k.takes_raises and "reference" not in k.required)
+        raise SampleError(
+            f"{where} kind {kind.name!r} takes no raises; the kinds that call the entry once do ({takers})"
+        )
+    if kind.reference_judges_stored and (invariant.reference is not None or "reference" in kind.required):
+        raise SampleError(
+            f"{where} the stored samples of this {kind.name} row are judged by its reference; "
+            "give the row raises_agree = true to count both raising the same class as agreement"
+        )
+    if kind.expected_stored and "expected" in sample:
+        raise SampleError(f"{where} a sample gives either expected or raises, not both")
+    problem = name_problem(sample[RAISES], invariant.entry)
+    if problem:
+        raise SampleError(f"{where} {problem}")
 
 
 def _check_callables(invariant: Invariant, index: int, values: Any) -> None:
@@ -187,7 +221,7 @@ def _check_receiver(invariant: Invariant, index: int, sample: dict[str, Any]) ->
 
 
 def _check_table_sample(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
-    keys = {"args", "expected"} | ({"receiver"} if invariant.receiver else set())
+    keys = {"args", RAISES if RAISES in sample else "expected"} | ({"receiver"} if invariant.receiver else set())
     if set(sample) != keys:
         raise SampleError(f"sample {index} must have exactly the keys {' and '.join(sorted(keys))}")
     if type(sample["args"]) is not list:
@@ -202,7 +236,9 @@ def _check_table_sample(invariant: Invariant, index: int, sample: dict[str, Any]
 
 def _check_keyword_sample(invariant: Invariant, index: int, sample: dict[str, Any]) -> None:
     _check_receiver(invariant, index, sample)
-    arguments = {key: value for key, value in sample.items() if not (key == "receiver" and invariant.receiver)}
+    arguments = {
+        key: value for key, value in sample.items() if not (key == "receiver" and invariant.receiver) and key != RAISES
+    }
     _check_callables(invariant, index, arguments)
     rule = kinds.kind(invariant.kind).sample_rule
     if rule == kinds.ONE_X and len([v for v in arguments.values() if callable_value(v) is None]) != 1:

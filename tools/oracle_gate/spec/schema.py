@@ -55,6 +55,7 @@ _COMMON = (
     "project",
     "generate",
     "hidden_sha256",
+    "raises_agree",
 )
 # The keys of some kinds only: a kind says which it requires and which it also allows (Kind.required,
 # Kind.allowed).
@@ -113,6 +114,9 @@ class Invariant:
         element: the identity element e of an `identity` row, a plain value; or None.
         hidden_sha256: the sha256 (64 lowercase hex digits) of the row's hidden blob, whose bytes
             only the hidden store holds (docs/oracles.md, "Hidden samples"); or None.
+        raises_agree: True when the entry and the reference raising the same class (or the entry a
+            subclass of it) counts as agreement, for a row whose reference judges every sample
+            (docs/oracles.md, "Expected exceptions"); False (a raise fails) by default.
     """
 
     id: str
@@ -141,6 +145,7 @@ class Invariant:
     entries: tuple[str, ...] = ()
     hidden_sha256: str | None = None
     element: object = None
+    raises_agree: bool = False
 
 
 @dataclass(frozen=True)
@@ -328,6 +333,8 @@ def _check_common(row: dict[str, object], allowed_packages: Sequence[str] | None
         bad("blob_sha256", "must be 64 lowercase hex digits (the sha256 of the blob's bytes)")
     if "hidden_sha256" in row:
         _check_hidden(row, kinds.kind_of(kind), bad)
+    if "raises_agree" in row:
+        _check_raises_agree(row, kinds.kind_of(kind), bad)
     seed = row.get("seed")
     if "seed" in row and type(seed) is not int:
         bad("seed", f"must be an integer, got {type(seed).__name__}")
@@ -349,6 +356,19 @@ def _check_hidden(row: dict[str, object], kind: kinds.Kind | None, bad: _Bad) ->
             "hidden_sha256",
             f"is not allowed for kind {kind.name!r} judged by its reference: hidden samples are "
             "judged by their stored expected values, bounds or relation, never by a reference",
+        )
+
+
+def _check_raises_agree(row: dict[str, object], kind: kinds.Kind | None, bad: _Bad) -> None:
+    """`raises_agree` is a boolean, for a row whose reference judges every sample
+    (`Kind.reference_judges_stored` with a `reference`: `agrees`, a `composed` row with a reference)."""
+    if type(row["raises_agree"]) is not bool:
+        bad("raises_agree", f"must be true or false, got {type(row['raises_agree']).__name__}")
+    elif kind is not None and not (kind.reference_judges_stored and "reference" in row):
+        bad(
+            "raises_agree",
+            f"is not allowed for kind {kind.name!r} without a reference that judges every sample "
+            "(agrees, composed with a reference)",
         )
 
 
@@ -458,6 +478,7 @@ def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> 
         entries=entries,
         hidden_sha256=str(row["hidden_sha256"]) if "hidden_sha256" in row else None,
         element=row.get("element"),
+        raises_agree=row.get("raises_agree") is True,
         **text,
     )
 

@@ -6,15 +6,17 @@
 
 - the **inputs view** holds, per row, what the entry is called with and nothing it is judged by:
   the keyword kinds' samples as keyword arguments; idempotent samples as `{"state", "kwargs"}` plus
-  the row's `repeat`; exact_table samples as their `args` list; the fields that say how to reach
+  the row's `repeat`; exact_table samples as their `args` list (never a sample's `expected` or
+  `raises`); the fields that say how to reach
   the code (`receiver`, `build`, `args_names`, `project`, `inverse`, `over`, `entries`); and the
   policy's `production_packages`, whose functions the caller records as run. It is the only oracle
   file the `OracleCall` action (production code) gets.
 - the **reference inputs view** holds, for each row with a `reference`, the reference's name and
   the stored samples it gives the expected value of (`reference_row`). Only the `OracleReference`
   action (the reference implementation, never the change's code) gets it.
-- the **expectations view** holds what the judge needs: kind, bounds, expected values, and how many
-  samples the blob and the generator give. Only the oracle test (the judge) gets it. For the
+- the **expectations view** holds what the judge needs: kind, bounds, expected values, the class
+  each stored sample must raise (`raises`, spec/raised.py), and how many samples the blob and the
+  generator give. Only the oracle test (the judge) gets it. For the
   failure report alone it also holds what the judge never judges by: each blob sample's caller
   inputs (`inputs`), and the row's seed and generator (`seed`, `generate`), so that the judge can
   show the inputs of a failing sample, generated ones included (drawn again for the salt).
@@ -29,6 +31,7 @@ from typing import Any
 
 from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.spec.generate import draw, spec_to_json
+from tools.oracle_gate.spec.raised import RAISES
 from tools.oracle_gate.spec.schema import Invariant, parse_oracle
 
 VIEW_SCHEMA = 1
@@ -53,7 +56,8 @@ def caller_inputs(
     "kwargs": {name: value}}` for each name of `args`; TABLE the sample's `args` list, or
     `{"args": [...], "receiver": R}` for a row with a `receiver`; PAIR the two values, in
     `args_names` order: read by `names` (a blob sample's keys may come in any order), else in the
-    sample's key order (a drawn sample's, which the generator keeps in `args_names` order).
+    sample's key order (a drawn sample's, which the generator keeps in `args_names` order). A
+    KEYWORDS sample's `raises` (the class the call must raise) is an expected value, never an input.
     The samples must have that kind's shape (blob samples after `check_shape`, or drawn ones): a
     missing key raises KeyError, as does an unknown kind."""
     found = kinds.kind(kind)
@@ -67,7 +71,7 @@ def caller_inputs(
         return [[sample[n] for n in names] if names else list(sample.values()) for sample in samples]
     if found.sample_rule == kinds.OVER and over is not None:
         return [dict(sample, **{over: sorted(sample[over])}) for sample in samples]
-    return [dict(sample) for sample in samples]
+    return [{key: value for key, value in sample.items() if key != RAISES} for sample in samples]
 
 
 # The fields of a row the caller needs to reach the code (docs/design.md section 8), when set.
@@ -105,7 +109,8 @@ def reference_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[
     """One row of the reference inputs view (the reference action's own inputs), or None for a
     row without a reference: the reference's name as the entry, kind `reference`, the call style
     (`keywords`: the sample's fields, `receiver` included, as keyword arguments; `positional`, for a
-    TABLE sample: the `args` list, and `receiver=R` when the row has one), and the stored samples
+    TABLE sample: the `args` list, and `receiver=R` when the row has one), `raises_agree` when the
+    row has it (a raise of the reference is then an answer: actions/reference_check.py), and the stored samples
     whose expected value the reference gives (every one but those of a kind whose samples store
     their own, `Kind.expected_stored`); the
     generated samples join them from the generated view, as for the caller."""
@@ -123,6 +128,7 @@ def reference_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[
         "timeout_s": inv.timeout_s,
         "memory_mib": inv.memory_mib,
         "samples": stored,
+        **({"raises_agree": True} if inv.raises_agree else {}),
     }
 
 
@@ -132,7 +138,9 @@ def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dic
     serve the failure report, and for `round_trip` and `monotonic` the judging too (the value x of
     each sample, how many values of `over` it has); `reference` is True for a row whose expected
     values (the generated ones of an `exact_table` row, every one of the others) come from the
-    reference view."""
+    reference view; `raises` (only when a blob sample has one) is the `raises` name of each blob
+    sample, None for one judged by its value, and `raises_agree` is True for a row that counts
+    both raising the same class as agreement."""
     row: dict[str, Any] = {
         "id": inv.id,
         "entry": inv.entry,
@@ -148,6 +156,10 @@ def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dic
         row["generate"] = spec_to_json(inv.generate)
     if inv.reference is not None:
         row["reference"] = True
+    if inv.raises_agree:
+        row["raises_agree"] = True
+    if any(RAISES in sample for sample in samples):
+        row["raises"] = [sample.get(RAISES) for sample in samples]
     if inv.receiver is not None:
         row["receiver"] = True
     for name in ("over", "direction", "pattern"):
@@ -160,7 +172,7 @@ def expectation_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dic
         row["repeat"] = inv.repeat
         row["args"] = list(inv.args)
     elif kind.expected_stored:
-        row["expected"] = [sample["expected"] for sample in samples]
+        row["expected"] = [sample.get("expected") for sample in samples]
     return row
 
 

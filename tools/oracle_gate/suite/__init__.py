@@ -7,4 +7,5 @@ sections 1 and 4).
 - `hidden_store.py`: the hidden store: blobs whose bytes are in no commit.
 - `spec_changes.py`: the spec-change report, row by row and field by field, and the changelog rule.
 - `sample_changes.py`: its per-sample part: what a changed blob does to a row's samples.
+- `probe_files.py`: the probe's `oracles/`: rows the gate wrote, each with a blob of its samples.
 """

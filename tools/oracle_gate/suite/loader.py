@@ -342,13 +342,15 @@ def _blob_problems(
 # The version of the shape rules (`samples.load_samples`, `samples.check_shape`, which
 # `stream.check_stream` keeps). Bump it when they
 # get stricter: blobs a base vouched for under older rules are then parsed again.
-SHAPE_RULES = 2
+SHAPE_RULES = 3
 
 
 def shape_key(invariant: Invariant) -> str:
-    """What `check_shape` depends on, plus the pin and SHAPE_RULES: the key a vouched-for shape is
-    recorded under (`manifest.vouch_for_base`)."""
+    """What `check_shape` depends on (the entry names the package a `raises` or callable may be
+    in; a reference forbids `raises` in some kinds), plus the pin and SHAPE_RULES: the key a
+    vouched-for shape is recorded under (`manifest.vouch_for_base`)."""
     return (
         f"rules {SHAPE_RULES} {invariant.blob_sha256} {invariant.kind} {','.join(invariant.args)} "
-        f"{','.join(invariant.args_names)} {invariant.receiver is not None} {invariant.over}"
+        f"{','.join(invariant.args_names)} {invariant.receiver is not None} {invariant.over} "
+        f"{invariant.entry} {invariant.reference is not None}"
     )

@@ -2,7 +2,8 @@
 (docs/oracles.md, "Reviewing an oracle change").
 
 A sample is known by its inputs: the whole sample, less `expected` for a row of a kind whose
-samples store it (`Kind.expected_stored`: `exact_table`). Two
+samples store it (`Kind.expected_stored`: `exact_table`) and less `raises`, the exception a sample
+must raise (spec/raised.py), which is an expected value too, shown as `raises NAME`. Two
 blobs are compared as multisets of inputs: an input in HEAD's blob and not in the base's is
 added, the other way removed, and an input in both whose expected value differs is changed, with
 its old and new expected value. A changed expected value and a removed sample weaken the claim: a
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tools.oracle_gate.spec.kinds import kind_of
+from tools.oracle_gate.spec.raised import RAISES
 from tools.oracle_gate.text import one_line
 
 # How many samples of each part the report shows; the rest are counted.
@@ -107,8 +109,13 @@ def canonical(value: object) -> str:
 
 
 def _split(kind: str, sample: object) -> tuple[str, str | None]:
-    """(inputs, expected) of one sample as canonical JSON; expected is None for kinds without one."""
+    """(inputs, expected) of one sample as canonical JSON; expected is `raises NAME` for a sample
+    with `raises`, None for a sample of a kind without stored expected values."""
     found = kind_of(kind)
+    if isinstance(sample, dict) and RAISES in sample:
+        drop = (RAISES, "expected") if found is not None and found.expected_stored else (RAISES,)
+        inputs = {k: v for k, v in sample.items() if k not in drop}
+        return canonical(inputs), f"{RAISES} {canonical(sample[RAISES])}"
     if found is not None and found.expected_stored and isinstance(sample, dict) and "expected" in sample:
         inputs = {k: v for k, v in sample.items() if k != "expected"}
         return canonical(inputs), canonical(sample["expected"])
@@ -137,7 +144,7 @@ def sample_changes(kind: str, old: object, new: object) -> SampleChanges:
     added: list[str] = []
 
     def shown(inputs: str, expected: str | None) -> str:
-        return inputs if expected is None else f"{inputs}: expected {expected}"
+        return inputs if expected is None else f"{inputs}: expected {expected}"  # `expected raises "X"` too
 
     changed: list[ChangedSample] = []
     for sample in new:

@@ -3,7 +3,8 @@ with the changes that weaken a claim marked, and the changelog rule for those (d
 "Reviewing an oracle change").
 
 A labelled change that widens a bound, draws fewer generated samples, removes a row's reference,
-changes a stored expected value, removes a row or retires one must add a
+changes a stored expected value (or the exception a sample must raise), lets a row count both
+sides raising as agreement (`raises_agree`), removes a row or retires one must add a
 line to `oracles/CHANGELOG.md` that names the row's id (exit 5 otherwise): a human approved the
 label, and the changelog says why the claim got weaker.
 """
@@ -41,6 +42,7 @@ WEAKENING = tuple(
             "reference code changed",
             "hidden samples removed",
             "hidden samples changed",
+            "raises agree",
         )
         + tuple(mark for kind in KINDS for mark in kind.weakened_by)
     )
@@ -75,6 +77,7 @@ FIELDS = (
     "entries",
     "hidden_sha256",
     "element",
+    "raises_agree",
 )
 
 
@@ -150,6 +153,8 @@ def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
         new.element,
     ):
         marks.append("relation changed")
+    if new.raises_agree and not old.raises_agree:
+        marks.append("raises agree")  # a raise of both sides passes now: docs/oracles.md, "Expected exceptions"
     if old.seed != new.seed:
         marks.append("seed retargeted")
     if old.blob != new.blob:

@@ -395,6 +395,8 @@ WITHOUT_UNIT_TEST = {
         "steps' functions (test_check.py, test_report.py)"
         for step in ("commits", "findings", "inputs", "outcomes", "runs")
     },
+    f"{PACKAGE}.check.behaviour_phase": "the behaviour phase's run and report, tested through check "
+    "(scenarios/test_behaviour_kept.py) and its plan and comparison (test_behaviour.py)",
     f"{PACKAGE}.runs.launch": "how a run starts Bazel, on the host or in its sealed root, split out of "
     "bazel_run.py (test_bazel_run.py, test_text.py, test_root_session.py)",
     f"{PACKAGE}.git.functions": "the functions of a file a change touched, as coverage and propose use them "

@@ -15,6 +15,9 @@ import pytest
 from tools.oracle_gate.actions import caller
 from tools.oracle_gate.actions.caller import MAX_DEPTH, NotPlain, call_row, encode
 
+# The classes the caller reports for a raised ValueError, the raised class first.
+VALUE_ERROR = ["builtins:ValueError", "builtins:Exception", "builtins:BaseException", "builtins:object"]
+
 
 @pytest.mark.parametrize(
     "value, text",
@@ -103,7 +106,7 @@ def test_raising_and_unplain_results_are_per_sample():
         "results": [
             {"unplain": "result is nan, not a finite number"},
             {"value": 1.5},
-            {"raised": "ValueError: could not convert string to float: 'no'"},
+            {"raised": "ValueError: could not convert string to float: 'no'", "classes": VALUE_ERROR},
         ],
     }
 
@@ -112,7 +115,12 @@ def test_a_raised_message_is_cut_to_500_characters():
     reply = json.loads(
         call_row({"id": "l", "entry": "operator:getitem", "kind": "exact_table", "samples": [[{}, "x" * 1000]]})
     )
-    assert reply["results"] == [{"raised": "KeyError: '" + "x" * 489}]
+    assert reply["results"] == [
+        {
+            "raised": "KeyError: '" + "x" * 489,
+            "classes": ["builtins:KeyError", "builtins:LookupError", *VALUE_ERROR[1:]],
+        }
+    ]
 
 
 @pytest.mark.parametrize(
@@ -284,7 +292,10 @@ def test_only_the_named_packages_are_recorded_and_without_packages_there_is_no_r
 
 def test_a_row_that_raises_still_records_and_an_unloadable_entry_has_no_record(probe):
     reply = json.loads(call_row(row("ran_probe.calc:add", [["x", 2]], packages=["ran_probe"])))
-    assert reply["results"][0] == {"raised": "TypeError: unsupported operand type(s) for //: 'str' and 'int'"}
+    assert reply["results"][0] == {
+        "raised": "TypeError: unsupported operand type(s) for //: 'str' and 'int'",
+        "classes": ["builtins:TypeError", *VALUE_ERROR[1:]],
+    }
     assert reply["ran"] == ["ran_probe.calc:add", "ran_probe.calc:add.<locals>.inner", "ran_probe.util:twice"]
     assert json.loads(call_row(row("ran_probe.calc:gone", [[1]], packages=["ran_probe"]))).keys() == {"id", "error"}
 
@@ -312,3 +323,29 @@ def test_the_callers_record_limit_is_the_judges():
     from tools.oracle_gate.spec.ran_record import MAX_RAN_FUNCTIONS
 
     assert caller.MAX_RAN_FUNCTIONS == MAX_RAN_FUNCTIONS
+
+
+def test_a_raised_result_names_the_classes_of_its_method_resolution_order(tmp_path, monkeypatch):
+    (tmp_path / "raising_probe.py").write_text(
+        "class Meta(type):\n"
+        "    __mro__ = property(lambda cls: (int,))\n"
+        "class ParseError(ValueError, metaclass=Meta):\n"
+        "    pass\n"
+        "Odd = type('Odd name', (ParseError,), {})\n"
+        "def parse(text):\n"
+        "    class Local(ParseError):\n"
+        "        pass\n"
+        "    raise {'p': ParseError, 'o': Odd, 'l': Local}[text]('bad')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reply = json.loads(
+        call_row({"id": "r", "entry": "raising_probe:parse", "kind": "exact_table", "samples": [["p"], ["o"], ["l"]]})
+    )
+    assert reply["results"] == [
+        {"raised": "ParseError: bad", "classes": ["raising_probe:ParseError", *VALUE_ERROR]},
+        {"raised": "Odd name: bad", "classes": ["raising_probe:ParseError", *VALUE_ERROR]},
+        {
+            "raised": "Local: bad",
+            "classes": ["raising_probe:parse.<locals>.Local", "raising_probe:ParseError", *VALUE_ERROR],
+        },
+    ]

@@ -213,7 +213,9 @@ def test_a_bound_an_idempotent_row_and_a_raise_say_what_was_expected():
         '{"n":1}',
     )
     assert shown.message == "state after call 3 differs from the state after call 1"
-    shown = judge_row(table_row(["x"]), replied("add_table", [{"raised": "ValueError: no"}]), "").failing.shown[0]
+    shown = judge_row(
+        table_row(["x"]), replied("add_table", [{"raised": "ValueError: no", "classes": ["builtins:ValueError"]}]), ""
+    ).failing.shown[0]
     assert (shown.inputs, shown.result, shown.expected) == ("", "raised ValueError: no", '"x"')
     assert shown.lines()[1] == '  inputs (not recorded) -> result raised ValueError: no; expected "x"'
 
@@ -271,7 +273,11 @@ ODD = "a\x00b\x1b[0K\ud800 ]]> <&\"' \u202e ##[add-mask] \n::error::x"
 
 def test_failing_samples_travel_through_test_xml_with_odd_characters_escaped():
     expect = table_row([ODD, 1], inputs=[[ODD], [2]])
-    judged = judge_row(expect, replied("add_table", [{"raised": "ValueError: " + ODD}, {"value": ODD}]), "s1")
+    judged = judge_row(
+        expect,
+        replied("add_table", [{"raised": "ValueError: " + ODD, "classes": ["builtins:ValueError"]}, {"value": ODD}]),
+        "s1",
+    )
     data = to_junit([judged], "s1", "suite")
     root = ET.fromstring(data)  # well-formed whatever production code raised or returned
     case = root.find("./testsuite/testcase")
@@ -403,3 +409,62 @@ def test_the_record_is_a_property_of_the_testcase_only_when_there_is_one():
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert props.get("ran_functions") == value
         assert read_result(to_junit([judged], "", "suite"), "t.xml").observed["add_table"].ran == judged.ran
+
+
+VALUE_ERROR = ["builtins:ValueError", "builtins:Exception", "builtins:BaseException", "builtins:object"]
+PARSE_ERROR = ["shop.calc:ParseError", *VALUE_ERROR]
+
+
+def test_a_stored_raises_is_judged_by_the_raised_classes_the_reply_names():
+    expect = dict(
+        table_row([3, None, None, None, None]), raises=[None, "ValueError", "ValueError", "KeyError", "ValueError"]
+    )
+    results = [
+        {"value": 3},
+        {"raised": "ValueError: no", "classes": VALUE_ERROR},  # the class
+        {"raised": "ParseError: no", "classes": PARSE_ERROR},  # a subclass
+        {"raised": "ValueError: no", "classes": VALUE_ERROR},  # another class
+        {"value": 0},  # no raise
+    ]
+    judged = judge_row(expect, replied("add_table", results), "")
+    assert judged.reasons == [
+        "sample 3 (0-based): raised ValueError: no, not KeyError or a subclass",
+        "sample 4 (0-based): returned 0 instead of raising ValueError",
+    ]
+    assert [(s.result, s.expected) for s in judged.failing.shown] == [
+        ("raised ValueError: no", "raises KeyError (or a subclass)"),
+        ("0", "raises ValueError (or a subclass)"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "observed",
+    [
+        {"raised": "ValueError: no"},
+        {"raised": "ValueError: no", "classes": ["ValueError"]},
+        {"raised": "ValueError: no", "classes": VALUE_ERROR, "value": 1},
+    ],
+)
+def test_a_malformed_raised_result_fails_its_sample_whether_or_not_it_must_raise(observed):
+    must = judge_row(dict(table_row([None]), raises=["ValueError"]), replied("add_table", [observed]), "")
+    assert must.reasons == [
+        "sample 0 (0-based): malformed observation: expected one of value, raised with its classes, unplain"
+    ]
+    plain = judge_row(table_row([1]), replied("add_table", [observed]), "")
+    assert plain.reasons == ["sample 0 (0-based): malformed observation: a raised result needs its message and classes"]
+    assert plain.failing.shown[0].result == "a malformed observation"
+
+
+def test_a_reference_raise_with_raises_agree_is_the_class_the_entry_must_raise():
+    expect = {"id": "a", "kind": "agrees", "blob_samples": 1, "generated": 1, "reference": True, "raises_agree": True}
+    results = [{"value": 2}, {"raised": "ParseError: x", "classes": PARSE_ERROR}]
+    judged = judge_row(expect, replied("a", results), "s", [2, None], [{"t": "x"}], [None, "builtins:ValueError"])
+    assert judged.ok, judged.reasons
+    judged = judge_row(
+        expect, replied("a", [{"value": 2}, {"value": 1}]), "s", [2, None], [{"t": "x"}], [None, "builtins:ValueError"]
+    )
+    assert judged.reasons == ["generated sample 0 (salt s, 0-based): returned 1 instead of raising ValueError"]
+    short = judge_row(expect, replied("a", results), "s", [2, None], [{"t": "x"}], ["builtins:ValueError"])
+    assert short.reasons == [
+        "no reference values for this row: the reference action's raised classes are missing or short"
+    ]

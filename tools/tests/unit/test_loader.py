@@ -116,3 +116,13 @@ def test_blob_number_that_overflows_to_infinity(project):
     repin_table(project, b'[{"args": [1e400], "expected": 1}]')
     project.commit("inf")
     assert any("1e400 overflows to infinity" in p for p in head_problems(project))
+
+
+def test_a_bad_raises_is_one_line_naming_file_row_sample_and_field(project):
+    repin_table(project, b'[{"args": [1, 2], "expected": 3, "raises": "ValueError"}]')
+    project.commit("raises beside expected")
+    found = [p for p in head_problems(project) if "raises" in p]
+    assert found == [
+        "oracles/shop.toml: row add_table: field blob: oracles/blobs/table.json sample 0: raises: a sample gives "
+        "either expected or raises, not both"
+    ], found

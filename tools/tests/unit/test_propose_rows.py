@@ -171,17 +171,6 @@ def changed(shop: Path, name: str, status: str = "changed") -> Found:
     return Found("shop/codec.py", "shop.codec", name, node.lineno, status, "", node)
 
 
-@pytest.mark.skipif(kinds.kind_of(kinds.BACK_TO_BACK) is not None, reason="the behaviour-kept kind exists")
-def test_without_the_behaviour_kept_kind_no_row_is_proposed_and_a_note_says_so(shop):
-    found, notes = kept_rows(WorkTree(str(shop)), [changed(shop, "add")], HeadRows(), ["shop"])
-    assert found == [] and notes == [
-        "behaviour-kept rows: the kind back_to_back is not a kind of this gate; none proposed"
-    ]
-    assert kept_rows(WorkTree(str(shop)), [changed(shop, "add", "added")], HeadRows(), ["shop"]) == ([], [])
-
-
-# PENDING-BACK-TO-BACK: the behaviour-kept kind comes with its own change; remove this marker then.
-@pytest.mark.skipif(kinds.kind_of(kinds.BACK_TO_BACK) is None, reason="PENDING-BACK-TO-BACK: kind not in this gate")
 def test_a_changed_function_gets_a_behaviour_kept_row_drawn_from_its_annotations(shop):
     items = [changed(shop, "add"), changed(shop, "describe"), changed(shop, "merge_money", "added")]
     found, notes = kept_rows(WorkTree(str(shop)), items, HeadRows(), ["shop"])

@@ -114,3 +114,25 @@ def test_propose_all_refuses_a_package_that_is_not_production_and_writes_nothing
     assert code == 1 and "oracles/blobs/shop/dumps_round_trip.json: already exists with other samples" in err
     assert (project.path / "oracles" / "shop.toml").read_bytes() == before
     assert not (project.path / "oracles/blobs/shop/add_commutative.json").exists()
+
+
+def test_a_changed_function_gets_a_behaviour_kept_row_that_write_appends(project, gate):
+    project.git("checkout", "-q", "main")
+    project.write("shop/codec.py", CODEC)
+    project.commit("codec")
+    project.git("checkout", "-q", "change")
+    project.git("merge", "-q", "main")
+    project.write("shop/codec.py", CODEC.replace("return a + b", "return b + a"))
+    project.commit("change")
+    repo = str(project.path)
+    code, out, err = gate("--repo", repo, "propose", "--base", "main")
+    assert code == 0, err
+    assert "# shop.codec:add: shop.codec:add was changed: the change's version must return what the base tip's" in out
+    assert '# kind = "back_to_back"' in out
+    code, out, err = gate("--repo", repo, "propose", "--base", "main", "--write")
+    assert code == 0, err
+    assert "appended 1 row(s) to oracles/shop.toml: add_kept" in out
+    assert (
+        'id = "add_kept"\nentry = "shop.codec:add"\nkind = "back_to_back"\n'
+        in (project.path / "oracles" / "shop.toml").read_text()
+    )

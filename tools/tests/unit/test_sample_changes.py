@@ -72,3 +72,24 @@ def test_long_and_control_character_values_stay_on_one_line():
 def test_retyped_inputs_show_both_answers():
     found = sample_changes("exact_table", [{"args": [1, 2], "expected": 3}], [{"args": [1.0, 2], "expected": 4}])
     assert found.added == ('{"args":[1.0,2]}: expected 4',) and found.removed == ('{"args":[1,2]}: expected 3',)
+
+
+def test_a_changed_raises_is_a_changed_expected_value():
+    old = [
+        {"args": ["x"], "raises": "ValueError"},
+        {"args": ["y"], "expected": 1},
+        {"args": ["z"], "raises": "KeyError"},
+    ]
+    new = [
+        {"args": ["x"], "raises": "KeyError"},
+        {"args": ["y"], "raises": "ValueError"},
+        {"args": ["z"], "raises": "KeyError"},
+    ]
+    found = sample_changes("exact_table", old, new)
+    assert found.changed == (
+        ChangedSample('{"args":["x"]}', 'raises "ValueError"', 'raises "KeyError"'),
+        ChangedSample('{"args":["y"]}', "1", 'raises "ValueError"'),
+    )
+    bound = sample_changes("bound", [{"a": 1, "raises": "ValueError"}], [{"a": 1}, {"a": 2, "raises": "KeyError"}])
+    assert bound.changed == (ChangedSample('{"a":1}', 'raises "ValueError"', "-"),)
+    assert bound.added == ('{"a":2}: expected raises "KeyError"',)

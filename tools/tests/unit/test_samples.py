@@ -149,3 +149,110 @@ def test_exact_table_accepts_any_expected_value():
 def test_loaded_blobs_pass_the_shape_check_end_to_end():
     samples = load_samples(b'[{"state": {"n": 1}, "k": "x"}]')
     assert check_shape(row("idempotent", ("k",)), samples) is None
+
+
+def kind_row(kind: str, **fields: object) -> Invariant:
+    """A row of any kind on `shop.calc:add`, with the given fields."""
+    return Invariant(
+        id="r",
+        entry="shop.calc:add",
+        kind=kind,
+        blob="oracles/blobs/r.json",
+        blob_sha256="0" * 64,
+        source="oracles/shop.toml",
+        **fields,
+    )  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("inv", "sample"),
+    [
+        (row("exact_table"), {"args": ["x"], "raises": "ValueError"}),
+        (row("exact_table"), {"args": ["x"], "raises": "shop.errors:ParseError"}),
+        (row("exact_table"), {"args": ["x"], "raises": "decimal:InvalidOperation"}),
+        (row("bound"), {"a": "x", "raises": "TypeError"}),
+        (kind_row("matches", pattern="x"), {"a": "x", "raises": "KeyError"}),
+        (kind_row("composed", entries=("shop.calc:a", "shop.calc:b"), min=0, max=1), {"a": 1, "raises": "ValueError"}),
+    ],
+)
+def test_a_sample_of_a_kind_that_calls_once_may_name_what_it_must_raise(inv, sample):
+    assert check_shape(inv, [sample]) is None
+
+
+RAISES_WHAT = "write a builtin exception as its bare name (ValueError), another as module:Class (pkg.mod:ParseError)"
+
+
+@pytest.mark.parametrize(
+    ("inv", "sample", "message"),
+    [
+        (
+            row("exact_table"),
+            {"args": [1], "expected": 1, "raises": "ValueError"},
+            "sample 0: raises: a sample gives either expected or raises, not both",
+        ),
+        (
+            row("exact_table"),
+            {"args": [1], "raises": 3},
+            "sample 0: raises: must be a string naming an exception class, got int",
+        ),
+        (
+            row("exact_table"),
+            {"args": [1], "raises": ["ValueError"]},
+            "sample 0: raises: must be a string naming an exception class, got list",
+        ),
+        (
+            row("exact_table"),
+            {"args": [1], "raises": "ValueErorr"},
+            f"sample 0: raises: 'ValueErorr' is not an exception class of the builtins; {RAISES_WHAT}",
+        ),
+        (
+            row("bound"),
+            {"a": 1, "raises": "shop errors:E"},
+            f"sample 0: raises: 'shop errors:E' is not a class name; {RAISES_WHAT}",
+        ),
+        (
+            row("bound"),
+            {"a": 1, "raises": "builtins:ValueError"},
+            "sample 0: raises: write 'builtins:ValueError' as its bare name 'ValueError'",
+        ),
+        (
+            row("exact_table"),
+            {"args": [1], "raises": "other.errors:E"},
+            "sample 0: raises: 'other.errors:E' is outside the builtins, the standard library and the entry's "
+            "package 'shop'",
+        ),
+        (
+            row("exact_table"),
+            {"args": [1], "raises": "ValueError", "note": 1},
+            "sample 0 must have exactly the keys args and raises",
+        ),
+        (
+            row("idempotent", ("k",)),
+            {"state": 1, "k": 1, "raises": "ValueError"},
+            "sample 0: raises: kind 'idempotent' takes no raises; the kinds that call the entry once do "
+            "(bound, exact_table, matches, composed)",
+        ),
+        (
+            kind_row("round_trip", inverse="shop.calc:b"),
+            {"x": 1, "raises": "ValueError"},
+            "sample 0: raises: kind 'round_trip' takes no raises; the kinds that call the entry once do "
+            "(bound, exact_table, matches, composed)",
+        ),
+        (
+            kind_row("agrees", reference="oracles.reference.r:f"),
+            {"a": 1, "raises": "ValueError"},
+            "sample 0: raises: the stored samples of this agrees row are judged by its reference; give the row "
+            "raises_agree = true to count both raising the same class as agreement",
+        ),
+        (
+            kind_row("composed", entries=("shop.calc:a", "shop.calc:b"), reference="oracles.reference.r:f"),
+            {"a": 1, "raises": "ValueError"},
+            "sample 0: raises: the stored samples of this composed row are judged by its reference; give the "
+            "row raises_agree = true to count both raising the same class as agreement",
+        ),
+    ],
+)
+def test_a_bad_raises_is_one_line_naming_the_sample_and_the_field(inv, sample, message):
+    with pytest.raises(SampleError) as caught:
+        check_shape(inv, [sample])
+    assert str(caught.value) == message

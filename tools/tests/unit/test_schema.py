@@ -116,7 +116,7 @@ CASES = [
         f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are "
         "args, args_names, blob, blob_sha256, build, direction, element, entries, entry, "
         "generate, hidden_sha256, id, inverse, kind, max, memory_mib, min, over, "
-        "pattern, project, receiver, reference, repeat, seed, timeout_s",
+        "pattern, project, raises_agree, receiver, reference, repeat, seed, timeout_s",
     ),
     ("missing entry", doc(row(entry=None)), f"{PATH}: row ok_row: field entry: is required"),
     ("missing id", doc(row(id=None)), f"{PATH}: row #1: field id: is required"),
@@ -133,7 +133,7 @@ CASES = [
         doc(row(kind='"fuzzy"')),
         f"{PATH}: row ok_row: field kind: unknown kind 'fuzzy'; kinds are bound, "
         "idempotent, exact_table, matches, agrees, round_trip, monotonic, "
-        "antisymmetric, composed, commutative, associative, identity (a new kind is a schema change)",
+        "antisymmetric, composed, commutative, associative, identity, back_to_back (a new kind is a schema change)",
     ),
     (
         "entry malformed",
@@ -801,3 +801,32 @@ def test_retired_entries_are_parsed_and_a_reused_or_twice_retired_id_is_exit_5()
         "oracles/z.toml: row ok_row: field retired: 'ok_row' is retired twice, already in oracles/x.toml"
     ]
     assert all(p.code == INVALID_ORACLE for p in retired_problems([first, reuse, twice]))
+
+
+def test_raises_agree_is_a_boolean_of_a_row_whose_reference_judges_every_sample():
+    agrees = row(kind='"agrees"', reference='"oracles.reference.r:f"')
+    generate = "[invariant.generate]\ncount = 2\na = { int = [0, 1] }\n"
+    [inv] = parse_oracle(
+        doc(agrees.replace("[[invariant]]\n", "[[invariant]]\nraises_agree = true\n") + generate), PATH
+    ).invariants
+    assert inv.raises_agree is True
+    [plain] = parse_oracle(doc(agrees + generate), PATH).invariants
+    assert plain.raises_agree is False
+    assert problems(doc(row(raises_agree="1"))) == [
+        f"{PATH}: row ok_row: field raises_agree: must be true or false, got int"
+    ]
+    assert problems(doc(row(raises_agree="true"))) == [
+        f"{PATH}: row ok_row: field raises_agree: is not allowed for kind 'exact_table' without a reference that "
+        "judges every sample (agrees, composed with a reference)"
+    ]
+
+
+def test_raises_cannot_name_an_argument_or_a_generated_field():
+    assert problems(doc(row(args_names='["raises"]'))) == [
+        f"{PATH}: row ok_row: field args_names: 'raises' is not a usable argument name"
+    ]
+    bound = row(kind='"bound"', min="0", max="1") + "[invariant.generate]\ncount = 2\nraises = { int = [0, 1] }\n"
+    assert problems(doc(bound)) == [
+        f"{PATH}: row ok_row: field generate.raises: is a sample's expected exception, not an argument: it cannot "
+        "be generated"
+    ]

@@ -140,3 +140,27 @@ def test_a_change_under_oracles_reference_marks_every_row_with_a_reference():
     [added] = spec_changes(oracles(ROW), oracles(ROW, ref))
     assert with_reference_code([added], oracles(ROW, ref), ["oracles/reference/r.py"]) == [added]
     assert added.marks == ("row added",) and not added.weakens
+
+
+def test_a_changed_raises_and_raises_agree_turned_on_weaken_the_claim():
+    import json
+
+    new_row = replace(ROW, blob_sha256="c" * 64)
+    old_blob = json.dumps([{"a": 1, "raises": "ValueError"}]).encode()
+    new_blob = json.dumps([{"a": 1, "raises": "Exception"}]).encode()
+    [found] = spec_changes(oracles(ROW), oracles(new_row), lambda p: old_blob, lambda p: new_blob)
+    assert found.marks[-1] == "expected value changed" and found.weakens
+    agrees = Invariant(
+        id="p",
+        entry="shop.calc:p",
+        kind="agrees",
+        blob="oracles/blobs/p.json",
+        blob_sha256="d" * 64,
+        source="oracles/shop.toml",
+        reference="oracles.reference.r:p",
+    )
+    [turned_on] = spec_changes(oracles(agrees), oracles(replace(agrees, raises_agree=True)))
+    assert turned_on.marks == ("raises agree",) and turned_on.weakens
+    assert [(f.field, f.old, f.new) for f in turned_on.fields] == [("raises_agree", "False", "True")]
+    [turned_off] = spec_changes(oracles(replace(agrees, raises_agree=True)), oracles(agrees))
+    assert turned_off.marks == () and not turned_off.weakens

@@ -205,3 +205,18 @@ def test_a_pair_kinds_blob_sample_is_passed_in_args_names_order_whatever_its_key
     for kind in ("antisymmetric", "commutative"):
         row = inv("pair", kind, args_names=("a", "b"))
         assert input_samples(row, [{"b": 2, "a": 1}, {"a": 3, "b": 4}]) == [[1, 2], [3, 4]]
+
+
+def test_a_raises_goes_to_the_expectations_view_alone():
+    table = [{"args": ["x"], "raises": "ValueError"}, {"args": ["1"], "expected": 1}]
+    bound = [{"a": "x", "raises": "shop.calc:ParseError"}, {"a": "1"}]
+    assert input_row(TABLE, table)["samples"] == [["x"], ["1"]]
+    assert input_row(BOUND, bound)["samples"] == [{"a": "x"}, {"a": "1"}]
+    assert "raises" not in json.dumps(input_row(TABLE, table)) + json.dumps(input_row(BOUND, bound))
+    table_expect, bound_expect = expectation_row(TABLE, table), expectation_row(BOUND, bound)
+    assert (table_expect["raises"], table_expect["expected"]) == (["ValueError", None], [None, 1])
+    assert bound_expect["raises"] == ["shop.calc:ParseError", None]
+    assert bound_expect["inputs"] == [{"a": "x"}, {"a": "1"}]
+    assert "raises" not in expectation_row(TABLE, TABLE_SAMPLES)
+    agrees = inv("p", "agrees", reference="oracles.reference.r:p", raises_agree=True)
+    assert expectation_row(agrees, [{"a": 1}])["raises_agree"] is True

@@ -1,0 +1,153 @@
+"""The behaviour phase on a real git repository (docs/oracles.md, "Behaviour kept" and "The behaviour
+diff"): a `back_to_back` row passes a refactor that keeps every result and fails (exit 4) the same
+refactor with one result changed, naming the differing samples; the behaviour diff reports the
+modified functions whose results differ, lists those it cannot generate for with why, and fails an
+unclaimed difference only when the policy says so and the label is absent.
+
+The workspace run is the real row runner (no Bazel); each side of the phase is the probe's tree
+written from the commit's git objects, run through the real supervisor and caller
+(tools/testing/probe_local.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from tools.oracle_gate.actions.judge import to_junit
+from tools.oracle_gate.check import run_check
+from tools.oracle_gate.report import render_text
+from tools.oracle_gate.runs.bazel_run import BazelRun
+from tools.oracle_gate.runs.results import read_result
+from tools.testing.gitrepo import POLICY, GitRepo, blob_bytes, oracle_toml, sha256
+from tools.testing.probe_local import local_probe
+from tools.testing.rowrun import run_tree
+
+CALC = """\
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def scale(x: int, factor: int = 2) -> int:
+    return x * factor
+
+
+def label(x):
+    return str(x)
+"""
+SAMPLES = [{"a": 1, "b": 2}, {"a": -3, "b": 3}]
+ROW = {
+    "id": "add_kept",
+    "entry": "shop.calc:add",
+    "kind": "back_to_back",
+    "blob": "oracles/blobs/kept.json",
+    "blob_sha256": sha256(blob_bytes(SAMPLES)),
+    "seed": 4,
+    "generate": {"count": 40, "a": {"int": [-20, 20]}, "b": {"int": [-20, 20]}},
+}
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr("tools.oracle_gate.runs.blocks.SANDBOX_WRITABLE", ())
+
+
+class RowRunner:
+    """The workspace run: the rows of the tree it is given, through the real row runner."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp, self.runs = tmp, 0
+
+    def __call__(self, tree: str, _environ: Mapping[str, str]) -> BazelRun:
+        self.runs += 1
+        scratch = self.tmp / f"run-{self.runs}"
+        scratch.mkdir(parents=True, exist_ok=True)
+        judged = run_tree(Path(tree), scratch, "shop")
+        xml = to_junit(list(judged.values()), "", "oracle_test")
+        return BazelRun(observed=read_result(xml, "test.xml").observed, targets={"//oracles:oracle_test": "PASSED"})
+
+
+def project(tmp_path: Path, policy: str = POLICY) -> GitRepo:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("oracles/policy.toml", policy)
+    repo.write("oracles/blobs/kept.json", blob_bytes(SAMPLES))
+    repo.write("oracles/shop.toml", oracle_toml([ROW]))
+    repo.write("shop/__init__.py", "")
+    repo.write("shop/calc.py", CALC)
+    repo.write_manifest()
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "change")
+    return repo
+
+
+def check(repo: GitRepo, tmp_path: Path, **kwargs: object):
+    return run_check(
+        str(repo.path),
+        "main",
+        environ=dict(os.environ),
+        salt="s1",
+        workspace_runner=RowRunner(tmp_path / "rows"),
+        behaviour_runner=local_probe,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_a_refactor_that_keeps_every_result_passes_and_shows_no_behaviour_change(tmp_path):
+    repo = project(tmp_path)
+    repo.write("shop/calc.py", CALC.replace("return a + b", "total = b\n    total += a\n    return total"))
+    repo.commit("refactor")
+    report = check(repo, tmp_path)
+    text = render_text(report)
+    assert report.exit_code == 0, text
+    assert "  ok    behaviour kept      1 row(s) return what the base tip returns on 42 samples" in text
+    assert "  ok    behaviour diff      1 function(s) compared on up to 200 inputs, 0 changed behaviour" in text
+    assert "behaviour changed" not in text
+
+
+def test_one_changed_result_fails_the_row_and_shows_the_diff(tmp_path):
+    repo = project(tmp_path)
+    repo.write("shop/calc.py", CALC.replace("return a + b", "return b + a + (1 if a % 5 == 0 else 0)"))
+    repo.commit("one result changed")
+    report = check(repo, tmp_path)
+    text = render_text(report)
+    assert report.exit_code == 4, text
+    (violation,) = [v for v in report.violations if v.id == "add_kept"]
+    assert violation.message.startswith("behaviour changed on ")
+    assert "base tip" in violation.message
+    (line,) = [n for n in report.notes if n.startswith("behaviour changed: shop.calc:add on ")]
+    assert " of 200 inputs: " in line
+    # The per-sample results are the change's own in the run's outcome; the phase decides.
+    assert "FAIL  behaviour kept      1 violation(s)" in text
+
+
+def test_the_diff_lists_what_it_cannot_measure_and_fails_only_when_the_policy_says_so(tmp_path):
+    policy = POLICY + 'behaviour_changes = "fail"\n'
+    repo = project(tmp_path, policy)
+    changed = CALC.replace("return x * factor", "return x * factor + 1").replace("return str(x)", "return repr(x)")
+    repo.write("shop/calc.py", changed.replace("def add(a: int, b: int)", "def add(a: int, b: int = 0)"))
+    repo.commit("scale off by one")
+    report = check(repo, tmp_path)
+    assert report.exit_code == 4, render_text(report)
+    (violation,) = [v for v in report.violations if v.id == "shop.calc:scale"]
+    assert 'behaviour_changes = "fail"' in violation.message
+    notes = "\n".join(report.notes)
+    assert "behaviour diff: not measured: shop.calc:label: parameter `x`" in notes
+    assert "behaviour diff: not measured: shop.calc:add: its parameters differ from the base tip's" in notes
+    labelled = check(repo, tmp_path, labels=["oracle-change"])
+    assert not [v for v in labelled.violations if v.id == "shop.calc:scale"]
+
+
+def test_without_a_probe_a_back_to_back_row_is_undecided(tmp_path):
+    repo = project(tmp_path)
+    repo.write("shop/calc.py", CALC + "\n")
+    repo.commit("nothing")
+    report = run_check(str(repo.path), "main", environ=dict(os.environ), workspace_runner=RowRunner(tmp_path / "rows"))
+    (violation,) = report.violations
+    assert (violation.code, violation.id) == (1, "add_kept")
+    assert "the behaviour phase did not run" in violation.message
+    assert json.loads(json.dumps(report.exit_code)) == 1
