@@ -45,13 +45,16 @@ class LocalRunner:
                     prod / package,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "BUILD*"),
                 )
+        # Oracle files and blobs named in `files` are read from there; the others go over the copy.
         for rel, text in files.items():
-            (prod / rel).write_text(text, encoding="utf-8")
-        oracle_bytes = Path(self.repo, source).read_bytes()
-        rows = [
-            (inv, load_samples(Path(self.repo, inv.blob).read_bytes()))
-            for inv in parse_oracle(oracle_bytes, source).invariants
-        ]
+            if not rel.startswith("oracles/"):
+                (prod / rel).write_text(text, encoding="utf-8")
+
+        def read(rel: str) -> bytes:
+            return files[rel].encode("utf-8") if rel in files else Path(self.repo, rel).read_bytes()
+
+        oracle_bytes = read(source)
+        rows = [(inv, load_samples(read(inv.blob))) for inv in parse_oracle(oracle_bytes, source).invariants]
         inputs, _ = split(rows)
         generated, _ = generated_view({source: oracle_bytes}, salt)
         for name, doc in (("inputs", inputs), ("generated", generated)):

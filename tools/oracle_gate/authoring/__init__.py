@@ -15,6 +15,7 @@
 - `pairs.py`: the name and signature rules of `propose --all` (round trips, canonical forms, binary operations).
 - `propose_write.py`: `propose --write`, whole rows appended to their oracle files with their blobs.
 - `vacuity.py`: `vacuity`, rows that check nothing: rows that pass on every mutant of their entry.
+- `killing.py`: `vacuity --suggest`, a sample that kills each mutant a row survived.
 - `bazel_rows.py`: the tools' row runner: a row's observations from the oracle test's own caller action.
 - `reference_local.py`: the reference implementations run outside Bazel, for `vacuity` and tests.
 """

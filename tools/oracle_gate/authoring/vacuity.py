@@ -12,7 +12,8 @@ the "test" is one oracle row judged by the gate, and only the row's entry functi
 which those tools do not offer as a unit. An entry whose body holds none of those (it only
 delegates to another function, or returns what it is given) has no mutants of its own: its rows
 are reported as such (`RowResult.no_mutants`), neither ok nor checking nothing, since nothing of
-the entry was changed to see whether the row notices. Never run by `check`.
+the entry was changed to see whether the row notices. `killing.py` turns the survivors into
+samples that kill them (`vacuity --suggest`). Never run by `check`.
 """
 
 from __future__ import annotations
@@ -186,6 +187,34 @@ def why_no_mutants(source: str, function: str) -> str:
         )
     shown = ", ".join(calls[:3]) + (f" and {len(calls) - 3} more" if len(calls) > 3 else "")
     return f"the entry only delegates to {shown}: its body has nothing the mutation operators change"
+
+
+def constants(source: str, function: str) -> list[int | float | str]:
+    """The int, float and str constants of the function `function` of `source` (as for `mutants`),
+    in source order, each once; no bool, no docstring. `vacuity --suggest` tries inputs at them.
+
+    Raises:
+        GateError: (exit 1) when the source does not parse or has no such function.
+    """
+    try:
+        node = _function(ast.parse(source), function)
+    except SyntaxError as exc:
+        raise GateError(f"cannot parse the entry's module: {exc}") from None
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    found: list[int | float | str] = []
+    for child in sorted(
+        (c for statement in body for c in ast.walk(statement) if isinstance(c, ast.Constant)),
+        key=lambda c: (c.lineno, c.col_offset),
+    ):
+        value = child.value
+        if (
+            isinstance(value, (int, float, str))
+            and type(value) is not bool
+            and not any(type(v) is type(value) and v == value for v in found)
+        ):
+            found.append(value)
+    return found
 
 
 def _callee(func: ast.expr) -> str:

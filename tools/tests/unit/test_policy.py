@@ -186,7 +186,7 @@ def test_unknown_keys_are_refused_first_in_sorted_order():
     exc = error(policy_bytes("schema = 3", "zeta = 1", "alpha = 2"))
     assert (exc.code, exc.field) == (5, "alpha")
     assert str(exc) == (
-        "p.toml: field alpha: unknown key 'alpha'; allowed: hidden, label, "
+        "p.toml: field alpha: unknown key 'alpha'; allowed: behaviour_changes, hidden, label, "
         "production_packages, protected, schema, uncovered_changes"
     )
     assert error(policy_bytes("schema = 1", "[extra]")).field == "extra"
@@ -266,3 +266,11 @@ def test_uncovered_changes_is_note_by_default_or_fail():
     assert exc.code == INVALID_ORACLE and str(exc) == (
         'oracles/policy.toml: field uncovered_changes: must be "note" or "fail", not \'strict\''
     )
+
+
+def test_behaviour_changes_is_note_by_default_or_fail():
+    assert parse_policy(policy_bytes("schema = 1")).behaviour_changes == "note"
+    assert parse_policy(policy_bytes("schema = 1", 'behaviour_changes = "fail"')).behaviour_changes == "fail"
+    exc = error(policy_bytes("schema = 1", "behaviour_changes = true"), POLICY_PATH)
+    assert (exc.code, exc.field) == (INVALID_ORACLE, "behaviour_changes")
+    assert str(exc) == 'oracles/policy.toml: field behaviour_changes: must be "note" or "fail", not a boolean'

@@ -9,7 +9,7 @@ import pytest
 
 from tools.oracle_gate.authoring.vacuity import mutants, why_no_mutants
 from tools.oracle_gate.errors import GateError
-from tools.testing.gitrepo import default_rows, make_project
+from tools.testing.gitrepo import default_rows, make_project, oracle_toml, sha256
 
 
 @pytest.fixture(autouse=True)
@@ -174,3 +174,66 @@ def test_a_method_entry_mutates_that_method_and_a_class_entry_its_init():
     assert init and all(m.line == 6 for m in init)
     with pytest.raises(GateError, match="defines no method 'g'"):
         mutants(source, "C.g")
+
+
+def test_suggest_gives_each_survivor_a_killing_sample_from_the_base_tip(tmp_path, gate):
+    project = make_project(tmp_path / "repo", default_rows(min_=-(10**9), max_=10**9))
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "--seed", "3", "sum_in_range")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("killing samples from the base tip refs/heads/main ") and lines[0].endswith(
+        ": seed 3, up to 100 candidate(s) per row"
+    )
+    assert lines[1:] == [
+        "sum_in_range (shop.calc:add): killed 0 of 1 mutant(s); CHECKS NOTHING: passes on every mutant",
+        "    survived: line 2: Add -> Sub",
+        '        killing sample: {"a":1,"b":2} (base tip: 3; mutant: -1)',
+        "1 row(s); 1 check nothing: sum_in_range",
+    ]
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "--format", "json", "sum_in_range")
+    (row,) = json.loads(out)
+    assert row["suggest"]["seed"] == 0 and row["suggest"]["problem"] == "" and row["suggest"]["candidates"] > 1
+    assert row["missed"][0] == {
+        "line": 2,
+        "change": "Add -> Sub",
+        "killing_sample": {"a": 1, "b": 2},
+        "base_result": {"value": 3},
+        "mutant_result": {"value": -1},
+        "note": "",
+    }
+
+
+def test_suggest_refuses_a_work_tree_whose_production_code_is_not_the_base_tips(tmp_path, gate):
+    project = make_project(tmp_path / "repo")
+    project.write("shop/calc.py", "def add(a, b):\n    return a + b + 0\n\n\ndef norm(state, k):\n    return state\n")
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+    assert "vacuity --suggest: shop/calc.py differs from the base tip refs/heads/main (" in err
+    assert "run it on a checkout of the base tip" in err
+    code, _, _ = gate("--repo", str(project.path), "vacuity")  # without --suggest the work tree is judged
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seed", "1"], "--base, --candidates and --seed go with --suggest"),
+        (["--suggest", "--candidates", "0"], "--candidates must be from 1 to 10000, not 0"),
+        (["--suggest", "--base", "no-such-rev"], "no-such-rev"),
+    ],
+)
+def test_suggest_usage_errors_are_one_line(tmp_path, gate, args, message):
+    project = make_project(tmp_path / "repo")
+    code, out, err = gate("--repo", str(project.path), "vacuity", *args)
+    assert code == 1 and out == "" and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_suggest_on_a_row_without_samples_is_the_invalid_blob_line(tmp_path, gate):
+    rows = default_rows()
+    rows[0]["blob_sha256"] = sha256(b"[]\n")
+    project = make_project(tmp_path / "repo")
+    project.write("oracles/blobs/bound.json", "[]\n")
+    project.write("oracles/shop.toml", oracle_toml(rows))
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "sum_in_range")
+    assert code == 5 and out == "" and len(err.splitlines()) == 1, err
+    assert "oracles/blobs/bound.json" in err and "must be a non-empty JSON array of samples" in err
