@@ -26,6 +26,7 @@ from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.spec.annotations import BYTES, DICT, FROZENSET, SET, TUPLE, Drawn, drawn
 from tools.oracle_gate.spec.generate import draw
 from tools.oracle_gate.spec.schema import ENTRY_PATTERN, parse_oracle
+from tools.oracle_gate.spec.toml_text import row_table
 from tools.oracle_gate.text import visible
 
 # Generated samples of a proposed row on every check: enough for a relation to meet the small
@@ -80,44 +81,9 @@ class Listed:
     note: str
 
 
-def toml_value(value: Any) -> str:
-    """A plain value as TOML (strings, numbers, bools, arrays, inline tables).
-
-    Raises:
-        ValueError: for a value TOML cannot hold (None, a float that is not finite, another type).
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int) or isinstance(value, float) and value == value and abs(value) != float("inf"):
-        return repr(value)
-    if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-        return '"' + escaped + '"'
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        return "{ " + ", ".join(f"{_key(str(k))} = {toml_value(v)}" for k, v in value.items()) + " }"
-    raise ValueError(f"TOML cannot hold {value!r}")
-
-
-def _key(key: str) -> str:
-    return key if key.isascii() and key.replace("_", "").replace("-", "").isalnum() else toml_value(key)
-
-
-def row_toml(row: dict[str, Any]) -> str:
-    """An `[[invariant]]` table, its `generate` as an `[invariant.generate]` table after the keys."""
-    lines = ["[[invariant]]"]
-    lines += [f"{_key(k)} = {toml_value(v)}" for k, v in row.items() if k != "generate"]
-    if "generate" in row:
-        lines += ["", "[invariant.generate]"] + [f"{_key(k)} = {toml_value(v)}" for k, v in row["generate"].items()]
-    return "\n".join(lines) + "\n"
-
-
 def checked(row: dict[str, Any], oracle_file: str, packages: Sequence[str], why: str) -> Proposed | str:
     """The candidate of `row` with its blob samples, or the schema's first problem with it."""
-    text = row_toml({**row, "blob_sha256": _PLACEHOLDER_PIN})
+    text = row_table({**row, "blob_sha256": _PLACEHOLDER_PIN})
     parsed = parse_oracle(("schema = 1\n\n" + text).encode(), oracle_file, packages)
     if parsed.problems:
         return f"{row['id']}: {parsed.problems[0]}"

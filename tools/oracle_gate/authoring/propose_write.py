@@ -15,9 +15,10 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tools.oracle_gate.authoring.propose_rows import Proposed, row_toml
+from tools.oracle_gate.authoring.propose_rows import Proposed
 from tools.oracle_gate.errors import GateError, OracleError
 from tools.oracle_gate.files import replace_file
+from tools.oracle_gate.spec.toml_text import row_table
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def plan(root: str, proposed: Sequence[Proposed]) -> list[Planned]:
             files.append(Planned(candidate.blob, data))
     for path, rows in sorted(by_file.items()):
         before = _existing(root, path)
-        text = "".join("\n" + row_toml(c.row) for c in rows)
+        text = "".join("\n" + row_table(c.row) for c in rows)
         new = (before.decode("utf-8", "replace") if before is not None else "schema = 1\n") + text
         checks: list[tuple[str, bytes | None]] = [("is not", before), ("would not be", new.encode())]
         for label, text_bytes in checks:

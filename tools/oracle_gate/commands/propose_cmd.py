@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.approval.policy import POLICY_PATH, load_policy
 from tools.oracle_gate.authoring.propose import HeadRows, explain, head_rows, model_rows, render, skip_reason, survey
-from tools.oracle_gate.authoring.propose_rows import PROPOSED_COUNT, Proposed, kept_rows, row_toml, survey_all
+from tools.oracle_gate.authoring.propose_rows import PROPOSED_COUNT, Proposed, kept_rows, survey_all
 from tools.oracle_gate.authoring.propose_write import plan, write
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
 from tools.oracle_gate.git.gitio import changed_paths, default_base, git, merge_base, resolve_commit
 from tools.oracle_gate.git.tree import GitTree, WorkTree
+from tools.oracle_gate.spec.toml_text import row_table
 from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ def _comment(candidate: Proposed) -> list[str]:
     return [
         f"# {candidate.row['entry']}: {candidate.why}",
         f"# goes in {candidate.oracle_file}; `propose --write` appends it",
-        *(f"# {line}" if line else "#" for line in row_toml(candidate.row).splitlines()),
+        *(f"# {line}" if line else "#" for line in row_table(candidate.row).splitlines()),
         f"# blob {candidate.blob}: {len(candidate.samples)} sample(s) drawn from generate",
         "",
     ]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.authoring.propose import HeadRows, Row
-from tools.oracle_gate.authoring.propose_rows import PROPOSED_COUNT, kept_rows, row_toml, survey_all, toml_value
+from tools.oracle_gate.authoring.propose_rows import PROPOSED_COUNT, kept_rows, survey_all
 from tools.oracle_gate.authoring.propose_write import plan, write
 from tools.oracle_gate.git.functions import Found
 from tools.oracle_gate.git.tree import WorkTree
@@ -154,16 +154,6 @@ def test_a_module_that_does_not_parse_is_a_note(shop):
     (shop / "shop" / "broken.py").write_text("def f(:\n")
     result = survey_all(WorkTree(str(shop)), ["shop"], HeadRows(), ["shop"])
     assert [n for n in result.notes if "broken" in n][0].startswith("shop/broken.py: does not parse (")
-
-
-def test_toml_values_and_a_row_with_its_generate_table():
-    assert toml_value({"a": [1, 2.5, True, 'q"\\\n']}) == '{ a = [1, 2.5, true, "q\\"\\\\\\n"] }'
-    assert toml_value({}) == "{}"
-    with pytest.raises(ValueError):
-        toml_value(float("nan"))
-    assert row_toml({"id": "r", "generate": {"count": 2, "a b": {"int": [0, 1]}}}) == (
-        '[[invariant]]\nid = "r"\n\n[invariant.generate]\ncount = 2\n"a b" = { int = [0, 1] }\n'
-    )
 
 
 def changed(shop: Path, name: str, status: str = "changed") -> Found:
