@@ -272,6 +272,7 @@ class Row:
         self.builds = {name: resolve(maker) for name, maker in (request.get("build") or {}).items()}
         self.inverse: Any = resolve(request["inverse"]) if request.get("inverse") is not None else None
         self.then = [resolve(name) for name in (request.get("entries") or [])[1:]]
+        self.element: Any = request.get("element")
 
     def target(self, receiver: Any) -> Any:
         """The function to call: the entry, or the method of the receiver built from its JSON value."""
@@ -331,6 +332,30 @@ class Row:
         a, b = sample
         return encode([project(self.call_positional(pair), self.project) for pair in ([a, b], [b, a])])
 
+    def argument(self, name: Any, value: Any) -> Any:
+        """A fresh copy of one plain argument value, built by the builder of `name` in `build` (if any)."""
+        value = given(_copy(value))
+        return built(self.builds[name], value) if name in self.builds else value
+
+    def grouped(self, sample: Any) -> str:
+        """`[f(f(a, b), c), f(a, f(b, c))]` for a sample `[a, b, c]`, each argument built by its
+        name in `args_names` and copied afresh for each side."""
+        f = self.target(None)
+        names = (self.args_names + [None, None, None])[:3]
+        a, b, c = [self.argument(name, value) for name, value in zip(names, sample, strict=False)]
+        left = encode(project(f(f(a, b), c), self.project))
+        a, b, c = [self.argument(name, value) for name, value in zip(names, sample, strict=False)]
+        return "[" + left + "," + encode(project(f(a, f(b, c)), self.project)) + "]"
+
+    def with_element(self, sample: Any) -> str:
+        """`[f(a, e), f(e, a)]` for a sample `{name: a}`, e the row's `element`; `a` and `e` are both
+        built by the builder of that name (both positions take values of one type)."""
+        f = self.target(None)
+        ((name, a),) = sample.items()
+        first = encode(project(f(self.argument(name, a), self.argument(name, self.element)), self.project))
+        second = encode(project(f(self.argument(name, self.element), self.argument(name, a)), self.project))
+        return "[" + first + "," + second + "]"
+
     def states(self, sample: Any) -> str:
         """The states after each of `repeat` calls, each fed back and encoded as soon as it is returned."""
         state_text = encode(sample["state"], "state")
@@ -366,6 +391,8 @@ CALLS = {
     "monotonic": Row.over_values,
     "antisymmetric": Row.swapped_and_same,
     "commutative": Row.swapped,
+    "associative": Row.grouped,
+    "identity": Row.with_element,
     "back_to_back": Row.once,
     "reference": Row.reference,
 }

@@ -335,6 +335,7 @@ REQUEST_KEYS = (
     "inverse",
     "over",
     "entries",
+    "element",
     "style",
 )
 

@@ -11,6 +11,9 @@
 - `record_files.py`: what `record` gives the probe besides its rows: the owners' `oracles/`, missing build files.
 - `boundary.py`: a row's boundary samples: the edges of its generators, one field at a time.
 - `propose.py`: `propose`, candidate rows for the public production functions a change added or changed.
+- `propose_rows.py`: whole rows a reviewer can take as they are: `propose --all`, behaviour-kept rows.
+- `pairs.py`: the name and signature rules of `propose --all` (round trips, canonical forms, binary operations).
+- `propose_write.py`: `propose --write`, whole rows appended to their oracle files with their blobs.
 - `vacuity.py`: `vacuity`, rows that check nothing: rows that pass on every mutant of their entry.
 - `killing.py`: `vacuity --suggest`, a sample that kills each mutant a row survived.
 - `bazel_rows.py`: the tools' row runner: a row's observations from the oracle test's own caller action.

@@ -65,11 +65,13 @@ class Row:
         id: the row's `id`, or "" when it has no string id.
         entry: the row's `entry`, or "" when it has no string entry.
         source: the oracle file, repository-relative (`oracles/NAME.toml`).
+        kind: the row's `kind`, or "" when it has no string kind.
     """
 
     id: str
     entry: str
     source: str
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -221,10 +223,13 @@ def head_rows(tree: Tree) -> HeadRows:
             continue
         for row in table if isinstance(table, list) else []:
             if isinstance(row, dict):
-                ident, entry_name = row.get("id"), row.get("entry")
+                ident, entry_name, kind = row.get("id"), row.get("entry"), row.get("kind")
                 rows.append(
                     Row(
-                        ident if isinstance(ident, str) else "", entry_name if isinstance(entry_name, str) else "", path
+                        ident if isinstance(ident, str) else "",
+                        entry_name if isinstance(entry_name, str) else "",
+                        path,
+                        kind if isinstance(kind, str) else "",
                     )
                 )
     return HeadRows(tuple(rows), tuple(files), tuple(notes))

@@ -97,7 +97,8 @@ def check_receiver(row: dict[str, object], kind: Kind | None, allowed_packages: 
 
 
 def check_args_names(row: dict[str, object], kind: Kind | None, bad: Bad) -> tuple[str, ...] | None:
-    """`args_names` names the positional arguments (`Kind.positional`; a PAIR kind's exactly two);
+    """`args_names` names the positional arguments (`Kind.positional`; a PAIR kind's exactly
+    `Kind.arity`);
     returns them when valid."""
     if "args_names" not in row:
         return None
@@ -112,8 +113,9 @@ def check_args_names(row: dict[str, object], kind: Kind | None, bad: Bad) -> tup
     if len(set(names)) != len(names):
         bad("args_names", "names an argument twice")
         return None
-    if kind is not None and kind.sample == PAIR and len(names) != 2:
-        bad("args_names", f"must name exactly two arguments for kind {kind.name!r}, got {len(names)}")
+    if kind is not None and kind.sample == PAIR and len(names) != kind.arity:
+        count = {2: "two", 3: "three"}.get(kind.arity, str(kind.arity))
+        bad("args_names", f"must name exactly {count} arguments for kind {kind.name!r}, got {len(names)}")
         return None
     return tuple(names)
 

@@ -535,6 +535,8 @@ def _check_fields(
         _check_draws(check, count, [gen for _, gen in fields if gen is not None])
     if row_kind.sample_rule == kinds.ONE_X and not check.errors:
         _check_round_trip(check, [(n, g) for n, g in fields if n != "receiver" and g is not None])
+    if row_kind.sample_rule == kinds.ONE_ARG and len(fields) != 1:
+        check.bad("generate", f"has {len(fields)} fields; {row_kind.name} rows generate exactly one argument, a")
 
 
 def draws(gen: Gen) -> int:

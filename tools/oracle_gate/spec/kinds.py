@@ -18,16 +18,19 @@ from tools.oracle_gate.spec.values import callable_value
 from tools.oracle_gate.spec.verdicts import Verdict
 
 # The shapes of a blob sample (`Kind.sample`): an object of keyword arguments; `{"state": S,
-# <args>...}`; `{"args": [...], "expected": V}`; an object of exactly the two `args_names`.
+# <args>...}`; `{"args": [...], "expected": V}`; an object of exactly the `args_names` (`Kind.arity`
+# of them).
 KEYWORDS, STATE, TABLE, PAIR = "keywords", "state", "table", "pair"
 # What a keyword sample must hold besides (`Kind.sample_rule`): exactly one argument x that is not
-# a callable; an `over` field that is an array of at least two numbers or two strings.
-ONE_X, OVER = "one x", "over"
+# a callable; an `over` field that is an array of at least two numbers or two strings; exactly one
+# argument, a, and nothing else.
+ONE_X, OVER, ONE_ARG = "one x", "over", "one arg"
 # The caller's ways of calling the entry on one sample (`Kind.calls`, the names of the functions of
 # actions/caller.py `CALLS`): once with keyword arguments (then the rest of `entries`); the same
 # then `inverse`; repeatedly on the state; once with positional arguments; once per value of `over`;
-# f(a, b), f(b, a), f(a, a); f(a, b), f(b, a).
-ONCE, INVERTED, STATES, POSITIONAL, OVER_VALUES, SWAPPED_AND_SAME, SWAPPED = (
+# f(a, b), f(b, a), f(a, a); f(a, b), f(b, a); f(f(a, b), c), f(a, f(b, c)); f(a, e), f(e, a) with e
+# the row's `element`.
+ONCE, INVERTED, STATES, POSITIONAL, OVER_VALUES, SWAPPED_AND_SAME, SWAPPED, GROUPED, WITH_ELEMENT = (
     "once",
     "inverted",
     "states",
@@ -35,6 +38,8 @@ ONCE, INVERTED, STATES, POSITIONAL, OVER_VALUES, SWAPPED_AND_SAME, SWAPPED = (
     "over_values",
     "swapped_and_same",
     "swapped",
+    "grouped",
+    "with_element",
 )
 # A sample field the judge does not have (`Kind.judge`'s inputs or expected value).
 MISSING: Any = object()
@@ -81,8 +86,9 @@ class Kind:
         required, allowed: the kind's own keys (schema `_KIND_SPECIFIC`) it requires, and those it
             also allows.
         sample: the shape of a blob sample: KEYWORDS, STATE, TABLE or PAIR.
-        sample_rule: what a KEYWORDS sample must hold besides: "" (nothing), ONE_X or OVER.
-        calls: how the caller calls the entry on one sample (ONCE ... SWAPPED), the name of a
+        arity: how many `args_names` a PAIR kind's row names (and its samples hold).
+        sample_rule: what a KEYWORDS sample must hold besides: "" (nothing), ONE_X, OVER or ONE_ARG.
+        calls: how the caller calls the entry on one sample (ONCE ... WITH_ELEMENT), the name of a
             function of actions/caller.py `CALLS`.
         refuses: the call fields (`receiver`, `build`, `project`) it does not allow.
         receiver_hint: what to do instead of a refused `receiver`, after the refusal ("" for none).
@@ -107,6 +113,7 @@ class Kind:
     shows: Callable[[Mapping[str, Any]], str]
     allowed: tuple[str, ...] = ()
     sample: str = KEYWORDS
+    arity: int = 2
     sample_rule: str = ""
     calls: str = ONCE
     refuses: tuple[str, ...] = ()
@@ -216,6 +223,54 @@ def _commutative(value: Any, expect: Mapping[str, Any], inputs: Any, expected: A
     return judge_commutative(value)
 
 
+def judge_associative(results: Any) -> Verdict:
+    """`associative`: results `[f(f(a, b), c), f(a, f(b, c))]`, plain JSON values, strictly equal
+    (the type of every leaf compared too)."""
+    if type(results) is not list or len(results) != 2:
+        return Verdict(False, "malformed observation: expected the results of f(f(a, b), c) and f(a, f(b, c))")
+    problem = verdicts.plain_problem(results, "results")
+    if problem:
+        return Verdict(False, problem)
+    left, right = results
+    if not verdicts.strict_equal(left, right):
+        return Verdict(False, f"f(f(a, b), c) is {left!r} and f(a, f(b, c)) is {right!r}: not equal")
+    return Verdict(True)
+
+
+def _associative(value: Any, expect: Mapping[str, Any], inputs: Any, expected: Any) -> Verdict:
+    return judge_associative(value)
+
+
+def judge_identity(results: Any, a: Any) -> Verdict:
+    """`identity`: results `[f(a, e), f(e, a)]` (e the row's `element`), each a plain JSON value
+    strictly equal to the sample's argument `a` (the type of every leaf compared too)."""
+    if type(results) is not list or len(results) != 2:
+        return Verdict(False, "malformed observation: expected the results of f(a, e) and f(e, a)")
+    problem = verdicts.plain_problem(results, "results")
+    if problem:
+        return Verdict(False, problem)
+    for call, result in zip(("f(a, e)", "f(e, a)"), results, strict=True):
+        if not verdicts.strict_equal(result, a):
+            return Verdict(False, f"{call} is {result!r}, not a ({a!r})")
+    return Verdict(True)
+
+
+def _identity(value: Any, expect: Mapping[str, Any], inputs: Any, expected: Any) -> Verdict:
+    if inputs is MISSING:
+        return _no_inputs()
+    if type(inputs) is not dict or len(inputs) != 1:
+        return Verdict(False, "the sample must hold exactly one argument, a")
+    return judge_identity(value, next(iter(inputs.values())))
+
+
+def _element(row: Mapping[str, object], bad: Bad) -> None:
+    """An `identity` row's `element` is a plain value: a string, number, bool, or an array or
+    table of those (no date, no NaN or infinity)."""
+    problem = verdicts.plain_problem(row.get("element"), "element")
+    if problem:
+        bad("element", f"must be a plain value (string, number, bool, array or table of those): {problem}")
+
+
 def _composed(value: Any, expect: Mapping[str, Any], inputs: Any, expected: Any) -> Verdict:
     judge = _bound if "min" in expect else _exact
     return judge(value, expect, inputs, expected)
@@ -267,7 +322,13 @@ ALL = (
     Kind("matches", ("pattern",), _matches, _shown("a str matching {pattern}")),
     Kind("agrees", ("reference", "generate"), _exact, _shown(EXPECTED_SHOWN), probe=(BACK_TO_BACK, {})),
     Kind(
-        "round_trip", ("inverse",), _round_trip, _shown("x, the sample's argument"), sample_rule=ONE_X, calls=INVERTED
+        "round_trip",
+        ("inverse",),
+        _round_trip,
+        _shown("x, the sample's argument"),
+        sample_rule=ONE_X,
+        calls=INVERTED,
+        proposal=Proposal((), "round_trip"),
     ),
     Kind(
         "monotonic",
@@ -307,6 +368,31 @@ ALL = (
         calls=SWAPPED,
         refuses=("receiver",),
         receiver_hint=_PAIR_RECEIVER,
+        proposal=Proposal((), "commutative"),
+    ),
+    Kind(
+        "associative",
+        ("args_names",),
+        _associative,
+        _shown("f(f(a, b), c) == f(a, f(b, c))"),
+        sample=PAIR,
+        arity=3,
+        calls=GROUPED,
+        refuses=("receiver",),
+        receiver_hint=_PAIR_RECEIVER,
+        proposal=Proposal((), "associative"),
+    ),
+    Kind(
+        "identity",
+        ("element",),
+        _identity,
+        _shown("f(a, e) == a and f(e, a) == a, e the row's element"),
+        sample_rule=ONE_ARG,
+        calls=WITH_ELEMENT,
+        refuses=("receiver",),
+        receiver_hint="; name the method as the entry and build the argument with `build`",
+        check=_element,
+        proposal=Proposal((), "identity"),
     ),
     Kind(
         BACK_TO_BACK,
@@ -323,6 +409,16 @@ _BY_NAME = {kind.name: kind for kind in ALL}
 def kind_of(name: object) -> Kind | None:
     """The Kind named `name` (a row's `kind`, any value), or None when no kind has that name."""
     return _BY_NAME.get(name) if type(name) is str else None
+
+
+def calling(calls: str) -> Kind:
+    """The first Kind whose caller function is `calls` (ONCE ... WITH_ELEMENT): how `propose` finds
+    the kind of a relation it suggests without naming it.
+
+    Raises:
+        StopIteration: when no kind calls the entry that way.
+    """
+    return next(k for k in ALL if k.calls == calls)
 
 
 def kind(name: str) -> Kind:

@@ -136,12 +136,13 @@ def check_sample(invariant: Invariant, index: int, sample: Any) -> None:
     """Checks one parsed sample, the `index`-th (0-based) of its blob, by its kind's `Kind.sample`:
     a JSON object; STATE ones (`idempotent`) hold `state` and every name of `args`; TABLE ones
     (`exact_table`) exactly `args` (an array, as long as `args_names` when the row has them) and
-    `expected`, plus `receiver` when the row has one; PAIR ones (`antisymmetric`) exactly the two
+    `expected`, plus `receiver` when the row has one; PAIR ones (`antisymmetric`) exactly the
     `args_names`; KEYWORDS ones a `receiver` (an array or an object) when the row has one, and by
-    `Kind.sample_rule` exactly one argument besides it (ONE_X, `round_trip`) or an `over` field
-    that is an array of at least two numbers or of at least two strings (OVER, `monotonic`). A
-    sample may name the exception its call must raise as `raises` where `check_raises` allows it
-    (TABLE ones then hold `raises` instead of `expected`).
+    `Kind.sample_rule` exactly one argument besides it (ONE_X, `round_trip`), an `over` field
+    that is an array of at least two numbers or of at least two strings (OVER, `monotonic`), or
+    exactly one argument (ONE_ARG, `identity`). A sample may name the exception its call must
+    raise as `raises` where `check_raises` allows it (TABLE ones then hold `raises` instead of
+    `expected`).
 
     Raises:
         SampleError: naming the sample by `index` and what is wrong with it.
@@ -246,6 +247,8 @@ def _check_keyword_sample(invariant: Invariant, index: int, sample: dict[str, An
             + (" besides receiver" if invariant.receiver else "")
             + " besides callables"
         )
+    if rule == kinds.ONE_ARG and len(arguments) != 1:
+        raise SampleError(f"sample {index} must have exactly one argument (the value a of f(a, e) == a)")
     if rule == kinds.OVER:
         values = sample.get(invariant.over or "")
         if type(values) is not list or len(values) < 2:

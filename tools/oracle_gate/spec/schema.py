@@ -71,6 +71,7 @@ _KIND_SPECIFIC = (
     "over",
     "direction",
     "entries",
+    "element",
 )
 _ALL_KEYS = frozenset(_COMMON + _KIND_SPECIFIC)
 _REQUIRED = ("id", "entry", "kind", "blob", "blob_sha256")
@@ -110,6 +111,7 @@ class Invariant:
             value is the expected value of every sample that has none stored; or None.
         inverse: the `round_trip` inverse; over, direction: the `monotonic` argument and order.
         entries: the callables of a `composed` row, in call order (`entry` is the first).
+        element: the identity element e of an `identity` row, a plain value; or None.
         hidden_sha256: the sha256 (64 lowercase hex digits) of the row's hidden blob, whose bytes
             only the hidden store holds (docs/oracles.md, "Hidden samples"); or None.
         raises_agree: True when the entry and the reference raising the same class (or the entry a
@@ -142,6 +144,7 @@ class Invariant:
     direction: str | None = None
     entries: tuple[str, ...] = ()
     hidden_sha256: str | None = None
+    element: object = None
     raises_agree: bool = False
 
 
@@ -474,6 +477,7 @@ def _invariant(row: dict[str, object], path: str, spec: GenerateSpec | None) -> 
         project=row.get("project"),  # type: ignore[arg-type]
         entries=entries,
         hidden_sha256=str(row["hidden_sha256"]) if "hidden_sha256" in row else None,
+        element=row.get("element"),
         raises_agree=row.get("raises_agree") is True,
         **text,
     )

@@ -75,7 +75,7 @@ def caller_inputs(
 
 
 # The fields of a row the caller needs to reach the code (docs/design.md section 8), when set.
-_CALL_FIELDS = ("receiver", "project", "inverse", "over")
+_CALL_FIELDS = ("receiver", "project", "inverse", "over", "element")
 
 
 def input_row(inv: Invariant, samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -76,6 +76,7 @@ FIELDS = (
     "direction",
     "entries",
     "hidden_sha256",
+    "element",
     "raises_agree",
 )
 
@@ -144,7 +145,13 @@ def _marks(old: Invariant, new: Invariant) -> tuple[str, ...]:
         marks.append("reference removed")
     elif old.reference != new.reference:
         marks.append("reference changed")
-    if (old.pattern, old.inverse, old.over, old.direction) != (new.pattern, new.inverse, new.over, new.direction):
+    if (old.pattern, old.inverse, old.over, old.direction, old.element) != (
+        new.pattern,
+        new.inverse,
+        new.over,
+        new.direction,
+        new.element,
+    ):
         marks.append("relation changed")
     if new.raises_agree and not old.raises_agree:
         marks.append("raises agree")  # a raise of both sides passes now: docs/oracles.md, "Expected exceptions"

@@ -203,3 +203,207 @@ def test_commutative_samples_and_generated_samples_are_the_two_args_names():
         check_shape(inv, [{"a": 1, "b": 2}, {"a": 1}])
     assert draw(inv, "s") == [{"a": 1, "b": 5}] * 3
     assert input_samples(inv, [{"a": 1, "b": 2}]) == [[1, 2]]
+
+
+# `associative`: f(f(a, b), c) == f(a, f(b, c)) on every sample, stored and generated.
+ASSOC = [
+    {
+        "id": "row",
+        "entry": "shop.calc:op",
+        "kind": "associative",
+        "args_names": ["a", "b", "c"],
+        "blob": "oracles/blobs/a.json",
+        "seed": 3,
+        "generate": {"count": 30, "a": {"int": [0, 9]}, "b": {"int": [0, 9]}, "c": {"int": [1, 9]}},
+    }
+]
+ASSOC_BLOB = {"oracles/blobs/a.json": [{"a": 1, "b": 2, "c": 3}, {"c": 3, "b": 4, "a": 5}]}
+
+
+@pytest.mark.parametrize(
+    ("body", "ok"),
+    [
+        ("def op(a, b):\n    return a + b\n", True),
+        ("def op(a, b):\n    return max(a, b)\n", True),
+        ("def op(a, b):\n    return a\n", True),  # a projection is admitted
+        ("def op(a, b):\n    return a - b\n", False),
+        ("def op(a, b):\n    return (a + b) // 2\n", False),
+        ("def op(a, b):\n    return {a + b}\n", False),  # a set is not plain JSON
+    ],
+)
+def test_associative(tmp_path, body, ok):
+    assert run_rows(tmp_path, ASSOC, ASSOC_BLOB, calc(body), salt="c").judged["row"].ok is ok
+
+
+def test_a_failing_associative_sample_shows_both_groupings(tmp_path):
+    judged = run_rows(tmp_path, ASSOC[:1], ASSOC_BLOB, calc("def op(a, b):\n    return a - b\n"), salt="c").judged
+    first = judged["row"].failing.shown[0]
+    assert (first.index, first.generated, first.inputs, first.result) == (0, False, "[1,2,3]", "[-4,2]")
+    assert first.expected == "f(f(a, b), c) == f(a, f(b, c))"
+    assert first.message == "f(f(a, b), c) is -4 and f(a, f(b, c)) is 2: not equal"
+
+
+def test_the_caller_builds_each_associative_argument_and_passes_inner_results_as_they_are(tmp_path):
+    body = (
+        "class Amount:\n    def __init__(self, cents):\n        self.cents = cents\n"
+        "def op(a, b):\n    assert type(a) is Amount and type(b) is Amount\n    return Amount(a.cents + b.cents)\n"
+    )
+    row = [
+        {
+            **{k: v for k, v in ASSOC[0].items() if k != "generate"},
+            "build": {"a": "shop.calc:Amount", "b": "shop.calc:Amount", "c": "shop.calc:Amount"},
+            "project": {"attrs": ["cents"]},
+        }
+    ]
+    judged = run_rows(tmp_path, row, ASSOC_BLOB, calc(body)).judged["row"]
+    assert judged.ok, judged.failing
+
+
+def test_judge_associative():
+    assert kinds.judge_associative([{"x": [1]}, {"x": [1]}]).ok
+    assert kinds.judge_associative([1, 1.0]).reason == "f(f(a, b), c) is 1 and f(a, f(b, c)) is 1.0: not equal"
+    assert kinds.judge_associative([1]).reason == (
+        "malformed observation: expected the results of f(f(a, b), c) and f(a, f(b, c))"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        ('entry = "shop.v:f"\nkind = "associative"\nargs_names = ["a", "b", "c"]\n', []),
+        (
+            'entry = "shop.v:f"\nkind = "associative"\nargs_names = ["a", "b"]\n',
+            [("args_names", "must name exactly three arguments for kind 'associative', got 2")],
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "associative"\nargs_names = ["a", "b", "c"]\n'
+            "generate = { count = 2, a = { int = [0, 1] }, b = { int = [0, 1] } }\n",
+            [("generate", "has no generator for c; the row generates exactly its args_names")],
+        ),
+        (
+            'entry = "shop.v:V.f"\nkind = "associative"\nargs_names = ["a", "b", "c"]\nreceiver = "shop.v:V"\n',
+            [
+                (
+                    "receiver",
+                    "is not allowed for kind 'associative'; name the method as the entry and build both arguments "
+                    "with `build`",
+                )
+            ],
+        ),
+    ],
+)
+def test_an_associative_row(body, found):
+    assert oracle_problems(body) == found
+
+
+def test_associative_samples_are_the_three_args_names():
+    inv = schema.parse_oracle(
+        b'schema = 1\n[[invariant]]\nid = "r"\nentry = "shop.v:f"\nkind = "associative"\n'
+        b'args_names = ["a", "b", "c"]\nblob = "oracles/blobs/t.json"\nblob_sha256 = "' + b"a" * 64 + b'"\n',
+        "oracles/x.toml",
+    ).invariants[0]
+    check_shape(inv, [{"a": 1, "b": 2, "c": 3}])
+    with pytest.raises(SampleError, match="sample 0 must have exactly the keys a, b, c"):
+        check_shape(inv, [{"a": 1, "b": 2}])
+    assert input_samples(inv, [{"c": 3, "a": 1, "b": 2}]) == [[1, 2, 3]]
+
+
+# `identity`: f(a, e) == a and f(e, a) == a, e the row's element.
+IDENT = [
+    {
+        "id": "row",
+        "entry": "shop.calc:op",
+        "kind": "identity",
+        "element": 0,
+        "blob": "oracles/blobs/i.json",
+        "seed": 3,
+        "generate": {"count": 30, "a": {"int": [-9, 9]}},
+    }
+]
+IDENT_BLOB = {"oracles/blobs/i.json": [{"a": 1}, {"a": 5}]}
+
+
+@pytest.mark.parametrize(
+    ("body", "ok"),
+    [
+        ("def op(a, b):\n    return a + b\n", True),
+        ("def op(a, b):\n    return a - b\n", False),  # f(e, a) is -a
+        ("def op(a, b):\n    return a * b\n", False),
+        ("def op(a, b):\n    return 0\n", False),  # a constant is not admitted
+        ("def op(a, b):\n    return float(a + b)\n", False),  # 1.0 is not 1
+    ],
+)
+def test_identity(tmp_path, body, ok):
+    assert run_rows(tmp_path, IDENT, IDENT_BLOB, calc(body), salt="c").judged["row"].ok is ok
+
+
+def test_a_failing_identity_sample_shows_both_results(tmp_path):
+    judged = run_rows(tmp_path, IDENT[:1], IDENT_BLOB, calc("def op(a, b):\n    return a - b\n"), salt="c").judged
+    first = judged["row"].failing.shown[0]
+    assert (first.index, first.inputs, first.result) == (0, '{"a":1}', "[1,-1]")
+    assert first.expected == "f(a, e) == a and f(e, a) == a, e the row's element"
+    assert first.message == "f(e, a) is -1, not a (1)"
+
+
+def test_the_caller_builds_the_element_like_the_argument(tmp_path):
+    body = "def op(a, b):\n    assert type(a) is tuple and type(b) is tuple\n    return tuple(a) + tuple(b)\n"
+    row = [
+        {
+            **{k: v for k, v in IDENT[0].items() if k != "generate"},
+            "element": [],
+            "build": {"a": "builtins:tuple"},
+            "project": "list",
+        }
+    ]
+    blob = {"oracles/blobs/i.json": [{"a": [1, 2]}, {"a": []}]}
+    judged = run_rows(tmp_path, row, blob, calc(body)).judged["row"]
+    assert judged.ok, judged.failing
+
+
+def test_judge_identity():
+    assert kinds.judge_identity([[1], [1]], [1]).ok
+    assert kinds.judge_identity([1, 1.0], 1).reason == "f(e, a) is 1.0, not a (1)"
+    assert kinds.judge_identity([1], 1).reason == "malformed observation: expected the results of f(a, e) and f(e, a)"
+
+
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        ('entry = "shop.v:f"\nkind = "identity"\nelement = 0\n', []),
+        ('entry = "shop.v:f"\nkind = "identity"\nelement = { a = [1, "x"] }\n', []),
+        ('entry = "shop.v:f"\nkind = "identity"\n', [("element", "is required for kind 'identity'")]),
+        (
+            'entry = "shop.v:f"\nkind = "identity"\nelement = nan\n',
+            [
+                (
+                    "element",
+                    "must be a plain value (string, number, bool, array or table of those): element is nan, "
+                    "not a finite number",
+                )
+            ],
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nelement = 0\n',
+            [("element", "is not allowed for kind 'bound'")],
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "identity"\nelement = 0\ngenerate = { count = 2, a = { int = [0, 1] }, '
+            "b = { int = [0, 1] } }\n",
+            [("generate", "has 2 fields; identity rows generate exactly one argument, a")],
+        ),
+    ],
+)
+def test_an_identity_row(body, found):
+    assert oracle_problems(body) == found
+
+
+def test_identity_samples_hold_one_argument():
+    inv = schema.parse_oracle(
+        b'schema = 1\n[[invariant]]\nid = "r"\nentry = "shop.v:f"\nkind = "identity"\nelement = ""\n'
+        b'blob = "oracles/blobs/t.json"\nblob_sha256 = "' + b"a" * 64 + b'"\n',
+        "oracles/x.toml",
+    ).invariants[0]
+    assert inv.element == ""
+    check_shape(inv, [{"s": "x"}])
+    with pytest.raises(SampleError, match="sample 0 must have exactly one argument"):
+        check_shape(inv, [{"s": "x", "t": "y"}])

@@ -114,7 +114,7 @@ CASES = [
         "unknown row key",
         doc(row(owner='"me"')),
         f"{PATH}: row ok_row: field owner: unknown key 'owner'; allowed keys are "
-        "args, args_names, blob, blob_sha256, build, direction, entries, entry, "
+        "args, args_names, blob, blob_sha256, build, direction, element, entries, entry, "
         "generate, hidden_sha256, id, inverse, kind, max, memory_mib, min, over, "
         "pattern, project, raises_agree, receiver, reference, repeat, seed, timeout_s",
     ),
@@ -133,7 +133,7 @@ CASES = [
         doc(row(kind='"fuzzy"')),
         f"{PATH}: row ok_row: field kind: unknown kind 'fuzzy'; kinds are bound, "
         "idempotent, exact_table, matches, agrees, round_trip, monotonic, "
-        "antisymmetric, composed, commutative, back_to_back (a new kind is a schema change)",
+        "antisymmetric, composed, commutative, associative, identity, back_to_back (a new kind is a schema change)",
     ),
     (
         "entry malformed",
