@@ -194,6 +194,17 @@ def _static(node: FunctionNode) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 
+def kept_row(reader: ModuleReader, name: str, found: Drawn) -> list[Proposed]:
+    """A behaviour-kept row (`kinds.BACK_TO_BACK`) for a function whose arguments can be drawn: from
+    then on, each change must keep every result of the base tip's version (docs/oracles.md,
+    "Behaviour kept"); `record --write` fills its blob with inputs."""
+    if not found.generate:
+        return []
+    why = f"{reader.module}:{name} must keep returning what the base tip's version returns"
+    offered = reader.offer(name, kinds.BACK_TO_BACK, {"build": found.build or None}, found.generate, why)
+    return [offered] if offered else []
+
+
 def idempotent_row(reader: ModuleReader, name: str, node: FunctionNode, found: Drawn) -> list[Proposed]:
     """An `idempotent` row for a function named like a canonical form (`pairs.is_idempotent_name`):
     its first argument is the state, the others its `args`, all drawn as plain JSON."""
@@ -291,6 +302,7 @@ def module_rows(reader: ModuleReader) -> tuple[list[Proposed], list[Listed]]:
             note = "a method: relations are proposed for functions and static methods"
         else:
             mine += idempotent_row(reader, name, node, found) + binary_rows(reader, name, node, found)
+            mine += kept_row(reader, name, found)
             note = "no round trip, canonical form or binary operation found by name and signature"
         proposed += mine
         entry = f"{reader.module}:{name}"
@@ -370,8 +382,6 @@ def kept_rows(
         (candidates, one note per function that gets none and why).
     """
     changed = [item for item in changed if item.status == "changed" and item.node is not None]
-    if changed and kinds.kind_of(kinds.BACK_TO_BACK) is None:
-        return [], [f"behaviour-kept rows: the kind {kinds.BACK_TO_BACK} is not a kind of this gate; none proposed"]
     taken = {r.id for r in oracles.rows}
     proposed: list[Proposed] = []
     notes: list[str] = []

@@ -79,15 +79,18 @@ def test_propose_all_write_twice_adds_nothing_the_second_time(project, gate):
     repo = str(project.path)
     code, out, err = gate("--repo", repo, "propose", "--all")
     assert code == 0, err
-    assert out.splitlines()[0].startswith("# propose --all: 4 whole row(s) for ")
-    assert "#   shop.codec:add (shop/codec.py:1): candidate add_commutative, add_associative, add_identity" in out
-    assert "#   shop.codec:dumps (shop/codec.py:5): candidate dumps_round_trip" in out
+    assert out.splitlines()[0].startswith("# propose --all: 7 whole row(s) for ")
+    assert (
+        "#   shop.codec:add (shop/codec.py:1): candidate add_commutative, add_associative, add_identity, add_kept"
+        in out
+    )
+    assert "#   shop.codec:dumps (shop/codec.py:5): candidate dumps_round_trip, dumps_kept" in out
     assert '# kind = "round_trip"' in out and project.git("status", "--porcelain") == ""
     code, out, err = gate("--repo", repo, "propose", "--all", "shop", "--write")
     assert code == 0, err
     assert (
-        "appended 4 row(s) to oracles/shop.toml: add_commutative, add_associative, add_identity, dumps_round_trip"
-        in out
+        "appended 7 row(s) to oracles/shop.toml: add_commutative, add_associative, add_identity, add_kept, "
+        "dumps_round_trip, dumps_kept, loads_kept" in out
     )
     assert "next: `pin --write` (or `record --write`) adds each blob_sha256" in out
     written = (project.path / "oracles" / "shop.toml").read_bytes()
