@@ -83,8 +83,8 @@ class CheckOptions:
             change branched (local use; the report says so).
         unsealed_workspace: run the workspace run on the host, without its sealed root
             (runs/workspace_seal.py), for a host that cannot make one; the report's first line says so.
-        behaviour_runner: the probe of the behaviour phase (check/behaviour_phase.py); None runs no
-            phase (a `back_to_back` row is then exit 1).
+        behaviour_runner: the probe of the behaviour phase (check/behaviour_phase.py); None, or
+            `results`, runs no phase (a `back_to_back` row is then exit 1).
     """
 
     results: Sequence[str] = ()
@@ -236,7 +236,9 @@ def _run_and_judge(inputs: Inputs, options: CheckOptions, phases: Phases) -> Run
     coverage_items, coverage = coverage_findings(inputs, outcomes)
     found = [*outcomes.notes, outcome_check, *([harness] if harness is not None else []), *coverage_items]
     rest = _clean_and_hidden(inputs, options, phases, plan, outcomes, salted)
-    behaviour = behaviour_findings(inputs, options.salt, options.environ, options.behaviour_runner, phases)
+    # Outcomes from result files: the gate runs nothing itself, the behaviour phase included.
+    probe = None if options.results else options.behaviour_runner
+    behaviour = behaviour_findings(inputs, options.salt, options.environ, probe, phases)
     return replace(
         rest,
         found=[*found, *rest.found, *behaviour],

@@ -21,7 +21,9 @@ from tools.oracle_gate.suite.probe_files import probe_oracles
 KEPT_CHECK = "behaviour kept"
 DIFF_CHECK = "behaviour diff"
 # Why the phase did not run when `check` was given no probe (a caller of `run_check` that runs no Bazel).
-NO_RUNNER = "the behaviour phase did not run (this check runs no probe)"
+NO_RUNNER = (
+    "the behaviour phase did not run (a check given --results runs nothing itself); run check without --results"
+)
 
 
 def plan_phase(inputs: Inputs, salt: str) -> Plan:
@@ -94,6 +96,8 @@ def _run(
         if exc.code != errors.UNDECIDED:
             raise
         return {}, f"the behaviour phase could not run: {exc}"
+    except OSError as exc:
+        return {}, f"the behaviour phase could not run: {exc.strerror or exc}"
     out: dict[str, Compared] = {}
     for inv, row in plan.rows:
         out[row.id] = behaviour.compare(inv.id, inv.source, row, judged.get(row.id), base.get(row.id))

@@ -149,5 +149,5 @@ def test_without_a_probe_a_back_to_back_row_is_undecided(tmp_path):
     report = run_check(str(repo.path), "main", environ=dict(os.environ), workspace_runner=RowRunner(tmp_path / "rows"))
     (violation,) = report.violations
     assert (violation.code, violation.id) == (1, "add_kept")
-    assert "the behaviour phase did not run" in violation.message
+    assert "the behaviour phase did not run" in violation.message and "--results" in violation.message
     assert json.loads(json.dumps(report.exit_code)) == 1
