@@ -21,9 +21,7 @@ from tools.oracle_gate.suite.probe_files import probe_oracles
 KEPT_CHECK = "behaviour kept"
 DIFF_CHECK = "behaviour diff"
 # Why the phase did not run when `check` was given no probe (a caller of `run_check` that runs no Bazel).
-NO_RUNNER = (
-    "the behaviour phase did not run (a check given --results runs nothing itself); run check without --results"
-)
+NO_RUNNER = "the behaviour phase did not run (a check given --results runs nothing itself); run check without --results"
 
 
 def plan_phase(inputs: Inputs, salt: str) -> Plan:
