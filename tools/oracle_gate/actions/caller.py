@@ -168,18 +168,33 @@ def _raised(exc: BaseException) -> dict[str, Any]:
 
 def raised_classes(cls: type) -> list[str]:
     """`module:qualname` of each class of `cls`'s method resolution order (read through `type`'s own
-    `__mro__`, so a metaclass cannot rename it), those `_plain_name` accepts and of at most
-    MAX_CLASS_CHARS characters, the first MAX_CLASSES; [] when they cannot be read. Raises nothing."""
+    `__mro__`, so a metaclass cannot rename it), those `_plain_name` accepts, of at most
+    MAX_CLASS_CHARS characters and that name the class itself (`_named`), the first MAX_CLASSES;
+    [] when they cannot be read. Raises nothing."""
     try:
         names = []
         for item in _type_mro.__get__(cls, _type):
             module, qualname = _type_module.__get__(item, _type), _type_qualname.__get__(item, _type)
             name = f"{module}:{qualname}" if _type(module) is _str and _type(qualname) is _str else ""
-            if name and _len(name) <= MAX_CLASS_CHARS and _plain_name(module, qualname):
+            if name and _len(name) <= MAX_CLASS_CHARS and _plain_name(module, qualname) and _named(item, name):
                 names.append(name)
         return names[:MAX_CLASSES]
     except _BaseException:
         return []
+
+
+def _named(cls: type, name: str) -> bool:
+    """True when `module:qualname` (`name`) leads, through the loaded module and its attributes, to
+    `cls` itself: a class whose body assigns another class's `__module__` and `__qualname__` is
+    not reported under that name. Raises nothing."""
+    module, _, qualname = name.partition(":")
+    try:
+        found: Any = _modules.get(module)
+        for part in qualname.split("."):
+            found = _getattr(found, part)
+        return found is cls
+    except _BaseException:
+        return False
 
 
 def _copy(value: Any) -> Any:

@@ -344,8 +344,28 @@ def test_a_raised_result_names_the_classes_of_its_method_resolution_order(tmp_pa
     assert reply["results"] == [
         {"raised": "ParseError: bad", "classes": ["raising_probe:ParseError", *VALUE_ERROR]},
         {"raised": "Odd name: bad", "classes": ["raising_probe:ParseError", *VALUE_ERROR]},
-        {
-            "raised": "Local: bad",
-            "classes": ["raising_probe:parse.<locals>.Local", "raising_probe:ParseError", *VALUE_ERROR],
-        },
+        # A class defined in a function cannot be found again by its name: it is not reported.
+        {"raised": "Local: bad", "classes": ["raising_probe:ParseError", *VALUE_ERROR]},
     ]
+
+
+class _Posing(Exception):
+    """Names itself after another class: never reported under that name."""
+
+    __module__ = "json.decoder"
+    __qualname__ = "JSONDecodeError"
+
+
+class _PosingBase:
+    __module__ = "builtins"
+    __qualname__ = "ValueError"
+
+
+class _Boom(KeyError, _PosingBase):
+    pass
+
+
+def test_a_class_that_assigns_another_class_name_is_not_reported_under_it():
+    assert caller.raised_classes(_Posing) == ["builtins:Exception", "builtins:BaseException", "builtins:object"]
+    assert "builtins:ValueError" not in caller.raised_classes(_Boom)
+    assert caller.raised_classes(ValueError)[0] == "builtins:ValueError"
