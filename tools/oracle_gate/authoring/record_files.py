@@ -3,40 +3,37 @@ build files `init` writes that the recorded commit lacks (docs/oracles.md, "Reco
 values").
 
 A repository adopting the gate records from a commit made before `init` ran: it has production
-code but no MODULE.bazel, WORKSPACE, .bazelrc, BUILD files or lock. Those come from the work tree,
-and the first line of `record`'s output names them; no Python source ever does (runs/probe.py
-refuses one), so the code observed is the commit's alone.
+code but no MODULE.bazel, WORKSPACE, .bazelrc, BUILD files or lock. The files `init` writes then
+come from the work tree, and the first line of `record`'s output names them; a commit that is a
+Bazel workspace gets nothing from the work tree, no `.bzl` file ever comes from it, and no Python
+source ever does (runs/probe.py refuses one), so the code observed is the commit's alone.
 """
 
 from __future__ import annotations
 
 import os
-import posixpath
 import stat
-import subprocess
+from collections.abc import Sequence
 
-from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.tree import GitTree, WorkTree
 
-# The files a commit may lack that the work tree gives the probe: Bazel's build and settings files
-# (bazel.build: "BUILD files", "Bazel modules", ".bazelrc") and the lock `init` writes.
-BUILD_NAMES = frozenset(
-    {
-        "BUILD",
-        "BUILD.bazel",
-        "WORKSPACE",
-        "WORKSPACE.bazel",
-        "WORKSPACE.bzlmod",
-        "MODULE.bazel",
-        "MODULE.bazel.lock",
-        ".bazelrc",
-        ".bazelversion",
-        ".bazelignore",
-        "requirements.in",
-        "requirements_lock.txt",
-    }
+# What makes a commit a Bazel workspace of its own: with one of them, the work tree gives nothing.
+WORKSPACE_FILES = ("WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel")
+# The files `init` writes at the root that a commit made before it lacks (bazel.build: "Bazel
+# modules", ".bazelrc"; the lock `init` writes). `WORKSPACE.bazel` and `.bzl` files are never
+# taken: nothing `init` writes needs them, and they would run code before any sandbox exists.
+ROOT_NAMES = (
+    "BUILD.bazel",
+    "WORKSPACE",
+    "MODULE.bazel",
+    "MODULE.bazel.lock",
+    ".bazelrc",
+    ".bazelversion",
+    "requirements.in",
+    "requirements_lock.txt",
 )
-BUILD_SUFFIXES = (".bzl",)
+# The BUILD files `init` writes, one in each production package's folder.
+BUILD_NAMES = ("BUILD.bazel", "BUILD")
 
 
 def work_oracles(tree: WorkTree) -> dict[str, bytes]:
@@ -45,36 +42,35 @@ def work_oracles(tree: WorkTree) -> dict[str, bytes]:
     return {path: tree.read(entry) for path, entry in tree.files("oracles").items() if entry.is_regular}
 
 
-def _work_files(repo: str) -> list[str]:
-    """The work tree's tracked and new (not ignored) files, repository-relative."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True,
-            check=True,
-            stdin=subprocess.DEVNULL,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise GateError(f"cannot list the work tree's files with git: {exc}") from None
-    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-
-
-def build_files_lacking(repo: str, commit: str) -> dict[str, bytes]:
-    """path -> bytes of the work tree's build files (BUILD_NAMES, BUILD_SUFFIXES) outside `oracles/`
-    that `commit` does not hold.
+def build_files_lacking(repo: str, commit: str, packages: Sequence[str]) -> dict[str, bytes]:
+    """path -> bytes of the files `init` writes, read from the work tree, when `commit` predates
+    `init` (it holds none of WORKSPACE_FILES): ROOT_NAMES at the root and BUILD_NAMES in the folder
+    of each of `packages` (at the root or under `src/`). {} for a commit that is a workspace.
 
     Raises:
-        GateError: (exit 1) when git cannot list the files or the commit cannot be read.
-        OSError: when a listed file cannot be read.
+        GateError: (exit 1) when the commit cannot be read.
+        OSError: when a file cannot be read.
     """
     held = GitTree(repo, commit).files("")
+    if any(name in held for name in WORKSPACE_FILES):
+        return {}
+    wanted = [*ROOT_NAMES]
+    for package in packages:
+        wanted += [f"{prefix}{package}/{name}" for prefix in ("", "src/") for name in BUILD_NAMES]
     out: dict[str, bytes] = {}
-    for path in _work_files(repo):
-        name = posixpath.basename(path)
-        if path in held or path.startswith("oracles/"):
-            continue
+    for path in wanted:
         full = os.path.join(repo, *path.split("/"))
-        if (name in BUILD_NAMES or name.endswith(BUILD_SUFFIXES)) and stat.S_ISREG(os.lstat(full).st_mode):
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(info.st_mode) and not _linked_folder(repo, path):
             with open(full, "rb") as f:
                 out[path] = f.read()
     return out
+
+
+def _linked_folder(repo: str, path: str) -> bool:
+    """True when a folder on the way to `path` in `repo` is a symlink."""
+    parts = path.split("/")[:-1]
+    return any(os.path.islink(os.path.join(repo, *parts[: i + 1])) for i in range(len(parts)))

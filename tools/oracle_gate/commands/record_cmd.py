@@ -123,7 +123,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     salt = args.salt or secrets.token_hex(8)
     targets, notes = _annotated(repo, commit, targets)
     tried = [record.tried_samples(t, args.count, salt) for t in targets]
-    extra = build_files_lacking(repo, commit)
+    extra = build_files_lacking(repo, commit, policy.production_packages if policy else ())
     if extra:
         names = ", ".join(sorted(extra))
         print(visible(f"record: the work tree gives {len(extra)} build file(s) that {commit[:12]} lacks: {names}"))

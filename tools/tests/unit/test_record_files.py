@@ -8,21 +8,28 @@ from tools.oracle_gate.git.tree import WorkTree
 from tools.testing.gitrepo import GitRepo
 
 
-def test_the_build_files_a_commit_lacks_come_from_the_work_tree(tmp_path):
+def test_a_commit_before_init_gets_the_files_init_writes_and_nothing_else(tmp_path):
     repo = GitRepo(tmp_path / "repo")
     repo.write("shop/calc.py", "x = 1\n")
-    repo.write("BUILD.bazel", "# committed\n")
     commit = repo.commit("before init")
-    for path in ("WORKSPACE", ".bazelrc", "shop/BUILD.bazel", "tools/rules.bzl", "requirements_lock.txt"):
+    for path in ("WORKSPACE", ".bazelrc", "BUILD.bazel", "shop/BUILD.bazel", "requirements_lock.txt"):
         repo.write(path, f"# {path}\n")
-    repo.write("BUILD.bazel", "# changed in the work tree\n")
-    repo.write("shop/new.py", "y = 2\n")
-    repo.write("oracles/BUILD.bazel", "# owners'\n")
-    repo.write("ignored/BUILD.bazel", "# ignored\n")
-    repo.write(".gitignore", "ignored/\n")
-    found = build_files_lacking(str(repo.path), commit)
-    assert sorted(found) == [".bazelrc", "WORKSPACE", "requirements_lock.txt", "shop/BUILD.bazel", "tools/rules.bzl"]
+    # Never taken: another workspace file, a .bzl, a BUILD file outside the production packages.
+    for path in ("WORKSPACE.bazel", "tools/rules.bzl", "evil/BUILD.bazel", "shop/rules.bzl"):
+        repo.write(path, "# no\n")
+    found = build_files_lacking(str(repo.path), commit, ["shop"])
+    assert sorted(found) == [".bazelrc", "BUILD.bazel", "WORKSPACE", "requirements_lock.txt", "shop/BUILD.bazel"]
     assert found["WORKSPACE"] == b"# WORKSPACE\n"
+
+
+def test_a_commit_that_is_a_workspace_gets_nothing_from_the_work_tree(tmp_path):
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("shop/calc.py", "x = 1\n")
+    repo.write("MODULE.bazel", "module(name = 'shop')\n")
+    commit = repo.commit("after init")
+    repo.write("WORKSPACE.bazel", "# evil\n")
+    repo.write("shop/BUILD.bazel", "# changed\n")
+    assert build_files_lacking(str(repo.path), commit, ["shop"]) == {}
 
 
 def test_the_owners_oracles_are_every_regular_file_under_oracles(tmp_path):
