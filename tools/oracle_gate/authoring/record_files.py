@@ -15,6 +15,7 @@ import os
 import stat
 from collections.abc import Sequence
 
+from tools.oracle_gate.files import linked_folder
 from tools.oracle_gate.git.tree import GitTree, WorkTree
 
 # What makes a commit a Bazel workspace of its own: with one of them, the work tree gives nothing.
@@ -64,13 +65,7 @@ def build_files_lacking(repo: str, commit: str, packages: Sequence[str]) -> dict
             info = os.lstat(full)
         except FileNotFoundError:
             continue
-        if stat.S_ISREG(info.st_mode) and not _linked_folder(repo, path):
+        if stat.S_ISREG(info.st_mode) and linked_folder(repo, path) is None:
             with open(full, "rb") as f:
                 out[path] = f.read()
     return out
-
-
-def _linked_folder(repo: str, path: str) -> bool:
-    """True when a folder on the way to `path` in `repo` is a symlink."""
-    parts = path.split("/")[:-1]
-    return any(os.path.islink(os.path.join(repo, *parts[: i + 1])) for i in range(len(parts)))

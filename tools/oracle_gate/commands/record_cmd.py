@@ -19,8 +19,8 @@ from tools.oracle_gate.authoring.pin import rewrite
 from tools.oracle_gate.authoring.promote import blob_text
 from tools.oracle_gate.authoring.record_files import build_files_lacking, work_oracles
 from tools.oracle_gate.commands import Context, Parser
-from tools.oracle_gate.errors import GitError, UsageError, exit_codes_help
-from tools.oracle_gate.files import replace_file
+from tools.oracle_gate.errors import GateError, GitError, UsageError, exit_codes_help
+from tools.oracle_gate.files import linked_folder, replace_file
 from tools.oracle_gate.git.gitio import default_base, on_first_parent_chain, resolve_commit
 from tools.oracle_gate.git.tree import GitTree, WorkTree
 from tools.oracle_gate.runs.probe import probe
@@ -186,7 +186,8 @@ def _write(repo: str, tree: WorkTree, done: Sequence[record.Recorded]) -> int:
     write (a pin that cannot be set in place writes nothing); returns 0.
 
     Raises:
-        GateError: (exit 1) as `pin.rewrite`, before anything is written.
+        GateError: (exit 1) as `pin.rewrite`, or for a symlinked folder on the way to a file, before
+            anything is written.
     """
     blobs: dict[str, bytes] = {}
     pins: dict[str, dict[int, str]] = {}
@@ -198,6 +199,12 @@ def _write(repo: str, tree: WorkTree, done: Sequence[record.Recorded]) -> int:
     for path, new in sorted(pins.items()):
         with open(os.path.join(repo, *path.split("/")), "rb") as f:
             files[path] = rewrite(f.read(), path, new)
+    for path in sorted({**blobs, **files}):
+        linked = linked_folder(repo, path)
+        if linked is not None:
+            raise GateError(
+                f"{linked} is a symlink: record writes {path} only inside the work tree; remove the link"
+            )
     for path, data in sorted({**blobs, **files}.items()):
         target = os.path.join(repo, *path.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)

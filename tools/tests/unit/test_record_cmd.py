@@ -158,3 +158,26 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, capsys, rows, ar
     assert len(err) == 1 and message in err[0], err
     assert repo.read("oracles/shop.toml") == before
     assert json.loads(repo.read("oracles/blobs/add.json")) == [{"args": [1, 2], "expected": 3}]
+
+
+def test_write_refuses_a_symlinked_blob_folder_and_writes_nothing(tmp_path, capsys):
+    repo = project(tmp_path, [dict(TABLE, blob="oracles/blobs/kept/add.json")], {})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo.path / "oracles" / "blobs").mkdir(parents=True, exist_ok=True)
+    (repo.path / "oracles" / "blobs" / "kept").symlink_to(outside)
+    before = repo.read("oracles/shop.toml")
+    assert record(repo, "add_table", "--write") == 1
+    err = capsys.readouterr().err
+    assert "oracles/blobs/kept is a symlink: record writes oracles/blobs/kept/add.json only inside" in err
+    assert list(outside.iterdir()) == [] and repo.read("oracles/shop.toml") == before
+
+
+def test_a_new_blob_is_readable_by_all_like_a_checkout(tmp_path):
+    repo = project(tmp_path, [TABLE], {"oracles/blobs/add.json": [{"args": [1, 2]}]})
+    (repo.path / "oracles/blobs/add.json").unlink()
+    (repo.path / "oracles/blobs/add.json").write_text(json.dumps([{"args": [1, 2]}]))
+    (repo.path / "oracles/blobs/add.json").chmod(0o640)
+    assert record(repo, "add_table", "--write", "--count", "0") == 0
+    assert (repo.path / "oracles/blobs/add.json").stat().st_mode & 0o777 == 0o640
+    assert (repo.path / "oracles/MANIFEST.sha256").stat().st_mode & 0o777 == 0o644
