@@ -254,7 +254,10 @@ def recorded(
                 field="project",
             ) from None
         problem = raised.name_problem(what, inv.entry or inv.entries[0]) if how == RAISES else None
-        if how == RAISES and (problem or not (found.takes_raises and inv.reference is None)):
+        if found.base_judged:
+            # Compared with the base tip, an exception included: every sample is an input.
+            pairs.append((origin, shown, inputs_sample(inv.kind, sample, inv.args_names), result))
+        elif how == RAISES and (problem or not (found.takes_raises and inv.reference is None)):
             why = problem or "the row's kind stores no exception"
             out.lines.append(Line(LEFT_OUT, shown, f"raises {what}", why))
         elif found.expected_stored or how == RAISES:
@@ -263,7 +266,7 @@ def recorded(
             kept = dict(sample) if origin.startswith("stored") else inputs_sample(inv.kind, sample, inv.args_names)
             pairs.append((origin, shown, kept, result))
     for (origin, shown, kept, result), why in zip(pairs, _held(inv, [p[1:] for p in pairs], salt), strict=True):
-        value = cut(compact(result.get("value")))
+        value = cut(compact(result["value"])) if "value" in result else f"raises {raised.outcome(result)[1]}"
         if why:
             out.lines.append(Line(LEFT_OUT, shown, value, f"the approved code fails the row here: {why}"))
             continue

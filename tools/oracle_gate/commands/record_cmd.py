@@ -202,9 +202,7 @@ def _write(repo: str, tree: WorkTree, done: Sequence[record.Recorded]) -> int:
     for path in sorted({**blobs, **files}):
         linked = linked_folder(repo, path)
         if linked is not None:
-            raise GateError(
-                f"{linked} is a symlink: record writes {path} only inside the work tree; remove the link"
-            )
+            raise GateError(f"{linked} is a symlink: record writes {path} only inside the work tree; remove the link")
     for path, data in sorted({**blobs, **files}.items()):
         target = os.path.join(repo, *path.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)

@@ -159,3 +159,14 @@ def test_module_paths_cover_a_src_layout_and_packages():
         "src/shop/calc.py",
         "src/shop/calc/__init__.py",
     ]
+
+
+def test_a_back_to_back_row_keeps_every_input_a_raise_included(tmp_path):
+    row = dict(BOUND, kind="back_to_back")
+    del row["min"], row["max"]
+    (target,) = targets(tmp_path, [row], {}, ["b"])
+    tried = [("generated", {"n": 2}), ("boundary", {"n": -1})]
+    raised_result = {"raised": "ValueError: negative", "classes": ["builtins:ValueError", "builtins:Exception"]}
+    out = record.recorded(target, tried, [{"value": 1}, raised_result], "s")
+    assert out.samples == [{"n": 2}, {"n": -1}]
+    assert [(line.mark, line.result) for line in out.lines] == [(record.NEW, "1"), (record.NEW, "raises ValueError")]
