@@ -238,7 +238,8 @@ def _run_and_judge(inputs: Inputs, options: CheckOptions, phases: Phases) -> Run
     rest = _clean_and_hidden(inputs, options, phases, plan, outcomes, salted)
     # Outcomes from result files: the gate runs nothing itself, the behaviour phase included.
     probe = None if options.results else options.behaviour_runner
-    behaviour = behaviour_findings(inputs, options.salt, options.environ, probe, phases)
+    digests = {ident: seen.digest for ident, seen in outcomes.observed.items() if seen.digest}
+    behaviour = behaviour_findings(inputs, options.salt, options.environ, probe, phases, digests)
     return replace(
         rest,
         found=[*found, *rest.found, *behaviour],

@@ -16,6 +16,7 @@ beside the change's, and neither sees the other's results. The phase starts afte
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -23,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools.oracle_gate.check.inputs import Inputs, Side
-from tools.oracle_gate.git.functions import Found, functions
+from tools.oracle_gate.git.functions import Found, FunctionNode
 from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.spec.annotations import drawn
 from tools.oracle_gate.spec.generate import draw
-from tools.oracle_gate.spec.judgement import compact, cut
+from tools.oracle_gate.spec.judgement import canonical, compact, cut
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant, parse_oracle
 from tools.oracle_gate.spec.toml_text import row_table
@@ -59,6 +60,8 @@ class Compared:
         differing: how many gave different results.
         shown: the first SHOWN of them: `inputs -> judged result, base tip base result`.
         failure: why it could not be compared ("" when it was).
+        digest: the observation digest of the judged commit's results (spec/judgement.py
+            `canonical`, as a run's judge computes it), or "" when there are none.
     """
 
     name: str
@@ -67,6 +70,24 @@ class Compared:
     differing: int = 0
     shown: tuple[str, ...] = ()
     failure: str = ""
+    digest: str = ""
+
+
+@dataclass(frozen=True)
+class Unmeasured:
+    """A modified function the diff does not compare.
+
+    Attributes:
+        found: the function.
+        why: the reason, one line.
+        change: True when the reason is itself a change of what callers see (its parameters
+            changed, it was removed): with `behaviour_changes = "fail"`, such a public function
+            fails like a differing one.
+    """
+
+    found: Found
+    why: str
+    change: bool = False
 
 
 @dataclass
@@ -75,7 +96,7 @@ class Plan:
 
     rows: list[tuple[Invariant, ProbeRow]] = field(default_factory=list)
     functions: list[tuple[Found, ProbeRow]] = field(default_factory=list)
-    not_measured: list[str] = field(default_factory=list)
+    not_measured: list[Unmeasured] = field(default_factory=list)
 
     @property
     def probe_rows(self) -> list[ProbeRow]:
@@ -103,22 +124,23 @@ def kept_rows(inputs: Inputs, side: Side, salt: str) -> list[tuple[Invariant, Pr
 
 def diff_rows(inputs: Inputs, modified: Sequence[Found], packages: Sequence[str], salt: str) -> Plan:
     """The behaviour diff's probe rows: one per module-level function of `modified` that the change
-    changed (not added) with its parameters unchanged, on the inputs the claims already give it
-    (`known_samples`) and DIFF_SAMPLES drawn from its parameters' annotations (`annotations.drawn`),
-    when it has either; the others in `not_measured`, with why. Raises nothing."""
+    changed (not added or removed) with its parameters unchanged, on the inputs the claims already
+    give it (`known_samples`) and DIFF_SAMPLES drawn from the BASE TIP's annotations of it (which a
+    human approved; the change's cannot narrow them), when it has either; the others in
+    `not_measured`, with why. Raises nothing."""
     plan = Plan()
     for index, found in enumerate(modified):
-        why = _unmeasurable(inputs, found)
-        if not why and found.node is not None:
-            tree = ast.parse(inputs.judged.tree.read(inputs.judged.listing[found.path]).decode("utf-8", "replace"))
-            result = drawn(found.node, tree, found.module)
-            known = known_samples(inputs, found, salt)
-            row = _diff_row(f"{DIFF_ID}{index}", found.entry, result, known, packages, salt)
-            if type(row) is ProbeRow:
-                plan.functions.append((found, row))
-                continue
-            why = str(row)
-        plan.not_measured.append(f"{found.entry}: {why}")
+        base = _base_version(inputs, found)
+        if isinstance(base, Unmeasured):
+            plan.not_measured.append(base)
+            continue
+        node, module = base
+        known = known_samples(inputs, found, salt)
+        row = _diff_row(f"{DIFF_ID}{index}", found.entry, drawn(node, module, found.module), known, packages, salt)
+        if type(row) is ProbeRow:
+            plan.functions.append((found, row))
+        else:
+            plan.not_measured.append(Unmeasured(found, str(row)))
     return plan
 
 
@@ -148,23 +170,26 @@ def known_samples(inputs: Inputs, found: Found, salt: str) -> list[dict[str, Any
     return out
 
 
-def _unmeasurable(inputs: Inputs, found: Found) -> str:
-    """Why `found` is not compared ("" when it can be): added, a method or nested, its parameters
-    differ between the two sides."""
+def _base_version(inputs: Inputs, found: Found) -> tuple[FunctionNode, ast.Module] | Unmeasured:
+    """The base tip's `def` of `found` and its module's syntax tree; or why it is not compared:
+    added, removed, a method or nested, its parameters differ between the two sides."""
+    public = not any(part.startswith("_") for part in found.name.split("."))
+    if found.status == "removed":
+        return Unmeasured(found, "removed by this change", change=public)
     if found.status != "changed":
-        return "new in this change: the base tip has no version of it"
+        return Unmeasured(found, "new in this change: the base tip has no version of it")
     if found.scope:
-        return f"{found.scope}: the diff compares module-level functions"
+        return Unmeasured(found, f"{found.scope}: the diff compares module-level functions")
     entry = inputs.claims.listing.get(found.path)
     try:
-        source = inputs.claims.tree.read(entry).decode("utf-8", "replace") if entry is not None else ""
-        before = {name: node for name, _, node in functions(source)}
+        module = ast.parse(inputs.claims.tree.read(entry).decode("utf-8", "replace") if entry is not None else "")
     except (SyntaxError, ValueError):
-        return "the base tip's version of its file does not parse"
-    node = before.get(found.name)
+        return Unmeasured(found, "the base tip's version of its file does not parse")
+    defs = [n for n in module.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    node = next((n for n in defs if n.name == found.name), None)
     if node is None or found.node is None or ast.dump(node.args) != ast.dump(found.node.args):
-        return "its parameters differ from the base tip's"
-    return ""
+        return Unmeasured(found, "its parameters differ from the base tip's", change=public)
+    return node, module
 
 
 def _diff_row(
@@ -243,6 +268,8 @@ def compare(
             if len(shown) < SHOWN:
                 inputs = {k: v for k, v in sample.items() if k != "expected"}
                 shown.append(f"{cut(compact(inputs))} -> {cut(left)}, base tip {cut(right)}")
+    digest = hashlib.sha256(canonical(ours)).hexdigest()
     if unplain and unplain == count:
-        return Compared(name, source, count, failure="no result is plain JSON on either side; give it a `project`")
-    return Compared(name, source, count, differing, tuple(shown))
+        why = "no result is plain JSON on either side; give it a `project`"
+        return Compared(name, source, count, failure=why, digest=digest)
+    return Compared(name, source, count, differing, tuple(shown), digest=digest)

@@ -20,6 +20,7 @@ from tools.oracle_gate.suite.probe_files import probe_oracles
 
 KEPT_CHECK = "behaviour kept"
 DIFF_CHECK = "behaviour diff"
+KEPT_DOC = 'docs/oracles.md, "Behaviour kept"'
 # Why the phase did not run when `check` was given no probe (a caller of `run_check` that runs no Bazel).
 NO_RUNNER = "the behaviour phase did not run (a check given --results runs nothing itself); run check without --results"
 
@@ -33,7 +34,7 @@ def plan_phase(inputs: Inputs, salt: str) -> Plan:
     modified = changed_functions(
         inputs.repo, inputs.claims.commit, inputs.judged.commit, [c.path for c in changes], packages
     )
-    plan = behaviour.diff_rows(inputs, [f for f in modified if f.status != "removed"], packages, salt)
+    plan = behaviour.diff_rows(inputs, modified, packages, salt)
     plan.rows = behaviour.kept_rows(inputs, side, salt)
     return plan
 
@@ -44,7 +45,12 @@ def _packages(inputs: Inputs) -> list[str]:
 
 
 def behaviour_findings(
-    inputs: Inputs, salt: str, environ: Mapping[str, str], runner: ProbeRunner | None, phases: Phases
+    inputs: Inputs,
+    salt: str,
+    environ: Mapping[str, str],
+    runner: ProbeRunner | None,
+    phases: Phases,
+    run_digests: Mapping[str, str] | None = None,
 ) -> list[ReportItem]:
     """The phase's report items: `behaviour kept` when the claims have `back_to_back` rows, then
     `behaviour diff` when the change modified a production function; [] when neither.
@@ -56,6 +62,9 @@ def behaviour_findings(
         runner: the probe (runs/probe.py `probe`), or None when this check runs none: then each
             `back_to_back` row is an exit-1 violation and there is no diff.
         phases: times the phase.
+        run_digests: id -> the workspace run's observation digest of each row; a `back_to_back`
+            row whose results in the judged commit's probe differ from them is exit 6 (the code
+            behaves otherwise in the probe than in the run).
 
     Raises:
         GateError: as the runner raises, but exit 1 (which becomes the phase's failure).
@@ -70,9 +79,9 @@ def behaviour_findings(
     ]
     items: list[ReportItem] = []
     if plan.rows:
-        items.append(_kept(rows, bool(failure)))
+        items.append(_kept(rows, bool(failure), run_digests or {}))
     if (plan.functions or plan.not_measured) and runner is not None:
-        items.append(_diff(inputs, plan, functions))
+        items.append(_diff(inputs, plan, functions, bool(failure)))
     return items
 
 
@@ -82,6 +91,8 @@ def _run(
     """(probe row id -> Compared, why the phase could not run or "")."""
     if runner is None:
         return {}, NO_RUNNER
+    if not plan.probe_rows:
+        return {}, ""
     side = inputs.judged if inputs.labelled else inputs.claims
     base_files = {p: side.tree.read(e) for p, e in side.listing.items() if p.startswith("oracles/") and e.is_regular}
     files = probe_oracles(base_files, plan.probe_rows)
@@ -104,48 +115,61 @@ def _run(
     return out, ""
 
 
-def _kept(rows: Sequence[Compared], undecided: bool) -> Findings:
+def _kept(rows: Sequence[Compared], undecided: bool, run_digests: Mapping[str, str]) -> Findings:
     """The `behaviour kept` check: exit 4 for a row whose results differ from the base tip's or that
-    could not run on a side; exit 1 for every row when the phase could not run."""
+    could not run on a side; exit 6 for one whose results in the probe are not the run's; exit 1 for
+    every row when the phase could not run."""
     found = []
     for c in rows:
+        ran = run_digests.get(c.name, "")
         if c.failure:
             code = errors.UNDECIDED if undecided else errors.NO_OUTCOME
             found.append(Violation(code, c.source, c.name, f"not compared with the base tip: {c.failure}"))
         elif c.differing:
             shown = "; ".join(c.shown) + ("; ..." if c.differing > len(c.shown) else "")
-            found.append(
-                Violation(
-                    errors.NO_OUTCOME,
-                    c.source,
-                    c.name,
-                    f"behaviour changed on {c.differing} of {c.total} samples: {shown} "
-                    '(docs/oracles.md, "Behaviour kept")',
-                )
+            why = f"behaviour changed on {c.differing} of {c.total} samples: {shown} ({KEPT_DOC})"
+            found.append(Violation(errors.NO_OUTCOME, c.source, c.name, why))
+        elif ran and c.digest and ran != c.digest:
+            why = (
+                f"the judged commit's results in the behaviour phase (observation digest {c.digest[:12]}) are not "
+                f"those of the workspace run ({ran[:12]}) on the same samples: the code behaves otherwise there"
             )
+            found.append(Violation(errors.RUNS_DISAGREE, c.source, c.name, why))
     total = sum(c.total for c in rows)
     return Findings(KEPT_CHECK, tuple(found), f"{len(rows)} row(s) return what the base tip returns on {total} samples")
 
 
-def _diff(inputs: Inputs, plan: Plan, functions: Sequence[Compared]) -> Findings:
-    """The `behaviour diff`: a note per function whose results differ, could not be compared or is
-    not measured; with `behaviour_changes = "fail"` and without the label, exit 4 for a differing
-    function that no row of the claims names as its entry."""
+def _diff(inputs: Inputs, plan: Plan, functions: Sequence[Compared], undecided: bool) -> Findings:
+    """The `behaviour diff`: a note per function whose results differ, that could not be compared
+    or that is not measured. With `behaviour_changes = "fail"` and without the label, for a public
+    function no row of the claims names as its entry: exit 4 when its results differ, the judged
+    commit's side failed, its parameters changed or it was removed; exit 1 when the phase could
+    not run."""
     claimed = {e for inv in inputs.claims.oracles.invariants for e in (inv.entry, *inv.entries) if e}
     fail = _setting(inputs) == UNCOVERED_FAIL and not inputs.labelled
     notes: list[str] = []
     found: list[Violation] = []
+
+    def strict(name: str, path: str, line: str, code: int = errors.NO_OUTCOME) -> None:
+        public = not any(part.startswith("_") for part in name.partition(":")[2].split("."))
+        if fail and public and name not in claimed:
+            found.append(Violation(code, path, name, line + ' (behaviour_changes = "fail")'))
+
     for c in functions:
         if c.failure:
             notes.append(f"behaviour diff: {c.name}: not compared: {c.failure}")
+            if undecided or c.failure.startswith("the judged commit"):
+                strict(c.name, c.source, notes[-1], errors.UNDECIDED if undecided else errors.NO_OUTCOME)
         elif c.differing:
-            line = f"behaviour changed: {c.name} on {c.differing} of {c.total} inputs: {'; '.join(c.shown)}"
-            notes.append(line)
-            if fail and c.name not in claimed:
-                found.append(Violation(errors.NO_OUTCOME, c.source, c.name, line + ' (behaviour_changes = "fail")'))
-    notes.extend(f"behaviour diff: not measured: {why}" for why in plan.not_measured)
-    changed = sum(1 for c in functions if c.differing)
-    detail = f"{len(functions)} function(s) compared on up to {DIFF_SAMPLES} inputs, {changed} changed behaviour"
+            notes.append(f"behaviour changed: {c.name} on {c.differing} of {c.total} inputs: {'; '.join(c.shown)}")
+            strict(c.name, c.source, notes[-1])
+    for item in plan.not_measured:
+        notes.append(f"behaviour diff: not measured: {item.found.entry}: {item.why}")
+        if item.change:
+            strict(item.found.entry, item.found.path, notes[-1])
+    compared = [c for c in functions if not c.failure]
+    changed = sum(1 for c in compared if c.differing)
+    detail = f"{len(compared)} function(s) compared on up to {DIFF_SAMPLES} inputs, {changed} changed behaviour"
     return Findings(DIFF_CHECK, tuple(found), detail, tuple(notes))
 
 

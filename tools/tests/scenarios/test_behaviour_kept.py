@@ -90,8 +90,7 @@ def check(repo: GitRepo, tmp_path: Path, **kwargs: object):
         str(repo.path),
         "main",
         environ=dict(os.environ),
-        salt="s1",
-        workspace_runner=RowRunner(tmp_path / "rows"),
+        workspace_runner=RowRunner(tmp_path / "rows"),  # which draws with the salt "", as this check
         behaviour_runner=local_probe,
         **kwargs,  # type: ignore[arg-type]
     )
@@ -142,6 +141,20 @@ def test_the_diff_lists_what_it_cannot_measure_and_fails_only_when_the_policy_sa
     assert not [v for v in labelled.violations if v.id == "shop.calc:scale"]
 
 
+def test_code_that_answers_the_probe_otherwise_than_the_run_is_caught(tmp_path):
+    # Right (the base tip's results) in the probe, whose tree lies in a folder named `tree`;
+    # wrong everywhere else, the runs included.
+    repo = project(tmp_path)
+    cheat = "import os\n\n\n" + CALC.replace(
+        "return a + b", 'return a + b + (0 if os.environ.get("PYTHONPATH", "").endswith("/tree") else 1)'
+    )
+    repo.write("shop/calc.py", cheat)
+    repo.commit("answers the probe alone right")
+    report = check(repo, tmp_path)
+    (violation,) = [v for v in report.violations if v.id == "add_kept"]
+    assert violation.code == 6 and "the code behaves otherwise there" in violation.message
+
+
 def test_without_a_probe_a_back_to_back_row_is_undecided(tmp_path):
     repo = project(tmp_path)
     repo.write("shop/calc.py", CALC + "\n")
@@ -151,3 +164,50 @@ def test_without_a_probe_a_back_to_back_row_is_undecided(tmp_path):
     assert (violation.code, violation.id) == (1, "add_kept")
     assert "the behaviour phase did not run" in violation.message and "--results" in violation.message
     assert json.loads(json.dumps(report.exit_code)) == 1
+
+
+def test_under_fail_what_the_diff_cannot_compare_because_of_the_change_fails_too(tmp_path):
+    repo = project(tmp_path, POLICY + 'behaviour_changes = "fail"\n')
+    changed = "import os\n\n\n" + CALC.replace("return x * factor", "os._exit(3)")
+    changed = changed.replace("def label(x):\n    return str(x)\n", "").replace("a: int, b: int)", "a: int, b: int = 1)")
+    repo.write("shop/calc.py", changed)
+    repo.commit("scale crashes, label is gone, add gets a default")
+    report = check(repo, tmp_path)
+    failed = {v.id: v for v in report.violations}
+    assert "the judged commit:" in failed["shop.calc:scale"].message
+    assert "removed by this change" in failed["shop.calc:label"].message
+    # add is claimed by a row (its own verdict decides): its changed parameters are a note.
+    assert "shop.calc:add" not in failed
+    assert "behaviour diff: not measured: shop.calc:add: its parameters differ from the base tip's" in report.notes
+
+
+LINES = """\
+from dataclasses import dataclass
+
+
+@dataclass
+class Line:
+    quantity: int
+    price: int
+
+
+def line_total(line: Line) -> int:
+    return line.quantity * line.price
+"""
+
+
+def test_the_diff_draws_from_the_base_tips_annotations_not_the_changes(tmp_path):
+    repo = project(tmp_path, POLICY + 'behaviour_changes = "fail"\n')
+    repo.git("checkout", "-q", "main")
+    repo.write("shop/lines.py", LINES)
+    repo.commit("lines")
+    repo.git("checkout", "-q", "-B", "change")
+    # Wrong for every quantity but 1, and the change narrows the class it draws from to 1.
+    narrowed = LINES.replace("    quantity: int", "    quantity: Literal[1]").replace(
+        "return line.quantity * line.price", "return line.price"
+    )
+    repo.write("shop/lines.py", "from typing import Literal\n" + narrowed)
+    repo.commit("line_total ignores the quantity")
+    report = check(repo, tmp_path)
+    (violation,) = [v for v in report.violations if v.id == "shop.lines:line_total"]
+    assert violation.message.startswith("behaviour changed: shop.lines:line_total on ")
