@@ -169,7 +169,8 @@ def test_without_a_probe_a_back_to_back_row_is_undecided(tmp_path):
 def test_under_fail_what_the_diff_cannot_compare_because_of_the_change_fails_too(tmp_path):
     repo = project(tmp_path, POLICY + 'behaviour_changes = "fail"\n')
     changed = "import os\n\n\n" + CALC.replace("return x * factor", "os._exit(3)")
-    changed = changed.replace("def label(x):\n    return str(x)\n", "").replace("a: int, b: int)", "a: int, b: int = 1)")
+    changed = changed.replace("def label(x):\n    return str(x)\n", "")
+    changed = changed.replace("a: int, b: int)", "a: int, b: int = 1)")
     repo.write("shop/calc.py", changed)
     repo.commit("scale crashes, label is gone, add gets a default")
     report = check(repo, tmp_path)
