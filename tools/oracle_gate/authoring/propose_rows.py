@@ -39,6 +39,8 @@ BLOB_SAMPLES = 3
 SALT = "propose"
 # The end of a behaviour-kept row's id (`<function>_kept`).
 KEPT_SUFFIX = "kept"
+# The end of the id of a behaviour-kept row that leaves the parameters with defaults out.
+DEFAULTS_SUFFIX = "kept_defaults"
 # The pin a row is checked with before it has a blob (never written).
 _PLACEHOLDER_PIN = "0" * 64
 
@@ -156,7 +158,13 @@ class ModuleReader:
         return bool(ENTRY_PATTERN.fullmatch(f"{self.module}:{name}"))
 
     def offer(
-        self, name: str, kind: kinds.Kind | str, fields: dict[str, Any], generate: dict[str, Any], why: str
+        self,
+        name: str,
+        kind: kinds.Kind | str,
+        fields: dict[str, Any],
+        generate: dict[str, Any],
+        why: str,
+        suffix: str = "",
     ) -> Proposed | None:
         """The candidate row of `kind` for the function `name`, checked by the schema; None (and a
         note) when the schema refuses it, or when a row of that kind already names the entry. None
@@ -165,7 +173,9 @@ class ModuleReader:
         entry = f"{self.module}:{name}"
         if any(r.entry == entry and r.kind == kind_name for r in self.oracles.rows):
             return None
-        suffix = KEPT_SUFFIX if isinstance(kind, str) else kind.proposal.id_suffix if kind.proposal else kind_name
+        suffix = suffix or (
+            KEPT_SUFFIX if isinstance(kind, str) else kind.proposal.id_suffix if kind.proposal else kind_name
+        )
         wanted = f"{name.replace('.', '_').lower()}_{suffix}"
         ident = _unique(wanted, self.taken)
         row: dict[str, Any] = {"id": ident, "entry": entry, "kind": kind_name}
@@ -197,12 +207,21 @@ def _static(node: FunctionNode) -> bool:
 def kept_row(reader: ModuleReader, name: str, found: Drawn) -> list[Proposed]:
     """A behaviour-kept row (`kinds.BACK_TO_BACK`) for a function whose arguments can be drawn: from
     then on, each change must keep every result of the base tip's version (docs/oracles.md,
-    "Behaviour kept"); `record --write` fills its blob with inputs."""
+    "Behaviour kept"); `record --write` fills its blob with inputs. A function with parameters that
+    have defaults and some that have none gets a second one, `<name>_kept_defaults`, that draws only
+    those without: the first never calls it with its defaults."""
     if not found.generate:
         return []
     why = f"{reader.module}:{name} must keep returning what the base tip's version returns"
-    offered = reader.offer(name, kinds.BACK_TO_BACK, {"build": found.build or None}, found.generate, why)
-    return [offered] if offered else []
+    out = [reader.offer(name, kinds.BACK_TO_BACK, {"build": found.build or None}, found.generate, why)]
+    required = {k: v for k, v in found.generate.items() if k not in found.defaulted}
+    if found.defaulted and required:
+        # Drawn defaults are never the defaults: a second row calls it with its required arguments
+        # alone, so that a changed default is a changed result.
+        build = {k: v for k, v in found.build.items() if k in required} or None
+        why_defaults = why + ", called with its defaults"
+        out.append(reader.offer(name, kinds.BACK_TO_BACK, {"build": build}, required, why_defaults, DEFAULTS_SUFFIX))
+    return [row for row in out if row is not None]
 
 
 def idempotent_row(reader: ModuleReader, name: str, node: FunctionNode, found: Drawn) -> list[Proposed]:

@@ -112,7 +112,12 @@ def run(args: argparse.Namespace, context: Context) -> int:
     packages = policy.production_packages if policy is not None else ()
     if not packages:
         print(
-            error_line(errors.UNDECIDED, f"{POLICY_PATH} at HEAD names no production_packages; nothing to propose"),
+            error_line(
+                errors.UNDECIDED,
+                f"{POLICY_PATH} at HEAD names no production_packages; nothing to propose"
+                if policy is not None
+                else f"HEAD has no {POLICY_PATH}: propose reads committed content; commit init's files first",
+            ),
             file=sys.stderr,
         )
         return errors.UNDECIDED

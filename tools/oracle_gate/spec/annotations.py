@@ -63,10 +63,13 @@ class Drawn:
         build: parameter name -> the builder `module:name` the caller applies to the drawn value
             (`actions/caller.py` `built`): a container of `CONTAINER_BUILDS`, an Enum class or a
             dataclass or NamedTuple of the entry's module (built from a tuple of its fields).
+        defaulted: the names of `generate` whose parameter has a default (drawn, so a call never
+            uses that default unless they are left out).
     """
 
     generate: dict[str, Any]
     build: dict[str, str]
+    defaulted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ def drawn(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module, 
         return f"parameter `{params[0][0].arg}`: the gate cannot build the object a method is called on"
     generate: dict[str, Any] = {}
     build: dict[str, str] = {}
+    defaulted: list[str] = []
     for arg, has_default, only_positional in params:
         value = _parameter(arg, only_positional, module, module_name)
         if isinstance(value, str):
@@ -118,7 +122,9 @@ def drawn(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module, 
         generate[arg.arg] = value.spec
         if value.build:
             build[arg.arg] = value.build
-    return Drawn(generate, build)
+        if has_default:
+            defaulted.append(arg.arg)
+    return Drawn(generate, build, tuple(defaulted))
 
 
 def _static(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

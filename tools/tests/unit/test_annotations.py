@@ -207,7 +207,7 @@ def test_a_staticmethod_and_defaults():
         "class C:\n    @staticmethod\n    def f(a: int, b=3, c: 'Cart' = None, *, d: bool = False): pass\n"
     )
     found = drawn(function(tree, "f"), tree, "m")
-    assert found == Drawn({"a": {"int": [-1000, 1000]}, "d": {"choice": [True, False]}}, {})
+    assert found == Drawn({"a": {"int": [-1000, 1000]}, "d": {"choice": [True, False]}}, {}, ("d",))
 
 
 def test_an_enum_and_a_namedtuple_are_drawn_from_their_values_and_fields():

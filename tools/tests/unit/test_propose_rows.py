@@ -167,3 +167,18 @@ def test_a_changed_function_gets_a_behaviour_kept_row_drawn_from_its_annotations
         ("add_kept", kinds.BACK_TO_BACK, ["a", "b", "count"])
     ]
     assert notes == ["shop.codec:describe: no behaviour-kept row: parameter `x`: no annotation"]
+
+
+def test_a_function_with_defaults_also_gets_a_row_that_calls_it_with_them(tmp_path):
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "words.py").write_text(
+        "def shout(text: str, times: int = 2) -> str:\n    return text * times\n"
+    )
+    (tmp_path / "oracles").mkdir()
+    result = survey_all(WorkTree(str(tmp_path)), ["shop"], HeadRows(), ["shop"])
+    rows = {p.id: p.row for p in result.proposed}
+    assert set(rows) == {"shout_kept", "shout_kept_defaults"}
+    assert set(rows["shout_kept"]["generate"]) == {"count", "text", "times"}
+    assert set(rows["shout_kept_defaults"]["generate"]) == {"count", "text"}
+    assert rows["shout_kept_defaults"]["kind"] == kinds.BACK_TO_BACK
