@@ -110,10 +110,12 @@ def kept_rows(inputs: Inputs, side: Side, salt: str) -> list[tuple[Invariant, Pr
     drew). Raises nothing for valid oracles (they were validated before the runs)."""
     out = []
     raw_rows: dict[str, dict[str, Any]] = {}
+    read: set[str] = set()
     for inv in side.oracles.invariants:
         if not kinds.kind(inv.kind).base_judged:
             continue
-        if inv.source not in raw_rows:
+        if inv.source not in read:
+            read.add(inv.source)
             doc = tomllib.loads(side.tree.read(side.listing[inv.source]).decode("utf-8"))
             raw_rows.update({str(r.get("id")): r for r in doc.get("invariant", [])})
         stored = load_samples(side.tree.read(side.listing[inv.blob]))
