@@ -204,14 +204,16 @@ def _static(node: FunctionNode) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 
-def kept_row(reader: ModuleReader, name: str, found: Drawn) -> list[Proposed]:
+def kept_row(reader: ModuleReader, name: str, node: FunctionNode, found: Drawn) -> list[Proposed]:
     """A behaviour-kept row (`kinds.BACK_TO_BACK`) for a function whose arguments can be drawn: from
     then on, each change must keep every result of the base tip's version (docs/oracles.md,
-    "Behaviour kept"); `record --write` fills its blob with inputs. A function with parameters that
+    "Behaviour kept"); `record --write` fills its blob with inputs. None for a function annotated
+    `-> None`, whose results are all None. A function with parameters that
     have defaults and some that have none gets a second one, `<name>_kept_defaults`, that draws only
     those without: the first never calls it with its defaults."""
-    if not found.generate:
-        return []
+    returns_none = isinstance(node.returns, ast.Constant) and node.returns.value is None
+    if not found.generate or returns_none:
+        return []  # `-> None`: every result would be None, a claim about nothing
     why = f"{reader.module}:{name} must keep returning what the base tip's version returns"
     out = [reader.offer(name, kinds.BACK_TO_BACK, {"build": found.build or None}, found.generate, why)]
     required = {k: v for k, v in found.generate.items() if k not in found.defaulted}
@@ -321,7 +323,7 @@ def module_rows(reader: ModuleReader) -> tuple[list[Proposed], list[Listed]]:
             note = "a method: relations are proposed for functions and static methods"
         else:
             mine += idempotent_row(reader, name, node, found) + binary_rows(reader, name, node, found)
-            mine += kept_row(reader, name, found)
+            mine += kept_row(reader, name, node, found)
             note = "no round trip, canonical form or binary operation found by name and signature"
         proposed += mine
         entry = f"{reader.module}:{name}"

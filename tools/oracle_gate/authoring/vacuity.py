@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from tools.oracle_gate.authoring.bazel_rows import BazelRows
 from tools.oracle_gate.authoring.reference_local import run_references
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.spec import judgement
+from tools.oracle_gate.spec import judgement, kinds
 from tools.oracle_gate.spec.samples import load_samples
 from tools.oracle_gate.spec.schema import Invariant
 from tools.oracle_gate.spec.views import generated_view, split
@@ -406,9 +406,16 @@ def check_row(
             )
         survived: list[Mutant] = []
         killed: list[Mutant] = []
+        compared = kinds.kind(inv.kind).base_judged
         for index, mutant in enumerate(found):
             progress(index, len(found))
-            passed = judge_row(repo, inv, oracle_bytes, blob, runner, mutant, work)
+            if compared:
+                # A row judged against the base tip: the mutant passes when it answers every sample
+                # as the code as it is does (the same observation digest).
+                seen = run_row(repo, inv, oracle_bytes, blob, runner, mutant, work, SALT)
+                passed = seen is not None and seen.ok and seen.digest == as_is.digest
+            else:
+                passed = judge_row(repo, inv, oracle_bytes, blob, runner, mutant, work)
             (survived if passed else killed).append(mutant)
         progress(len(found), len(found))
     return RowResult(inv.id, inv.entry, len(found), tuple(survived), killed=tuple(killed), no_mutants=none)

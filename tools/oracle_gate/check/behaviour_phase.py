@@ -20,6 +20,10 @@ from tools.oracle_gate.suite.probe_files import probe_oracles
 
 KEPT_CHECK = "behaviour kept"
 DIFF_CHECK = "behaviour diff"
+BOOTSTRAP_NOTE = (
+    "behaviour phase: not run: the base predates the gate (bootstrap), so there is no base tip to compare "
+    "with; back_to_back rows and the behaviour diff apply from the next change on"
+)
 KEPT_DOC = 'docs/oracles.md, "Behaviour kept"'
 # Why the phase did not run when `check` was given no probe (a caller of `run_check` that runs no Bazel).
 NO_RUNNER = "the behaviour phase did not run (a check given --results runs nothing itself); run check without --results"
@@ -53,7 +57,8 @@ def behaviour_findings(
     run_digests: Mapping[str, str] | None = None,
 ) -> list[ReportItem]:
     """The phase's report items: `behaviour kept` when the claims have `back_to_back` rows, then
-    `behaviour diff` when the change modified a production function; [] when neither.
+    `behaviour diff` when the change modified a production function; [] when neither; one note
+    (BOOTSTRAP_NOTE) when the base predates the gate.
 
     Args:
         inputs: what is judged.
@@ -69,6 +74,10 @@ def behaviour_findings(
     Raises:
         GateError: as the runner raises, but exit 1 (which becomes the phase's failure).
     """
+    if inputs.bootstrap:
+        # The base predates the gate: it is no workspace the probe can build, and no claim of its
+        # is in force. The change that adopts the gate is compared from the next change on.
+        return [BOOTSTRAP_NOTE]
     plan = plan_phase(inputs, salt)
     if not plan.rows and not plan.functions and not plan.not_measured:
         return []

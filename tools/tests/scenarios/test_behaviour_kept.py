@@ -212,3 +212,19 @@ def test_the_diff_draws_from_the_base_tips_annotations_not_the_changes(tmp_path)
     report = check(repo, tmp_path)
     (violation,) = [v for v in report.violations if v.id == "shop.lines:line_total"]
     assert violation.message.startswith("behaviour changed: shop.lines:line_total on ")
+
+
+def test_the_change_that_adopts_the_gate_is_not_compared_with_a_base_that_predates_it(tmp_path):
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("shop/__init__.py", "")
+    repo.write("shop/calc.py", CALC)
+    repo.commit("before the gate")
+    repo.git("checkout", "-q", "-b", "adopt")
+    repo.write("oracles/policy.toml", POLICY)
+    repo.write("oracles/blobs/kept.json", blob_bytes(SAMPLES))
+    repo.write("oracles/shop.toml", oracle_toml([ROW]))
+    repo.write_manifest()
+    repo.commit("adopt the gate")
+    report = check(repo, tmp_path, labels=["oracle-change"])
+    assert report.exit_code == 0, render_text(report)
+    assert any(note.startswith("behaviour phase: not run: the base predates the gate") for note in report.notes)

@@ -237,3 +237,23 @@ def test_suggest_on_a_row_without_samples_is_the_invalid_blob_line(tmp_path, gat
     code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "sum_in_range")
     assert code == 5 and out == "" and len(err.splitlines()) == 1, err
     assert "oracles/blobs/bound.json" in err and "must be a non-empty JSON array of samples" in err
+
+
+def test_a_back_to_back_row_kills_every_mutant_that_changes_a_result_on_its_samples(tmp_path, gate):
+    samples = [{"a": 1, "b": 2}, {"a": 3, "b": -3}]
+    row = {
+        "id": "add_kept",
+        "entry": "shop.calc:add",
+        "kind": "back_to_back",
+        "blob": "oracles/blobs/kept.json",
+        "blob_sha256": sha256((json.dumps(samples)).encode()),
+    }
+    project = make_project(tmp_path / "repo", [row])
+    project.git("checkout", "-q", "main")
+    project.write("oracles/blobs/kept.json", json.dumps(samples))
+    project.write_manifest()
+    project.commit("blob")
+    code, out, err = gate("--repo", str(project.path), "vacuity", "add_kept", "--format", "json")
+    assert code == 0, err
+    (report,) = json.loads(out)
+    assert (report["verdict"], report["killed"]) == ("ok", [{"line": 2, "change": "Add -> Sub"}])
