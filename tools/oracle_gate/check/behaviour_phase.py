@@ -16,6 +16,7 @@ from tools.oracle_gate.check.findings import Findings, ReportItem
 from tools.oracle_gate.check.inputs import Inputs
 from tools.oracle_gate.errors import GateError, Violation
 from tools.oracle_gate.progress import Phases
+from tools.oracle_gate.spec import kinds
 from tools.oracle_gate.suite.probe_files import probe_oracles
 
 KEPT_CHECK = "behaviour kept"
@@ -57,8 +58,8 @@ def behaviour_findings(
     run_digests: Mapping[str, str] | None = None,
 ) -> list[ReportItem]:
     """The phase's report items: `behaviour kept` when the claims have `back_to_back` rows, then
-    `behaviour diff` when the change modified a production function; [] when neither; one note
-    (BOOTSTRAP_NOTE) when the base predates the gate.
+    `behaviour diff` when the change modified a production function; [] when neither; when the base
+    predates the gate, nothing but a note (BOOTSTRAP_NOTE) if the change brings `back_to_back` rows.
 
     Args:
         inputs: what is judged.
@@ -77,7 +78,8 @@ def behaviour_findings(
     if inputs.bootstrap:
         # The base predates the gate: it is no workspace the probe can build, and no claim of its
         # is in force. The change that adopts the gate is compared from the next change on.
-        return [BOOTSTRAP_NOTE]
+        kept = any(kinds.kind(inv.kind).base_judged for inv in inputs.judged.oracles.invariants)
+        return [BOOTSTRAP_NOTE] if kept else []
     plan = plan_phase(inputs, salt)
     if not plan.rows and not plan.functions and not plan.not_measured:
         return []
