@@ -325,7 +325,7 @@ def _proposal(name: str) -> kinds.Proposal:
     return proposal
 
 
-def _unique_id(wanted: str, taken: set[str]) -> str:
+def unique_id(wanted: str, taken: set[str]) -> str:
     """`wanted` (cut to 64 characters), or with `_2`, `_3`, ... when an id in `taken` has it; adds it."""
     ident, n = wanted[:64], 2
     while ident in taken:
@@ -374,7 +374,7 @@ def _candidate(found: Found, oracles: HeadRows, taken: set[str]) -> Candidate:
     assert node is not None  # only removed functions have none, and they get no candidate
     kind, reason = suggest_kind(node)
     name = row_entry(found).partition(":")[2].replace(".", "_").lower()
-    ident = _unique_id(f"{name}_{_proposal(kind).id_suffix}", taken)
+    ident = unique_id(f"{name}_{_proposal(kind).id_suffix}", taken)
     oracle_file, placement = oracle_file_for(found.module, oracles)
     return Candidate(
         row_entry(found),

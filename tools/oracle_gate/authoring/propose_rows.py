@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tools.oracle_gate.authoring import pairs
-from tools.oracle_gate.authoring.propose import HeadRows, blob_path, oracle_file_for
+from tools.oracle_gate.authoring.propose import HeadRows, blob_path, oracle_file_for, unique_id
 from tools.oracle_gate.git.functions import Found, FunctionNode, module_name
 from tools.oracle_gate.git.tree import Tree
 from tools.oracle_gate.spec import kinds
@@ -177,7 +177,7 @@ class ModuleReader:
             KEPT_SUFFIX if isinstance(kind, str) else kind.proposal.id_suffix if kind.proposal else kind_name
         )
         wanted = f"{name.replace('.', '_').lower()}_{suffix}"
-        ident = _unique(wanted, self.taken)
+        ident = unique_id(wanted, self.taken)
         row: dict[str, Any] = {"id": ident, "entry": entry, "kind": kind_name}
         row.update({k: v for k, v in fields.items() if v is not None})
         row["blob"] = blob_path(self.oracle_file, ident)
@@ -188,16 +188,6 @@ class ModuleReader:
             self.notes.append(f"{entry}: not proposed: {result}")
             return None
         return result
-
-
-def _unique(wanted: str, taken: set[str]) -> str:
-    """`wanted` (cut to 64 characters), or with `_2`, `_3`, ... when an id in `taken` has it; adds it."""
-    ident, n = wanted[:64], 2
-    while ident in taken:
-        suffix = f"_{n}"
-        ident, n = wanted[: 64 - len(suffix)] + suffix, n + 1
-    taken.add(ident)
-    return ident
 
 
 def _static(node: FunctionNode) -> bool:
