@@ -5,7 +5,8 @@ From a first drawn sample, each top-level generated field in turn takes each of 
 while the other fields keep theirs: an `int` its bounds and 0, -1 and 1; a `float` its bounds and
 0.0, -1.0 and 1.0; a `string` the empty string and one character past its longest length; a
 `list` the empty list and one item past its longest length; each value of a `choice`; `null` for
-an `optional`. Values outside a generator's range are meant: the approved code's answer there
+an `optional`; each piece of a `string` alone; the edges of every option of a `one_of`. Values
+outside a generator's range are meant: the approved code's answer there
 (often an exception) is part of what is recorded. Objects, tuples and sets keep their drawn value.
 Pure: standard library and the generators only.
 """
@@ -23,6 +24,7 @@ from tools.oracle_gate.spec.generate import (
     GenerateSpec,
     IntGen,
     ListGen,
+    OneOfGen,
     OptionalGen,
     StringGen,
 )
@@ -41,7 +43,7 @@ def edges(gen: Gen, drawn: Any) -> list[Any]:
     elif isinstance(gen, FloatGen):
         values = [gen.lo, gen.hi, *SMALL_FLOATS]
     elif isinstance(gen, StringGen):
-        values = ["", gen.alphabet[0] * (gen.max_len + 1)]
+        values = ["", gen.alphabet[0] * (gen.max_len + 1), *gen.pieces]
     elif isinstance(gen, ListGen):
         values = [[]]
         if type(drawn) is list and drawn:
@@ -50,6 +52,8 @@ def edges(gen: Gen, drawn: Any) -> list[Any]:
         values = [json.loads(text) for text in gen.values]
     elif isinstance(gen, OptionalGen):
         values = [None, *edges(gen.item, drawn)]
+    elif isinstance(gen, OneOfGen):
+        values = [value for option in gen.options for value in edges(option, drawn)]
     seen: set[str] = set()
     out = []
     for value in values:

@@ -35,7 +35,7 @@ from tools.oracle_gate.authoring.promote import blob_text
 from tools.oracle_gate.authoring.vacuity import SALT, Mutant, RowRunner, constants, module_file
 from tools.oracle_gate.git.gitio import git
 from tools.oracle_gate.spec import kinds
-from tools.oracle_gate.spec.generate import FloatGen, IntGen, draw
+from tools.oracle_gate.spec.generate import FloatGen, IntGen, OneOfGen, draw
 from tools.oracle_gate.spec.judgement import canonical
 from tools.oracle_gate.spec.samples import SampleError, check_sample, load_samples
 from tools.oracle_gate.spec.schema import Invariant
@@ -144,15 +144,17 @@ def edits(value: Any, constants: Sequence[int | float | str] = ()) -> Iterator[A
 
 
 def field_bounds(inv: Invariant) -> dict[str | int, Sequence[int | float]]:
-    """The bounds of the row's `int` and `float` generators, by sample field (by position in
-    `args` for an `exact_table` row); {} for a row without `generate`."""
+    """The bounds of the row's `int` and `float` generators (and of those a `one_of` offers), by
+    sample field (by position in `args` for an `exact_table` row); {} for a row without `generate`."""
     if inv.generate is None:
         return {}
     packed = inv.generate.packed
     found: dict[str | int, Sequence[int | float]] = {}
     for name, gen in inv.generate.fields:
-        if isinstance(gen, (IntGen, FloatGen)):
-            found[packed.index(name) if name in packed else name] = (gen.lo, gen.hi)
+        options = gen.options if isinstance(gen, OneOfGen) else (gen,)
+        ends = [end for option in options if isinstance(option, (IntGen, FloatGen)) for end in (option.lo, option.hi)]
+        if ends:
+            found[packed.index(name) if name in packed else name] = tuple(dict.fromkeys(ends))
     return found
 
 

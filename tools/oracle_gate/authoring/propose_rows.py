@@ -32,6 +32,10 @@ from tools.oracle_gate.text import visible
 # Generated samples of a proposed row on every check: enough for a relation to meet the small
 # values, empty collections and duplicates the annotation bounds draw often, cheap for any function.
 PROPOSED_COUNT = 100
+# A behaviour-kept row compares answers, never a relation, so a difference that needs several
+# arguments to line up (a length that meets a word's end, a flag with a matching input) must be
+# met by chance: it draws more, still a fraction of a second of the approved code's time.
+KEPT_COUNT = 500
 # Samples drawn into a proposed row's blob (a blob holds at least one): what `record` and a
 # reviewer start from; the generated ones are drawn afresh on every check.
 BLOB_SAMPLES = 3
@@ -181,7 +185,7 @@ class ModuleReader:
         row: dict[str, Any] = {"id": ident, "entry": entry, "kind": kind_name}
         row.update({k: v for k, v in fields.items() if v is not None})
         row["blob"] = blob_path(self.oracle_file, ident)
-        row["generate"] = {"count": PROPOSED_COUNT, **generate}
+        row["generate"] = {"count": KEPT_COUNT if kind_name == kinds.BACK_TO_BACK else PROPOSED_COUNT, **generate}
         result = checked(row, self.oracle_file, self.packages, why)
         if isinstance(result, str):
             self.taken.discard(ident)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate import errors
 from tools.oracle_gate.approval.policy import POLICY_PATH, load_policy
 from tools.oracle_gate.authoring.propose import HeadRows, explain, head_rows, model_rows, render, skip_reason, survey
-from tools.oracle_gate.authoring.propose_rows import PROPOSED_COUNT, Proposed, kept_rows, survey_all
+from tools.oracle_gate.authoring.propose_rows import KEPT_COUNT, PROPOSED_COUNT, Proposed, kept_rows, survey_all
 from tools.oracle_gate.authoring.propose_write import plan, write
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import UsageError, error_line, exit_codes_help
@@ -146,7 +146,7 @@ def _all(wanted: Sequence[str], tree: GitTree, packages: Sequence[str], rows: He
     print(
         f"# propose --all: {len(result.proposed)} whole row(s) for {len(result.listed)} public function(s) or "
         f"method(s) of {', '.join(wanted or packages)} at HEAD; each draws {PROPOSED_COUNT} samples "
-        "from its annotations"
+        f"({KEPT_COUNT} for a behaviour-kept row) from its annotations"
     )
     for item in result.listed:
         print(visible(f"#   {item.entry} ({item.path}:{item.line}): {item.note}"))

@@ -21,15 +21,26 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from tools.oracle_gate.spec.seeds import Seeds, seeds
+
 # The bounds of the generators drawn from annotations, each small on purpose: a range of a
 # thousand either side of zero draws 0, 1, -1 and small values often, where arithmetic and
 # off-by-one bugs show, and keeps sums and products far from any overflow the code guards against.
 INT_BOUNDS = (-1000, 1000)
 FLOAT_BOUNDS = (-1000.0, 1000.0)
+# Beside them (a `one_of`), the narrow ranges where lengths, counts and indexes live: a loop's
+# turn, a truncation and an off-by-one show there, and the wide range rarely draws them.
+SMALL_INT_BOUNDS = (-2, 20)
+SMALL_FLOAT_BOUNDS = (-2.0, 2.0)
 # Letters of both cases, digits, a space, the separators parsers split on, and one character
 # outside ASCII (encoders differ on it); 0 to 12 characters reach the empty string often.
 STRING_ALPHABET = "abcxyzABCXYZ0129 .,-_/:@é"
 STRING_LEN = (0, 12)
+# A string is also drawn as words: the function's own strings (spec/seeds.py) and one word in
+# three cases (case folding and comparison show there), joined by separators, 0 to 8 items.
+STRING_WORDS = ("word", "Word", "WORD")
+STRING_GLUE = " -"
+PIECES_LEN = (0, 8)
 # Collections: empty often, long enough to hold duplicates and an order to get wrong.
 LIST_LEN = (0, 6)
 DICT_LEN = (0, 4)
@@ -106,39 +117,92 @@ def drawn(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module, 
         return f"parameter `**{args.kwarg.arg}`: the gate passes named arguments only"
     positional = [*args.posonlyargs, *args.args]
     defaults = len(positional) - len(args.defaults)
-    params = [(a, i >= defaults, i < len(args.posonlyargs)) for i, a in enumerate(positional)]
-    params += [(a, d is not None, False) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    params = [
+        (a, args.defaults[i - defaults] if i >= defaults else None, i < len(args.posonlyargs))
+        for i, a in enumerate(positional)
+    ]
+    params += [(a, d, False) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
     if params and params[0][0].arg in ("self", "cls") and not _static(function):
         return f"parameter `{params[0][0].arg}`: the gate cannot build the object a method is called on"
     generate: dict[str, Any] = {}
     build: dict[str, str] = {}
     defaulted: list[str] = []
-    for arg, has_default, only_positional in params:
-        value = _parameter(arg, only_positional, module, module_name)
+    seeded = seeds(function, module)
+    for arg, default, only_positional in params:
+        value = _parameter(arg, only_positional, module, module_name, seeded)
         if isinstance(value, str):
-            if has_default:
+            if default is not None:
                 continue
             return value
-        generate[arg.arg] = value.spec
+        generate[arg.arg] = _or_default(value.spec, default, module)
         if value.build:
             build[arg.arg] = value.build
-        if has_default:
+        if default is not None:
             defaulted.append(arg.arg)
     return Drawn(generate, build, tuple(defaulted))
+
+
+def _or_default(spec: dict[str, Any], default: ast.expr | None, module: ast.Module) -> dict[str, Any]:
+    """`spec`, or for a parameter whose default is a literal (or a module-level name bound to one)
+    `{ one_of = [{ choice = [default] }, spec] }`: half the samples keep the default, so the
+    others vary one or two arguments of a call as callers write it instead of all at once."""
+    if default is None:
+        return spec
+    if isinstance(default, ast.Name):
+        bound = [
+            s.value
+            for s in module.body
+            if isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and s.targets[0].id == default.id
+        ]
+        if len(bound) != 1:
+            return spec
+        default = bound[0]
+    try:
+        value = ast.literal_eval(default)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return spec
+    plain = _json_plain(value)
+    if plain is _NOT_PLAIN or plain is None:
+        return spec
+    return {"one_of": [{"choice": [plain]}, spec]}
+
+
+_NOT_PLAIN = object()
+
+
+def _json_plain(value: Any) -> Any:
+    """`value` as a TOML-writable value (tuples as lists), or _NOT_PLAIN (None, bytes, a set, a
+    dict with a non-string key, a number outside 64 bits)."""
+    if type(value) in (str, bool) or type(value) is float and value == value and abs(value) != float("inf"):
+        return value
+    if type(value) is int:
+        return value if -(2**63) <= value < 2**63 else _NOT_PLAIN
+    if type(value) in (list, tuple):
+        items = [_json_plain(v) for v in value]
+        return _NOT_PLAIN if any(i is _NOT_PLAIN for i in items) else items
+    if type(value) is dict and all(type(k) is str for k in value):
+        members = {k: _json_plain(v) for k, v in value.items()}
+        return _NOT_PLAIN if any(m is _NOT_PLAIN for m in members.values()) else members
+    return _NOT_PLAIN
 
 
 def _static(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
 
 
-def _parameter(arg: ast.arg, only_positional: bool, module: ast.Module, module_name: str) -> _Value | str:
+def _parameter(
+    arg: ast.arg, only_positional: bool, module: ast.Module, module_name: str, seeded: Seeds
+) -> _Value | str:
     """One parameter's generator, or the line saying why it has none."""
     if only_positional:
         return f"parameter `{arg.arg}`: positional-only; the gate passes named arguments"
     if arg.annotation is None:
         return f"parameter `{arg.arg}`: no annotation"
     try:
-        return _top(arg.annotation, module, module_name)
+        return _top(arg.annotation, module, module_name, seeded)
     except _Refused as exc:
         return f"parameter `{arg.arg}`: annotation `{_text(arg.annotation)}` {exc}"
 
@@ -194,7 +258,7 @@ def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None or _name(node) == "NoneType"
 
 
-def _top(node: ast.expr, module: ast.Module, module_name: str) -> _Value:
+def _top(node: ast.expr, module: ast.Module, module_name: str, seeded: Seeds) -> _Value:
     """A parameter's own annotation: anything `_plain` draws, and the values that need a builder.
 
     Raises:
@@ -203,7 +267,7 @@ def _top(node: ast.expr, module: ast.Module, module_name: str) -> _Value:
     node = _parsed(node)
     inner = _optional_of(node)
     if inner is not None:
-        value = _top(inner, module, module_name)
+        value = _top(inner, module, module_name, seeded)
         if value.build:
             raise _Refused("is an optional value that must be built, and the caller would build null too")
         return _Value({"optional": value.spec})
@@ -211,27 +275,27 @@ def _top(node: ast.expr, module: ast.Module, module_name: str) -> _Value:
     if name == "bytes" and not items:
         return _Value({"list": {"int": [0, 255]}, "len": list(BYTES_LEN)}, BYTES)
     if name in _TUPLES:
-        return _Value(_tuple(items, module, 1), TUPLE)
+        return _Value(_tuple(items, module, 1, seeded), TUPLE)
     if name in _SETS and len(items) == 1:
-        return _Value({"set": _plain(items[0], module, 2), "len": list(LIST_LEN)}, _SETS[name])
+        return _Value({"set": _plain(items[0], module, 2, seeded), "len": list(LIST_LEN)}, _SETS[name])
     if name in _DICTS and len(items) == 2:
-        pair = {"tuple": [_plain(items[0], module, 3), _plain(items[1], module, 3)]}
+        pair = {"tuple": [_plain(items[0], module, 3, seeded), _plain(items[1], module, 3, seeded)]}
         return _Value({"list": pair, "len": list(DICT_LEN)}, DICT)
     found = _class(node, module)
     if found is not None:
-        return _Value(_class_spec(found, module), f"{module_name}:{found.name}")
-    return _Value(_plain(node, module, 1))
+        return _Value(_class_spec(found, module, seeded), f"{module_name}:{found.name}")
+    return _Value(_plain(node, module, 1, seeded))
 
 
-def _tuple(items: list[ast.expr], module: ast.Module, depth: int) -> dict[str, Any]:
+def _tuple(items: list[ast.expr], module: ast.Module, depth: int, seeded: Seeds) -> dict[str, Any]:
     if len(items) == 2 and isinstance(items[1], ast.Constant) and items[1].value is Ellipsis:
-        return {"list": _plain(items[0], module, depth + 1), "len": list(LIST_LEN)}
+        return {"list": _plain(items[0], module, depth + 1, seeded), "len": list(LIST_LEN)}
     if not items or len(items) == 1 and isinstance(items[0], ast.Tuple) and not items[0].elts:
         raise _Refused("is an empty tuple")
-    return {"tuple": [_plain(item, module, depth + 1) for item in items]}
+    return {"tuple": [_plain(item, module, depth + 1, seeded) for item in items]}
 
 
-def _plain(node: ast.expr, module: ast.Module, depth: int) -> dict[str, Any]:
+def _plain(node: ast.expr, module: ast.Module, depth: int, seeded: Seeds) -> dict[str, Any]:
     """A generator of values that reach the code as they are drawn (no builder).
 
     Raises:
@@ -242,18 +306,12 @@ def _plain(node: ast.expr, module: ast.Module, depth: int) -> dict[str, Any]:
     node = _parsed(node)
     inner = _optional_of(node)
     if inner is not None:
-        return {"optional": _plain(inner, module, depth + 1)}
+        return {"optional": _plain(inner, module, depth + 1, seeded)}
     name, items = _split(node)
-    simple: dict[str, dict[str, Any]] = {
-        "int": {"int": list(INT_BOUNDS)},
-        "float": {"float": list(FLOAT_BOUNDS)},
-        "bool": {"choice": [True, False]},
-        "str": {"string": STRING_ALPHABET, "len": list(STRING_LEN)},
-    }
-    if name in simple and not items:
-        return simple[name]
+    if name in ("int", "float", "bool", "str") and not items:
+        return _simple(name, seeded)
     if name in _LISTS and len(items) == 1:
-        return {"list": _plain(items[0], module, depth + 1), "len": list(LIST_LEN)}
+        return {"list": _plain(items[0], module, depth + 1, seeded), "len": list(LIST_LEN)}
     if name == "Literal" and items:
         return _literal(items)
     if name in ("bytes", *_TUPLES, *_SETS, *_DICTS) or _class(node, module) is not None:
@@ -269,6 +327,32 @@ def _plain(node: ast.expr, module: ast.Module, depth: int) -> dict[str, Any]:
         "is not one the gate draws from (int, float, bool, str, bytes, Optional, list, tuple, set, dict, "
         "Literal, Enum, dataclass, NamedTuple)"
     )
+
+
+def _simple(name: str, seeded: Seeds) -> dict[str, Any]:
+    """The generator of `int`, `float`, `bool` or `str`: the wide range, and beside it (a `one_of`)
+    the narrow one where lengths and indexes live and the function's own constants (spec/seeds.py);
+    a string also as words and the function's strings joined by separators."""
+    if name == "bool":
+        return {"choice": [True, False]}
+    numbers = [n for n in seeded.numbers if name == "float" or isinstance(n, int)]
+    if name == "int":
+        options: list[dict[str, Any]] = [{"int": list(INT_BOUNDS)}, {"int": list(SMALL_INT_BOUNDS)}]
+    elif name == "float":
+        options = [{"float": list(FLOAT_BOUNDS)}, {"float": list(SMALL_FLOAT_BOUNDS)}]
+        numbers = [float(n) for n in numbers]
+    else:
+        pieces = list(dict.fromkeys([*seeded.strings, *STRING_WORDS]))
+        return {
+            "one_of": [
+                {"string": STRING_ALPHABET, "len": list(STRING_LEN)},
+                {"string": STRING_GLUE, "len": list(PIECES_LEN), "pieces": pieces},
+                {"choice": pieces},
+            ]
+        }
+    if numbers:
+        options.append({"choice": list(dict.fromkeys(numbers))})
+    return {"one_of": options}
 
 
 def _literal(items: list[ast.expr]) -> dict[str, Any]:
@@ -302,7 +386,7 @@ def _class(node: ast.expr, module: ast.Module) -> ast.ClassDef | None:
     return None
 
 
-def _class_spec(found: ast.ClassDef, module: ast.Module) -> dict[str, Any]:
+def _class_spec(found: ast.ClassDef, module: ast.Module, seeded: Seeds) -> dict[str, Any]:
     """An Enum: a choice of its members' values (the class builds the member from its value). A
     dataclass or NamedTuple: a tuple of its fields' generators, built positionally.
 
@@ -335,5 +419,5 @@ def _class_spec(found: ast.ClassDef, module: ast.Module) -> dict[str, Any]:
                 and any(k.arg == "init" for k in call.keywords)
             ):
                 raise _Refused(f"has a field {statement.target.id} the constructor does not take")
-            fields.append(_plain(statement.annotation, module, 2))
+            fields.append(_plain(statement.annotation, module, 2, seeded))
     return {"tuple": fields} if fields else {"choice": [[]]}

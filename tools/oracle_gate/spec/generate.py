@@ -18,6 +18,11 @@ what each draws:
   floats, bools, and arrays and tables of those
 - `{ string = "alphabet", len = [a, b] }`: a string of `a..b` characters, each picked uniformly
   from the alphabet's characters (a character written twice is twice as likely)
+- `{ string = "alphabet", len = [a, b], pieces = ["&#", "Word", ...] }`: a string of `a..b`
+  items joined, each picked uniformly from the alphabet's characters and the pieces (so a token
+  the code looks for, a keyword or an escape, appears whole)
+- `{ one_of = [<generator>, ...] }`: a value of one of the generators, picked uniformly (2 to 64
+  of them): a wide range beside a narrow one, or drawn text beside the code's own constants
 - `{ list = <generator>, len = [a, b] }`: an array of `a..b` items
 - `{ object = { name = <generator>, ... } }`: an object with exactly those keys, in that order
 - `{ tuple = [<generator>, ...] }`: an array of fixed length, one item per generator, in that
@@ -70,7 +75,7 @@ MAX_LEN = 4096
 """Largest length bound `b` of `len = [a, b]`, in characters (string) or items (list)."""
 MAX_DEPTH = 16
 """Deepest nesting level of a generator or of a choice value (a sample field's generator is level 1)."""
-GENERATOR_KINDS = ("choice", "float", "int", "list", "object", "optional", "set", "string", "tuple")
+GENERATOR_KINDS = ("choice", "float", "int", "list", "object", "one_of", "optional", "set", "string", "tuple")
 """The kind keys of the vocabulary; a generator table has exactly one."""
 _MODIFIERS: dict[str, tuple[str, ...]] = {
     "choice": (),
@@ -78,13 +83,20 @@ _MODIFIERS: dict[str, tuple[str, ...]] = {
     "int": (),
     "list": ("len",),
     "object": (),
+    "one_of": (),
     "optional": (),
     "set": ("len",),
     "string": ("len",),
     "tuple": (),
 }
+_OPTIONAL_MODIFIERS: dict[str, tuple[str, ...]] = {"string": ("pieces",)}
+"""Modifiers a kind may take or leave out."""
 MAX_TUPLE = 64
-"""Most generators of one `tuple`."""
+"""Most generators of one `tuple`, and of one `one_of`."""
+MAX_PIECES = 64
+"""Most `pieces` of one `string`."""
+MAX_PIECE_LEN = 64
+"""Longest piece, in characters."""
 SET_TRIES = 4
 """A set draws at most SET_TRIES times its length in items before it settles for fewer distinct ones."""
 NONE_ODDS = 4
@@ -92,7 +104,7 @@ NONE_ODDS = 4
 MAX_DRAWS = 10_000_000
 """Most values one row's samples may need drawn, `count` times the most one sample needs (`draws`):
 a bound on the time and memory of drawing, which nesting lengths would otherwise multiply."""
-_ALL_MODIFIERS = frozenset(m for mods in _MODIFIERS.values() for m in mods)
+_ALL_MODIFIERS = frozenset(m for mods in (*_MODIFIERS.values(), *_OPTIONAL_MODIFIERS.values()) for m in mods)
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -137,17 +149,31 @@ class ChoiceGen:
 
 @dataclass(frozen=True)
 class StringGen:
-    """`{ string = "alphabet", len = [min_len, max_len] }`.
+    """`{ string = "alphabet", len = [min_len, max_len] }`, maybe with `pieces = [...]`.
 
     Attributes:
         alphabet: the characters (Unicode code points) to pick from, non-empty; repeats allowed.
-        min_len: fewest characters, `0 <= min_len`.
-        max_len: most characters, `min_len <= max_len <= MAX_LEN`.
+        min_len: fewest items, `0 <= min_len`.
+        max_len: most items, `min_len <= max_len <= MAX_LEN`.
+        pieces: strings picked as whole items beside the alphabet's characters (1 to MAX_PIECES,
+            each 1 to MAX_PIECE_LEN characters), or () for characters only.
     """
 
     alphabet: str
     min_len: int
     max_len: int
+    pieces: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OneOfGen:
+    """`{ one_of = [<generator>, ...] }`: a value of one of `options`, picked uniformly.
+
+    Attributes:
+        options: 2 to MAX_TUPLE generators.
+    """
+
+    options: tuple[Gen, ...]
 
 
 @dataclass(frozen=True)
@@ -209,7 +235,7 @@ class OptionalGen:
     item: Gen
 
 
-Gen = IntGen | FloatGen | ChoiceGen | StringGen | ListGen | ObjectGen | TupleGen | SetGen | OptionalGen
+Gen = IntGen | FloatGen | ChoiceGen | StringGen | ListGen | ObjectGen | TupleGen | SetGen | OptionalGen | OneOfGen
 """Any validated generator."""
 
 
@@ -339,7 +365,7 @@ class _Checker:
                 self.bad(
                     _join(field, key),
                     f"unknown key {key!r}; a generator has exactly one of {kinds_text}, "
-                    "and len with list, set and string",
+                    "and len with list, set and string (and pieces with string)",
                 )
         kinds = [key for key in table if key in GENERATOR_KINDS]
         if len(kinds) > 1:
@@ -350,8 +376,10 @@ class _Checker:
         else:
             kind = kinds[0]
             for modifier in sorted(_ALL_MODIFIERS):
-                if modifier in table and modifier not in _MODIFIERS[kind]:
+                if modifier in table and modifier not in (*_MODIFIERS[kind], *_OPTIONAL_MODIFIERS.get(kind, ())):
                     self.bad(_join(field, modifier), f"is not allowed for generator kind {kind!r}")
+                elif modifier in table and modifier in _OPTIONAL_MODIFIERS.get(kind, ()):
+                    pass
                 elif modifier not in table and modifier in _MODIFIERS[kind]:
                     self.bad(_join(field, modifier), f"is required for generator kind {kind!r}")
             built = self._kind(kind, table, field, depth, top)
@@ -383,7 +411,10 @@ class _Checker:
             if type(value) is not str or not value:
                 self.bad(at, f"must be a non-empty string of the characters to draw from, got {_what(value)}")
                 return None
-            return StringGen(value, *lengths) if lengths else None
+            pieces = self._pieces(table.get("pieces"), _join(field, "pieces"))
+            return StringGen(value, *lengths, pieces) if lengths and pieces is not None else None
+        if kind == "one_of":
+            return self._one_of(value, at, depth)
         if kind == "list":
             item = self.generator(value, at, depth + 1)
             return ListGen(item, *lengths) if item and lengths else None
@@ -410,6 +441,27 @@ class _Checker:
             return None
         items = [self.generator(item, f"{at}[{index}]", depth + 1) for index, item in enumerate(value)]
         return TupleGen(tuple(i for i in items if i is not None)) if all(i is not None for i in items) else None
+
+    def _pieces(self, value: object, at: str) -> tuple[str, ...] | None:
+        """A string's `pieces` (absent: ()), or None after reporting why not."""
+        if value is None:
+            return ()
+        shape = f"an array of 1 to {MAX_PIECES} strings of 1 to {MAX_PIECE_LEN} characters"
+        if type(value) is not list or not 1 <= len(value) <= MAX_PIECES:
+            self.bad(at, f"must be {shape}, got {_what(value)}")
+            return None
+        for index, item in enumerate(value):
+            if type(item) is not str or not 1 <= len(item) <= MAX_PIECE_LEN:
+                self.bad(at, f"element {index}: must be a string of 1 to {MAX_PIECE_LEN} characters, got {_what(item)}")
+                return None
+        return tuple(value)
+
+    def _one_of(self, value: object, at: str, depth: int) -> OneOfGen | None:
+        if type(value) is not list or not 2 <= len(value) <= MAX_TUPLE:
+            self.bad(at, f"must be an array of 2 to {MAX_TUPLE} generators, got {_what(value)}")
+            return None
+        options = [self.generator(item, f"{at}[{index}]", depth + 1) for index, item in enumerate(value)]
+        return OneOfGen(tuple(o for o in options if o is not None)) if all(o is not None for o in options) else None
 
     def _choice(self, value: object, at: str, depth: int, top: bool = False) -> ChoiceGen | None:
         if type(value) is not list or not value:
@@ -552,6 +604,8 @@ def draws(gen: Gen) -> int:
         return sum(draws(member) for _, member in gen.members)
     if isinstance(gen, OptionalGen):
         return 1 + draws(gen.item)
+    if isinstance(gen, OneOfGen):
+        return 1 + max(draws(option) for option in gen.options)
     return 1
 
 
@@ -698,7 +752,12 @@ def _draw_one(gen: Gen, rng: random.Random) -> Any:
         return json.loads(rng.choice(gen.values))
     if isinstance(gen, StringGen):
         n = rng.randint(gen.min_len, gen.max_len)
+        if gen.pieces:
+            items = (*gen.alphabet, *gen.pieces)
+            return "".join(rng.choice(items) for _ in range(n))
         return "".join(rng.choice(gen.alphabet) for _ in range(n))
+    if isinstance(gen, OneOfGen):
+        return _draw_one(gen.options[rng.randrange(len(gen.options))], rng)
     if isinstance(gen, ListGen):
         n = rng.randint(gen.min_len, gen.max_len)
         return [_draw_one(gen.item, rng) for _ in range(n)]
@@ -774,7 +833,8 @@ def draw(invariant: Drawable, salt: str, limit: int | None = None) -> list[dict[
 def gen_to_json(gen: Gen) -> dict[str, Any]:
     """A validated generator as a plain JSON value, for the expectations view (`gen_from_json`
     reads it back): `{"int": [lo, hi]}`, `{"float": [lo, hi]}`, `{"choice": [JSON text, ...]}`,
-    `{"string": alphabet, "len": [a, b]}`, `{"list": <generator>, "len": [a, b]}`,
+    `{"string": alphabet, "len": [a, b]}` (plus `"pieces": [...]` when it has pieces),
+    `{"one_of": [<generator>, ...]}`, `{"list": <generator>, "len": [a, b]}`,
     `{"set": <generator>, "len": [a, b]}`, `{"tuple": [<generator>, ...]}`, `{"optional": <generator>}`,
     `{"object": [[key, <generator>], ...]}`. Raises nothing."""
     if isinstance(gen, IntGen):
@@ -784,7 +844,10 @@ def gen_to_json(gen: Gen) -> dict[str, Any]:
     if isinstance(gen, ChoiceGen):
         return {"choice": list(gen.values)}
     if isinstance(gen, StringGen):
-        return {"string": gen.alphabet, "len": [gen.min_len, gen.max_len]}
+        pieces = {"pieces": list(gen.pieces)} if gen.pieces else {}
+        return {"string": gen.alphabet, "len": [gen.min_len, gen.max_len], **pieces}
+    if isinstance(gen, OneOfGen):
+        return {"one_of": [gen_to_json(option) for option in gen.options]}
     if isinstance(gen, ListGen):
         return {"list": gen_to_json(gen.item), "len": [gen.min_len, gen.max_len]}
     if isinstance(gen, SetGen):
@@ -815,6 +878,12 @@ def gen_from_json(value: Any, depth: int = 1) -> Gen:
         return ChoiceGen(tuple(value["choice"]))
     if set(value) == {"string", "len"} and type(value["string"]) is str and low <= high:
         return StringGen(value["string"], low, high)
+    pieces = value.get("pieces")
+    pieces_ok = type(pieces) is list and bool(pieces) and all(type(p) is str for p in pieces)
+    if set(value) == {"string", "len", "pieces"} and type(value["string"]) is str and low <= high and pieces_ok:
+        return StringGen(value["string"], low, high, tuple(pieces or ()))
+    if set(value) == {"one_of"} and type(value["one_of"]) is list and len(value["one_of"]) >= 2:
+        return OneOfGen(tuple(gen_from_json(option, depth + 1) for option in value["one_of"]))
     if set(value) == {"list", "len"} and low <= high:
         return ListGen(gen_from_json(value["list"], depth + 1), low, high)
     if set(value) == {"set", "len"} and low <= high:

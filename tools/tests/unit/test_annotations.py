@@ -154,9 +154,20 @@ def test_the_bounds_are_the_named_constants():
     tree = ast.parse("def f(n: int, x: float, s: str, xs: list[int], b: bytes, m: dict[str, int]): pass\n")
     found = drawn(function(tree, "f"), tree, "m")
     assert isinstance(found, Drawn)
-    assert found.generate["n"] == {"int": list(annotations.INT_BOUNDS)}
-    assert found.generate["x"] == {"float": list(annotations.FLOAT_BOUNDS)}
-    assert found.generate["s"] == {"string": annotations.STRING_ALPHABET, "len": list(annotations.STRING_LEN)}
+    assert found.generate["n"] == {
+        "one_of": [{"int": list(annotations.INT_BOUNDS)}, {"int": list(annotations.SMALL_INT_BOUNDS)}]
+    }
+    assert found.generate["x"] == {
+        "one_of": [{"float": list(annotations.FLOAT_BOUNDS)}, {"float": list(annotations.SMALL_FLOAT_BOUNDS)}]
+    }
+    words = list(annotations.STRING_WORDS)
+    assert found.generate["s"] == {
+        "one_of": [
+            {"string": annotations.STRING_ALPHABET, "len": list(annotations.STRING_LEN)},
+            {"string": annotations.STRING_GLUE, "len": list(annotations.PIECES_LEN), "pieces": words},
+            {"choice": words},
+        ]
+    }
     assert found.generate["xs"]["len"] == list(annotations.LIST_LEN)
     assert found.generate["b"]["len"] == list(annotations.BYTES_LEN)
     assert found.generate["m"]["len"] == list(annotations.DICT_LEN)
@@ -202,12 +213,16 @@ def test_what_cannot_be_drawn_is_one_line_naming_the_parameter(source, reason):
     assert isinstance(found, str) and found.startswith(reason), found
 
 
+INT = {"one_of": [{"int": [-1000, 1000]}, {"int": [-2, 20]}]}
+
+
 def test_a_staticmethod_and_defaults():
     tree = ast.parse(
         "class C:\n    @staticmethod\n    def f(a: int, b=3, c: 'Cart' = None, *, d: bool = False): pass\n"
     )
     found = drawn(function(tree, "f"), tree, "m")
-    assert found == Drawn({"a": {"int": [-1000, 1000]}, "d": {"choice": [True, False]}}, {}, ("d",))
+    seeded = {"one_of": [*INT["one_of"], {"choice": [2, 3, 4]}]}  # b's default is a constant of f
+    assert found == Drawn({"a": seeded, "d": {"one_of": [{"choice": [False]}, {"choice": [True, False]}]}}, {}, ("d",))
 
 
 def test_an_enum_and_a_namedtuple_are_drawn_from_their_values_and_fields():
@@ -219,7 +234,7 @@ def test_an_enum_and_a_namedtuple_are_drawn_from_their_values_and_fields():
     )
     found = drawn(function(tree, "f"), tree, "shop.sizes")
     assert found == Drawn(
-        {"s": {"choice": [1, 3]}, "p": {"tuple": [{"int": [-1000, 1000]}, {"choice": ["a", "b"]}]}},
+        {"s": {"choice": [1, 3]}, "p": {"tuple": [INT, {"choice": ["a", "b"]}]}},
         {"s": "shop.sizes:Size", "p": "shop.sizes:P"},
     )
 
@@ -232,3 +247,48 @@ def test_the_real_enum_and_containers_build_as_the_caller_builds_them():
     assert caller.built(bytes, [0, 255]) == b"\x00\xff"
     assert caller.built(dict, [["a", 1], ["b", 2]]) == {"a": 1, "b": 2}
     assert caller.built(tuple, [1, 2]) == (1, 2)
+
+
+SEEDED = '''import re
+ENTITY = re.compile(r"&#(\\d+);")
+SEP = "-"
+def helper(t):
+    return t.strip("~")
+def f(text: str, width: int = 7, sep: str = SEP, flag: bool = True, rate: float = 0.5):
+    """Docstrings are not constants."""
+    return helper(ENTITY.sub("", text))[:width] + sep
+'''
+
+
+def test_the_functions_constants_seed_its_generators():
+    tree = ast.parse(SEEDED)
+    found = drawn(function(tree, "f"), tree, "m")
+    assert isinstance(found, Drawn)
+    text = found.generate["text"]["one_of"]
+    assert text[2] == {"choice": ["&#1;", "-", "~", *annotations.STRING_WORDS]}
+    assert text[1]["pieces"] == text[2]["choice"]
+    width = found.generate["width"]["one_of"]
+    assert width[0] == {"choice": [7]}
+    assert width[1]["one_of"][2] == {"choice": [6, 7, 8]}
+    assert found.generate["sep"]["one_of"][0] == {"choice": ["-"]}
+    assert found.generate["flag"] == {"one_of": [{"choice": [True]}, {"choice": [True, False]}]}
+    assert found.generate["rate"]["one_of"][1]["one_of"][2] == {"choice": [6.0, 7.0, 8.0, 0.5]}
+    assert found.defaulted == ("width", "sep", "flag", "rate")
+
+
+def test_a_default_that_is_not_a_plain_literal_is_not_kept():
+    tree = ast.parse("def f(a: int = len('ab'), b: str | None = None, c: tuple[int, ...] = ()): pass\n")
+    found = drawn(function(tree, "f"), tree, "m")
+    assert isinstance(found, Drawn)
+    assert found.generate["a"] == INT
+    assert set(found.generate["b"]) == {"optional"}
+    assert found.generate["c"] == {"one_of": [{"choice": [[]]}, {"list": INT, "len": list(annotations.LIST_LEN)}]}
+
+
+def test_every_generator_it_gives_is_valid():
+    tree = ast.parse(SEEDED + "def g(xs: list[str] = ['a'], o: dict[str, float] | None = None, n: int = -3): pass\n")
+    for name in ("f", "g"):
+        found = drawn(function(tree, name), tree, "m")
+        assert isinstance(found, Drawn)
+        spec, errors = parse_generate({"count": 50, **found.generate}, "bound", None, path="o.toml", row="r")
+        assert errors == [] and spec is not None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.authoring.propose import HeadRows, Row
-from tools.oracle_gate.authoring.propose_rows import PROPOSED_COUNT, kept_rows, survey_all
+from tools.oracle_gate.authoring.propose_rows import KEPT_COUNT, PROPOSED_COUNT, kept_rows, survey_all
 from tools.oracle_gate.authoring.propose_write import plan, write
 from tools.oracle_gate.git.functions import Found
 from tools.oracle_gate.git.tree import WorkTree
@@ -101,7 +101,11 @@ def test_every_public_function_is_listed_with_its_candidates_or_why_none(shop):
     assert rows["add_identity"]["element"] == 0 and rows["concat_identity"]["element"] == ""
     assert rows["merge_money_associative"]["build"] == {k: "shop.codec:Money" for k in "abc"}
     assert rows["merge_money_associative"]["project"] == "list"
-    assert all(p.row["generate"]["count"] == PROPOSED_COUNT and len(p.samples) == 3 for p in result.proposed)
+    assert all(
+        p.row["generate"]["count"] == (KEPT_COUNT if p.row["kind"] == "back_to_back" else PROPOSED_COUNT)
+        and len(p.samples) == 3
+        for p in result.proposed
+    )
     assert {p.oracle_file for p in result.proposed} == {"oracles/shop.toml"}
 
 

@@ -404,8 +404,8 @@ def nested_lists(levels: int) -> str:
 N = "must be [lo, hi], two signed 64-bit integers with lo <= hi, got "
 F = "must be [lo, hi], two finite numbers with lo <= hi, got "
 LEN = "must be [min, max], two integers with 0 <= min <= max <= 4096, got "
-KINDS_TEXT = "choice, float, int, list, object, optional, set, string, tuple"
-UNKNOWN = "; a generator has exactly one of " + KINDS_TEXT + ", and len with list, set and string"
+KINDS_TEXT = "choice, float, int, list, object, one_of, optional, set, string, tuple"
+UNKNOWN = "; a generator has exactly one of " + KINDS_TEXT + ", and len with list, set and string (and pieces with string)"
 
 GENERATE_CASES = [
     # (name, data, field, message)
