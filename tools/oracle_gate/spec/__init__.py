@@ -9,6 +9,7 @@ section 1).
 - `values.py`: the number and name rules that rows and their generators share.
 - `generate.py`: generated samples: the `[invariant.generate]` vocabulary, its validation and drawing.
 - `annotations.py`: the generators (and builders) a function's type annotations give, read from its syntax tree.
+- `seeds.py`: the constants a function compares its inputs with, and strings its patterns match, for those generators.
 - `samples.py`: blob contents: strict JSON parsing and the sample shape each kind expects.
 - `stream.py`: the checks of a blob read in pieces, without holding the whole blob.
 - `encoding.py`: the invisible reasons a TOML or JSON file cannot be parsed, in plain words.

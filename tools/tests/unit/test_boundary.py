@@ -10,6 +10,7 @@ from tools.oracle_gate.spec.generate import (
     IntGen,
     ListGen,
     ObjectGen,
+    OneOfGen,
     OptionalGen,
     StringGen,
 )
@@ -25,6 +26,8 @@ def test_the_edges_of_each_generator():
     assert edges(ChoiceGen(('"x"', "1", "1.0", "true")), "x") == ["x", 1, 1.0, True]
     assert edges(OptionalGen(IntGen(3, 4)), 3) == [None, 3, 4, 0, -1, 1]
     assert edges(ObjectGen((("a", IntGen(0, 1)),)), {"a": 0}) == []
+    assert edges(StringGen(" ", 0, 1, ("&#1;", "Word")), "") == ["", "  ", "&#1;", "Word"]
+    assert edges(OneOfGen((IntGen(2, 3), ChoiceGen(('"x"', "2")))), 2) == [2, 3, 0, -1, 1, "x"]
 
 
 def test_one_field_changes_at_a_time_and_the_drawn_value_is_not_repeated():

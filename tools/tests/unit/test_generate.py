@@ -345,3 +345,32 @@ def test_idempotent_generates_exactly_state_and_args(fields, problem):
 def test_count_is_exact_at_the_limits():
     assert len(draw(invariant("count = 1\nx = { int = [0, 1] }"), "s")) == 1
     assert len(draw(invariant("count = 100000\nx = { int = [0, 1] }"), "s")) == 100_000
+
+
+# --- one_of and pieces ---
+
+
+def test_one_of_draws_from_every_option_and_nothing_else():
+    inv = invariant('count = 300\nk = { one_of = [{ int = [0, 2] }, { choice = ["x"] }, { int = [100, 100] }] }')
+    xs = values_of(draw(inv, "s"), "k")
+    assert set(xs) == {0, 1, 2, "x", 100}
+
+
+def test_pieces_come_whole_beside_the_alphabet():
+    inv = invariant('count = 300\nk = { string = " ", len = [1, 3], pieces = ["&#1;", "Word"] }')
+    xs = values_of(draw(inv, "s"), "k")
+    assert all(x.replace("&#1;", "").replace("Word", "").strip() == "" for x in xs)
+    assert any("&#1;" in x for x in xs) and any("Word" in x for x in xs) and any(" " in x for x in xs)
+    assert max(len(x) for x in xs) == 12  # three pieces of four characters: len counts items
+
+
+def test_one_of_and_pieces_survive_the_json_view():
+    inv = invariant('count = 20\nk = { one_of = [{ string = "ab", len = [0, 4], pieces = ["cd"] }, { int = [0, 9] }] }')
+    assert inv.generate is not None
+    assert spec_from_json(json.loads(json.dumps(spec_to_json(inv.generate)))) == inv.generate
+
+
+def test_a_string_without_pieces_draws_as_before():
+    plain = draw(invariant('count = 50\nk = { string = "abc", len = [0, 6] }'), "s")
+    assert plain == draw(invariant('count = 50\nk = { string = "abc", len = [0, 6] }'), "s")
+    assert all(set(v) <= set("abc") for v in values_of(plain, "k"))

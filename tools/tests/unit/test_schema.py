@@ -405,7 +405,9 @@ N = "must be [lo, hi], two signed 64-bit integers with lo <= hi, got "
 F = "must be [lo, hi], two finite numbers with lo <= hi, got "
 LEN = "must be [min, max], two integers with 0 <= min <= max <= 4096, got "
 KINDS_TEXT = "choice, float, int, list, object, one_of, optional, set, string, tuple"
-UNKNOWN = "; a generator has exactly one of " + KINDS_TEXT + ", and len with list, set and string (and pieces with string)"
+UNKNOWN = (
+    "; a generator has exactly one of " + KINDS_TEXT + ", and len with list, set and string (and pieces with string)"
+)
 
 GENERATE_CASES = [
     # (name, data, field, message)
@@ -708,6 +710,36 @@ GENERATE_CASES = [
         gen_row("count = 2, x = " + nested_lists(MAX_DEPTH)),
         "generate.x" + ".list" * MAX_DEPTH,
         "nests deeper than 16 levels",
+    ),
+    (
+        "pieces on int",
+        gen_row('count = 2, x = { int = [0, 1], pieces = ["a"] }'),
+        "generate.x.pieces",
+        "is not allowed for generator kind 'int'",
+    ),
+    (
+        "pieces empty",
+        gen_row('count = 2, x = { string = "ab", len = [0, 2], pieces = [] }'),
+        "generate.x.pieces",
+        "must be an array of 1 to 64 strings of 1 to 64 characters, got an array of 0 values",
+    ),
+    (
+        "piece empty",
+        gen_row('count = 2, x = { string = "ab", len = [0, 2], pieces = ["ok", ""] }'),
+        "generate.x.pieces",
+        "element 1: must be a string of 1 to 64 characters, got a string",
+    ),
+    (
+        "one_of of one",
+        gen_row("count = 2, x = { one_of = [{ int = [0, 1] }] }"),
+        "generate.x.one_of",
+        "must be an array of 2 to 64 generators, got an array of 1 value",
+    ),
+    (
+        "one_of with a bad option",
+        gen_row('count = 2, x = { one_of = [{ int = [0, 1] }, { string = "a" }] }'),
+        "generate.x.one_of[1].len",
+        "is required for generator kind 'string'",
     ),
 ]
 
