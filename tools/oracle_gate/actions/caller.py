@@ -218,10 +218,37 @@ def resolve(name: str) -> Any:
     return found
 
 
+class Each:
+    """`each:<builder>` of a row's `build` (spec/call_fields.py EACH): `inner` builds every item."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+
+def builder(name: str) -> Any:
+    """The builder a `build` value names: `Each` for `each:<builder>`, else the callable (`resolve`).
+
+    Raises:
+        as `resolve`.
+    """
+    if _str(name).startswith("each:"):
+        return Each(builder(_str(name)[5:]))
+    return resolve(name)
+
+
 def built(make: Any, value: Any) -> Any:
     """What `make` builds from a plain JSON value: `make(*value)` for an array, `make(**value)` for
     an object, `make(value)` for anything else; the container types tuple, set, frozenset, bytes
-    and dict take an array whole, `make(value)` (docs/oracles.md, "Methods and objects")."""
+    and dict take an array whole, `make(value)` (docs/oracles.md, "Methods and objects"); an `Each`
+    builds every item of an array and gives the list.
+
+    Raises:
+        TypeError: for an `Each` given anything but an array; whatever `make` raises.
+    """
+    if _type(make) is Each:
+        if _type(value) is not _list:
+            raise TypeError("an each: builder takes an array")
+        return [built(make.inner, item) for item in value]
     if make in _CONTAINERS:
         return make(value)
     if _type(value) is _list:
@@ -284,7 +311,7 @@ class Row:
         self.receiver = resolve(receiver) if receiver is not None else None
         self.method = _str(request["entry"]).rpartition(".")[2]
         self.fn: Any = resolve(request["entry"]) if receiver is None else None
-        self.builds = {name: resolve(maker) for name, maker in (request.get("build") or {}).items()}
+        self.builds = {name: builder(maker) for name, maker in (request.get("build") or {}).items()}
         self.inverse: Any = resolve(request["inverse"]) if request.get("inverse") is not None else None
         self.then = [resolve(name) for name in (request.get("entries") or [])[1:]]
         self.element: Any = request.get("element")

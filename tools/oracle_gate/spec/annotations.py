@@ -8,9 +8,10 @@ it cannot draw and why. Understood: `int`, `float`, `bool`, `str`, `bytes`, `Non
 default), `Optional[X]` and `X | None`, `list[X]` (`List`, `Sequence`), `set[X]`, `frozenset[X]`,
 `tuple[X, ...]` and `tuple[X, Y]`, `dict[K, X]` (`Dict`, `Mapping`), `Literal[...]`, and, defined
 in the same module, `Enum` subclasses, dataclasses and NamedTuples of plain fields. A value that
-needs building (bytes, a tuple, a set, a dict, an Enum member, a dataclass) is drawn at the top
-of a parameter only: inside a list it would reach the code as JSON (a list, a dict, a member's
-value), so such an annotation is refused there.
+needs building (bytes, a tuple, a set, a dict, an Enum member, a dataclass) is drawn as a
+parameter's own value, or as the items of a list that is one (`list[tuple[str, str]]`: built
+item by item, `each:builtins:tuple`); anywhere else it would reach the code as JSON (a list, a
+dict, a member's value), so such an annotation is refused there.
 
 Pure: standard library and `ast` only; it never imports production code.
 """
@@ -21,6 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from tools.oracle_gate.spec.call_fields import EACH
 from tools.oracle_gate.spec.seeds import Seeds, seeds
 
 # The bounds of the generators drawn from annotations, each small on purpose: a range of a
@@ -281,6 +283,14 @@ def _top(node: ast.expr, module: ast.Module, module_name: str, seeded: Seeds) ->
     if name in _DICTS and len(items) == 2:
         pair = {"tuple": [_plain(items[0], module, 3, seeded), _plain(items[1], module, 3, seeded)]}
         return _Value({"list": pair, "len": list(DICT_LEN)}, DICT)
+    if name in _LISTS and len(items) == 1:
+        try:
+            return _Value(_plain(node, module, 1, seeded))
+        except _Refused:
+            item = _top(items[0], module, module_name, seeded)
+            if not item.build:
+                raise
+            return _Value({"list": item.spec, "len": list(LIST_LEN)}, EACH + item.build)
     found = _class(node, module)
     if found is not None:
         return _Value(_class_spec(found, module, seeded), f"{module_name}:{found.name}")

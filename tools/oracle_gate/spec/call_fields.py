@@ -34,6 +34,10 @@ RESERVED_FIELDS = ("args", "expected", "raises", "receiver")
 # caller's `_CONTAINERS`, actions/caller.py). `builtins:bytes` takes an array of ints from 0 to 255,
 # `builtins:dict` an array of [key, value] pairs.
 CONTAINER_BUILDS = ("builtins:tuple", "builtins:set", "builtins:frozenset", "builtins:bytes", "builtins:dict")
+# `each:<builder>` builds every item of a JSON array with `<builder>` and passes the list
+# (`build = { pairs = "each:builtins:tuple" }` gives a list of tuples); at most MAX_EACH deep.
+EACH = "each:"
+MAX_EACH = 4
 # A callable passed as an argument (`values.callable_value`) is in `builtins`, the standard library
 # or the row's package.
 CALLABLE_VALUE_PATTERN = re.compile(rf"({IDENT}(?:\.{IDENT})*):({IDENT}(?:\.{IDENT})?)")
@@ -147,8 +151,13 @@ def check_build(
                 f"names {name!r}, which is not in args_names; kind {kind.name!r} builds positional arguments "
                 "named by args_names",
             )
-        if value not in CONTAINER_BUILDS:
-            check_callable(value, where, allowed_packages, bad)
+        inner, depth = value, 0
+        while type(inner) is str and inner.startswith(EACH):
+            inner, depth = inner[len(EACH) :], depth + 1
+        if depth > MAX_EACH:
+            bad(where, f"nests {depth} `each:` builders; at most {MAX_EACH}")
+        elif inner not in CONTAINER_BUILDS:
+            check_callable(inner, where, allowed_packages, bad)
 
 
 def check_project(row: dict[str, object], kind: Kind | None, bad: Bad) -> None:

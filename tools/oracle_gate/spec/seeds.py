@@ -16,9 +16,9 @@ which runs no code of the module).
 from __future__ import annotations
 
 import ast
-import importlib
 import re
 from dataclasses import dataclass
+from re import _parser  # type: ignore[attr-defined]  # the standard library's pattern parser, Python 3.11+
 from typing import Any
 
 MAX_SEEDS = 24
@@ -133,15 +133,6 @@ def _patterns(nodes: list[ast.AST]) -> set[int]:
     return found
 
 
-def _parser() -> Any:
-    """The standard library's regular-expression parser (`re._parser` from Python 3.11,
-    `sre_parse` before)."""
-    try:
-        return importlib.import_module("re._parser")
-    except ImportError:  # pragma: no cover - Python before 3.11
-        return importlib.import_module("sre_parse")
-
-
 class _NoExample(Exception):
     """A pattern item the example maker does not handle."""
 
@@ -151,7 +142,7 @@ def _example(pattern: str) -> str:
     if len(pattern) > MAX_PATTERN_LEN:
         return ""
     try:
-        text = _items(_parser().parse(pattern), 0)
+        text = _items(_parser.parse(pattern), 0)
         return text if text and re.search(pattern, text) else ""
     except (_NoExample, re.error, RecursionError, ValueError, TypeError, OverflowError):
         return ""

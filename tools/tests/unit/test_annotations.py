@@ -188,8 +188,8 @@ def test_the_bounds_are_the_named_constants():
         ("def f(a: int | str): pass\n", "parameter `a`: annotation `int | str` is not one the gate draws from"),
         ("def f(a: None): pass\n", "parameter `a`: annotation `None` is always None"),
         (
-            "def f(a: list[tuple[int, int]]): pass\n",
-            "parameter `a`: annotation `list[tuple[int, int]]` inside a structure",
+            "def f(a: dict[str, tuple[int, int]]): pass\n",
+            "parameter `a`: annotation `dict[str, tuple[int, int]]` inside a structure",
         ),
         (
             "def f(a: Optional[bytes]): pass\n",
@@ -247,6 +247,34 @@ def test_the_real_enum_and_containers_build_as_the_caller_builds_them():
     assert caller.built(bytes, [0, 255]) == b"\x00\xff"
     assert caller.built(dict, [["a", 1], ["b", 2]]) == {"a": 1, "b": 2}
     assert caller.built(tuple, [1, 2]) == (1, 2)
+
+
+def test_a_list_of_values_that_need_building_is_built_item_by_item(shop):
+    module, _ = shop
+    tree = ast.parse(
+        "from typing import NamedTuple\nclass Point(NamedTuple):\n    x: float\n    y: float\n"
+        "def f(pairs: list[tuple[str, int]], points: list[Point], grid: list[list[bytes]], n: list[int]): pass\n"
+    )
+    found = drawn(function(tree, "f"), tree, "shopdemo.things")
+    assert isinstance(found, Drawn)
+    assert found.build == {
+        "pairs": "each:builtins:tuple",
+        "points": "each:shopdemo.things:Point",
+        "grid": "each:each:builtins:bytes",
+    }
+    samples = draw(Row("r", 1, validated(found)), "salt")
+    kinds = set()
+    for sample in samples:
+        pairs = caller.built(caller.builder(found.build["pairs"]), sample["pairs"])
+        points = caller.built(caller.builder(found.build["points"]), sample["points"])
+        grid = caller.built(caller.builder(found.build["grid"]), sample["grid"])
+        assert type(pairs) is list and all(type(p) is tuple and len(p) == 2 for p in pairs)
+        assert all(type(p) is module.Point for p in points)
+        assert all(type(row) is list and all(type(b) is bytes for b in row) for row in grid)
+        kinds.update(type(v).__name__ for p in pairs for v in p)
+    assert kinds == {"str", "int"}
+    with pytest.raises(TypeError):
+        caller.built(caller.builder("each:builtins:tuple"), {"not": "an array"})
 
 
 SEEDED = '''import re

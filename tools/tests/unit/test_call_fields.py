@@ -16,6 +16,11 @@ def problems(body: str) -> list[tuple[str | None, str]]:
     return [(p.field, str(p).split(": ", 3)[-1]) for p in found]
 
 
+def test_each_builds_the_items_of_an_array_with_a_container_or_a_production_builder():
+    body = 'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\n'
+    assert problems(body + 'build = { x = "each:builtins:tuple", y = "each:each:shop.v:P" }\n') == []
+
+
 def test_a_method_row_with_receiver_build_and_projection_is_valid():
     assert (
         problems(
@@ -41,6 +46,17 @@ def test_a_method_row_with_receiver_build_and_projection_is_valid():
         ),
         ('entry = "shop.v:A.B.c"\nkind = "bound"\nmin = 0\nmax = 1\n', "entry", "is not of the form"),
         ('entry = "shop.v:f"\nkind = "exact_table"\nbuild = { x = "shop.v:g" }\n', "build.x", "not in args_names"),
+        (
+            'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\n'
+            'build = { x = "each:each:each:each:each:builtins:tuple" }\n',
+            "build.x",
+            "nests 5 `each:` builders; at most 4",
+        ),
+        (
+            'entry = "shop.v:f"\nkind = "bound"\nmin = 0\nmax = 1\nbuild = { x = "each:os.path:join" }\n',
+            "build.x",
+            "outside the production packages",
+        ),
         ('entry = "shop.v:f"\nkind = "exact_table"\ngenerate = { count = 1 }\n', "generate", "without a reference"),
         (
             'entry = "shop.v:f"\nkind = "exact_table"\nreference = '
