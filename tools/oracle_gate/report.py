@@ -27,6 +27,9 @@ from tools.oracle_gate.text import columns, runner_safe_json, visible
 FORMATS = ("text", "json", "github", "markdown")
 # The per-id tables' mark on a row whose hidden samples did not run (docs/oracles.md, "Hidden samples").
 HIDDEN_NOT_RUN_MARK = "hidden samples: NOT RUN"
+# The mark on a behaviour-kept row the behaviour phase failed: the runs only record its results,
+# so their outcome says it ran, not that it kept the base tip's behaviour (docs/oracles.md, "Behaviour kept").
+KEPT_FAILED_MARK = "behaviour kept: FAIL"
 # Width of an observation digest cell (`short_digest`: 12 hex digits).
 DIGEST_WIDTH = 12
 
@@ -174,10 +177,21 @@ def failing_blocks(report: Report) -> list[tuple[str, FailingSamples]]:
     return out
 
 
+def _marks(report: Report) -> dict[str, tuple[str, ...]]:
+    """The last cell after an id in the per-id tables, when it has one: hidden samples not run,
+    behaviour kept failed, or both joined by "; "."""
+    marks: dict[str, list[str]] = {}
+    for ident in report.hidden_not_run:
+        marks.setdefault(ident, []).append(HIDDEN_NOT_RUN_MARK)
+    for ident in report.kept_failed:
+        marks.setdefault(ident, []).append(KEPT_FAILED_MARK)
+    return {ident: ("; ".join(found),) for ident, found in marks.items()}
+
+
 def _outcome_table(report: Report) -> list[str]:
     """The per-id table: outcome and digest of the workspace run, and of the clean run beside them
     (with a header line) when there was one."""
-    marks = {i: (HIDDEN_NOT_RUN_MARK,) for i in report.hidden_not_run}
+    marks = _marks(report)
     if report.clean_outcomes is None:
         return id_table(
             [
@@ -409,8 +423,8 @@ def render_markdown(report: Report) -> str:
                     f" {_cell(clean.get(ident, 'missing'))} | "
                     f"{short_digest((report.clean_observed or {}).get(ident))} |"
                 )
-            if ident in report.hidden_not_run:
-                row += f" {HIDDEN_NOT_RUN_MARK} |"
+            for mark in _marks(report).get(ident, ()):
+                row += f" {mark} |"
             out.append(row)
     out.extend(_markdown_failing(report))
     if report.unsealed:

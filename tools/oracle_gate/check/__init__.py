@@ -22,7 +22,7 @@ from tools.oracle_gate import errors
 from tools.oracle_gate.approval.policy import HIDDEN_OPTIONAL, HIDDEN_REQUIRED
 from tools.oracle_gate.check import hidden
 from tools.oracle_gate.check.behaviour import ProbeRunner
-from tools.oracle_gate.check.behaviour_phase import behaviour_findings
+from tools.oracle_gate.check.behaviour_phase import KEPT_CHECK, behaviour_findings
 from tools.oracle_gate.check.commits import commit_checks, spec_report
 from tools.oracle_gate.check.findings import NOT_RUN, CheckLine, Findings, Outcomes, Report, ReportItem, summarize
 from tools.oracle_gate.check.inputs import Inputs, gather_inputs, judged_note
@@ -343,5 +343,8 @@ def _report(
         phases=phases,
         coverage=ran.coverage,
         hidden_not_run=ran.hidden_not_run,
+        kept_failed=sorted(
+            {v.id for item in found if isinstance(item, Findings) and item.name == KEPT_CHECK for v in item.violations}
+        ),
         sources={inv.id: inv.source for inv in (*inputs.judged.oracles.invariants, *inputs.head.oracles.invariants)},
     )

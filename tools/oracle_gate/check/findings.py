@@ -149,6 +149,7 @@ class Report:
     bazel_log: str = ""
     coverage: dict[str, Any] | None = None
     hidden_not_run: list[str] = field(default_factory=list)
+    kept_failed: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:

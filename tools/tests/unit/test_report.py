@@ -402,3 +402,13 @@ def test_an_unsealed_workspace_run_is_named_on_the_first_line_and_a_sealed_one_s
     assert f"workspace run: {UNSEALED}" in render_text(unsealed)
     assert json.loads(render_json(unsealed))["unsealed_workspace"] == UNSEALED
     assert "UNSEALED" in render_markdown(unsealed)
+
+
+def test_a_behaviour_kept_row_the_phase_failed_is_marked_in_both_tables():
+    r = report(Violation(4, "oracles/shop.toml", "sum_in_range", "behaviour changed on 2 of 9 samples"))
+    r.outcomes = {"sum_in_range": "passed"}  # the runs only record a back_to_back row's results
+    r.kept_failed = ["sum_in_range"]
+    r.hidden_not_run = ["sum_in_range"]
+    line = next(line for line in render_text(r).split("\n") if line.strip().startswith("sum_in_range"))
+    assert line.rstrip().endswith("hidden samples: NOT RUN; behaviour kept: FAIL")
+    assert "| hidden samples: NOT RUN; behaviour kept: FAIL |" in render_markdown(r)
