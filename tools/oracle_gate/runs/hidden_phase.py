@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,14 +25,11 @@ from typing import Any
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.pristine import pristine_tree
 from tools.oracle_gate.runs.bazel_run import HIDDEN_TAG, confined_flags
-from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
-from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
 from tools.oracle_gate.runs.events import Invocation
 from tools.oracle_gate.runs.execlog import read_spawns, unconfined
 from tools.oracle_gate.runs.flags import ORACLE_PATTERN, config_flags, execution_log_flags, lockfile_flags, run_flags
-from tools.oracle_gate.runs.launch import SealedLauncher, session_launcher
-from tools.oracle_gate.runs.local_paths import local_paths, outside
-from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
+from tools.oracle_gate.runs.launch import SealedLauncher
+from tools.oracle_gate.runs.sealed_session import sealed_session
 from tools.oracle_gate.spec.schema import HIDDEN_DIR, HIDDEN_INPUTS
 
 # What the hidden callers write in the oracles package of bazel-bin (oracle_test.bzl: the rule's
@@ -90,25 +86,14 @@ def hidden_phase(
             run or could not set the phase up (an external repository, a toolchain): never a failure
             of the change, and never a message that quotes a sample.
     """
-    root = tempfile.mkdtemp(prefix="hidden-", dir=runs_dir(environ))
-    try:
-        tree, home = os.path.join(root, "tree"), os.path.join(root, "home")
-        os.makedirs(tree)
-        os.makedirs(home)
+    written: list[bytes] = []
+
+    def fill(tree: str) -> None:
         pristine_tree(repo, head, oracles_commit, tree)
-        written = write_inputs(tree, inputs_view)
-        env = clean_environment(environ, home)
-        named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
-        configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
-        local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
-        seal = sealed_root(
-            root, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded], local
-        )
-        startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
-        with session_launcher(seal, tree, env, startup) as launcher:
-            return _invoke(launcher, environ, root, tree, written)
-    finally:
-        remove_tree(root)
+        written.append(write_inputs(tree, inputs_view))
+
+    with sealed_session(repo, environ, "hidden-", fill, guarded) as session:
+        return _invoke(session.launcher, environ, session.root, session.tree, written[0])
 
 
 def write_inputs(tree: str, view: Mapping[str, Any]) -> bytes:

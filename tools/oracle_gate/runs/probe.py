@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,14 +23,11 @@ from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.pristine import is_dotenv, safe_target, write_tree
 from tools.oracle_gate.git.tree import GitTree
 from tools.oracle_gate.runs.bazel_run import OBSERVATIONS_TAG, confined_flags
-from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
-from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
 from tools.oracle_gate.runs.execlog import read_spawns, unconfined
 from tools.oracle_gate.runs.flags import ORACLE_PATTERN, config_flags, execution_log_flags, lockfile_flags, run_flags
 from tools.oracle_gate.runs.hidden_phase import MAX_OBSERVATIONS_BYTES, entries, read_regular
-from tools.oracle_gate.runs.launch import SealedLauncher, session_launcher
-from tools.oracle_gate.runs.local_paths import local_paths, outside
-from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
+from tools.oracle_gate.runs.launch import SealedLauncher
+from tools.oracle_gate.runs.sealed_session import sealed_session
 
 # What a caller action writes in the oracles package of bazel-bin (oracle_test.bzl: `<test>.observations.json`).
 OBSERVATIONS_SUFFIX = ".observations.json"
@@ -69,24 +65,12 @@ def probe(
         GateError: (exit 1) when the tree cannot be written, the root cannot be made, Bazel cannot
             run, the build fails, or a spawn ran outside Bazel's sandbox.
     """
-    root = tempfile.mkdtemp(prefix="probe-", dir=runs_dir(environ))
-    try:
-        tree, home = os.path.join(root, "tree"), os.path.join(root, "home")
-        os.makedirs(tree)
-        os.makedirs(home)
+
+    def fill(tree: str) -> None:
         write_probe_tree(repo, commit, oracles, extra or {}, tree)
-        env = clean_environment(environ, home)
-        named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
-        configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
-        local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
-        seal = sealed_root(
-            root, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded], local
-        )
-        startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
-        with session_launcher(seal, tree, env, startup) as launcher:
-            return _invoke(launcher, environ, root)
-    finally:
-        remove_tree(root)
+
+    with sealed_session(repo, environ, "probe-", fill, guarded) as session:
+        return _invoke(session.launcher, environ, session.root)
 
 
 def write_probe_tree(
