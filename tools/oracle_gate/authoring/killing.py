@@ -402,6 +402,28 @@ def suggest_row(
     return RowSuggestions(inv.id, seed, len(candidates), tuple(found))
 
 
+def with_killing_samples(blob: bytes, found: RowSuggestions) -> tuple[bytes, int]:
+    """The blob `blob` (a JSON array of samples) with each killing sample of `found` appended that it
+    does not already hold (as canonical JSON), in the order `vacuity` lists the mutants, and how
+    many were appended; `blob` itself when none is new.
+
+    Raises:
+        SampleError: when `blob` is not a JSON array (the row's pin check would refuse it too).
+    """
+    loaded = load_samples(blob)
+    if type(loaded) is not list:
+        raise SampleError("the blob is not a JSON array of samples")
+    samples = list(loaded)
+    seen = {canonical(s) for s in samples}
+    added = 0
+    for suggestion in found.suggestions:
+        if suggestion.sample is not None and canonical(suggestion.sample) not in seen:
+            seen.add(canonical(suggestion.sample))
+            samples.append(suggestion.sample)
+            added += 1
+    return (blob_text(samples), added) if added else (blob, 0)
+
+
 def base_difference(repo: str, base: str, packages: Sequence[str]) -> str:
     """The first file of the production `packages` (a folder or a module file, at the root or under
     `src/`) whose copy in the work tree `repo` differs from the commit `base`'s, or that `base` does

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -16,10 +17,12 @@ from tools.oracle_gate.authoring.killing import RowSuggestions, Suggestion
 from tools.oracle_gate.authoring.vacuity import RowResult
 from tools.oracle_gate.commands import Context, Parser, valid_oracles
 from tools.oracle_gate.errors import GateError, UsageError, exit_codes_help
+from tools.oracle_gate.files import linked_folder, replace_file
 from tools.oracle_gate.git.gitio import default_base, resolve_commit
 from tools.oracle_gate.git.tree import WorkTree
 from tools.oracle_gate.spec.judgement import compact, cut
 from tools.oracle_gate.spec.samples import load_samples
+from tools.oracle_gate.spec.schema import Invariant
 from tools.oracle_gate.suite.loader import Oracles
 from tools.oracle_gate.text import runner_safe_json, visible
 
@@ -42,7 +45,10 @@ row's blob shape, on which the mutant's result differs from the code's (an
 exact_table sample with the code's result as expected), searched among
 candidates drawn from the seed (the stored samples with one value edited, the
 row's generators, pairs of edits); the production packages must be the base
-tip's, so the result is the base tip's. Shows a progress bar on a terminal.
+tip's, so the result is the base tip's. With --suggest --write, the killing
+samples are appended to their rows' blobs (each once; `pin --write` then sets
+the pins, an oracle change under the policy's label). Shows a progress bar on
+a terminal.
 Never run by `check`. Exits 0 whatever the report says (it is information for
 the oracle owner: rows that check nothing, rows with no mutants of their own
 and rows that fail on the code as it is included), 5 when the oracle files are
@@ -64,6 +70,9 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: text)")
     parser.add_argument("--suggest", action="store_true", help="a sample that kills each surviving mutant")
     parser.add_argument("--base", help="with --suggest: the base revision (default: origin/main, else main)")
+    parser.add_argument(
+        "--write", action="store_true", help="with --suggest: append the killing samples to the rows' blobs"
+    )
     parser.add_argument(
         "--candidates",
         type=int,
@@ -111,8 +120,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
         raise UsageError(f"no oracle row has the id {unknown[0]!r}")
     count = killing.DEFAULT_CANDIDATES if args.candidates is None else args.candidates
     seed = killing.DEFAULT_SEED if args.seed is None else args.seed
-    if not args.suggest and (args.base, args.candidates, args.seed) != (None, None, None):
-        raise UsageError("--base, --candidates and --seed go with --suggest")
+    if not args.suggest and ((args.base, args.candidates, args.seed) != (None, None, None) or args.write):
+        raise UsageError("--base, --candidates, --seed and --write go with --suggest")
     if not 1 <= count <= MAX_CANDIDATES:
         raise UsageError(f"--candidates must be from 1 to {MAX_CANDIDATES}, not {count}")
     base = _base_tip(args.base, repo, oracles) if args.suggest else ""
@@ -131,15 +140,47 @@ def run(args: argparse.Namespace, context: Context) -> int:
                 found[ident] = killing.suggest_row(
                     repo, inv, load_samples(blob), sources, result.survived, runner, count, seed, sharing
                 )
+    written = _append(repo, tree, rows, found) if args.write else []
     if args.format == "json":
         print(runner_safe_json(json.dumps([_json(r, found.get(r.id), args.suggest) for r in results], indent=2)))
         return errors.OK
     lines = report_lines(results, found)
     if args.suggest:
         lines.insert(0, f"killing samples from the base tip {base}: seed {seed}, up to {count} candidate(s) per row")
+    lines += written
     for line in lines:
         print(visible(line))
     return errors.OK
+
+
+def _append(repo: str, tree: WorkTree, rows: Mapping[str, Invariant], found: Mapping[str, RowSuggestions]) -> list[str]:
+    """Appends each row's killing samples to its blob (`killing.with_killing_samples`), all computed
+    before the first write; returns the report's lines.
+
+    Raises:
+        GateError: (exit 1) for a symlinked folder on the way to a blob, before anything is written.
+    """
+    listing = tree.files("oracles")
+    blobs: dict[str, bytes] = {}
+    added: dict[str, int] = {}
+    for ident, suggestions in found.items():
+        path = rows[ident].blob
+        current = blobs.get(path) or tree.read(listing[path])
+        data, count = killing.with_killing_samples(current, suggestions)
+        if count:
+            blobs[path], added[path] = data, added.get(path, 0) + count
+    for path in sorted(blobs):
+        linked = linked_folder(repo, path)
+        if linked is not None:
+            raise GateError(f"{linked} is a symlink: vacuity writes {path} only inside the work tree; remove the link")
+    for path, data in sorted(blobs.items()):
+        replace_file(os.path.join(repo, *path.split("/")), data)
+    if not blobs:
+        return ["no killing sample to append"]
+    return [
+        *(f"appended {added[path]} killing sample(s) to {path}" for path in sorted(blobs)),
+        "`pin --write` sets their pins; commit them: the pull request needs the policy's label",
+    ]
 
 
 def _base_tip(base: str | None, repo: str, oracles: Oracles) -> str:

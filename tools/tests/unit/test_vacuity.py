@@ -203,6 +203,58 @@ def test_suggest_gives_each_survivor_a_killing_sample_from_the_base_tip(tmp_path
     }
 
 
+def kept_project(path):
+    """The default project plus a behaviour-kept row of add whose one sample, 0 + 0, misses Add -> Sub."""
+    rows = [
+        *default_rows(),
+        {
+            "id": "add_kept",
+            "entry": "shop.calc:add",
+            "kind": "back_to_back",
+            "blob": "oracles/blobs/kept.json",
+            "blob_sha256": sha256(b'[{"a":0,"b":0}]\n'),
+        },
+    ]
+    project = make_project(path, rows)
+    project.write("oracles/blobs/kept.json", '[{"a":0,"b":0}]\n')
+    project.write_manifest()
+    project.commit("a kept row")
+    return project
+
+
+def test_suggest_write_appends_each_killing_sample_once_and_leaves_the_pin_to_pin(tmp_path, gate):
+    project = kept_project(tmp_path / "repo")
+    blob = project.path / "oracles" / "blobs" / "kept.json"
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "--write", "add_kept")
+    assert code == 0, err
+    after = json.loads(blob.read_text())
+    assert after[0] == {"a": 0, "b": 0} and len(after) == 2 and after[1]["b"] != 0, after
+    assert out.splitlines()[-2:] == [
+        "appended 1 killing sample(s) to oracles/blobs/kept.json",
+        "`pin --write` sets their pins; commit them: the pull request needs the policy's label",
+    ]
+    code, out, err = gate("--repo", str(project.path), "pin")
+    assert code == 5 and "1 wrong" in out, out
+    assert gate("--repo", str(project.path), "pin", "--write")[0] == 0
+    code, out, err = gate("--repo", str(project.path), "vacuity", "add_kept")
+    assert code == 0 and "add_kept (shop.calc:add): killed 1 of 1 mutant(s)" in out, out
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "--write", "add_kept")
+    assert code == 0 and out.splitlines()[-1] == "no killing sample to append", out
+    assert json.loads(blob.read_text()) == after
+
+
+def test_suggest_write_on_a_symlinked_blob_folder_writes_nothing(tmp_path, gate):
+    project = kept_project(tmp_path / "repo")
+    blobs = project.path / "oracles" / "blobs"
+    outside = tmp_path / "outside"
+    blobs.rename(outside)
+    blobs.symlink_to(outside)
+    before = (outside / "kept.json").read_bytes()
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "--write", "add_kept")
+    assert code in (1, 5) and "oracles/blobs" in err, err
+    assert (outside / "kept.json").read_bytes() == before
+
+
 def test_suggest_refuses_a_work_tree_whose_production_code_is_not_the_base_tips(tmp_path, gate):
     project = make_project(tmp_path / "repo")
     project.write("shop/calc.py", "def add(a, b):\n    return a + b + 0\n\n\ndef norm(state, k):\n    return state\n")
@@ -217,7 +269,8 @@ def test_suggest_refuses_a_work_tree_whose_production_code_is_not_the_base_tips(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--seed", "1"], "--base, --candidates and --seed go with --suggest"),
+        (["--seed", "1"], "--base, --candidates, --seed and --write go with --suggest"),
+        (["--write"], "--base, --candidates, --seed and --write go with --suggest"),
         (["--suggest", "--candidates", "0"], "--candidates must be from 1 to 10000, not 0"),
         (["--suggest", "--base", "no-such-rev"], "no-such-rev"),
     ],
