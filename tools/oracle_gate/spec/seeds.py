@@ -176,6 +176,8 @@ def _items(parsed: Any, depth: int) -> str:
             out.append(_items(value, depth + 1))
         elif name not in ("ASSERT_NOT", "AT"):
             raise _NoExample
+        if sum(len(part) for part in out) > MAX_SEED_LEN:
+            raise _NoExample  # nested repeats multiply: never build past what a seed may hold
     return "".join(out)
 
 

@@ -68,7 +68,7 @@ def test_every_example_matches_its_pattern(pattern):
     assert example and re.search(pattern, example)
 
 
-@pytest.mark.parametrize("pattern", [r"(a)\1", "[", "x" * 300, r"(?<!a)b"])
+@pytest.mark.parametrize("pattern", [r"(a)\1", "[", "x" * 300, r"(?<!a)b", "(" * 30 + "a{4}" + "){4}" * 30])
 def test_a_pattern_it_cannot_follow_gives_no_example(pattern):
     example = seeds_module._example(pattern)
     assert example == "" or re.search(pattern, example)
