@@ -90,7 +90,9 @@ def behaviour_findings(
     ]
     items: list[ReportItem] = []
     if plan.rows:
-        items.append(_kept(rows, bool(failure), run_digests or {}))
+        changed = {c.name: c for c in functions if c.differing}
+        by_entry = {inv.id: changed[inv.entry] for inv, _ in plan.rows if inv.entry in changed}
+        items.append(_kept(rows, bool(failure), run_digests or {}, by_entry))
     if (plan.functions or plan.not_measured) and runner is not None:
         items.append(_diff(inputs, plan, functions, bool(failure)))
     return items
@@ -126,14 +128,29 @@ def _run(
     return out, ""
 
 
-def _kept(rows: Sequence[Compared], undecided: bool, run_digests: Mapping[str, str]) -> Findings:
+def _kept(
+    rows: Sequence[Compared],
+    undecided: bool,
+    run_digests: Mapping[str, str],
+    diffs: Mapping[str, Compared] | None = None,
+) -> Findings:
     """The `behaviour kept` check: exit 4 for a row whose results differ from the base tip's or that
-    could not run on a side; exit 6 for one whose results in the probe are not the run's; exit 1 for
-    every row when the phase could not run."""
+    could not run on a side, and for a row whose entry the behaviour diff found changed on inputs of
+    its own (`diffs`: row id -> its entry's diff, when that differs; the row claims the entry's
+    behaviour kept, whatever the input); exit 6 for one whose results in the probe are not the
+    run's; exit 1 for every row when the phase could not run."""
     found = []
     for c in rows:
         ran = run_digests.get(c.name, "")
-        if c.failure:
+        diff = (diffs or {}).get(c.name)
+        if diff is not None and not c.failure and not c.differing:
+            shown = "; ".join(diff.shown) + ("; ..." if diff.differing > len(diff.shown) else "")
+            why = (
+                f"behaviour changed on {diff.differing} of {diff.total} inputs of the behaviour diff of "
+                f"{diff.name}: {shown} ({KEPT_DOC})"
+            )
+            found.append(Violation(errors.NO_OUTCOME, c.source, c.name, why))
+        elif c.failure:
             code = errors.UNDECIDED if undecided else errors.NO_OUTCOME
             found.append(Violation(code, c.source, c.name, f"not compared with the base tip: {c.failure}"))
         elif c.differing:

@@ -124,6 +124,21 @@ def test_one_changed_result_fails_the_row_and_shows_the_diff(tmp_path):
     assert "FAIL  behaviour kept      1 violation(s)" in text
 
 
+def test_a_difference_only_the_diff_meets_fails_the_row_that_claims_the_entry(tmp_path):
+    # The row draws a and b from [-20, 20]; the change differs only where a is 500, which the
+    # diff's draws from the annotations (a thousand either side of zero) meet.
+    repo = project(tmp_path)
+    repo.write("shop/calc.py", CALC.replace("return a + b", "return a + b + (1 if a >= 500 else 0)"))
+    repo.commit("a result changed outside the row's generators")
+    report = check(repo, tmp_path)
+    text = render_text(report)
+    assert report.exit_code == 4, text
+    (violation,) = [v for v in report.violations if v.id == "add_kept"]
+    assert " inputs of the behaviour diff of shop.calc:add: " in violation.message, violation.message
+    assert "base tip" in violation.message
+    assert "add_kept" in [line.split()[0] for line in text.splitlines() if "behaviour kept: FAIL" in line]
+
+
 def test_the_diff_lists_what_it_cannot_measure_and_fails_only_when_the_policy_says_so(tmp_path):
     policy = POLICY + 'behaviour_changes = "fail"\n'
     repo = project(tmp_path, policy)
