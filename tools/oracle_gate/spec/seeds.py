@@ -3,10 +3,11 @@ from its annotations (docs/oracles.md, "Generators from annotations").
 
 Uniform values rarely hit the one string a parser looks for or the one length where a loop turns,
 so, as search-based test generators do (constant seeding), `seeds(function, module)` collects:
-the int, float and str constants of the function's defaults and body (not its docstring), of the
-module-level assignments it reads by name (`PATTERN = re.compile(...)`, `DEFAULT = "-"`) and of the
-module-level functions it calls by name (one level); and, for a string literal given to a `re`
-function as its pattern, a short string the pattern matches (`&#(\\d+);` gives `&#0;`), checked
+the int, float and str constants of the function's defaults and body (not its docstring, nor a
+message it raises or formats in an f-string), of the module-level assignments it reads by name
+(`PATTERN = re.compile(...)`, `DEFAULT = "-"`) and of the module-level functions it calls by name
+(one level); and, for a string literal given to a `re`
+function as its pattern, a short string the pattern matches (`&#(\\d+);` gives `&#1;`), checked
 with the pattern itself. Each int `c` also gives `c - 1` and `c + 1`.
 
 Pure: standard library and `ast`; it never imports production code (a pattern is compiled by `re`,
@@ -106,13 +107,17 @@ def _module_names(module: ast.Module) -> tuple[dict[str, ast.expr], dict[str, as
 
 
 def _constants(nodes: list[ast.AST]) -> list[ast.Constant]:
-    """Every constant under `nodes`, each node once."""
+    """Every constant under `nodes`, each node once, but those of a `raise` statement and of an
+    f-string: a message the code writes is no input it compares with."""
     seen: dict[int, ast.Constant] = {}
+    messages: set[int] = set()
     for node in nodes:
         for child in ast.walk(node):
-            if isinstance(child, ast.Constant) and hasattr(child, "lineno"):
+            if isinstance(child, (ast.Raise, ast.JoinedStr)):
+                messages.update(id(c) for c in ast.walk(child) if isinstance(c, ast.Constant))
+            elif isinstance(child, ast.Constant) and hasattr(child, "lineno"):
                 seen.setdefault(id(child), child)
-    return list(seen.values())
+    return [c for key, c in seen.items() if key not in messages]
 
 
 def _patterns(nodes: list[ast.AST]) -> set[int]:

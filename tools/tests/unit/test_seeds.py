@@ -84,3 +84,15 @@ def test_the_lists_are_capped():
 def test_a_method_reads_its_own_body():
     found = _seeds("class C:\n    def f(self, x):\n        return x * 3\n")
     assert found.numbers == (2, 3, 4)
+
+
+def test_messages_it_raises_or_formats_are_no_seeds():
+    source = (
+        "def f(x, n):\n"
+        "    if x == 'stop':\n"
+        "        raise ValueError('is not a plain decimal such as 0.5')\n"
+        "    return f'{x} of {n}' if n > 3 else x\n"
+    )
+    found = _seeds(source)
+    assert found.strings == ("stop",)
+    assert found.numbers == (2, 3, 4)
