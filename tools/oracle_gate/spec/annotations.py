@@ -43,6 +43,16 @@ STRING_LEN = (0, 12)
 STRING_WORDS = ("word", "Word", "WORD")
 STRING_GLUE = " -"
 PIECES_LEN = (0, 8)
+# And as text outside printable ASCII, where text handling differs (as a property-based tester's
+# text strategy reaches all of Unicode): line breaks and separators (CR LF, NEL, LS, PS), control
+# characters (NUL, ESC, US, DEL, the C1 range's ends), invisible ones (no-break space, soft hyphen,
+# zero-width space, byte order mark), a combining accent, full- and halfwidth forms, letters whose
+# case mapping changes their length (ß, İ), a symbol and an emoji beyond the Basic Multilingual
+# Plane; a few ASCII characters keep them in words. 0 to 8 characters.
+STRING_UNICODE = (
+    "aZ1 \t\n\r\x00\x1b\x1f\x7f\x80\x85\x9f\xa0\xad\u0301\u200b\u2028\u2029\ufeff\uff21\uff76ßİé€\U0001f600"
+)
+UNICODE_LEN = (0, 8)
 # Collections: empty often, long enough to hold duplicates and an order to get wrong.
 LIST_LEN = (0, 6)
 DICT_LEN = (0, 4)
@@ -342,7 +352,8 @@ def _plain(node: ast.expr, module: ast.Module, depth: int, seeded: Seeds) -> dic
 def _simple(name: str, seeded: Seeds) -> dict[str, Any]:
     """The generator of `int`, `float`, `bool` or `str`: the wide range, and beside it (a `one_of`)
     the narrow one where lengths and indexes live and the function's own constants (spec/seeds.py);
-    a string also as words and the function's strings joined by separators."""
+    a string also as words and the function's strings joined by separators, and as text outside
+    printable ASCII."""
     if name == "bool":
         return {"choice": [True, False]}
     numbers = [n for n in seeded.numbers if name == "float" or isinstance(n, int)]
@@ -358,6 +369,7 @@ def _simple(name: str, seeded: Seeds) -> dict[str, Any]:
                 {"string": STRING_ALPHABET, "len": list(STRING_LEN)},
                 {"string": STRING_GLUE, "len": list(PIECES_LEN), "pieces": pieces},
                 {"choice": pieces},
+                {"string": STRING_UNICODE, "len": list(UNICODE_LEN)},
             ]
         }
     if numbers:

@@ -166,6 +166,7 @@ def test_the_bounds_are_the_named_constants():
             {"string": annotations.STRING_ALPHABET, "len": list(annotations.STRING_LEN)},
             {"string": annotations.STRING_GLUE, "len": list(annotations.PIECES_LEN), "pieces": words},
             {"choice": words},
+            {"string": annotations.STRING_UNICODE, "len": list(annotations.UNICODE_LEN)},
         ]
     }
     assert found.generate["xs"]["len"] == list(annotations.LIST_LEN)
