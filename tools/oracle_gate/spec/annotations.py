@@ -117,16 +117,13 @@ def drawn(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module, 
 
     Returns:
         Drawn, or one line naming the first parameter that cannot be drawn and its annotation, e.g.
-        "parameter `cart`: annotation `Cart` is a class the gate cannot build". Refused: `*args`,
-        `**kwargs`, a method's `self` or `cls`, a positional-only parameter, a parameter without
-        annotation, an annotation outside the list of the module docstring. A parameter with a
-        default is left out instead of refused. Raises nothing.
+        "parameter `cart`: annotation `Cart` is a class the gate cannot build". Refused: a method's
+        `self` or `cls`, a positional-only parameter, a parameter without annotation, an
+        annotation outside the list of the module docstring. A parameter with a default is left
+        out instead of refused; `*args` and `**kwargs` are left empty. Raises nothing.
     """
+    # `*args` and `**kwargs` stay empty: the gate passes named arguments, which they never need.
     args = function.args
-    if args.vararg is not None:
-        return f"parameter `*{args.vararg.arg}`: the gate passes named arguments only"
-    if args.kwarg is not None:
-        return f"parameter `**{args.kwarg.arg}`: the gate passes named arguments only"
     positional = [*args.posonlyargs, *args.args]
     defaults = len(positional) - len(args.defaults)
     params = [
