@@ -47,6 +47,7 @@ _float = float
 _bool = bool
 _list = list
 _tuple: type[tuple[Any, ...]] = tuple
+_issubclass = issubclass
 _dict = dict
 _len = len
 _sorted = sorted
@@ -268,11 +269,12 @@ def given(value: Any) -> Any:
 
 
 def _plain(value: Any, depth: int = 0) -> Any:
-    """A projected value with every tuple (and list) turned into a list, recursively; anything else
-    as it is, for `encode` to judge (so a subclass of str stays a subclass, and is refused)."""
+    """A projected value with every tuple (a NamedTuple too) and list turned into a list,
+    recursively; anything else as it is, for `encode` to judge (so a subclass of str stays a
+    subclass, and is refused)."""
     if depth > MAX_DEPTH:
         return value
-    if _type(value) is _tuple or _type(value) is _list:
+    if _issubclass(_type(value), _tuple) or _type(value) is _list:
         return [_plain(item, depth + 1) for item in value]
     if _type(value) is _dict:
         return {key: _plain(item, depth + 1) for key, item in value.items()}

@@ -42,6 +42,8 @@ from tools.oracle_gate.spec.schema import Invariant
 from tools.oracle_gate.spec.values import callable_value
 
 DEFAULT_CANDIDATES = 100  # candidate inputs per row
+# A production package's Bazel build files, which `init` adds to the adoption branch.
+BUILD_FILES = ("BUILD", "BUILD.bazel")
 DEFAULT_SEED = 0
 # Candidate ints stay signed 64-bit, as a generator's bounds do.
 INT_LIMIT = 2**63
@@ -428,7 +430,8 @@ def base_difference(repo: str, base: str, packages: Sequence[str]) -> str:
     """The first file of the production `packages` (a folder or a module file, at the root or under
     `src/`) whose copy in the work tree `repo` differs from the commit `base`'s, or that `base` does
     not have (an untracked file; ignored ones and `__pycache__` are not copied to the runner and are
-    left out); "" when there is none.
+    left out), but a package's BUILD file (the one `init` writes says how Bazel builds the code, not
+    what it returns); "" when there is none.
 
     Raises:
         GitError: (exit 1) when git cannot compare them.
@@ -439,5 +442,12 @@ def base_difference(repo: str, base: str, packages: Sequence[str]) -> str:
     )
     untracked = git(repo, "ls-files", "-z", "--others", "--exclude-standard", "--", *specs)
     paths = (changed + b"\0" + untracked).decode("utf-8", "surrogateescape").split("\0")
-    kept = sorted(p for p in paths if p and "__pycache__/" not in p and not p.endswith((".pyc", ".pyo")))
+    kept = sorted(
+        p
+        for p in paths
+        if p
+        and "__pycache__/" not in p
+        and not p.endswith((".pyc", ".pyo"))
+        and p.rsplit("/", 1)[-1] not in BUILD_FILES
+    )
     return kept[0] if kept else ""

@@ -83,5 +83,16 @@ def blob_text(samples: Sequence[Any]) -> bytes:
     """A blob's bytes: a JSON array, one sample per line, keys as given, UTF-8, ending in a newline."""
     if not samples:
         return b"[]\n"
-    body = ",\n".join("  " + json.dumps(s, ensure_ascii=False) for s in samples)
+    body = ",\n".join("  " + _json_line(s) for s in samples)
     return f"[\n{body}\n]\n".encode()
+
+
+def _json_line(sample: Any) -> str:
+    """One sample as JSON text: characters as they are, or all escaped when it holds a lone
+    surrogate, which UTF-8 cannot encode (JSON's `\\udXXX` escape can)."""
+    text = json.dumps(sample, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(sample, ensure_ascii=True)
+    return text

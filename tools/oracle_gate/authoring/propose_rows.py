@@ -23,7 +23,7 @@ from tools.oracle_gate.authoring.propose import HeadRows, blob_path, oracle_file
 from tools.oracle_gate.git.functions import Found, FunctionNode, module_name
 from tools.oracle_gate.git.tree import Tree
 from tools.oracle_gate.spec import kinds
-from tools.oracle_gate.spec.annotations import BYTES, DICT, FROZENSET, SET, TUPLE, Drawn, drawn
+from tools.oracle_gate.spec.annotations import BYTES, DICT, FROZENSET, SET, TUPLE, Drawn, drawn, projection
 from tools.oracle_gate.spec.generate import draw
 from tools.oracle_gate.spec.schema import ENTRY_PATTERN, parse_oracle
 from tools.oracle_gate.spec.toml_text import row_table
@@ -209,14 +209,18 @@ def kept_row(reader: ModuleReader, name: str, node: FunctionNode, found: Drawn) 
     if not found.generate or returns_none:
         return []  # `-> None`: every result would be None, a claim about nothing
     why = f"{reader.module}:{name} must keep returning what the base tip's version returns"
-    out = [reader.offer(name, kinds.BACK_TO_BACK, {"build": found.build or None}, found.generate, why)]
+    shape = projection(node, reader.tree)
+    out = [
+        reader.offer(name, kinds.BACK_TO_BACK, {"build": found.build or None, "project": shape}, found.generate, why)
+    ]
     required = {k: v for k, v in found.generate.items() if k not in found.defaulted}
     if found.defaulted and required:
         # Drawn defaults are never the defaults: a second row calls it with its required arguments
         # alone, so that a changed default is a changed result.
         build = {k: v for k, v in found.build.items() if k in required} or None
         why_defaults = why + ", called with its defaults"
-        out.append(reader.offer(name, kinds.BACK_TO_BACK, {"build": build}, required, why_defaults, DEFAULTS_SUFFIX))
+        fields = {"build": build, "project": shape}
+        out.append(reader.offer(name, kinds.BACK_TO_BACK, fields, required, why_defaults, DEFAULTS_SUFFIX))
     return [row for row in out if row is not None]
 
 
@@ -410,7 +414,8 @@ def kept_rows(
             notes.append(f"{item.entry}: no behaviour-kept row: {found or 'it takes no argument to draw'}")
             continue
         why = f"{item.entry} was changed: the change's version must return what the base tip's returns"
-        offered = reader.offer(item.name, kinds.BACK_TO_BACK, {"build": found.build or None}, found.generate, why)
+        fields = {"build": found.build or None, "project": projection(item.node, reader.tree)}
+        offered = reader.offer(item.name, kinds.BACK_TO_BACK, fields, found.generate, why)
         proposed += [offered] if offered else []
         notes += reader.notes
     return proposed, notes

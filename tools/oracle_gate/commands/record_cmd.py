@@ -19,7 +19,7 @@ from tools.oracle_gate.authoring.pin import rewrite
 from tools.oracle_gate.authoring.promote import blob_text
 from tools.oracle_gate.authoring.record_files import build_files_lacking, work_oracles
 from tools.oracle_gate.commands import Context, Parser
-from tools.oracle_gate.errors import GateError, GitError, UsageError, exit_codes_help
+from tools.oracle_gate.errors import GateError, GitError, OracleError, UsageError, exit_codes_help
 from tools.oracle_gate.files import linked_folder, replace_file
 from tools.oracle_gate.git.gitio import default_base, on_first_parent_chain, resolve_commit
 from tools.oracle_gate.git.tree import GitTree, WorkTree
@@ -139,6 +139,16 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if not args.write:
         print(visible(f"nothing written; `record {' '.join(args.ids)} --salt {salt} --write` writes the blobs"))
         return errors.OK
+    for item in done:
+        if not item.samples:
+            inv = item.target.invariant
+            raise OracleError(
+                f"record left out every sample: the code at {where} does not hold the row's claim on any of "
+                f"them (the table above says why); nothing written: fix the row, or drop it",
+                path=inv.source,
+                row=inv.id,
+                field="blob",
+            )
     return _write(repo, tree, done)
 
 

@@ -151,6 +151,37 @@ def drawn(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module, 
     return Drawn(generate, build, tuple(defaulted))
 
 
+def projection(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module) -> str | dict[str, Any] | None:
+    """The `project` a row of `function` needs for its results to be plain JSON, read from its
+    return annotation: `"list"` for a tuple, bytes or bytearray, or a NamedTuple of the module
+    (every tuple inside becomes a list too); `{"attrs": [field, ...]}` for a dataclass of the
+    module; None for anything else (a plain result, an optional one, or one the gate cannot tell).
+    Raises nothing."""
+    node = function.returns
+    if node is None:
+        return None
+    try:
+        node = _parsed(node)
+    except _Refused:
+        return None
+    name, _ = _split(node)
+    if name in (*_TUPLES, "bytes", "bytearray"):
+        return "list"
+    found = _class(node, module)
+    if found is None or {_name(base) for base in found.bases} & set(_ENUM_BASES):
+        return None
+    if "NamedTuple" in {_name(base) for base in found.bases}:
+        return "list"
+    fields = [
+        s.target.id
+        for s in found.body
+        if isinstance(s, ast.AnnAssign)
+        and isinstance(s.target, ast.Name)
+        and _split(s.annotation)[0] not in ("ClassVar", "InitVar")
+    ]
+    return {"attrs": fields} if fields else None
+
+
 def _or_default(spec: dict[str, Any], default: ast.expr | None, module: ast.Module) -> dict[str, Any]:
     """`spec`, or for a parameter whose default is a literal (or a module-level name bound to one)
     `{ one_of = [{ choice = [default] }, spec] }`: half the samples keep the default, so the

@@ -78,12 +78,21 @@ def seeds(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module) 
         value = node.value
         if isinstance(value, str):
             text = _example(value) if id(node) in patterns else value
-            if text and len(text) <= MAX_SEED_LEN and text not in strings:
+            if text and len(text) <= MAX_SEED_LEN and text not in strings and _encodable(text):
                 strings.append(text)
         elif isinstance(value, (int, float)) and type(value) is not bool:
             near = [value - 1, value, value + 1] if isinstance(value, int) else [value]
             numbers += [n for n in near if n not in numbers and (isinstance(n, float) or INT64[0] <= n <= INT64[1])]
     return Seeds(tuple(strings[:MAX_SEEDS]), tuple(numbers[:MAX_SEEDS]))
+
+
+def _encodable(text: str) -> bool:
+    """Whether `text` has no lone surrogate: a TOML file (UTF-8) cannot hold one."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:

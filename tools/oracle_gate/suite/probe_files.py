@@ -96,7 +96,9 @@ def probe_oracles(base: Mapping[str, bytes], rows: Sequence[ProbeRow]) -> dict[s
     tables = []
     for row in rows:
         blob = f"{PROBE_BLOB_DIR}/{row.id}.json"
-        data = (json.dumps(list(row.samples), sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n").encode()
+        # ASCII with escapes: a lone surrogate a sample may hold (a code unit text handling meets)
+        # stays a JSON escape instead of bytes UTF-8 cannot encode.
+        data = (json.dumps(list(row.samples), sort_keys=True, allow_nan=False, ensure_ascii=True) + "\n").encode()
         out[blob] = data
         fields = {**row.fields, "blob": blob, "blob_sha256": hashlib.sha256(data).hexdigest()}
         tables.append(row_table(fields))

@@ -325,3 +325,47 @@ def test_star_args_and_keyword_args_are_left_empty():
     tree = ast.parse("def f(a: int, *rest: int, b: str = 'x', **more: int): pass\n")
     found = drawn(function(tree, "f"), tree, "m")
     assert isinstance(found, Drawn) and list(found.generate) == ["a", "b"] and found.defaulted == ("b",)
+
+
+PROJECTED = '''from dataclasses import dataclass, field
+from enum import Enum
+from typing import NamedTuple, Optional, Tuple, ClassVar
+class Pair(NamedTuple):
+    a: int
+    b: int
+@dataclass
+class Box:
+    w: int
+    h: int = 2
+    kind: ClassVar[str] = "box"
+class Mode(Enum):
+    A = 1
+def t() -> tuple[int, str]: pass
+def tt() -> "Tuple[int, ...]": pass
+def b() -> bytes: pass
+def p() -> Pair: pass
+def x() -> Box: pass
+def m() -> Mode: pass
+def s() -> str: pass
+def o() -> Optional[tuple[int, int]]: pass
+def n(): pass
+'''
+
+
+@pytest.mark.parametrize(
+    ("name", "wanted"),
+    [
+        ("t", "list"),
+        ("tt", "list"),
+        ("b", "list"),
+        ("p", "list"),
+        ("x", {"attrs": ["w", "h"]}),
+        ("m", None),
+        ("s", None),
+        ("o", None),
+        ("n", None),
+    ],
+)
+def test_the_projection_a_return_annotation_needs(name, wanted):
+    tree = ast.parse(PROJECTED)
+    assert annotations.projection(function(tree, name), tree) == wanted

@@ -369,3 +369,14 @@ def test_a_class_that_assigns_another_class_name_is_not_reported_under_it():
     assert caller.raised_classes(_Posing) == ["builtins:Exception", "builtins:BaseException", "builtins:object"]
     assert "builtins:ValueError" not in caller.raised_classes(_Boom)
     assert caller.raised_classes(ValueError)[0] == "builtins:ValueError"
+
+
+def test_project_list_turns_named_tuples_into_lists_recursively_and_leaves_str_subclasses():
+    pair = collections.namedtuple("Pair", "a b")
+
+    class Text(str):
+        pass
+
+    assert caller.project((pair(1, (2, 3)), [pair("x", None)]), "list") == [[1, [2, 3]], [["x", None]]]
+    projected = caller.project([Text("s")], "list")
+    assert type(projected[0]) is Text  # still refused by encode, as a str subclass

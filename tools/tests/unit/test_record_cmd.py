@@ -45,6 +45,10 @@ def opaque(a: int, b: int) -> object:
 
 def plain(a, b):
     return a
+
+
+def picky(state: int) -> int:
+    raise KeyError(state)
 """
 TABLE = {"id": "add_table", "entry": "shop.calc:add", "kind": "exact_table", "blob": "oracles/blobs/add.json"}
 BOUND = {
@@ -135,6 +139,23 @@ def test_a_branch_that_is_not_the_base_needs_from_and_says_so(tmp_path, capsys):
         ([dict(TABLE, entry="shop.calc:slow", timeout_s=1)], ["add_table"], 5, "timeout_s"),
         ([dict(TABLE, entry="shop.calc:opaque")], ["add_table"], 5, "give the row a `project`"),
         ([dict(TABLE, kind="bound")], ["add_table"], 5, "row add_table: field min"),
+        # A claim the approved code breaks on every sample: an empty blob would be written.
+        (
+            [
+                {
+                    "id": "add_table",
+                    "entry": "shop.calc:picky",
+                    "kind": "idempotent",
+                    "args": [],
+                    "repeat": 2,
+                    "blob": "oracles/blobs/none.json",
+                    "generate": {"count": 5, "state": {"int": [0, 9]}},
+                }
+            ],
+            ["add_table", "--count", "5"],
+            5,
+            "record left out every sample",
+        ),
         # Generators that cannot give a sample within the gate's limits.
         (
             [
