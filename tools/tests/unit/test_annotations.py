@@ -327,7 +327,7 @@ def test_star_args_and_keyword_args_are_left_empty():
     assert isinstance(found, Drawn) and list(found.generate) == ["a", "b"] and found.defaulted == ("b",)
 
 
-PROJECTED = '''from dataclasses import dataclass, field
+PROJECTED = """from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple, Optional, Tuple, ClassVar
 class Pair(NamedTuple):
@@ -349,7 +349,7 @@ def m() -> Mode: pass
 def s() -> str: pass
 def o() -> Optional[tuple[int, int]]: pass
 def n(): pass
-'''
+"""
 
 
 @pytest.mark.parametrize(

@@ -74,3 +74,9 @@ def test_the_rows_replace_the_oracle_files_and_each_blob_is_pinned():
 def test_a_tree_without_oracle_files_gets_one():
     files = probe_oracles({"oracles/BUILD.bazel": b""}, [])
     assert files["oracles/probe.toml"] == b"schema = 1\n\n"
+
+
+def test_a_sample_with_a_lone_surrogate_is_written_as_a_json_escape():
+    row = ProbeRow({"id": "r", "entry": "shop.calc:f", "kind": "bound", "min": 0, "max": 9}, [{"s": "a\ud800é"}])
+    blob = probe_oracles({}, [row])[f"{PROBE_BLOB_DIR}/r.json"]
+    assert b"\\ud800" in blob and json.loads(blob) == [{"s": "a\ud800é"}]

@@ -32,3 +32,9 @@ def test_a_row_without_generate_is_refused_before_anything_runs(tmp_path):
     )
     with pytest.raises(GateError, match="row t has no generate table"):
         failing_samples(str(tmp_path), row, b"", b"[]", None, "s")
+
+
+def test_blob_text_keeps_characters_and_escapes_a_sample_that_holds_a_lone_surrogate():
+    data = blob_text([{"s": "é"}, {"s": "\ud800"}])
+    assert "é".encode() in data and b"\\ud800" in data
+    assert json.loads(data) == [{"s": "é"}, {"s": "\ud800"}]

@@ -96,3 +96,11 @@ def test_messages_it_raises_or_formats_are_no_seeds():
     found = _seeds(source)
     assert found.strings == ("stop",)
     assert found.numbers == (2, 3, 4)
+
+
+def test_a_lone_surrogate_is_no_seed():
+    found = _seeds(
+        "import re\nSURROGATE = re.compile('[\\ud800-\\udfff]')\n"
+        "def f(s):\n    return SURROGATE.sub('\\ud83d', s) + 'ok'\n"
+    )
+    assert found.strings == ("ok",)
