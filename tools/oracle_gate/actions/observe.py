@@ -360,7 +360,7 @@ def _load_failed(reply: str) -> bool:
     (`caller.call_row`'s `cannot load entry` error)."""
     try:
         error = json.loads(reply).get("error")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return False
     return isinstance(error, str) and error.startswith(LOAD_ERROR)
 

@@ -15,7 +15,7 @@ match), and the row runs once on the entry as it is and once per surviving mutan
 as `vacuity` runs a mutant. The first candidate whose results differ, the code as it is returning a
 value, is the mutant's killing sample: in the row's own blob shape, an `exact_table` sample with
 the result as its `expected`. `vacuity --suggest` runs only when the production packages are the
-base tip's (`base_difference`), so that result is the base tip's.
+base tip's outside `oracles/` (`base_difference`), so that result is the base tip's.
 """
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ from tools.oracle_gate.spec.schema import Invariant
 from tools.oracle_gate.spec.values import callable_value
 
 DEFAULT_CANDIDATES = 100  # candidate inputs per row
-# A production package's Bazel build files, which `init` adds to the adoption branch.
-BUILD_FILES = ("BUILD", "BUILD.bazel")
 DEFAULT_SEED = 0
 # Candidate ints stay signed 64-bit, as a generator's bounds do.
 INT_LIMIT = 2**63
@@ -370,7 +368,7 @@ def suggest_row(
     the two differ (`first_difference`) kills the mutant.
 
     Args:
-        repo: the work tree, whose production packages are the base tip's (`base_difference`).
+        repo: the work tree, which is the base tip's outside `oracles/` (`base_difference`).
         inv: the row; stored: its blob's samples; oracle_files: every oracle file, path -> bytes.
         survivors: the mutants the row survived (`RowResult.survived`).
         runner: the row runner (`vacuity.open_runner`).
@@ -426,28 +424,21 @@ def with_killing_samples(blob: bytes, found: RowSuggestions) -> tuple[bytes, int
     return (blob_text(samples), added) if added else (blob, 0)
 
 
-def base_difference(repo: str, base: str, packages: Sequence[str]) -> str:
-    """The first file of the production `packages` (a folder or a module file, at the root or under
-    `src/`) whose copy in the work tree `repo` differs from the commit `base`'s, or that `base` does
-    not have (an untracked file; ignored ones and `__pycache__` are not copied to the runner and are
-    left out), but a package's BUILD file (the one `init` writes says how Bazel builds the code, not
-    what it returns); "" when there is none.
+def base_difference(repo: str, base: str) -> str:
+    """The first file outside `oracles/` whose copy in the work tree `repo` differs from the commit
+    `base`'s, or that `base` does not have (an untracked file; ignored ones and `__pycache__` are
+    left out); "" when there is none. The whole tree, not only the production packages: a BUILD
+    file, a harness library, a lock or a `.bzl` file of a branch changes what the code returns as
+    surely as its sources, and vacuity builds the work tree.
 
     Raises:
         GitError: (exit 1) when git cannot compare them.
     """
-    specs = [spec for pkg in packages for spec in (pkg, f"{pkg}.py", f"src/{pkg}", f"src/{pkg}.py")]
+    specs = [".", ":(exclude)oracles"]
     changed = git(
         repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", base, "--", *specs
     )
     untracked = git(repo, "ls-files", "-z", "--others", "--exclude-standard", "--", *specs)
     paths = (changed + b"\0" + untracked).decode("utf-8", "surrogateescape").split("\0")
-    kept = sorted(
-        p
-        for p in paths
-        if p
-        and "__pycache__/" not in p
-        and not p.endswith((".pyc", ".pyo"))
-        and p.rsplit("/", 1)[-1] not in BUILD_FILES
-    )
+    kept = sorted(p for p in paths if p and "__pycache__/" not in p and not p.endswith((".pyc", ".pyo")))
     return kept[0] if kept else ""

@@ -224,8 +224,9 @@ def _results(reply: Mapping[str, Any] | None, count: int) -> list[Any] | str:
     if "error" in reply:
         return str(reply["error"])
     try:
-        parsed = json.loads(str(reply.get("reply", "")))
-    except ValueError:
+        # Strict JSON: NaN and Infinity are no result a run's judge would take.
+        parsed = json.loads(str(reply.get("reply", "")), parse_constant=_not_json)
+    except (ValueError, RecursionError):
         return "the caller's reply is not JSON"
     if type(parsed) is dict and type(parsed.get("error")) is str:
         return str(parsed["error"])
@@ -233,6 +234,11 @@ def _results(reply: Mapping[str, Any] | None, count: int) -> list[Any] | str:
     if type(results) is not list or len(results) != count:
         return f"the caller did not answer one result per sample ({count} sent)"
     return results
+
+
+def _not_json(name: str) -> Any:
+    """`json.loads`'s hook for NaN, Infinity and -Infinity: refused."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def outcome(result: Any) -> str:

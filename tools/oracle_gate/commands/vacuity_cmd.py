@@ -44,8 +44,8 @@ With --suggest, each surviving mutant gets a killing sample: an input, in the
 row's blob shape, on which the mutant's result differs from the code's (an
 exact_table sample with the code's result as expected), searched among
 candidates drawn from the seed (the stored samples with one value edited, the
-row's generators, pairs of edits); the production packages must be the base
-tip's, so the result is the base tip's. With --suggest --write, the killing
+row's generators, pairs of edits); the work tree outside oracles/ must be the
+base tip's, so the result is the base tip's. With --suggest --write, the killing
 samples are appended to their rows' blobs (each once; `pin --write` then sets
 the pins, an oracle change under the policy's label). Shows a progress bar on
 a terminal.
@@ -53,7 +53,7 @@ Never run by `check`. Exits 0 whatever the report says (it is information for
 the oracle owner: rows that check nothing, rows with no mutants of their own
 and rows that fail on the code as it is included), 5 when the oracle files are
 invalid, 1 for an unknown ID, an entry that cannot be read or parsed, or with
---suggest a production file that differs from the base tip's."""
+--suggest a file outside oracles/ that differs from the base tip's."""
 
 
 def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
@@ -185,18 +185,16 @@ def _append(repo: str, tree: WorkTree, rows: Mapping[str, Invariant], found: Map
 
 def _base_tip(base: str | None, repo: str, oracles: Oracles) -> str:
     """The base tip's name and commit (`refs/heads/main 0123456789ab`) for --suggest, after
-    checking that the work tree's production packages (the policy's and those of the rows'
-    entries) are the base tip's: vacuity runs the work tree, and a suggested sample must carry
-    the base tip's results. `base`: --base, or None for `default_base`.
+    checking that the work tree outside `oracles/` is the base tip's: vacuity builds and runs the
+    work tree, and a suggested sample must carry the base tip's results. `base`: --base, or None
+    for `default_base`.
 
     Raises:
-        GateError: (exit 1) for an unknown base, or a production file that differs from it.
+        GateError: (exit 1) for an unknown base, or a file outside `oracles/` that differs from it.
     """
     name = default_base(repo) if base is None else base
     commit = resolve_commit(repo, name)
-    packages = list(oracles.policy.production_packages if oracles.policy else [])
-    packages += sorted({inv.entry.split(".", 1)[0].split(":", 1)[0] for inv in oracles.invariants} - set(packages))
-    differs = killing.base_difference(repo, commit, packages)
+    differs = killing.base_difference(repo, commit)
     if differs:
         raise GateError(
             f"vacuity --suggest: {differs} differs from the base tip {name} ({commit[:12]}); the suggested "

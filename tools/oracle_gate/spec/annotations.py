@@ -153,10 +153,10 @@ def drawn(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module, 
 
 def projection(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module) -> str | dict[str, Any] | None:
     """The `project` a row of `function` needs for its results to be plain JSON, read from its
-    return annotation: `"list"` for a tuple, bytes or bytearray, or a NamedTuple of the module
-    (every tuple inside becomes a list too); `{"attrs": [field, ...]}` for a dataclass of the
-    module; None for anything else (a plain result, an optional one, or one the gate cannot tell).
-    Raises nothing."""
+    return annotation: `"list"` for a tuple, bytes or bytearray (every tuple inside becomes a list
+    too); `{"attrs": [field, ...]}` for a NamedTuple or a dataclass of the module, so that a field
+    renamed or reordered is a changed result; None for anything else (a plain result, an optional
+    one, or one the gate cannot tell). Raises nothing."""
     node = function.returns
     if node is None:
         return None
@@ -170,8 +170,6 @@ def projection(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Mod
     found = _class(node, module)
     if found is None or {_name(base) for base in found.bases} & set(_ENUM_BASES):
         return None
-    if "NamedTuple" in {_name(base) for base in found.bases}:
-        return "list"
     fields = [
         s.target.id
         for s in found.body

@@ -358,7 +358,7 @@ def n(): pass
         ("t", "list"),
         ("tt", "list"),
         ("b", "list"),
-        ("p", "list"),
+        ("p", {"attrs": ["a", "b"]}),
         ("x", {"attrs": ["w", "h"]}),
         ("m", None),
         ("s", None),

@@ -54,3 +54,13 @@ def test_results_not_plain_on_both_sides_are_not_compared():
     assert alone.failure == "no result is plain JSON on either side; give it a `project`"
     one_side = compare("r", "s", row, reply([unplain, {"value": 3}]), reply([{"value": 1}, {"value": 3}]))
     assert one_side.differing == 1
+
+
+def test_a_forged_nan_or_a_reply_nested_past_the_parser_is_that_sides_failure():
+    row = ProbeRow({"id": "r"}, [{"a": 1}])
+    forged = {"id": "r", "reply": '{"id": "r", "results": [{"value": NaN}]}'}
+    assert compare("r", "s", row, forged, reply([{"value": 1}])).failure == (
+        "the judged commit: the caller's reply is not JSON"
+    )
+    deep = {"id": "r", "reply": '{"id":"r","results":' + "[" * 200_000}
+    assert compare("r", "s", row, deep, reply([{"value": 1}])).failure.startswith("the judged commit:")

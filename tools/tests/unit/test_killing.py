@@ -249,19 +249,22 @@ def test_the_entrys_constants_in_source_order_once_each_without_docstring_or_boo
     assert constants(source, "f") == [5, "a", 2.5, 0]
 
 
-def test_a_production_file_unlike_the_base_tips_is_named(tmp_path):
+def test_a_file_outside_oracles_unlike_the_base_tips_is_named(tmp_path):
     repo = GitRepo(tmp_path / "repo")
     repo.write("shop/__init__.py", "")
     repo.write("shop/calc.py", "x = 1\n")
-    repo.write("other/calc.py", "x = 1\n")
+    repo.write("harness/BUILD.bazel", "# harness\n")
     base = repo.commit("base")
-    assert base_difference(str(repo.path), base, ["shop"]) == ""
-    repo.write("other/calc.py", "x = 2\n")
+    assert base_difference(str(repo.path), base) == ""
+    repo.write("oracles/shop.toml", "# rows\n")
     repo.write("shop/__pycache__/calc.cpython-311.pyc", b"\0")
-    assert base_difference(str(repo.path), base, ["shop"]) == ""
-    repo.write("shop/new.py", "y = 1\n")
-    assert base_difference(str(repo.path), base, ["shop"]) == "shop/new.py"
+    assert base_difference(str(repo.path), base) == ""
+    repo.write("harness/BUILD.bazel", "# a shadow library\n")
+    assert base_difference(str(repo.path), base) == "harness/BUILD.bazel"
+    repo.write("shop/BUILD.bazel", "# new\n")
+    assert base_difference(str(repo.path), base) == "harness/BUILD.bazel"
+    repo.write("harness/BUILD.bazel", "# harness\n")
+    assert base_difference(str(repo.path), base) == "shop/BUILD.bazel"
     repo.write("shop/calc.py", "x = 2\n")
-    assert base_difference(str(repo.path), base, ["shop"]) == "shop/calc.py"
     repo.commit("the change, committed")
-    assert base_difference(str(repo.path), base, ["shop"]) == "shop/calc.py"
+    assert base_difference(str(repo.path), base) == "shop/BUILD.bazel"

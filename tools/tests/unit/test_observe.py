@@ -383,3 +383,9 @@ def test_the_supervisor_is_its_descendants_reaper_and_not_dumpable():
     proc = subprocess.run([sys.executable, "-S", "-c", code, actions], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "1"]  # PR_GET_DUMPABLE, PR_GET_CHILD_SUBREAPER
+
+
+def test_a_reply_nested_past_the_parser_is_no_load_failure_and_no_crash():
+    from tools.oracle_gate.actions import observe as observe_module
+
+    assert observe_module._load_failed('{"id":"x","results":' + "[" * 200_000) is False

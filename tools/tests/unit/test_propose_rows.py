@@ -101,7 +101,7 @@ def test_every_public_function_is_listed_with_its_candidates_or_why_none(shop):
     assert rows["add_identity"]["element"] == 0 and rows["concat_identity"]["element"] == ""
     assert rows["merge_money_associative"]["build"] == {k: "shop.codec:Money" for k in "abc"}
     assert rows["merge_money_associative"]["project"] == "list"
-    assert rows["merge_money_kept"]["project"] == "list"  # its `-> Money`, a NamedTuple, projected
+    assert rows["merge_money_kept"]["project"] == {"attrs": ["cents", "currency"]}  # `-> Money`, a NamedTuple
     assert "project" not in rows["add_kept"]
     assert all(
         p.row["generate"]["count"] == (KEPT_COUNT if p.row["kind"] == "back_to_back" else PROPOSED_COUNT)

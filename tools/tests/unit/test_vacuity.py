@@ -255,11 +255,13 @@ def test_suggest_write_on_a_symlinked_blob_folder_writes_nothing(tmp_path, gate)
     assert (outside / "kept.json").read_bytes() == before
 
 
-def test_suggest_runs_beside_the_build_files_init_adds_to_a_package(tmp_path, gate):
+def test_suggest_refuses_a_branch_whose_build_or_harness_files_differ(tmp_path, gate):
     project = kept_project(tmp_path / "repo")
-    project.write("shop/BUILD.bazel", "# what init writes\n")
+    project.write("harness/shadow/decimal.py", "ROUND_HALF_EVEN = 'ROUND_FLOOR'\n")
     code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "add_kept")
-    assert code == 0 and "killing sample:" in out, err
+    assert code == 1 and "harness/shadow/decimal.py differs from the base tip" in err, err
+    code, out, err = gate("--repo", str(project.path), "vacuity", "--suggest", "--base", "HEAD", "add_kept")
+    assert code == 1, err  # untracked: not even the branch's own tip holds it
 
 
 def test_suggest_refuses_a_work_tree_whose_production_code_is_not_the_base_tips(tmp_path, gate):
