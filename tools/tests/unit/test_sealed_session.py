@@ -31,7 +31,9 @@ def seen(tmp_path, monkeypatch):
     monkeypatch.setattr(module, "sealed_root", fake_root)
     monkeypatch.setattr(module, "session_launcher", fake_launcher)
     monkeypatch.setattr(module, "repository_blocks", lambda repo: [])
-    found["environ"] = {"ORACLE_GATE_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin"}
+    (tmp_path / "cache" / "runs").mkdir(parents=True)
+    monkeypatch.setattr(module, "runs_dir", lambda environ: str(tmp_path / "cache" / "runs"))
+    found["environ"] = {"PATH": "/usr/bin"}
     return found
 
 
