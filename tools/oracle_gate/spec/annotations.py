@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tools.oracle_gate.spec.call_fields import EACH
-from tools.oracle_gate.spec.seeds import Seeds, seeds
+from tools.oracle_gate.spec.seeds import Seeds, module_names, seeds
 
 # The bounds of the generators drawn from annotations, each small on purpose: a range of a
 # thousand either side of zero draws 0, 1, -1 and small values often, where arithmetic and
@@ -187,17 +187,10 @@ def _or_default(spec: dict[str, Any], default: ast.expr | None, module: ast.Modu
     if default is None:
         return spec
     if isinstance(default, ast.Name):
-        bound = [
-            s.value
-            for s in module.body
-            if isinstance(s, ast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], ast.Name)
-            and s.targets[0].id == default.id
-        ]
-        if len(bound) != 1:
+        bound = module_names(module)[0].get(default.id)
+        if bound is None:
             return spec
-        default = bound[0]
+        default = bound
     try:
         value = ast.literal_eval(default)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

@@ -62,7 +62,7 @@ class Seeds:
 
 def seeds(function: ast.FunctionDef | ast.AsyncFunctionDef, module: ast.Module) -> Seeds:
     """The seeds of `function` (a `def` of `module`, at module level or in a class). Raises nothing."""
-    assigned, functions = _module_names(module)
+    assigned, functions = module_names(module)
     nodes: list[ast.AST] = [*function.args.defaults, *(d for d in function.args.kw_defaults if d is not None)]
     nodes += _body(function)
     read = {n.id for node in list(nodes) for n in ast.walk(node) if isinstance(n, ast.Name)}
@@ -100,8 +100,9 @@ def _body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
     return function.body[1:] if ast.get_docstring(function) is not None else list(function.body)
 
 
-def _module_names(module: ast.Module) -> tuple[dict[str, ast.expr], dict[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """(name -> value of a module-level `NAME = value`, name -> module-level function)."""
+def module_names(module: ast.Module) -> tuple[dict[str, ast.expr], dict[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(name -> value of a module-level `NAME = value` or `NAME: T = value` (the last one when a
+    name is bound twice), name -> module-level function). Raises nothing."""
     assigned: dict[str, ast.expr] = {}
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for statement in module.body:
