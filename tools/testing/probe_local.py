@@ -30,10 +30,12 @@ def local_probe(
     commit: str,
     files: Mapping[str, bytes],
     environ: Mapping[str, str],
+    side: str = "",
     *,
     extra: Mapping[str, bytes] | None = None,
 ) -> dict[str, Any]:
-    """The replies of the probe's rows on `commit` (see the module docstring); `environ` unused."""
+    """The replies of the probe's rows on `commit` (see the module docstring); `environ` and
+    `side` (the behaviour phase's "base" or "judged") unused."""
     with tempfile.TemporaryDirectory() as scratch:
         tree = Path(scratch) / "tree"
         tree.mkdir()

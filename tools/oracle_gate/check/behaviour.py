@@ -45,8 +45,9 @@ NOT_PLAIN = "not plain JSON"
 # The id prefix of the behaviour diff's rows in the probe (never an id of the claims: ids of the
 # probe's tree are its rows alone).
 DIFF_ID = "behaviour_diff_"
-# (repo, commit, oracles files, environ) -> the probe's replies: runs/probe.py `probe`.
-ProbeRunner = Callable[[str, str, Mapping[str, bytes], Mapping[str, str]], Mapping[str, Any]]
+# (repo, commit, oracles files, environ, side: "base" or "judged") -> the probe's replies: runs/probe.py
+# `probe`, each side in a kept root of its own.
+ProbeRunner = Callable[[str, str, Mapping[str, bytes], Mapping[str, str], str], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,8 @@ def _run(
     try:
         with phases.phase("behaviour phase", announce=True):
             # The base tip first: nothing the change's code does in its own probe can reach it.
-            base = runner(inputs.repo, inputs.claims.commit, files, environ)
-            judged = runner(inputs.repo, inputs.judged.commit, files, environ)
+            base = runner(inputs.repo, inputs.claims.commit, files, environ, "base")
+            judged = runner(inputs.repo, inputs.judged.commit, files, environ, "judged")
     except GateError as exc:
         if exc.code != errors.UNDECIDED:
             raise
@@ -208,10 +208,13 @@ def _setting(inputs: Inputs) -> str:
 
 
 def probe_runner() -> ProbeRunner:
-    """The real probe (runs/probe.py), as `check` runs it."""
+    """The real probe (runs/probe.py), as `check` runs it: each side in its kept folder
+    (`probe-base`, `probe-judged`), whose Bazel server the next check of the repository finds warm."""
     from tools.oracle_gate.runs.probe import probe
 
-    def run(repo: str, commit: str, files: Mapping[str, bytes], environ: Mapping[str, str]) -> Mapping[str, Any]:
-        return probe(repo, commit, files, environ)
+    def run(
+        repo: str, commit: str, files: Mapping[str, bytes], environ: Mapping[str, str], side: str
+    ) -> Mapping[str, Any]:
+        return probe(repo, commit, files, environ, kept_as=f"probe-{side}")
 
     return run

@@ -3,13 +3,14 @@ with nothing of the work tree or of another commit in reach (docs/design.md sect
 
 `record` observes the approved code with it, and `check`'s behaviour phase observes the base tip and
 the merge result on the same samples (docs/oracles.md, "Recording expected values", "Behaviour
-kept", "The behaviour diff"). A fresh run folder gets a tree written from the commit's git objects
+kept", "The behaviour diff"). A run folder (fresh, or check's kept one per side: sealed_session.py)
+gets a tree written from the commit's git objects
 (dotenv files left out), whose `oracles/` is replaced whole by the files the gate gives (the probe's
 rows and blobs, the owners' BUILD file and policy); a sealed root (sealed_root.py) shows only that
 folder and the system directories, and one `bazel build` of the caller actions (tag
 `oracle_observations`) in `//oracles/...` runs each row through the gate's own supervisor and caller
 in Bazel's Linux sandbox, with every limit of a row run. No judge, no harness and no reference runs.
-The gate reads the observations (a link or an oversized file is refused) and removes the folder.
+The gate reads the observations (a link or an oversized file is refused) and removes a fresh folder.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tools.oracle_gate.runs.execlog import read_spawns, unconfined
 from tools.oracle_gate.runs.flags import ORACLE_PATTERN, config_flags, execution_log_flags, lockfile_flags, run_flags
 from tools.oracle_gate.runs.hidden_phase import MAX_OBSERVATIONS_BYTES, entries, read_regular
 from tools.oracle_gate.runs.launch import SealedLauncher
-from tools.oracle_gate.runs.sealed_session import sealed_session
+from tools.oracle_gate.runs.sealed_session import kept_session, sealed_session
 
 # What a caller action writes in the oracles package of bazel-bin (oracle_test.bzl: `<test>.observations.json`).
 OBSERVATIONS_SUFFIX = ".observations.json"
@@ -44,8 +45,10 @@ def probe(
     *,
     extra: Mapping[str, bytes] | None = None,
     guarded: Sequence[str] = (),
+    kept_as: str = "",
 ) -> dict[str, Any]:
-    """Runs the caller actions of `oracles` on `commit`'s production code in a fresh sealed root.
+    """Runs the caller actions of `oracles` on `commit`'s production code in a sealed root: a fresh
+    one, or with `kept_as` the kept one of that name (sealed_session.py `kept_session`).
 
     Args:
         repo: the repository (only its git objects are read).
@@ -55,7 +58,9 @@ def probe(
         environ: the gate's environment (pip's settings, the Bazel binary and configs, the cache).
         extra: files the commit lacks that the tree gets (build files `init` writes, read from the
             work tree by `record`); never a Python source, never a path the commit holds.
-        guarded: further host paths the root must not show.
+        guarded: further host paths the root must not show (a fresh root only).
+        kept_as: the kept folder's name (`probe-base`, `probe-judged`: check's behaviour phase),
+            or "" for a fresh root removed at the end (`record`).
 
     Returns:
         row id -> the caller's reply for that row (`{"id", "results": [...]}` or `{"id", "error"}`),
@@ -63,12 +68,18 @@ def probe(
 
     Raises:
         GateError: (exit 1) when the tree cannot be written, the root cannot be made, Bazel cannot
-            run, the build fails, or a spawn ran outside Bazel's sandbox.
+            run, the build fails, or a spawn ran outside Bazel's sandbox; with `kept_as`, also
+            when `extra` or `guarded` is given (a kept root shows the same paths every time).
     """
 
     def fill(tree: str) -> None:
         write_probe_tree(repo, commit, oracles, extra or {}, tree)
 
+    if kept_as:
+        if extra or guarded:
+            raise GateError("a kept probe root takes neither extra files nor guarded paths")
+        with kept_session(repo, environ, kept_as, fill) as session:
+            return _invoke(session.launcher, environ, session.root)
     with sealed_session(repo, environ, "probe-", fill, guarded) as session:
         return _invoke(session.launcher, environ, session.root)
 
@@ -113,6 +124,7 @@ def _invoke(launcher: SealedLauncher, environ: Mapping[str, str], root: str) -> 
         *run_flags("", "clean", ()),
     ]
     info = launcher.info(extra, "bazel-bin")
+    forget_observations(info["bazel-bin"])
     logs, tmp = os.path.join(root, "logs"), os.path.join(root, "tmp")
     os.makedirs(logs)
     os.makedirs(tmp)
@@ -134,6 +146,26 @@ def _invoke(launcher: SealedLauncher, environ: Mapping[str, str], root: str) -> 
             f"the probe's build failed ({detail}); run `bazel build //oracles/...` at that commit to see why"
         )
     return read_replies(info["bazel-bin"])
+
+
+def forget_observations(bazel_bin: str) -> None:
+    """Removes every observations file an earlier probe in the same output base left in
+    `bazel_bin/oracles` (a kept root's), so that the replies read after the build are this build's:
+    a suite the tree no longer has leaves no file behind, and Bazel runs again a caller action whose
+    output is gone.
+
+    Raises:
+        GateError: (exit 1) when a file cannot be removed.
+    """
+    folder = os.path.join(bazel_bin, "oracles")
+    for name in entries(folder):
+        if name.endswith(OBSERVATIONS_SUFFIX):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise GateError(f"cannot remove an earlier probe's {name}: {exc.strerror or exc}") from None
 
 
 def read_replies(bazel_bin: str) -> dict[str, Any]:

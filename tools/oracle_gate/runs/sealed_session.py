@@ -1,6 +1,10 @@
-"""One sealed session on a fresh tree: the folder, the tree the gate writes, the sealed root and
-the Bazel launcher inside it, removed whole at the end (docs/design.md section 10, "The probe",
-"The hidden phase").
+"""One sealed session on a tree the gate writes: the folder, the tree, the sealed root and the
+Bazel launcher inside it (docs/design.md section 10, "The probe", "The hidden phase").
+
+`sealed_session` makes everything anew and removes it whole at the end (the hidden phase, whose
+inputs no later run may find, and `record`'s probe). `kept_session` keeps the folder, the root and
+its Bazel server for the next session of the same name and repository (kept_root.py), the tree
+written anew each time: the behaviour phase's probes, which hold no expected value.
 
 The hidden phase and the probe both run one commit's code on inputs the gate wrote, never on the
 work tree: a fresh folder under the runs directory holds `tree` (filled by the caller), `home` and
@@ -11,6 +15,7 @@ tree's Bazel files name (local_paths.py).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,9 +25,11 @@ from dataclasses import dataclass
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
 from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
 from tools.oracle_gate.runs.flags import config_flags
+from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.launch import SealedLauncher, session_launcher
 from tools.oracle_gate.runs.local_paths import local_paths, outside
-from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, sealed_root
+from tools.oracle_gate.runs.merged_tree import empty, locked_folder
+from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, sealed_root
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,7 @@ class Session:
 
     Attributes:
         launcher: runs Bazel commands inside the sealed root, on `tree`.
-        root: the session's folder (logs and temporary files go under it).
+        root: an empty folder of this session's own, inside the root (logs and temporary files go there).
         tree: the tree the caller wrote.
     """
 
@@ -62,15 +69,74 @@ def sealed_session(
         os.makedirs(tree)
         os.makedirs(home)
         fill(tree)
-        env = clean_environment(environ, home)
-        named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
-        configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
-        local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
-        seal = sealed_root(
-            root, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded], local
-        )
-        startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
-        with session_launcher(seal, tree, env, startup) as launcher:
+        seal, env = _root(repo, environ, root, tree, home, guarded)
+        with session_launcher(seal, tree, env, _startup(root)) as launcher:
             yield Session(launcher, root, tree)
     finally:
         remove_tree(root)
+
+
+@contextmanager
+def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callable[[str], None]) -> Iterator[Session]:
+    """A session in the kept folder `RUNS/<name>-<16 hex digits of the sha256 of the repository's
+    real path>`, holding its lock: the tree emptied and written by `fill`, the sealed root and its
+    Bazel server those the last session of that folder left running when its key is the same
+    (kept_root.py), else started anew. `Session.root` is the folder's `run/`, made empty.
+
+    A session that raises ends the root and removes the output user root, as does the start of one
+    after a session that did not end normally (the gate was killed): nothing an action left in an
+    output base or a process is found by the next. The folder never holds an expected value: the
+    caller gives it inputs only (docs/design.md section 10, "The probe").
+
+    Args:
+        repo: the repository (hidden in the root, with its blocks).
+        environ: the gate's environment.
+        name: the folder's name before the key (`probe-base`, `probe-judged`): one folder, root and
+            server per name, never shared between names.
+        fill: writes the tree into the empty folder it is given, before the root is made.
+
+    Raises:
+        GateError: (exit 1) when the folder cannot be made, locked or emptied, from `fill`, the
+            root or the launcher.
+    """
+    key = hashlib.sha256(os.fsencode(os.path.realpath(repo))).hexdigest()[:16]
+    folder = os.path.join(runs_dir(environ), f"{name}-{key}")
+    tree, home, scratch = (os.path.join(folder, part) for part in ("tree", "home", "run"))
+    output_root = os.path.join(folder, "bazel")
+    kept = KeptRoot(folder)
+    with locked_folder(folder, tree, "the probe's folder"):
+        os.makedirs(home, exist_ok=True)
+        if kept.unclean():
+            kept.end()
+            remove_tree(output_root)
+        empty(tree)
+        if os.path.lexists(scratch):
+            remove_tree(scratch)
+        os.makedirs(scratch)
+        try:
+            fill(tree)
+            seal, env = _root(repo, environ, folder, tree, home, ())
+            with kept.session(seal, tree, env) as session:
+                startup = tuple(_startup(folder))
+                yield Session(SealedLauncher(tree, env, startup, root=seal, session=session), scratch, tree)
+        except BaseException:
+            kept.end()
+            remove_tree(output_root)
+            raise
+
+
+def _root(
+    repo: str, environ: Mapping[str, str], folder: str, tree: str, home: str, guarded: Sequence[str]
+) -> tuple[SealedRoot, dict[str, str]]:
+    """The sealed root showing `folder` (its `tree` written), and the whole environment of its Bazel."""
+    env = clean_environment(environ, home)
+    named = {k: environ[k] for k in (READ_ONLY_VARIABLE,) if environ.get(k)}
+    configs = [flag.split("=", 1)[1] for flag in config_flags(environ)]
+    local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
+    seal = sealed_root(folder, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded], local)
+    return seal, env
+
+
+def _startup(folder: str) -> list[str]:
+    """Bazel's startup flags of a session in `folder`: no home `.bazelrc`, the output user root there."""
+    return ["--nohome_rc", f"--output_user_root={os.path.join(folder, 'bazel')}"]

@@ -1,5 +1,6 @@
 """runs/sealed_session.py: the tree is written before the root is sealed, the repository is hidden,
-and the session's folder is removed whatever happens."""
+the fresh session's folder is removed whatever happens, and a kept session keeps its root and server
+for the next one until a session raises or did not end."""
 
 from __future__ import annotations
 
@@ -64,3 +65,83 @@ def test_a_fill_that_fails_leaves_nothing_and_starts_nothing(tmp_path, seen):
     assert "startup" not in seen
     runs = [p for p in (tmp_path / "cache").rglob("hidden-*")]
     assert runs == []
+
+
+class FakeKept:
+    """Stands for kept_root.KeptRoot: records sessions and ends; `unclean` as the test sets it."""
+
+    log: list[str] = []
+    was_unclean = False
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def unclean(self):
+        return FakeKept.was_unclean
+
+    def end(self):
+        FakeKept.log.append("end")
+
+    @contextlib.contextmanager
+    def session(self, root, cwd, env):
+        FakeKept.log.append(f"session in {os.path.basename(cwd)}")
+        yield "SESSION"
+
+
+@pytest.fixture
+def kept(seen, monkeypatch):
+    FakeKept.log = []
+    FakeKept.was_unclean = False
+    monkeypatch.setattr(module, "KeptRoot", FakeKept)
+    return FakeKept
+
+
+def write(name):
+    return lambda tree: open(os.path.join(tree, name), "w").close()
+
+
+def test_a_kept_session_keeps_its_folder_and_writes_the_tree_anew(tmp_path, seen, kept):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with module.kept_session(str(repo), seen["environ"], "probe-base", write("first")) as s:
+        folder = os.path.dirname(s.tree)
+        os.makedirs(os.path.join(folder, "bazel", "base"))
+        open(os.path.join(s.root, "log"), "w").close()
+    tree_inode = os.stat(os.path.join(folder, "tree")).st_ino
+    with module.kept_session(str(repo), seen["environ"], "probe-base", write("second")) as s:
+        assert os.listdir(s.tree) == ["second"] and os.listdir(s.root) == []
+        assert os.stat(s.tree).st_ino == tree_inode  # the folder the root shows is the same one
+        assert os.path.isdir(os.path.join(folder, "bazel", "base"))  # the output base stays warm
+    assert os.path.basename(folder).startswith("probe-base-") and str(repo.resolve()) in seen["hidden"]
+    assert s.launcher.startup_flags[-1] == "--output_user_root=" + os.path.join(folder, "bazel")
+    assert kept.log == ["session in tree", "session in tree"]
+
+
+def test_sides_never_share_a_folder(tmp_path, seen, kept):
+    folders = []
+    for name in ("probe-base", "probe-judged"):
+        with module.kept_session(str(tmp_path), seen["environ"], name, write("f")) as s:
+            folders.append(os.path.dirname(s.tree))
+    assert folders[0] != folders[1]
+
+
+def test_a_kept_session_that_raises_ends_the_root_and_removes_the_output_root(tmp_path, seen, kept):
+    folder = str(tmp_path / "none")
+    with (
+        pytest.raises(GateError, match="refused"),
+        module.kept_session(str(tmp_path), seen["environ"], "probe-judged", write("f")) as s,
+    ):
+        folder = os.path.dirname(s.tree)
+        os.makedirs(os.path.join(folder, "bazel", "base"))
+        raise GateError("the probe refused its results")
+    assert kept.log[-1] == "end" and not os.path.exists(os.path.join(folder, "bazel"))
+
+
+def test_after_a_session_that_did_not_end_the_next_starts_anew(tmp_path, seen, kept):
+    with module.kept_session(str(tmp_path), seen["environ"], "probe-judged", write("f")) as s:
+        folder = os.path.dirname(s.tree)
+        os.makedirs(os.path.join(folder, "bazel", "base"))
+    kept.was_unclean = True
+    with module.kept_session(str(tmp_path), seen["environ"], "probe-judged", write("f")) as s:
+        assert not os.path.exists(os.path.join(folder, "bazel"))
+    assert kept.log == ["session in tree", "end", "session in tree"]
