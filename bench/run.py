@@ -367,7 +367,7 @@ def compared_figures(work: Path, scale: str, wanted: set[str], repo: Path) -> No
             flush=True,
         )
     if "11" in wanted:
-        clean_figures(work, repo, rounds, n)
+        clean_figures(work, repo, rounds, n, here=scale != "smoke")
     if "14" in wanted:
         if not speed.this_checkout_is_clean():
             print(
@@ -415,9 +415,11 @@ def compared_figures(work: Path, scale: str, wanted: set[str], repo: Path) -> No
         )
 
 
-def clean_figures(work: Path, repo: Path, rounds: int, n: int) -> None:
-    """Figure 11: `check --clean` against a cold plain `bazel test`, on the bench repository and on
-    this checkout (`--base HEAD`; skipped with a note when it has uncommitted changes)."""
+def clean_figures(work: Path, repo: Path, rounds: int, n: int, here: bool = True) -> None:
+    """Figure 11: `check --clean` against a cold plain `bazel test`, on the bench repository and,
+    with `here`, on this checkout (11b, `--base HEAD`; skipped with a note when it has uncommitted
+    changes, and at the `smoke` scale: this checkout is the same size at every scale, so 11b is
+    never a smoke run; it runs `speed.clean_figure` as 11 does)."""
     clean = speed.clean_figure(repo, bazel_env, work, rounds)
     print(
         line(
@@ -430,6 +432,9 @@ def clean_figures(work: Path, repo: Path, rounds: int, n: int) -> None:
         ),
         flush=True,
     )
+    if not here:
+        print("11b clean, here     skipped at this scale: this checkout's size is the same at every scale", flush=True)
+        return
     if not speed.this_checkout_is_clean():
         print("11b clean check     skipped: this checkout has uncommitted changes, which check refuses", flush=True)
         return
