@@ -18,7 +18,8 @@ checkout of the merge result (docs/design.md sections 1, 10 and 11).
 - `sealed_root.py`: the clean run's sealed root: one folder of the run and the system directories.
 - `root_session.py`: one shell in a sealed root that runs a run's Bazel commands in turn.
 - `workspace_seal.py`: the workspace run's sealed root: the tree under test, one gate folder, the system directories.
-- `kept_root.py`: the workspace run's sealed root kept between checks, with its shell and Bazel server.
+- `kept_root.py`: a sealed root kept between checks, with its shell and Bazel server (the workspace
+  run's, the behaviour phase's probes').
 - `clean_run.py`: the clean run: the oracle test and the harness on a pristine tree.
 - `sealed_session.py`: one sealed session on a tree the gate writes: fresh (the hidden phase's,
   `record`'s probe) or kept between checks (the behaviour phase's probes).
