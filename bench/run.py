@@ -1,7 +1,7 @@
 """The gate's speed and memory figures, each printed as a ratio against its baseline with the
 absolute numbers beside it (docs/performance.md says what each measures and why).
 
-    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,...,13]
+    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,...,15]
 
 `full` is the size the targets are stated for (10,000 invariants in 100 files, 1 GiB of blobs;
 several minutes and about 3 GiB of disk); `small` divides the sizes by 16; `smoke` is a few rows,
@@ -19,8 +19,9 @@ Figures:
   6 warm            `check --results` on a production-only change / the cold check of the same repository
   7 harness path    `check` without `--results` (the gate runs Bazel) on 1,000 invariants: warm / cold
                     Bazel, printed beside `check --results` on the same repository
-  8-14              the gate against what a team would run instead, and the sealed workspace run
-                    against an unsealed one, measured in the same run: bench/speed.py lists them
+  8-15              the gate against what a team would run instead, the sealed workspace run
+                    against an unsealed one, and the behaviour phase, measured in the same run:
+                    bench/speed.py lists them
 Figures 5, 7 and 8-11 use a generated repository that is also a Bazel workspace (make_repo.py
 --bazel); figure 13 two smaller ones beside it.
 """
@@ -42,7 +43,7 @@ sys.path.insert(0, str(GATE))
 from bench import speed  # noqa: E402 - after the path above
 from bench.make_repo import WORKSPACE_FILES, generate  # noqa: E402 - after the path above
 
-FIGURES = [str(n) for n in range(1, 15)]
+FIGURES = [str(n) for n in range(1, 16)]
 # A/B rounds of the interleaved figures (8-11), per scale.
 ROUNDS = {"full": 3, "small": 3, "smoke": 1}
 
@@ -453,6 +454,43 @@ def clean_figures(work: Path, repo: Path, rounds: int, n: int, here: bool = True
     )
 
 
+def behaviour_figures(work: Path, scale: str) -> None:
+    """Figure 15 on a committed copy of this checkout with `apply_rate` refactored: the behaviour
+    phase of a warm check / a plain loop over as many inputs; and (15b, not at the `smoke` scale:
+    this checkout is the same size at every scale) `check --clean` of that change, the behaviour
+    diff on, / a cold plain `bazel test` of the same targets."""
+    rounds = ROUNDS[scale]
+    seconds, inputs, repo = speed.behaviour_figure(work, bazel_env, rounds)
+    print(
+        line(
+            "15",
+            "behaviour phase",
+            seconds["behaviour phase"] / seconds["plain loop"],
+            "printed",
+            f"warm check of a one-function refactor on a copy of this checkout: behaviour phase "
+            f"{seconds['behaviour phase']:.1f} s (two warm probes, {inputs} inputs); both sides in a plain loop "
+            f"{seconds['plain loop']:.2f} s",
+        ),
+        flush=True,
+    )
+    if scale == "smoke":
+        print("15b clean, diff on  skipped at this scale: this checkout's size is the same at every scale", flush=True)
+        return
+    patterns = ["//oracles/...", "//harness/..."]
+    clean = speed.clean_figure(repo, bazel_env, work / "behaviour", rounds, base="main", patterns=patterns)
+    print(
+        line(
+            "15b",
+            "clean, diff on",
+            clean["check --clean"] / clean["cold bazel test"],
+            "<= 1.2x",
+            f"check --clean --base main of that refactor (behaviour diff on) {clean['check --clean']:.1f} s, "
+            f"cold bazel test {' '.join(patterns)} {clean['cold bazel test']:.1f} s",
+        ),
+        flush=True,
+    )
+
+
 def line(number: str, name: str, ratio: float, target: str, detail: str) -> str:
     """One printed figure."""
     return f"{number:>2}  {name:<15} {ratio:7.2f}x  (target {target})  {detail}"
@@ -472,7 +510,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     wanted = set(args.figures.split(","))
     if not wanted <= set(FIGURES):
-        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 14")
+        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 15")
     n, files, b = SCALES[args.scale]
     work = args.work / args.scale
     work.mkdir(parents=True, exist_ok=True)
@@ -486,6 +524,8 @@ def main(argv: list[str]) -> int:
         results_figures(work, n, files, b, wanted)
     if wanted & {"5", "7", "8", "9", "10", "11", "13", "14"}:
         bazel_figures(work, args.scale, wanted)
+    if "15" in wanted:
+        behaviour_figures(work, args.scale)
     print(f"bench: done; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     return 0
 

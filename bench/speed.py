@@ -23,6 +23,7 @@ Timed pairs run A/B interleaved and report medians.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -377,3 +378,113 @@ def this_checkout_is_clean() -> bool:
         check=False,
     )
     return out.returncode == 0 and not out.stdout.strip()
+
+
+# Figure 15's change: `billing.tax.apply_rate` refactored, every result kept (the behaviour diff
+# compares it on both sides and finds no difference).
+REFACTOR_OLD = "    product = _CONTEXT.multiply(Decimal(cents), parse_rate(rate))\n"
+REFACTOR_NEW = "    factor = parse_rate(rate)\n    product = _CONTEXT.multiply(Decimal(cents), factor)\n"
+# The plain loop of figure 15: both sides' `apply_rate` (their files given as argv[1] and argv[2]),
+# each called on the same argv[3] generated inputs in one interpreter.
+PLAIN_LOOP = """
+import importlib.util, random, sys, time
+sys.path.insert(0, sys.argv[4])
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.apply_rate
+sides = [load(sys.argv[1], "billing.tax_base"), load(sys.argv[2], "billing.tax_judged")]
+rng = random.Random(15)
+inputs = [(rng.randrange(0, 10**9), rng.choice(["0.5", "0.01", "0.0825", "0.125"])) for _ in range(int(sys.argv[3]))]
+results = [[f(a, r) for a, r in inputs] for f in sides]
+assert results[0] == results[1]
+"""
+
+
+def refactor_copy(work: Path) -> Path:
+    """A committed copy of this checkout's tracked files in `work/behaviour/ws` (made anew): branch
+    `main`, and `refactor` checked out on top of it with `apply_rate` refactored (REFACTOR_NEW).
+
+    Raises:
+        SystemExit: when git fails or this checkout's `billing/tax.py` lacks REFACTOR_OLD.
+    """
+    ws = work / "behaviour" / "ws"
+    shutil.rmtree(ws.parent, ignore_errors=True)
+    ws.mkdir(parents=True)
+    listed = subprocess.run(["git", "-C", str(GATE), "ls-files", "-z"], capture_output=True, check=True).stdout
+    for rel in filter(None, listed.split(b"\0")):
+        src, dest = GATE / os.fsdecode(rel), ws / os.fsdecode(rel)
+        if src.exists() or src.is_symlink():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest, follow_symlinks=False)
+    tax = ws / "billing" / "tax.py"
+    text = tax.read_text()
+    if REFACTOR_OLD not in text:
+        raise SystemExit("bench: figure 15: billing/tax.py has no line to refactor")
+    ident = ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
+    for args in (
+        ["-c", "init.defaultBranch=main", "init", "-q"],
+        ["add", "-A"],
+        [*ident, "commit", "-q", "-m", "base"],
+        ["checkout", "-q", "-b", "refactor"],
+    ):
+        subprocess.run(["git", "-C", str(ws), *args], check=True, capture_output=True)
+    tax.write_text(text.replace(REFACTOR_OLD, REFACTOR_NEW))
+    subprocess.run(["git", "-C", str(ws), *ident, "commit", "-q", "-am", "refactor"], check=True, capture_output=True)
+    return ws
+
+
+def phase_seconds(repo: Path, env: dict[str, str]) -> tuple[float, int]:
+    """(seconds of the behaviour phase, inputs it compared at most) of a `check --base main` of
+    `repo`, read from the report's `time:` line and its `behaviour diff` line.
+
+    Raises:
+        SystemExit: when the check does not pass or the report has no behaviour phase.
+    """
+    proc = subprocess.run(gate_cmd(repo, "--base", "main"), cwd=GATE, env=env, capture_output=True, text=True)
+    found = re.search(r"behaviour phase ([0-9.]+) s", proc.stdout)
+    diff = re.search(r"behaviour diff +(\d+) function\(s\) compared on up to (\d+) inputs", proc.stdout)
+    if proc.returncode != 0 or found is None or diff is None:
+        raise SystemExit(f"bench: figure 15: check exited {proc.returncode}: {(proc.stdout + proc.stderr)[-2000:]}")
+    return float(found.group(1)), int(diff.group(1)) * int(diff.group(2))
+
+
+def behaviour_figure(
+    work: Path, env_for: Callable[[Path], dict[str, str]], times: int
+) -> tuple[dict[str, float], int, Path]:
+    """Figure 15: the behaviour phase of a warm `check --base main` of a one-function refactor
+    (`refactor_copy`) / a plain loop calling both sides' function on as many generated inputs in one
+    interpreter (PLAIN_LOOP), each warmed first, interleaved. Returns ({"behaviour phase", "plain
+    loop"} -> median seconds, the inputs compared, the copy)."""
+    repo = refactor_copy(work)
+    env = env_for(fresh_home(work / "behaviour" / "home"))
+    sides = work / "behaviour" / "sides"
+    sides.mkdir()
+    for name, rev in (("base.py", "main"), ("judged.py", "refactor")):
+        shown = subprocess.run(
+            ["git", "-C", str(repo), "show", f"{rev}:billing/tax.py"], capture_output=True, check=True
+        ).stdout
+        (sides / name).write_bytes(shown)
+    try:
+        _, inputs = phase_seconds(repo, env)
+        loop = [
+            sys.executable,
+            "-B",
+            "-c",
+            PLAIN_LOOP,
+            str(sides / "base.py"),
+            str(sides / "judged.py"),
+            str(inputs),
+            str(repo),
+        ]
+        return (
+            interleaved(
+                {"behaviour phase": lambda: phase_seconds(repo, env)[0], "plain loop": lambda: wall(loop, repo)},
+                times,
+            ),
+            inputs,
+            repo,
+        )
+    finally:
+        shutdown(repo, env)

@@ -1,5 +1,7 @@
-"""The benchmark's Bazel figures (5: incremental, 7: the harness path) run end to end at a tiny
-size, on a generated repository that is a Bazel workspace (no timing is asserted)."""
+"""The benchmark's Bazel figures (5: incremental, 7: the harness path, 10, 11, 13, and 15: the
+behaviour phase on a copy of this checkout) run end to end at a tiny size, on a generated repository
+that is a Bazel workspace (no timing is asserted). It needs a nested Bazel because the figures time
+Bazel and the gate's own Bazel runs."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
             "--scale",
             "smoke",
             "--figures",
-            "5,7,10,11,13",
+            "5,7,10,11,13,15",
             "--work",
             str(work),
         ],
@@ -36,7 +38,7 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
     lines = {
         ln.split()[0]: ln
         for ln in proc.stdout.splitlines()
-        if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13")
+        if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13", "15", "15b")
     }
     # One blob of one oracle file changed: only that file's oracle test ran, with its pin check,
     # draw, caller and judge; with nothing changed, nothing ran.
@@ -44,7 +46,10 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
     assert "INFO: 5 processes: 1 internal, 4 linux-sandbox." in lines["5"], lines
     assert "nothing changed: Executed 0 out of 4 tests" in lines["5"], lines
     assert "check without --results on 6 invariants: cold Bazel " in lines["7"], lines
-    assert all("x  (target " in lines[n] for n in ("5", "7", "10", "11", "13")), lines
+    assert all("x  (target " in lines[n] for n in ("5", "7", "10", "11", "13", "15")), lines
     assert "warm check " in lines["10"] and "warm bazel test " in lines["10"], lines
     assert "cold bazel test " in lines["11"], lines
     assert "cold check: 1 invariants " in lines["13"] and ", 6 invariants " in lines["13"], lines
+    # The refactor keeps every result: the check passes, with the behaviour diff's inputs counted.
+    assert "behaviour phase " in lines["15"] and "(two warm probes, 200 inputs)" in lines["15"], lines
+    assert "skipped at this scale" in lines["15b"], lines
