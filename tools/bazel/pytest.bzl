@@ -19,7 +19,7 @@ pytest_test(
 load("//tools/bazel:python.bzl", "py_library", "py_test")
 load("@pypi//:requirements.bzl", "requirement")
 
-def pytest_test(name, src, deps = [], data = [], args = [], tags = [], size = "small"):
+def pytest_test(name, src, deps = [], data = [], args = [], tags = [], size = "small", shard_count = None):
     """Declares a py_test named `name` that runs the pytest module `src`.
 
     Args:
@@ -30,6 +30,8 @@ def pytest_test(name, src, deps = [], data = [], args = [], tags = [], size = "s
       args: extra pytest arguments.
       tags: test tags (e.g. "integration", "local", "external").
       size: the test size.
+      shard_count: run the module's tests in this many shards side by side (pytest_main.py gives
+        each shard its share); None for one.
     """
     py_test(
         name = name,
@@ -41,6 +43,7 @@ def pytest_test(name, src, deps = [], data = [], args = [], tags = [], size = "s
         args = ["$(rootpath %s)" % src] + args,
         data = data,
         main = "//tools/testing:pytest_main.py",
+        shard_count = shard_count,
         tags = tags,
         deps = deps + [requirement("pytest")],
     )
@@ -65,7 +68,8 @@ def pytest_folder(deps = [], data = [], tags = [], size = "small", tests = {}):
       data: runfiles every test reads.
       tags: tags of every test.
       size: the size of every test not named in `tests`.
-      tests: per-file settings, added to (`deps`, `data`, `tags`, `args`) or replacing (`size`) the above.
+      tests: per-file settings, added to (`deps`, `data`, `tags`, `args`) or replacing (`size`) the
+        above, and `shard_count` (see `pytest_test`).
     """
     py_library(
         name = "conftest",
@@ -86,4 +90,5 @@ def pytest_folder(deps = [], data = [], tags = [], size = "small", tests = {}):
             deps = [":conftest"] + deps + extra.get("deps", []),
             size = extra.get("size", size),
             tags = tags + extra.get("tags", []),
+            shard_count = extra.get("shard_count"),
         )

@@ -1,4 +1,6 @@
-"""The whole gate on a copy of this repository: real git, real nested Bazel, nothing written."""
+"""The whole gate on a copy of this repository: real git, real nested Bazel, nothing written. It needs
+a nested Bazel because `check` runs the gate's own Bazel runs (workspace run, clean run, behaviour
+phase)."""
 
 from __future__ import annotations
 

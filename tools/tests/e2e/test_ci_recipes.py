@@ -17,7 +17,9 @@ the pull request's head, and compares them (`check --clean`):
   change (no Bazel) while they are unlabelled;
 - the GitLab job's report replaces a link of its name that the change committed, and never writes
   through it.
-"""
+
+It needs a nested Bazel because each recipe runs the gate's `check --clean`, whose workspace run and
+clean run are Bazel runs; one committed copy serves every job of the module."""
 
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ by a harness test; production results that depend on the time zone or the clock,
 both runs with different observation digests; and production code that searches every place it can
 name for recorded answers, which finds a copy on the host in the workspace run and nothing in the
 sealed root of the clean run. Each exits 6. The sealed root itself is checked from inside.
-"""
+
+It needs a nested Bazel because both runs are Bazel runs (the clean run a cold one in its own sealed
+root, by design); one copy serves the cases of each shard."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ with installed-looking `click`, `jsonschema` and `requests` at the lock's versio
 clean environment prints `Requirement already satisfied` for them and leaves them out of the
 environment), a user base with the same, a startup file, and PIP_TARGET / PIP_PREFIX. Each test's
 cache is its own temporary folder, so nothing on the machine decides the outcome.
-"""
+
+It needs no nested Bazel: it installs and starts the engine, which `check --remote` would use."""
 
 from __future__ import annotations
 

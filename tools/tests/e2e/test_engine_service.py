@@ -4,7 +4,8 @@ With stand-in processes: the recorded state, a stale state, stopping by pid (als
 SIGTERM), an unreadable state file. Then the real engine on loopback: `start` twice, `status`,
 `check --clean --remote` on a copy of this repository with the exported endpoint, `stop`, and
 every process it started gone.
-"""
+
+It needs a nested Bazel for its one `check --clean --remote`, whose runs Bazel sends to the engine."""
 
 from __future__ import annotations
 

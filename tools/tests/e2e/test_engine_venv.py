@@ -6,7 +6,8 @@ PYTHONUSERBASE, PIP_TARGET or PIP_PREFIX (a control shows the same poison breaks
 an install counts only once verified; a missing module, a marker of another lock or a missing
 marker rebuilds the environment with one line saying why; the engine's processes get an
 environment from an allowlist.
-"""
+
+It needs no nested Bazel: only pip and the environment's own Python run."""
 
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ Debian's `/usr/bin/bazel` is Bazel's launcher script: in a workspace with an exe
 gate. The control below shows the launcher doing so; the gate, run on the same repository with
 the label (so the protected-path check lets the wrapper through), resolves the Bazel binary itself
 and never runs the wrapper, and its report says so.
-"""
+
+It needs a nested Bazel because the launcher under test is Bazel's own, and the gate's check on the
+same repository runs Bazel itself."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """oracle_suite fails the build when a blob's bytes do not match the pin in its TOML row, and when a
 reference library depends on anything outside oracles/; the reference runs with the standard
-library, the gate's caller and oracles/ alone on its Python path."""
+library, the gate's caller and oracles/ alone on its Python path. It needs a nested Bazel because
+the rule's refusals are build failures only Bazel's analysis and actions can show."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ The client (`client_check.py`) runs under BuildGrid's Python, which has grpcio a
 Unit tests of the engine's pure helpers and of the worker's lockdown helpers come first; they need no
 server. The worker runs every action under bwrap; the lockdown tests check from inside an action
 that host paths it was not given do not exist there.
-"""
+
+It needs no nested Bazel: a REAPI client stands in for Bazel against the real engine."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 production code that imports `oracles.reference`, or searches the host for the reference's source,
 runfiles or results, finds nothing in the workspace run (blocked) or the clean run (sealed), and a
 change that memorised every stored answer of the reference row fails the gate. A reference library
-that depends on production or third-party code is refused before anything runs: exit 5 naming it
-and the dependency."""
+that depends on production or third-party code is refused before anything runs: exit 5 naming it and
+the dependency. It needs a nested Bazel because the blocks and the seal it tests are those of the
+gate's Bazel runs."""
 
 from __future__ import annotations
 

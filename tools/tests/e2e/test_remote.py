@@ -8,7 +8,9 @@ Proven with Bazel's own process summary lines:
   `check --clean --remote` reports it with exit 6;
 - production code that searches the whole file system for expected values finds none on the
   locked-down worker, so the clean remote run fails the invariant.
-"""
+
+It needs a nested Bazel because the remote cache and execution it proves are Bazel's, through the
+gate's runs and plain `bazel test`."""
 
 from __future__ import annotations
 

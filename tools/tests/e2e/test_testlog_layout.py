@@ -4,7 +4,9 @@ A flaky oracle target whose first attempt fails an id and whose retry passes it 
 failed through a test-log directory, as it does through the build event file; sharded and
 repeated targets are read shard by shard, and a directory holding logs of two invocations is
 refused (exit 1) instead of being merged.
-"""
+
+It needs a nested Bazel because the files it reads are those Bazel itself writes for retried,
+sharded and repeated tests."""
 
 from __future__ import annotations
 
