@@ -30,10 +30,13 @@ KEPT_DOC = 'docs/oracles.md, "Behaviour kept"'
 NO_RUNNER = "the behaviour phase did not run (a check given --results runs nothing itself); run check without --results"
 
 
-def plan_phase(inputs: Inputs, salt: str) -> Plan:
+def plan_phase(inputs: Inputs, salt: str, diff: bool = True) -> Plan:
     """The rows and functions the phase compares (`behaviour.kept_rows`, `behaviour.diff_rows`) for
-    the claims in force and the functions the change modified. Raises nothing."""
+    the claims in force and, with `diff`, the functions the change modified (without it, the rows
+    only: a check that runs no probe reports no diff). Raises nothing."""
     side = inputs.judged if inputs.labelled else inputs.claims
+    if not diff:
+        return Plan(rows=behaviour.kept_rows(inputs, side, salt))
     packages = _packages(inputs)
     changes = inputs.merge_changes if inputs.is_merge else inputs.changes
     modified = changed_functions(
@@ -80,7 +83,7 @@ def behaviour_findings(
         # is in force. The change that adopts the gate is compared from the next change on.
         kept = any(kinds.kind(inv.kind).base_judged for inv in inputs.judged.oracles.invariants)
         return [BOOTSTRAP_NOTE] if kept else []
-    plan = plan_phase(inputs, salt)
+    plan = plan_phase(inputs, salt, diff=runner is not None)
     if not plan.rows and not plan.functions and not plan.not_measured:
         return []
     compared, failure = _run(inputs, plan, environ, runner, phases)

@@ -34,11 +34,14 @@ def _finite_float(text: str) -> float:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
+    out = dict(pairs)
+    if len(out) == len(pairs):  # no key twice: the common case, decided by dict's own loop
+        return out
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise SampleError(f"object key {key!r} appears twice")
-        out[key] = value
+        seen.add(key)
     return out
 
 

@@ -243,3 +243,47 @@ def test_the_change_that_adopts_the_gate_is_not_compared_with_a_base_that_predat
     report = check(repo, tmp_path, labels=["oracle-change"])
     assert report.exit_code == 0, render_text(report)
     assert any(note.startswith("behaviour phase: not run: the base predates the gate") for note in report.notes)
+
+
+def test_without_a_probe_the_diff_is_not_even_planned(tmp_path, monkeypatch):
+    # A check given --results reports no diff, so it reads no blob for one (a large spec's blobs
+    # would otherwise all be parsed once more for nothing).
+    from tools.oracle_gate.check import behaviour
+
+    def unexpected(*_args, **_kwargs):
+        raise AssertionError("the diff was planned")
+
+    monkeypatch.setattr(behaviour, "diff_rows", unexpected)
+    repo = project(tmp_path)
+    repo.write("shop/calc.py", CALC.replace("return x * factor", "return factor * x"))
+    repo.commit("scale refactored")
+    report = run_check(str(repo.path), "main", environ=dict(os.environ), workspace_runner=RowRunner(tmp_path / "rows"))
+    assert [(v.code, v.id) for v in report.violations] == [(1, "add_kept")]
+
+
+UNANNOTATED = CALC.replace("def add(a: int, b: int) -> int:", "def add(a, b):")
+
+
+def test_a_function_the_diff_cannot_draw_for_reads_no_more_known_inputs_than_it_compares(tmp_path, monkeypatch):
+    from tools.oracle_gate.check import behaviour
+
+    repo = project(tmp_path)
+    repo.git("checkout", "-q", "main")
+    repo.write("shop/calc.py", UNANNOTATED)
+    repo.commit("add without annotations")
+    repo.git("checkout", "-q", "-B", "change")
+    repo.write("shop/calc.py", UNANNOTATED.replace("return a + b", "return b + a"))
+    repo.commit("add refactored")
+    taken: list[int] = []
+    real = behaviour._diff_row
+
+    def counted(ident, entry, result, known, packages, salt):
+        taken.append(len(known))
+        return real(ident, entry, result, known, packages, salt)
+
+    monkeypatch.setattr(behaviour, "DIFF_SAMPLES", 5)
+    monkeypatch.setattr(behaviour, "_diff_row", counted)
+    report = check(repo, tmp_path)
+    # The row gives 42 inputs (2 stored, 40 generated); only the 5 compared are taken.
+    assert taken == [5], taken
+    assert report.exit_code == 0, render_text(report)
