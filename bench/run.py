@@ -468,8 +468,8 @@ def behaviour_figures(work: Path, scale: str) -> None:
             seconds["behaviour phase"] / seconds["plain loop"],
             "printed",
             f"warm check of a one-function refactor on a copy of this checkout: behaviour phase "
-            f"{seconds['behaviour phase']:.1f} s (two warm probes, {inputs} inputs); both sides in a plain loop "
-            f"{seconds['plain loop']:.2f} s",
+            f"{seconds['behaviour phase']:.1f} s (the base tip's probe warm, {inputs} inputs); "
+            f"both sides in a plain loop {seconds['plain loop']:.2f} s",
         ),
         flush=True,
     )

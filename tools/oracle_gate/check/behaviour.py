@@ -47,7 +47,7 @@ NOT_PLAIN = "not plain JSON"
 # probe's tree are its rows alone).
 DIFF_ID = "behaviour_diff_"
 # (repo, commit, oracles files, environ, side: "base" or "judged") -> the probe's replies: runs/probe.py
-# `probe`, each side in a kept root of its own.
+# `probe` (the base tip's in its kept root, the judged commit's in a fresh one).
 ProbeRunner = Callable[[str, str, Mapping[str, bytes], Mapping[str, str], str], Mapping[str, Any]]
 
 

@@ -211,13 +211,16 @@ def _setting(inputs: Inputs) -> str:
 
 
 def probe_runner() -> ProbeRunner:
-    """The real probe (runs/probe.py), as `check` runs it: each side in its kept folder
-    (`probe-base`, `probe-judged`), whose Bazel server the next check of the repository finds warm."""
+    """The real probe (runs/probe.py), as `check` runs it: the base tip's in its kept folder
+    (`probe-base`), whose Bazel server the next check of the repository finds warm; the judged
+    commit's in a fresh root, removed at the end. A kept root where a change's code ran would carry
+    what that code left (its root's /tmp, outputs in the output base) to the next change's probe,
+    and nothing else checks the phase's results in a fresh root (docs/threat-model.md)."""
     from tools.oracle_gate.runs.probe import probe
 
     def run(
         repo: str, commit: str, files: Mapping[str, bytes], environ: Mapping[str, str], side: str
     ) -> Mapping[str, Any]:
-        return probe(repo, commit, files, environ, kept_as=f"probe-{side}")
+        return probe(repo, commit, files, environ, kept_as="probe-base" if side == "base" else "")
 
     return run

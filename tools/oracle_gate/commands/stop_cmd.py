@@ -1,5 +1,5 @@
-"""`stop`: ends every workspace run's kept root of this user, with its Bazel server
-(runs/kept_root.py)."""
+"""`stop`: ends every kept root of this user (the workspace runs', the base tip's probes'), with
+its Bazel server (runs/kept_root.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 NAME = "stop"
 DESCRIPTION = f"""\
 Ends the sealed roots that `check` keeps between checks for its workspace runs
-(one per checkout, each with its Bazel server), in this user's runs folder
+(one per checkout) and its probes of the base tip (one per repository), each with its
+Bazel server, in this user's runs folder
 ($XDG_CACHE_HOME/oracle-gate/runs, else ~/.cache/oracle-gate/runs). A kept root ends by
 itself after {IDLE_S // 3600} hours without a check; the next check starts a new one. Prints
 how many ran. Exits 0, or 1 when the runs folder cannot be used."""
@@ -30,7 +31,7 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     subparsers.add_parser(
         NAME,
         parents=parents,
-        help="end the workspace runs' kept roots and their Bazel servers",
+        help="end the kept roots (workspace runs, base tip probes) and their Bazel servers",
         description=DESCRIPTION,
         epilog=exit_codes_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -19,10 +19,10 @@ checkout of the merge result (docs/design.md sections 1, 10 and 11).
 - `root_session.py`: one shell in a sealed root that runs a run's Bazel commands in turn.
 - `workspace_seal.py`: the workspace run's sealed root: the tree under test, one gate folder, the system directories.
 - `kept_root.py`: a sealed root kept between checks, with its shell and Bazel server (the workspace
-  run's, the behaviour phase's probes').
+  run's, the base tip's probe's).
 - `clean_run.py`: the clean run: the oracle test and the harness on a pristine tree.
 - `sealed_session.py`: one sealed session on a tree the gate writes: fresh (the hidden phase's,
-  `record`'s probe) or kept between checks (the behaviour phase's probes).
+  `record`'s and the judged commit's probes) or kept between checks (the base tip's probe).
 - `hidden_phase.py`: the hidden phase of `check --clean`: the rows' hidden samples.
 - `probe.py`: one commit's entries called on samples the gate chose, in a sealed root (`record`, the behaviour phase).
 - `merged_tree.py`: the gate's own checkout of a merge result.

@@ -1,7 +1,7 @@
 """A sealed root kept between checks: its shell and its Bazel server go on after a check ends, so
 that the next check of the same tree finds the server warm, its packages loaded and its workers
 started (docs/design.md section 10, "The kept root"). The workspace run keeps one per tree, and the
-behaviour phase one per repository and side for its probes (sealed_session.py `kept_session`).
+behaviour phase one per repository for its probe of the base tip (sealed_session.py `kept_session`).
 
 A kept root is the root workspace_seal.py makes, started without bwrap's `--die-with-parent`. Its
 shell reads command lines from a named pipe and writes tagged exit codes to another; both pipes

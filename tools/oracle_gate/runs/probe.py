@@ -3,8 +3,8 @@ with nothing of the work tree or of another commit in reach (docs/design.md sect
 
 `record` observes the approved code with it, and `check`'s behaviour phase observes the base tip and
 the merge result on the same samples (docs/oracles.md, "Recording expected values", "Behaviour
-kept", "The behaviour diff"). A run folder (fresh, or check's kept one per side: sealed_session.py)
-gets a tree written from the commit's git objects
+kept", "The behaviour diff"). A run folder (fresh, or for the base tip check's kept one:
+sealed_session.py) gets a tree written from the commit's git objects
 (dotenv files left out), whose `oracles/` is replaced whole by the files the gate gives (the probe's
 rows and blobs, the owners' BUILD file and policy); a sealed root (sealed_root.py) shows only that
 folder and the system directories, and one `bazel build` of the caller actions (tag
@@ -59,8 +59,9 @@ def probe(
         extra: files the commit lacks that the tree gets (build files `init` writes, read from the
             work tree by `record`); never a Python source, never a path the commit holds.
         guarded: further host paths the root must not show (a fresh root only).
-        kept_as: the kept folder's name (`probe-base`, `probe-judged`: check's behaviour phase),
-            or "" for a fresh root removed at the end (`record`).
+        kept_as: the kept folder's name (`probe-base`: check's behaviour phase, for the base tip
+            only, whose root never runs a change's code), or "" for a fresh root removed at the
+            end (`record`, the judged commit's probe).
 
     Returns:
         row id -> the caller's reply for that row (`{"id", "results": [...]}` or `{"id", "error"}`),
@@ -180,14 +181,15 @@ def read_replies(bazel_bin: str) -> dict[str, Any]:
         if not name.endswith(OBSERVATIONS_SUFFIX) or name.endswith(HIDDEN_SUFFIX):
             continue
         data = read_regular(os.path.join(folder, name), MAX_OBSERVATIONS_BYTES)
+        refused = GateError(f"the probe's bazel-bin/oracles/{name} is not an observations file the caller writes")
         try:
             rows = json.loads(data)["rows"] if data is not None else None
-        except (ValueError, KeyError, TypeError):
-            rows = None
-        if type(rows) is not list:
-            raise GateError(f"the probe's bazel-bin/oracles/{name} is not an observations file the caller writes")
-        for row in rows:
-            reply = json.loads(row) if type(row) is str else row
+            parsed = [json.loads(row) if type(row) is str else row for row in rows] if type(rows) is list else None
+        except (ValueError, KeyError, TypeError, RecursionError):
+            parsed = None
+        if parsed is None:
+            raise refused
+        for reply in parsed:
             if type(reply) is dict and type(reply.get("id")) is str:
                 replies[reply["id"]] = reply
     return replies

@@ -2,9 +2,11 @@
 Bazel launcher inside it (docs/design.md section 10, "The probe", "The hidden phase").
 
 `sealed_session` makes everything anew and removes it whole at the end (the hidden phase, whose
-inputs no later run may find, and `record`'s probe). `kept_session` keeps the folder, the root and
+inputs no later run may find, `record`'s probe, and the judged commit's probe in the behaviour
+phase, whose code must find nothing an earlier change left). `kept_session` keeps the folder, the root and
 its Bazel server for the next session of the same name and repository (kept_root.py), the tree
-written anew each time: the behaviour phase's probes, which hold no expected value.
+written anew each time: the behaviour phase's probe of the base tip, which holds no expected value
+and never runs a change's code.
 
 The hidden phase and the probe both run one commit's code on inputs the gate wrote, never on the
 work tree: a fresh folder under the runs directory holds `tree` (filled by the caller), `home` and
@@ -91,8 +93,8 @@ def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callabl
     Args:
         repo: the repository (hidden in the root, with its blocks).
         environ: the gate's environment.
-        name: the folder's name before the key (`probe-base`, `probe-judged`): one folder, root and
-            server per name, never shared between names.
+        name: the folder's name before the key (`probe-base`): one folder, root and server per
+            name, never shared between names. Never give a kept session a change's code to run.
         fill: writes the tree into the empty folder it is given, before the root is made.
 
     Raises:

@@ -51,5 +51,5 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
     assert "cold bazel test " in lines["11"], lines
     assert "cold check: 1 invariants " in lines["13"] and ", 6 invariants " in lines["13"], lines
     # The refactor keeps every result: the check passes, with the behaviour diff's inputs counted.
-    assert "behaviour phase " in lines["15"] and "(two warm probes, 200 inputs)" in lines["15"], lines
+    assert "behaviour phase " in lines["15"] and "(the base tip's probe warm, 200 inputs)" in lines["15"], lines
     assert "skipped at this scale" in lines["15b"], lines

@@ -4,8 +4,8 @@ records), refuses a branch off the base's history without --from, and with --wri
 `back_to_back` row's blob and pin; then a refactor that keeps every result passes the row with no
 behaviour change reported, and the same refactor with round-half-up instead of half-to-even fails it
 (exit 4) and shows the diff. It needs a nested Bazel: the probe is a sealed root with a Bazel server
-of its own, a fresh one per recording, and per check the base tip's and the change's kept roots
-(warm from the second check on); one workspace serves every case, in order.
+of its own: a fresh one per recording and for the change's side of each check, and the base tip's
+kept root (warm from the second check on); one workspace serves every case, in order.
 """
 
 from __future__ import annotations

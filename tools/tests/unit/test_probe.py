@@ -62,3 +62,25 @@ def test_replies_are_read_from_regular_files_only(tmp_path):
     os.symlink("/etc/passwd", folder / "b_test.observations.json")
     with pytest.raises(GateError, match="b_test.observations.json is not an observations file"):
         read_replies(str(tmp_path / "bin"))
+
+
+@pytest.mark.parametrize("row", ["{", "[" * 100_000 + "]" * 100_000], ids=["truncated", "over-nested"])
+def test_a_row_that_is_not_json_is_one_refusal_not_a_crash(tmp_path, row):
+    # A file the server collected through a symlinked output folder can hold anything.
+    folder = tmp_path / "bin" / "oracles"
+    folder.mkdir(parents=True)
+    (folder / "a_test.observations.json").write_text(json.dumps({"rows": [row]}))
+    with pytest.raises(GateError, match="a_test.observations.json is not an observations file"):
+        read_replies(str(tmp_path / "bin"))
+
+
+def test_only_the_base_tips_probe_is_kept(monkeypatch):
+    from tools.oracle_gate.check.behaviour_phase import probe_runner
+    from tools.oracle_gate.runs import probe as module
+
+    seen = []
+    monkeypatch.setattr(module, "probe", lambda repo, commit, files, environ, kept_as="": seen.append(kept_as) or {})
+    run = probe_runner()
+    run("/repo", "base", {}, {}, "base")
+    run("/repo", "judged", {}, {}, "judged")
+    assert seen == ["probe-base", ""]
