@@ -143,7 +143,7 @@ def diff_rows(inputs: Inputs, modified: Sequence[Found], packages: Sequence[str]
         # Only the first DIFF_SAMPLES known inputs are compared unless the annotations give
         # generators of their own (`_diff_row`): the blobs past those are not read.
         whole = not isinstance(result, str) and not result.build
-        known = list(itertools.islice(_known(inputs, found, salt), None if whole else DIFF_SAMPLES))
+        known = list(itertools.islice(known_samples(inputs, found, salt), None if whole else DIFF_SAMPLES))
         row = _diff_row(f"{DIFF_ID}{index}", found.entry, result, known, packages, salt)
         if type(row) is ProbeRow:
             plan.functions.append((found, row))
@@ -152,17 +152,12 @@ def diff_rows(inputs: Inputs, modified: Sequence[Found], packages: Sequence[str]
     return plan
 
 
-def known_samples(inputs: Inputs, found: Found, salt: str) -> list[dict[str, Any]]:
-    """The inputs the claims in force already give `found` as keyword arguments: the stored and
-    generated samples (drawn with `salt`) of each row whose entry it is, that calls it once per
-    sample with no receiver, builder or projection, and passes keyword arguments (a keyword kind)
-    or positional ones (a table kind, named by the function's parameters), in row order. Raises
-    nothing."""
-    return list(_known(inputs, found, salt))
-
-
-def _known(inputs: Inputs, found: Found, salt: str) -> Iterator[dict[str, Any]]:
-    """`known_samples`, one at a time: a row's blob is read only when its samples are wanted."""
+def known_samples(inputs: Inputs, found: Found, salt: str) -> Iterator[dict[str, Any]]:
+    """The inputs the claims in force already give `found` as keyword arguments, one at a time (a
+    row's blob is read only when its samples are wanted): the stored and generated samples (drawn
+    with `salt`) of each row whose entry it is, that calls it once per sample with no receiver,
+    builder or projection, and passes keyword arguments (a keyword kind) or positional ones (a
+    table kind, named by the function's parameters), in row order. Raises nothing."""
     side = inputs.judged if inputs.labelled else inputs.claims
     assert found.node is not None
     names = [a.arg for a in (*found.node.args.posonlyargs, *found.node.args.args)]

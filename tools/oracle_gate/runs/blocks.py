@@ -8,6 +8,7 @@ rewrite it; and the run folder itself, which must lie where sandboxed actions ca
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
 import subprocess
@@ -44,6 +45,17 @@ def runs_dir(environ: Mapping[str, str]) -> str:
             )
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def path_folder(prefix: str, path: str, environ: Mapping[str, str]) -> str:
+    """The gate's persistent folder of one path (a repository or a tree): `RUNS/<prefix><16 hex
+    digits of the sha256 of the path's real path>` (`runs_dir`), so each checkout keeps its own.
+
+    Raises:
+        GateError: (exit 1) when the run folder is unusable (`runs_dir`).
+    """
+    key = hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()[:16]
+    return os.path.join(runs_dir(environ), prefix + key)
 
 
 def repository_blocks(repo: str) -> list[str]:

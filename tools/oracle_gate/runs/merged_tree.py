@@ -13,7 +13,6 @@ lies in the run folder, which other runs block from their actions, and this run 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
 from collections.abc import Iterator, Mapping
@@ -21,7 +20,7 @@ from contextlib import contextmanager
 
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.pristine import pristine_tree
-from tools.oracle_gate.runs.blocks import runs_dir
+from tools.oracle_gate.runs.blocks import path_folder
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 
 # Startup flags of the Bazel server of a merge result's checkout: it stops by itself after five idle
@@ -37,8 +36,7 @@ def merged_folder(repo: str, environ: Mapping[str, str]) -> str:
     Raises:
         GateError: (exit 1) when the run folder is unusable (`blocks.runs_dir`).
     """
-    key = hashlib.sha256(os.fsencode(os.path.realpath(repo))).hexdigest()[:16]
-    return os.path.join(runs_dir(environ), _PREFIX + key)
+    return path_folder(_PREFIX, repo, environ)
 
 
 @contextmanager

@@ -17,14 +17,13 @@ tree's Bazel files name (local_paths.py).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
+from tools.oracle_gate.runs.blocks import path_folder, repository_blocks, runs_dir
 from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
 from tools.oracle_gate.runs.flags import config_flags
 from tools.oracle_gate.runs.kept_root import KeptRoot
@@ -101,8 +100,7 @@ def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callabl
         GateError: (exit 1) when the folder cannot be made, locked or emptied, from `fill`, the
             root or the launcher.
     """
-    key = hashlib.sha256(os.fsencode(os.path.realpath(repo))).hexdigest()[:16]
-    folder = os.path.join(runs_dir(environ), f"{name}-{key}")
+    folder = path_folder(f"{name}-", repo, environ)
     tree, home, scratch = (os.path.join(folder, part) for part in ("tree", "home", "run"))
     output_root = os.path.join(folder, "bazel")
     kept = KeptRoot(folder)

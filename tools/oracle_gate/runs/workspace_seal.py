@@ -23,7 +23,6 @@ host as before the seal; the report's first line then says so.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,7 +30,7 @@ from dataclasses import dataclass
 
 from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.runs import blocks
-from tools.oracle_gate.runs.blocks import runs_dir
+from tools.oracle_gate.runs.blocks import path_folder
 from tools.oracle_gate.runs.clean_run import clean_environment, local_outside, remove_tree
 from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.merged_tree import locked_folder
@@ -83,8 +82,7 @@ def workspace_folder(tree: str, environ: Mapping[str, str]) -> str:
     Raises:
         GateError: (exit 1) when the run folder is unusable (`blocks.runs_dir`).
     """
-    key = hashlib.sha256(os.fsencode(os.path.realpath(tree))).hexdigest()[:16]
-    return os.path.join(runs_dir(environ), _PREFIX + key)
+    return path_folder(_PREFIX, tree, environ)
 
 
 @contextmanager

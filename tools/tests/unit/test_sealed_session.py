@@ -10,6 +10,7 @@ import os
 import pytest
 
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs import blocks
 from tools.oracle_gate.runs import sealed_session as module
 
 
@@ -34,6 +35,7 @@ def seen(tmp_path, monkeypatch):
     monkeypatch.setattr(module, "repository_blocks", lambda repo: [])
     (tmp_path / "cache" / "runs").mkdir(parents=True)
     monkeypatch.setattr(module, "runs_dir", lambda environ: str(tmp_path / "cache" / "runs"))
+    monkeypatch.setattr(blocks, "runs_dir", lambda environ: str(tmp_path / "cache" / "runs"))
     found["environ"] = {"PATH": "/usr/bin"}
     return found
 
