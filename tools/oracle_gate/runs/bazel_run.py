@@ -52,6 +52,9 @@ from tools.oracle_gate.runs.sealed_root import SealedRoot
 OBSERVATIONS_TAG = "oracle_observations"
 HIDDEN_TAG = "oracle_hidden_observations"
 JUDGE_TAG = "oracle_judge"
+# A tag no target carries: the view-building invocation is a `bazel test` that selects no test
+# (Bazel exits 4, "no test targets were found", once the views are built).
+NO_TEST_TAG = "oracle_gate_views_select_no_test"
 # What each invocation of a run runs, as the report names it.
 STAGE_NAMES = {"views": "pin check and draw", "change": "the change's code", "judge": "the judge"}
 # How often the change's invocation is run again when other runs' folders vanished meanwhile.
@@ -145,9 +148,10 @@ def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) 
     """Runs the oracle test and the harness in `repo` in three Bazel invocations, and returns the
     results of exactly those invocations (docs/design.md section 10).
 
-    1. `bazel build //oracles/...` without the observations and the judge: the pin check and the
-       draw, gate code only, with nothing blocked (they read `oracles/`), as persistent workers
-       under the Linux-sandbox strategy (`worker_flags`); the execution log must show no other spawn.
+    1. `bazel test //oracles/...` without the observations and the judge, selecting no test
+       (`NO_TEST_TAG`; Bazel exits 4): the pin check and the draw, gate code only, with nothing
+       blocked (they read `oracles/`), as persistent workers under the Linux-sandbox strategy
+       (`worker_flags`); the execution log must show no other spawn.
     2. `bazel test //harness/... //oracles/...` without the judge: every action of the change's code
        (the caller action, the harness) with `--sandbox_block_path` for what `_Run.blocked` lists,
        and no fallback to unsandboxed execution: an action or test tagged `local` or `no-sandbox`
@@ -339,9 +343,17 @@ class _Run:
         No hidden sample exists in the tree: the hidden phase runs them later, in a root of its own
         (runs/hidden_phase.py)."""
         boundary = self.launcher.boundary
+        # `bazel test` selecting no test, not `bazel build`: a .bazelrc's `test` lines (such as
+        # `--test_env`) are build options, and a command whose build options differ from the last
+        # one's discards Bazel's analysis cache; so all three invocations analyse once between them.
         views = self.bazel(
-            "build",
-            [*self.flags, *self.workers, f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}"],
+            "test",
+            [
+                *self.flags,
+                *self.workers,
+                f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}",
+                f"--test_tag_filters={NO_TEST_TAG}",
+            ],
             [ORACLE_PATTERN],
             "views",
             "views",

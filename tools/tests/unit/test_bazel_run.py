@@ -129,8 +129,9 @@ def test_a_link_to_a_gate_under_tmp_is_blocked_by_its_real_path(tmp_path):
 FAKE_BAZEL = r"""#!/bin/bash
 # A stand-in for bazel: `info` answers, every other command writes an empty event file and execution
 # log; the change's invocation (the one with --sandbox_block_path) fails like Bazel 4.2's
-# linux-sandbox when a blocked path is gone, after removing $VANISH (another run finishing).
-cmd=""; blocks=(); workers=""
+# linux-sandbox when a blocked path is gone, after removing $VANISH (another run finishing). A `test`
+# whose tag filter selects no test exits 4 as Bazel does ("No test targets were found").
+cmd=""; blocks=(); workers=""; none=""
 for a in "$@"; do
   case "$a" in
     --strategy=*=worker,linux-sandbox) workers="$workers ${a#--strategy=}" ;;
@@ -139,6 +140,7 @@ for a in "$@"; do
     --build_event_json_file=*) : > "${a#*=}" ;;
     --experimental_execution_log_file=*) : > "${a#*=}" ;;
     --sandbox_block_path=*) blocks+=("${a#*=}") ;;
+    --test_tag_filters=oracle_gate_views_select_no_test) none=" no-test" ;;
   esac
 done
 [ "$cmd" = help ] && exit 0  # no help text: the gate takes Bazel 4.2's execution log flag
@@ -150,7 +152,7 @@ if [ "$cmd" = info ]; then
   echo "bazel-bin: $FAKE_OUT/bin"; echo "bazel-testlogs: $FAKE_OUT/testlogs"; echo "output_base: $FAKE_OUT/base"
   exit 0
 fi
-echo "$cmd ${#blocks[@]}$workers" >> "$FAKE_OUT/calls"
+echo "$cmd ${#blocks[@]}$workers$none" >> "$FAKE_OUT/calls"
 for b in "${blocks[@]}"; do
   if [ "$b" = "$VANISH" ] || [ "$b" = "$MISSING" ]; then
     rm -rf "$VANISH"
@@ -158,6 +160,7 @@ for b in "${blocks[@]}"; do
     exit 1
   fi
 done
+[ -n "$none" ] && exit 4
 exit 0
 """
 
@@ -194,7 +197,7 @@ def test_a_run_folder_that_vanishes_mid_run_is_not_blocked_again(tmp_path, monke
     assert not run.build_failed
     assert str(sibling) not in run.blocked
     calls = (out / "calls").read_text().split("\n")
-    assert [c.split()[0] for c in calls if c] == ["build", "test", "test", "test"]
+    assert [c.split()[0] for c in calls if c] == ["test", "test", "test", "test"]
 
 
 @pytest.mark.parametrize("strategy", ["linux-sandbox", "remote"])
@@ -208,12 +211,24 @@ def test_only_the_view_building_invocation_runs_the_gate_actions_as_workers(tmp_
     workers = (
         (
             "OraclePinCheck=worker,linux-sandbox OracleDraw=worker,linux-sandbox "
-            "OracleReferenceCheck=worker,linux-sandbox sandboxed"
+            "OracleReferenceCheck=worker,linux-sandbox sandboxed no-test"
         )
         if strategy == "linux-sandbox"
-        else ""
+        else "no-test"
     )
-    assert [(c[0], c[2] if len(c) > 2 else "") for c in calls] == [("build", workers), ("test", ""), ("test", "")]
+    assert [(c[0], c[2] if len(c) > 2 else "") for c in calls] == [("test", workers), ("test", ""), ("test", "")]
+
+
+def test_every_invocation_of_a_run_is_a_bazel_test(tmp_path, monkeypatch):
+    # A .bazelrc's `test` lines are build options: a `bazel build` between two `bazel test`s would
+    # discard the analysis cache twice a run. The views' invocation selects no test, so Bazel exits
+    # 4 once the views are built, which is no failure.
+    bazel_run, repo, env, _, out = _fake_bazel(tmp_path, monkeypatch, vanish=False)
+    run = bazel_run.run_bazel(str(repo), env, RunSpec(exact_env=True))
+    assert not run.build_failed and run.failure is None
+    calls = (out / "calls").read_text().splitlines()
+    assert [c.split()[0] for c in calls] == ["test"] * 3
+    assert calls[0].endswith(" no-test") and not any(c.endswith(" no-test") for c in calls[1:])
 
 
 def test_a_path_of_the_run_that_went_missing_mid_run_is_exit_4(tmp_path, monkeypatch):
