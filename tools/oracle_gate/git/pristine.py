@@ -8,6 +8,7 @@ submodules (gitlinks) are left out. It is the clean run's tree (docs/design.md s
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Mapping
 
@@ -70,14 +71,7 @@ def write_tree(repo: str, dest: str, entries: Mapping[str, Entry]) -> int:
     # A malformed tree can hold both an entry `a` and an entry `a/b`; written in order, `a` could be a
     # symlink leading out of `dest` that `a/b` is then written through. Any entry below another
     # entry is refused before anything is written.
-    for path in entries:
-        parts = path.split("/")
-        for depth in range(1, len(parts)):
-            if "/".join(parts[:depth]) in entries:
-                raise GateError(
-                    f"refusing to write {path!r} into the pristine tree: "
-                    f"{'/'.join(parts[:depth])!r} is an entry of its own, not a directory"
-                )
+    _refuse_nested(list(entries))
     blobs = read_blobs(repo, [e.ref for e in entries.values() if e.mode != GITLINK])
     count = 0
     for path, entry in sorted(entries.items()):
@@ -107,6 +101,135 @@ def is_dotenv(path: str) -> bool:
     return name == ".env" or name.startswith(".env.")
 
 
+def sync_tree(repo: str, dest: str, entries: Mapping[str, Entry], files: Mapping[str, bytes] | None = None) -> int:
+    """Makes the folder `dest` hold exactly the tree entries `entries` (path -> Entry from
+    `GitTree.files`, as `write_tree` writes them) and `files` (path -> bytes, regular files without
+    the executable bit), whatever it held. A file or symlink already there with the same kind,
+    bytes (or link target) and executable bit is left in place, with its inode and times, so that a
+    Bazel server kept on that folder finds it unchanged and keeps what it loaded and analysed;
+    everything else there (other files, links, folders, fifos) is removed first, and what is missing
+    or differs is written anew. Nothing is followed through a link.
+
+    Returns:
+        The number of files and symlinks written anew.
+
+    Raises:
+        GateError: (exit 1) for a path `write_tree` refuses, a path both in `entries` and `files`,
+            a blob that cannot be read, or an entry that cannot be removed or written.
+    """
+    files = files or {}
+    both = sorted(set(entries) & set(files))
+    if both:
+        raise GateError(f"refusing to write {both[0]!r} into the pristine tree twice")
+    listed = {p: e for p, e in entries.items() if e.mode != GITLINK}
+    wanted: dict[str, tuple[str, bool, bytes]] = {path: ("file", False, data) for path, data in files.items()}
+    for path in wanted:
+        safe_target(dest, path)
+    _refuse_nested([*listed, *wanted])
+    blobs = read_blobs(repo, [e.ref for e in listed.values()])
+    for path, entry in listed.items():
+        safe_target(dest, path)
+        kind = "link" if entry.mode == SYMLINK else "file"
+        wanted[path] = (kind, entry.mode == EXECUTABLE, blobs[entry.ref])
+    folders = {"/".join(path.split("/")[:depth]) for path in wanted for depth in range(1, path.count("/") + 1)}
+    try:
+        kept = _prune(dest, "", wanted, folders)
+        written = 0
+        for path, (kind, executable, data) in sorted(wanted.items()):
+            if path in kept:
+                continue
+            target = safe_target(dest, path)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if kind == "link":
+                os.symlink(os.fsdecode(data), target)
+            else:
+                fd = os.open(
+                    target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755 if executable else 0o644
+                )
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+            written += 1
+    except OSError as exc:
+        raise GateError(f"cannot write the tree {dest}: {exc.strerror or exc}") from None
+    return written
+
+
+def _refuse_nested(paths: list[str]) -> None:
+    """`write_tree`'s rule: no path lies below another (a link there could lead a write out)."""
+    known = set(paths)
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) in known:
+                raise GateError(
+                    f"refusing to write {path!r} into the pristine tree: "
+                    f"{'/'.join(parts[:depth])!r} is an entry of its own, not a directory"
+                )
+
+
+def _prune(folder: str, prefix: str, wanted: Mapping[str, tuple[str, bool, bytes]], folders: set[str]) -> set[str]:
+    """Removes from `folder` (the tree's `prefix`) every entry `sync_tree` does not keep; returns
+    the paths kept as they are."""
+    kept: set[str] = set()
+    if not os.access(folder, os.W_OK | os.X_OK):
+        os.chmod(folder, 0o755)
+    with os.scandir(folder) as listing:
+        found = list(listing)
+    for item in found:
+        path = prefix + item.name
+        if item.is_dir(follow_symlinks=False) and not item.is_symlink():
+            if path in folders:
+                kept |= _prune(item.path, path + "/", wanted, folders)
+            else:
+                _remove_folder(item.path)
+            continue
+        want = wanted.get(path)
+        if want is not None and _same(item, want):
+            kept.add(path)
+        else:
+            os.unlink(item.path)
+    return kept
+
+
+def _same(item: os.DirEntry[str], want: tuple[str, bool, bytes]) -> bool:
+    """Whether the file or link `item` already is `want` (kind, executable bit, bytes)."""
+    kind, executable, data = want
+    if item.is_symlink():
+        return kind == "link" and os.readlink(item.path) == os.fsdecode(data)
+    if kind != "file" or not item.is_file(follow_symlinks=False):
+        return False
+    st = item.stat(follow_symlinks=False)
+    if st.st_size != len(data) or bool(st.st_mode & 0o100) != executable:
+        return False
+    fd = os.open(item.path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        return f.read(len(data) + 1) == data
+
+
+def _remove_folder(path: str) -> None:
+    """Removes the folder `path` whole, read-only entries included, never through a link."""
+
+    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        for part in (os.path.dirname(target), target):
+            if not os.path.islink(part):
+                os.chmod(part, 0o755)
+        func(target)
+
+    shutil.rmtree(path, onerror=make_writable)
+
+
+def pristine_entries(repo: str, head: str, oracles_commit: str, *, dotenv: bool = False) -> dict[str, Entry]:
+    """`pristine_tree`'s entries: HEAD's committed files, with `oracles/` from `oracles_commit` and
+    dotenv files left out (unless `dotenv`). Raises GateError when a commit cannot be read."""
+    entries = {
+        p: e
+        for p, e in GitTree(repo, head).files("").items()
+        if not p.startswith("oracles/") and (dotenv or not is_dotenv(p))
+    }
+    entries.update(GitTree(repo, oracles_commit).files("oracles"))
+    return entries
+
+
 def pristine_tree(repo: str, head: str, oracles_commit: str, dest: str, *, dotenv: bool = False) -> int:
     """Writes HEAD's committed tree to `dest`, with `oracles/` taken from `oracles_commit` instead
     and dotenv files left out (unless `dotenv`).
@@ -122,12 +245,7 @@ def pristine_tree(repo: str, head: str, oracles_commit: str, dest: str, *, doten
     Returns:
         The number of files and symlinks written.
     """
-    entries = {
-        p: e
-        for p, e in GitTree(repo, head).files("").items()
-        if not p.startswith("oracles/") and (dotenv or not is_dotenv(p))
-    }
-    entries.update(GitTree(repo, oracles_commit).files("oracles"))
+    entries = pristine_entries(repo, head, oracles_commit, dotenv=dotenv)
     if os.listdir(dest):
         raise GateError(f"{dest} is not empty")
     return write_tree(repo, dest, entries)

@@ -343,21 +343,7 @@ class _Run:
         No hidden sample exists in the tree: the hidden phase runs them later, in a root of its own
         (runs/hidden_phase.py)."""
         boundary = self.launcher.boundary
-        # `bazel test` selecting no test, not `bazel build`: a .bazelrc's `test` lines (such as
-        # `--test_env`) are build options, and a command whose build options differ from the last
-        # one's discards Bazel's analysis cache; so all three invocations analyse once between them.
-        views = self.bazel(
-            "test",
-            [
-                *self.flags,
-                *self.workers,
-                f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}",
-                f"--test_tag_filters={NO_TEST_TAG}",
-            ],
-            [ORACLE_PATTERN],
-            "views",
-            "views",
-        )
+        views = self.views()
         escaped = unexpected(
             read_spawns(views.spawn_log), VIEW_MNEMONICS, VIEW_OUTPUTS, "the gate's view-building invocation"
         )
@@ -405,6 +391,24 @@ class _Run:
             escapes=escaped,
             boundary=boundary,
             collected=bool(taken),
+        )
+
+    def views(self) -> Invocation:
+        """The view-building invocation: `bazel test` selecting no test (`NO_TEST_TAG`), not
+        `bazel build`: a .bazelrc's `test` lines (such as `--test_env`) are build options, and a
+        command whose build options differ from the last one's discards Bazel's analysis cache, so
+        the three invocations of a run analyse once between them."""
+        return self.bazel(
+            "test",
+            [
+                *self.flags,
+                *self.workers,
+                f"--build_tag_filters=-{JUDGE_TAG},-{OBSERVATIONS_TAG},-{HIDDEN_TAG}",
+                f"--test_tag_filters={NO_TEST_TAG}",
+            ],
+            [ORACLE_PATTERN],
+            "views",
+            "views",
         )
 
     def change(self) -> tuple[Invocation, list[str]]:

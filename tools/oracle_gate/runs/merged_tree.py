@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.git.pristine import pristine_entries, sync_tree
 from tools.oracle_gate.runs.blocks import path_folder
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 
@@ -43,7 +42,8 @@ def merged_folder(repo: str, environ: Mapping[str, str]) -> str:
 def merged_tree(repo: str, commit: str, oracles_commit: str, environ: Mapping[str, str]) -> Iterator[str]:
     """Writes `commit`'s tree, with `oracles/` from `oracles_commit`, into the repository's
     merge-result folder (`merged_folder`) and yields the tree's path, holding the folder's lock
-    until the block ends. Whatever an earlier check left there is removed first.
+    until the block ends. Whatever an earlier check left there that the tree does not hold is
+    removed (`pristine.sync_tree`).
 
     Args:
         repo: the repository whose objects hold both commits.
@@ -58,10 +58,11 @@ def merged_tree(repo: str, commit: str, oracles_commit: str, environ: Mapping[st
     folder = merged_folder(repo, environ)
     tree = os.path.join(folder, "tree")
     with locked_folder(folder, tree, "the merge result's checkout"):
-        empty(tree)
+        os.makedirs(tree, exist_ok=True)
         # Committed dotenv files too, as a checkout of the merge would hold them: the clean run
-        # leaves them out, so code that depends on one makes the runs disagree (exit 6).
-        pristine_tree(repo, commit, oracles_commit, tree, dotenv=True)
+        # leaves them out, so code that depends on one makes the runs disagree (exit 6). Files
+        # alike stay in place, so the kept Bazel server keeps what it loaded and analysed.
+        sync_tree(repo, tree, pristine_entries(repo, commit, oracles_commit, dotenv=True))
         link_local_paths(tree, repo, folder)
         yield tree
 
@@ -112,28 +113,3 @@ def link_local_paths(tree: str, repo: str, folder: str) -> None:
                 os.symlink(path.host, seen)
         except OSError as exc:
             raise GateError(f"cannot link {seen} to {path.host} ({path.describe()}): {exc.strerror or exc}") from None
-
-
-def empty(folder: str) -> None:
-    """Removes every entry of `folder` (read-only files and folders included), keeping the folder
-    itself: a Bazel server of that workspace may still have it open.
-
-    Raises:
-        GateError: (exit 1) when an entry cannot be removed.
-    """
-
-    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
-        for path in (os.path.dirname(target), target):  # never through a link
-            if not os.path.islink(path):
-                os.chmod(path, 0o755)
-        func(target)
-
-    try:
-        for name in os.listdir(folder):
-            path = os.path.join(folder, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, onerror=make_writable)
-            else:
-                os.unlink(path)
-    except OSError as exc:
-        raise GateError(f"cannot empty the merge result's checkout {folder}: {exc.strerror or exc}") from None

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.git.pristine import is_dotenv, safe_target, write_tree
+from tools.oracle_gate.git.pristine import is_dotenv, sync_tree
 from tools.oracle_gate.git.tree import GitTree
 from tools.oracle_gate.runs.bazel_run import OBSERVATIONS_TAG, confined_flags
 from tools.oracle_gate.runs.execlog import read_spawns, unconfined
@@ -88,8 +88,10 @@ def probe(
 def write_probe_tree(
     repo: str, commit: str, oracles: Mapping[str, bytes], extra: Mapping[str, bytes], tree: str
 ) -> None:
-    """Writes `commit`'s committed files (without `oracles/` and dotenv files) into the empty
-    folder `tree`, then `oracles` and `extra` as regular files.
+    """Makes the folder `tree` hold `commit`'s committed files (without `oracles/` and dotenv
+    files), then `oracles` and `extra` as regular files, and nothing else (`pristine.sync_tree`: in
+    a kept root, the files an earlier probe's tree had alike stay as they are, so its Bazel server
+    keeps what it loaded and analysed).
 
     Raises:
         GateError: (exit 1) when `commit` cannot be read, a path is unsafe, an `oracles` path lies
@@ -104,13 +106,7 @@ def write_probe_tree(
     for path in oracles:
         if not path.startswith("oracles/"):
             raise GateError(f"the probe's oracle files must lie under oracles/, not {path}")
-    write_tree(repo, tree, listing)
-    for path, data in sorted({**oracles, **extra}.items()):
-        target = safe_target(tree, path)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+    sync_tree(repo, tree, listing, {**oracles, **extra})
 
 
 def _invoke(launcher: SealedLauncher, environ: Mapping[str, str], root: str) -> dict[str, Any]:

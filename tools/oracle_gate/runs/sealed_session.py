@@ -3,10 +3,11 @@ Bazel launcher inside it (docs/design.md section 10, "The probe", "The hidden ph
 
 `sealed_session` makes everything anew and removes it whole at the end (the hidden phase, whose
 inputs no later run may find, `record`'s probe, and the judged commit's probe in the behaviour
-phase, whose code must find nothing an earlier change left). `kept_session` keeps the folder, the root and
-its Bazel server for the next session of the same name and repository (kept_root.py), the tree
-written anew each time: the behaviour phase's probe of the base tip, which holds no expected value
-and never runs a change's code.
+phase, whose code must find nothing an earlier change left). `kept_session` keeps the folder, the
+root and its Bazel server for the next session of the same name and repository (kept_root.py), the
+tree made exact each time (files alike left in place, so the server keeps its analysis): the
+behaviour phase's probe of the base tip, which holds no expected value and never runs a change's
+code.
 
 The hidden phase and the probe both run one commit's code on inputs the gate wrote, never on the
 work tree: a fresh folder under the runs directory holds `tree` (filled by the caller), `home` and
@@ -29,7 +30,7 @@ from tools.oracle_gate.runs.flags import config_flags
 from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.launch import SealedLauncher, session_launcher
 from tools.oracle_gate.runs.local_paths import local_paths, outside
-from tools.oracle_gate.runs.merged_tree import empty, locked_folder
+from tools.oracle_gate.runs.merged_tree import locked_folder
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, sealed_root
 
 
@@ -80,7 +81,7 @@ def sealed_session(
 @contextmanager
 def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callable[[str], None]) -> Iterator[Session]:
     """A session in the kept folder `RUNS/<name>-<16 hex digits of the sha256 of the repository's
-    real path>`, holding its lock: the tree emptied and written by `fill`, the sealed root and its
+    real path>`, holding its lock: the tree made exact by `fill`, the sealed root and its
     Bazel server those the last session of that folder left running when its key is the same
     (kept_root.py), else started anew. `Session.root` is the folder's `run/`, made empty.
 
@@ -94,7 +95,8 @@ def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callabl
         environ: the gate's environment.
         name: the folder's name before the key (`probe-base`): one folder, root and server per
             name, never shared between names. Never give a kept session a change's code to run.
-        fill: writes the tree into the empty folder it is given, before the root is made.
+        fill: makes the folder it is given hold the tree and nothing else, whatever an earlier
+            session left there (`pristine.sync_tree`), before the root is made.
 
     Raises:
         GateError: (exit 1) when the folder cannot be made, locked or emptied, from `fill`, the
@@ -109,7 +111,6 @@ def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callabl
         if kept.unclean():
             kept.end()
             remove_tree(output_root)
-        empty(tree)
         if os.path.lexists(scratch):
             remove_tree(scratch)
         os.makedirs(scratch)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tools.oracle_gate.errors import GateError
-from tools.oracle_gate.git.pristine import is_dotenv, pristine_tree, read_blobs, write_tree
+from tools.oracle_gate.git.pristine import is_dotenv, pristine_tree, read_blobs, sync_tree, write_tree
 from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, REGULAR, SYMLINK, Entry, GitTree
 from tools.testing.gitrepo import POLICY
 
@@ -183,3 +183,80 @@ def test_pristine_tree_with_heads_oracles_and_a_non_empty_dest(project, tmp_path
     assert (dest / "oracles/blobs/extra.json").read_bytes() == b"[]\n"
     with pytest.raises(GateError, match=f"^{dest} is not empty$"):
         pristine_tree(str(project.path), head, head, str(dest))
+
+
+def _tree_of(folder) -> dict[str, object]:
+    """path -> ("link", target) | ("file", executable, bytes) | "dir" | "other", of everything in `folder`."""
+    out: dict[str, object] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in [*dirnames, *filenames]:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, folder)
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", os.readlink(path))
+            elif stat.S_ISREG(st.st_mode):
+                out[rel] = ("file", bool(st.st_mode & stat.S_IXUSR), Path(path).read_bytes())
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = "dir"
+            else:
+                out[rel] = "other"
+    return out
+
+
+def test_sync_tree_leaves_files_alike_in_place_and_makes_the_rest_exact(project, tmp_path):
+    # A kept Bazel server keeps its analysis only when the files it loaded keep their inode and times.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    same, script = blob(project, b"x = 1\n"), blob(project, b"#!/bin/sh\n")
+    first = {
+        "pkg/mod.py": Entry(REGULAR, same),
+        "pkg/gone.py": Entry(REGULAR, blob(project, b"old\n")),
+        "bin/run.sh": Entry(EXECUTABLE, script),
+        "alias": Entry(SYMLINK, blob(project, b"pkg/mod.py")),
+    }
+    assert sync_tree(str(project.path), str(dest), first, {"oracles/a.toml": b"a"}) == 5
+    inode = os.lstat(dest / "pkg/mod.py").st_ino
+    # What an earlier session could leave behind besides: a planted file, a fifo, a link out of the
+    # tree where a folder goes, a file edited in place, a mode flipped.
+    (dest / "pkg/planted.py").write_bytes(b"planted")
+    os.mkfifo(dest / "pipe")
+    (dest / "lib").symlink_to(outside)
+    (dest / "bin/run.sh").chmod(0o644)
+    (dest / "oracles/a.toml").write_bytes(b"b")
+    second = {
+        "pkg/mod.py": Entry(REGULAR, same),
+        "bin/run.sh": Entry(EXECUTABLE, script),
+        "alias": Entry(REGULAR, blob(project, b"now a file")),
+        "lib/x.py": Entry(REGULAR, blob(project, b"y\n")),
+    }
+    written = sync_tree(str(project.path), str(dest), second, {"oracles/a.toml": b"a"})
+    assert written == 4  # bin/run.sh (mode), alias (kind), lib/x.py, oracles/a.toml (bytes)
+    assert os.lstat(dest / "pkg/mod.py").st_ino == inode
+    assert _tree_of(dest) == {
+        "pkg": "dir",
+        "bin": "dir",
+        "lib": "dir",
+        "oracles": "dir",
+        "pkg/mod.py": ("file", False, b"x = 1\n"),
+        "bin/run.sh": ("file", True, b"#!/bin/sh\n"),
+        "alias": ("file", False, b"now a file"),
+        "lib/x.py": ("file", False, b"y\n"),
+        "oracles/a.toml": ("file", False, b"a"),
+    }
+    assert os.listdir(outside) == []
+
+
+def test_sync_tree_refuses_what_write_tree_refuses_and_a_path_given_twice(project, tmp_path):
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    x = blob(project, b"x")
+    with pytest.raises(GateError, match="^refusing to write '../escape' into the pristine tree$"):
+        sync_tree(str(project.path), str(dest), {}, {"../escape": b"x"})
+    with pytest.raises(GateError, match="'link' is an entry of its own, not a directory$"):
+        sync_tree(str(project.path), str(dest), {"link": Entry(SYMLINK, blob(project, b"/"))}, {"link/x": b"x"})
+    with pytest.raises(GateError, match="^refusing to write 'a' into the pristine tree twice$"):
+        sync_tree(str(project.path), str(dest), {"a": Entry(REGULAR, x)}, {"a": b"x"})
+    assert os.listdir(dest) == []

@@ -102,7 +102,8 @@ def write(name):
     return lambda tree: open(os.path.join(tree, name), "w").close()
 
 
-def test_a_kept_session_keeps_its_folder_and_writes_the_tree_anew(tmp_path, seen, kept):
+def test_a_kept_session_keeps_its_folder_and_hands_the_last_tree_to_fill(tmp_path, seen, kept):
+    # `fill` makes the tree exact (pristine.sync_tree), leaving files alike in place for the server.
     repo = tmp_path / "repo"
     repo.mkdir()
     with module.kept_session(str(repo), seen["environ"], "probe-base", write("first")) as s:
@@ -110,7 +111,15 @@ def test_a_kept_session_keeps_its_folder_and_writes_the_tree_anew(tmp_path, seen
         os.makedirs(os.path.join(folder, "bazel", "base"))
         open(os.path.join(s.root, "log"), "w").close()
     tree_inode = os.stat(os.path.join(folder, "tree")).st_ino
-    with module.kept_session(str(repo), seen["environ"], "probe-base", write("second")) as s:
+    given = []
+
+    def fill(tree):
+        given.append(sorted(os.listdir(tree)))
+        os.remove(os.path.join(tree, "first"))
+        write("second")(tree)
+
+    with module.kept_session(str(repo), seen["environ"], "probe-base", fill) as s:
+        assert given == [["first"]]
         assert os.listdir(s.tree) == ["second"] and os.listdir(s.root) == []
         assert os.stat(s.tree).st_ino == tree_inode  # the folder the root shows is the same one
         assert os.path.isdir(os.path.join(folder, "bazel", "base"))  # the output base stays warm
