@@ -6,9 +6,9 @@ own: a fresh server per command, the packages loaded and analysed again each tim
 root once (`SealedRoot.wrap` of a small POSIX shell loop), sends it one command per line on its
 standard input (`. FILE`, the command shell-quoted in FILE), and reads the command's exit code back on its
 standard output; the command's output goes to files in the run's folder, which the gate reads as it grows. At
-the end the session runs `bazel shutdown`, closes the shell's input and waits: the root's pid namespace ends
-with the shell, so nothing the commands started (the server included) outlives the run, and the run's folder,
-output base included, is removed by the clean run as before.
+the end the session closes the shell's input and waits: the root's pid namespace ends with the shell, so
+nothing the commands started (the server included) outlives the run, and the run's folder, output base
+included, is removed by the clean run as before.
 
 The workspace run's session may instead run in a root kept between checks (kept_root.py): the same
 shell and protocol over two named pipes outside the root, and `close` leaves that root running.
@@ -40,7 +40,7 @@ LOOP = 'while read -r tag line; do eval "$line"; printf "%s %s\\n" "$tag" "$?"; 
 _POLL_S = 0.1
 # Seconds between two looks for a command's output file before it starts.
 _START_POLL_S = 0.01
-# Seconds `close` waits for `bazel shutdown` and the shell to end before killing the root.
+# Seconds `close` waits for the shell to end before killing the root.
 _CLOSE_S = 60
 
 
@@ -201,7 +201,7 @@ class RootSession:
 
     def close(self) -> None:
         """Ends the session: a fresh root's shell ends with its input, and the root's pid namespace
-        with it (killed after _CLOSE_S seconds; the caller runs `bazel shutdown` first); a kept
+        with it (killed after _CLOSE_S seconds), and every process left there with that; a kept
         root's ends are closed and the root goes on (kept_root.py). Removes the session's folder."""
         self._ends.close()
         shutil.rmtree(self.outputs, ignore_errors=True)
