@@ -222,8 +222,10 @@ def confined_flags(extra: Sequence[str], strategy: str) -> list[str]:
     then `--spawn_strategy=STRATEGY`, `--incompatible_legacy_local_fallback=false`,
     `--sandbox_default_allow_network=false`,
     `--modify_execution_info` that removes every action's `requires-network`,
-    `--sandbox_fake_username` (actions run as `nobody`, without capabilities) and
-    `--noremote_upload_local_results` (nothing this run computes is written to a remote cache)."""
+    `--sandbox_fake_username` (actions run as `nobody`, without capabilities),
+    `--noremote_upload_local_results` (nothing this run computes is written to a remote cache) and
+    `--nobuild_tests_only` (a `.bazelrc` line `test --build_tests_only` would leave the views
+    unbuilt by their own invocation, `_Run.views`, and the probe's callers unbuilt)."""
     # No unsandboxed fallback, and no network in the sandbox (the Bazel servers listen on loopback):
     # a `requires-network` tag cannot opt an action back in. Inside the sandbox an action runs as
     # `nobody` in its own user namespace, without capabilities: run as root it could otherwise
@@ -238,6 +240,7 @@ def confined_flags(extra: Sequence[str], strategy: str) -> list[str]:
         f"--modify_execution_info={NO_NETWORK_OPT_IN}",
         "--sandbox_fake_username",
         "--noremote_upload_local_results",
+        "--nobuild_tests_only",
         "--test_output=errors",
     ]
 

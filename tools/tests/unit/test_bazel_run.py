@@ -565,3 +565,13 @@ def test_a_failed_commands_cause_is_its_first_error_line(stderr, cause):
     from tools.oracle_gate.runs.launch import failure_cause
 
     assert failure_cause(stderr) == cause
+
+
+def test_every_invocation_builds_what_it_names_whatever_the_bazelrc_says():
+    # The views' invocation is a `bazel test` selecting no test: with a team's `test
+    # --build_tests_only` it would build nothing, and the views would first be built in the
+    # invocation of the change's code. A later flag wins over the .bazelrc's.
+    from tools.oracle_gate.runs.bazel_run import confined_flags
+
+    flags = confined_flags(["--config=ci"], "linux-sandbox")
+    assert "--nobuild_tests_only" in flags and flags[0] == "--config=ci"
