@@ -7,6 +7,7 @@ submodules (gitlinks) are left out. It is the clean run's tree (docs/design.md s
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -16,13 +17,22 @@ from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.gitio import git_env
 from tools.oracle_gate.git.tree import EXECUTABLE, GITLINK, SYMLINK, Entry, GitTree
 
+# The most folders a written path may lie in. Removing or comparing a tree recurses once per
+# folder, and Python's recursion limit is 1,000 (sys.getrecursionlimit); no repository comes near.
+MAX_DEPTH = 200
+
 
 def safe_target(dest: str, path: str) -> str:
     """Joins `path` under `dest`, refusing absolute paths and `..` (a tree cannot hold them, but
-    the gate does not rely on that)."""
+    the gate does not rely on that), and a path more than MAX_DEPTH folders deep."""
     parts = path.split("/")
     if path.startswith("/") or any(p in ("", ".", "..", ".git") for p in parts):
         raise GateError(f"refusing to write {path!r} into the pristine tree")
+    if len(parts) > MAX_DEPTH + 1:
+        raise GateError(
+            f"refusing to write {path[:80]!r}... into the pristine tree: it lies {len(parts) - 1} folders "
+            f"deep, more than {MAX_DEPTH}"
+        )
     return os.path.join(dest, *parts)
 
 
@@ -207,15 +217,31 @@ def _same(item: os.DirEntry[str], want: tuple[str, bool, bytes]) -> bool:
 
 
 def _remove_folder(path: str) -> None:
-    """Removes the folder `path` whole, read-only entries included, never through a link."""
+    """Removes the folder `path` whole, read-only and unreadable entries included, never through
+    a link; a folder deeper than Python's recursion allows (something other than the gate made it)
+    with `rm -rf --one-file-system`.
+
+    Raises:
+        OSError: when `path` is still there.
+    """
 
     def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        if not os.path.lexists(target):
+            return
         for part in (os.path.dirname(target), target):
             if not os.path.islink(part):
                 os.chmod(part, 0o755)
-        func(target)
+        if func in (os.rmdir, os.remove, os.unlink):
+            func(target)
+        else:  # the folder could not be opened or listed before the chmod
+            shutil.rmtree(target, onerror=make_writable)
 
-    shutil.rmtree(path, onerror=make_writable)
+    try:
+        shutil.rmtree(path, onerror=make_writable)
+    except RecursionError:
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], capture_output=True, check=False)
+    if os.path.lexists(path):
+        raise OSError(errno.ENOTEMPTY, "cannot remove the folder", path)
 
 
 def pristine_entries(repo: str, head: str, oracles_commit: str, *, dotenv: bool = False) -> dict[str, Entry]:

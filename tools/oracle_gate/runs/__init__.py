@@ -17,6 +17,7 @@ checkout of the merge result (docs/design.md sections 1, 10 and 11).
 - `results.py`: JUnit XML test results reduced to per-id observations.
 - `sealed_root.py`: the clean run's sealed root: one folder of the run and the system directories.
 - `root_session.py`: one shell in a sealed root that runs a run's Bazel commands in turn.
+- `procfs.py`: what /proc says about processes (parents, pid namespaces), for the roots' ends.
 - `workspace_seal.py`: the workspace run's sealed root: the tree under test, one gate folder, the system directories.
 - `kept_root.py`: a sealed root kept between checks, with its shell and Bazel server (the workspace
   run's, the base tip's probe's).

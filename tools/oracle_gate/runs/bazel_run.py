@@ -225,7 +225,9 @@ def confined_flags(extra: Sequence[str], strategy: str) -> list[str]:
     `--sandbox_fake_username` (actions run as `nobody`, without capabilities),
     `--noremote_upload_local_results` (nothing this run computes is written to a remote cache) and
     `--nobuild_tests_only` (a `.bazelrc` line `test --build_tests_only` would leave the views
-    unbuilt by their own invocation, `_Run.views`, and the probe's callers unbuilt)."""
+    unbuilt by their own invocation, `_Run.views`, and the probe's callers unbuilt) and
+    `--disk_cache=` (no disk cache: Bazel 6 and later write local results to one despite
+    `--noremote_upload_local_results`, and one in the run's home would hold the views)."""
     # No unsandboxed fallback, and no network in the sandbox (the Bazel servers listen on loopback):
     # a `requires-network` tag cannot opt an action back in. Inside the sandbox an action runs as
     # `nobody` in its own user namespace, without capabilities: run as root it could otherwise
@@ -241,6 +243,7 @@ def confined_flags(extra: Sequence[str], strategy: str) -> list[str]:
         "--sandbox_fake_username",
         "--noremote_upload_local_results",
         "--nobuild_tests_only",
+        "--disk_cache=",
         "--test_output=errors",
     ]
 

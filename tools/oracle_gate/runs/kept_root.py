@@ -40,6 +40,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from tools.oracle_gate.errors import GateError
+from tools.oracle_gate.runs import procfs
 from tools.oracle_gate.runs.root_session import Ends, RootSession
 from tools.oracle_gate.runs.sealed_root import SealedRoot
 
@@ -114,7 +115,7 @@ class KeptRoot:
         if state is None:
             return None
         pid = int(state["pid"])  # type: ignore[call-overload]
-        stat = _stat(pid)
+        stat = procfs.stat(pid)
         return pid if stat is not None and stat[2] == state.get("start") and stat[1] != "Z" else None
 
     def _attached(self, key: str, root: SealedRoot) -> Ends | None:
@@ -170,7 +171,7 @@ class KeptRoot:
         finally:
             os.close(commands)
             os.close(codes)
-        stat = _stat(proc.pid)
+        stat = procfs.stat(proc.pid)
         record = {"key": key, "pid": proc.pid, "start": stat[2] if stat else None}
         with open(self._path(_STATE), "w", encoding="utf-8") as f:
             json.dump(record, f)
@@ -206,7 +207,7 @@ class KeptRoot:
         """True when every folder the root shows or masks is still a mount point inside it: the
         kernel drops a mount whose place on the host was removed (a `.git` made anew), and an inode
         number can come back for a new folder, so the key alone cannot tell."""
-        inner = [pid for pid, (ppid, _) in _processes().items() if ppid == self._first()]
+        inner = [pid for pid, (ppid, _) in procfs.processes().items() if ppid == self._first()]
         try:
             with open(f"/proc/{inner[0]}/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
                 points = {_unescape(line.split()[4]) for line in f if len(line.split()) > 4}
@@ -220,11 +221,15 @@ class KeptRoot:
         first = self._first()
         if first is None:
             return {}
-        inner = [pid for pid, (ppid, _) in _processes().items() if ppid == first]
-        namespace = _namespace(inner[0]) if inner else None
+        inner = [pid for pid, (ppid, _) in procfs.processes().items() if ppid == first]
+        namespace = procfs.namespace(inner[0]) if inner else None
         if namespace is None:
             return {}
-        return {pid: (ppid, nspid) for pid, (ppid, nspid) in _processes().items() if _namespace(pid) == namespace}
+        return {
+            pid: (ppid, nspid)
+            for pid, (ppid, nspid) in procfs.processes().items()
+            if procfs.namespace(pid) == namespace
+        }
 
     def sweep(self) -> list[int]:
         """Kills (SIGKILL) every process of the root but its first (pid 1 inside), the shell (pid 2
@@ -321,45 +326,10 @@ def stop_all(runs: str) -> int:
     return stopped
 
 
-def _stat(pid: int) -> tuple[int, str, int] | None:
-    """(parent pid, state letter, start time in clock ticks) of `pid` from /proc/PID/stat
-    (proc(5)), or None when it does not exist."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2 :].split()
-    return int(fields[1]), fields[0], int(fields[19])
-
-
-def _processes() -> dict[int, tuple[int, list[int]]]:
-    """Every process: host pid -> (parent pid, NSpid list from /proc/PID/status)."""
-    found = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-            found[int(name)] = (int(fields["PPid"]), [int(n) for n in fields.get("NSpid", name).split()])
-        except (OSError, KeyError, ValueError):
-            continue
-    return found
-
-
 def _unescape(field: str) -> str:
     """A path field of /proc/PID/mountinfo with its octal escapes (`\\040` for a space, proc(5))
     undone."""
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-def _namespace(pid: int) -> str | None:
-    """The pid namespace of `pid` (/proc/PID/ns/pid's link), or None when it is gone."""
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return None
 
 
 def _descends(pid: int, roots: set[int], members: Mapping[int, tuple[int, list[int]]]) -> bool:

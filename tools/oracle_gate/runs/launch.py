@@ -384,8 +384,9 @@ def session_launcher(
 ) -> Iterator[SealedLauncher]:
     """A launcher through a fresh session of `root` (root_session.py) in `repo`, with `env` as its
     whole environment; at the end the session closes, ending the root. No `bazel shutdown` (0.45 s
-    on the bench repository): the root's pid namespace ends with its shell, and the kernel kills
-    every process left in it, the server included, before the shell's end is reported.
+    on the bench repository): the root's pid namespace ends with its shell, the kernel kills every
+    process left in it, the server included, and the session waits until none is left
+    (root_session.py).
 
     Raises:
         GateError: (exit 1) when bwrap cannot start.

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from tools.oracle_gate.errors import GateError, TakenError
+from tools.oracle_gate.runs import procfs
 from tools.oracle_gate.runs.sealed_root import SealedRoot
 
 # Reads a command line (`TAG . FILE`), runs it, prints the tag and its exit code; stops at the end
@@ -201,8 +202,14 @@ class RootSession:
 
     def close(self) -> None:
         """Ends the session: a fresh root's shell ends with its input, and the root's pid namespace
-        with it (killed after _CLOSE_S seconds), and every process left there with that; a kept
-        root's ends are closed and the root goes on (kept_root.py). Removes the session's folder."""
+        with it (killed after _CLOSE_S seconds), and every process left there with that, which
+        `close` waits for (`procfs.wait_empty`); a kept root's ends are closed and the root goes
+        on (kept_root.py). Removes the session's folder.
+
+        Raises:
+            GateError: (exit 1) when a fresh root's processes are not all gone _CLOSE_S seconds
+                after its shell.
+        """
         self._ends.close()
         shutil.rmtree(self.outputs, ignore_errors=True)
 
@@ -228,6 +235,11 @@ def _started(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> Ends:
     stdin, stdout = proc.stdin, proc.stdout
 
     def close() -> None:
+        # The root's pid namespace, known while its init runs: bwrap reports the shell's end
+        # before the kernel has killed what is left in the namespace, so the end waits for that.
+        ns = procfs.child_namespace(proc.pid) if proc.poll() is None else None
+        if ns == procfs.namespace(os.getpid()):  # a root that shares this namespace: nothing ends with it
+            ns = None
         if proc.poll() is None:
             try:
                 stdin.close()
@@ -239,6 +251,8 @@ def _started(root: SealedRoot, cwd: str, env: Mapping[str, str]) -> Ends:
             proc.kill()
             proc.wait()
         stdout.close()
+        if ns is not None and not procfs.wait_empty(ns, _CLOSE_S):
+            raise GateError(f"the sealed root's processes did not end within {_CLOSE_S} s of its shell")
 
     return Ends(stdin.fileno(), stdout.fileno(), lambda: proc.poll() is None, close)
 

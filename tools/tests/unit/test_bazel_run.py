@@ -575,3 +575,13 @@ def test_every_invocation_builds_what_it_names_whatever_the_bazelrc_says():
 
     flags = confined_flags(["--config=ci"], "linux-sandbox")
     assert "--nobuild_tests_only" in flags and flags[0] == "--config=ci"
+
+
+def test_no_invocation_reads_or_writes_a_disk_cache():
+    # Bazel 6 and later write local results to a .bazelrc's --disk_cache despite
+    # --noremote_upload_local_results; in the run's home it would hold the views where the change's
+    # actions can read them, and a server-side write there could stand for the judge's result.
+    from tools.oracle_gate.runs.bazel_run import confined_flags
+
+    flags = confined_flags(["--config=ci"], "linux-sandbox")
+    assert "--disk_cache=" in flags

@@ -260,3 +260,30 @@ def test_sync_tree_refuses_what_write_tree_refuses_and_a_path_given_twice(projec
     with pytest.raises(GateError, match="^refusing to write 'a' into the pristine tree twice$"):
         sync_tree(str(project.path), str(dest), {"a": Entry(REGULAR, x)}, {"a": b"x"})
     assert os.listdir(dest) == []
+
+
+def test_a_path_too_deep_is_refused_in_one_line(project, tmp_path):
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    deep = "/".join(["d"] * 201) + "/f.py"
+    with pytest.raises(GateError, match=r"folders deep, more than 200$"):
+        sync_tree(str(project.path), str(dest), {}, {deep: b"x"})
+    assert os.listdir(dest) == []
+
+
+def test_sync_tree_removes_a_folder_deeper_than_python_recurses(project, tmp_path):
+    # Not the gate's own writing (it refuses such paths): a Bazel server's repository rule can
+    # leave one in a kept checkout, and every later check must still make the tree exact.
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    fd = os.open(dest, os.O_RDONLY)
+    try:
+        for _ in range(1200):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    assert sync_tree(str(project.path), str(dest), {}, {"f.py": b"x"}) == 1
+    assert os.listdir(dest) == ["f.py"]
