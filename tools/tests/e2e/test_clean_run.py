@@ -13,15 +13,18 @@ root, by design); one copy serves the cases of each shard."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tools.oracle_gate.runs.root_session import RootSession
 from tools.oracle_gate.runs.sealed_root import sealed_root
 from tools.testing.workspace_copy import gate, git, nested_env
 
@@ -274,3 +277,33 @@ def test_a_result_that_depends_on_the_time_zone_or_the_clock(repo, branch, coupl
         "digests differ, first at sample "
     ) in proc.stdout
     assert "(salt fixed-salt)" in proc.stdout
+
+
+def test_nothing_a_command_started_outlives_a_fresh_sealed_session(tmp_path):
+    # Here, not in the unit tests: Bazel's sandbox lets no bubblewrap root be made inside it.
+    # No `bazel shutdown` at the end: the root's pid namespace ends with its shell, and a process
+    # left behind (a server, a daemon that left its session) is killed with it.
+    folder = tmp_path / "run"
+    folder.mkdir()
+    marker = f"oracle-gate-session-test-{os.getpid()}"
+    root = sealed_root(str(folder), {"PATH": "/usr/bin:/bin"}, [])
+    with RootSession(root, str(folder), {"PATH": "/usr/bin:/bin"}, str(folder)) as s:
+        started = s.run(["sh", "-c", f"setsid nohup bash -c 'exec -a {marker} sleep 600' >/dev/null 2>&1 & echo ok"])
+        assert started.stdout == "ok\n"
+        deadline = time.monotonic() + 30
+        while not _running(marker) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _running(marker)
+    assert not _running(marker)
+
+
+def _running(marker: str) -> bool:
+    """Whether a process whose command line starts with `marker` runs on this host."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().startswith(marker.encode()):
+                    return True
+        except OSError:
+            continue
+    return False

@@ -5,8 +5,6 @@ for bubblewrap here; the e2e clean-run tests use the real one)."""
 from __future__ import annotations
 
 import os
-import shutil
-import time
 
 import pytest
 
@@ -84,35 +82,3 @@ def test_a_code_of_another_tag_is_skipped(tmp_path):
     with session(tmp_path) as s:
         s._pending = b"7 0\n"
         assert s.run(["sh", "-c", "exit 5"]).returncode == 5
-
-
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-def test_nothing_a_command_started_outlives_a_fresh_sealed_session(tmp_path):
-    # No `bazel shutdown` at the end: the root's pid namespace ends with its shell, and a process
-    # left behind (a server, a daemon that left its session) is killed with it.
-    from tools.oracle_gate.runs.sealed_root import sealed_root
-
-    folder = tmp_path / "run"
-    folder.mkdir()
-    marker = f"oracle-gate-session-test-{os.getpid()}"
-    root = sealed_root(str(folder), {"PATH": "/usr/bin:/bin"}, [])
-    with RootSession(root, str(folder), {"PATH": "/usr/bin:/bin"}, str(folder)) as s:
-        started = s.run(["sh", "-c", f"setsid nohup bash -c 'exec -a {marker} sleep 600' >/dev/null 2>&1 & echo ok"])
-        assert started.stdout == "ok\n"
-        deadline = time.monotonic() + 30
-        while not _running(marker) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert _running(marker)
-    assert not _running(marker)
-
-
-def _running(marker: str) -> bool:
-    """Whether a process whose command line starts with `marker` runs on this host."""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f.read().startswith(marker.encode()):
-                    return True
-        except OSError:
-            continue
-    return False
