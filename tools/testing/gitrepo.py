@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -101,6 +102,15 @@ def default_rows(min_: int = 0, max_: int = 100) -> list[dict[str, object]]:
 
 
 IDS = ["sum_in_range", "norm_is_idempotent", "add_table"]
+
+# A word of 12 or more lowercase hex digits: a digest, a salt, a commit id.
+_HEX_WORD = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{12,}(?![0-9A-Za-z])")
+
+
+def leaks(secret: str, text: str) -> bool:
+    """True when `secret` occurs in `text` outside its hex words (`_HEX_WORD`). Digits turn up in
+    those by chance: the run's 16-digit salt `6e4740001fa94e85` holds the secret `40001`."""
+    return secret in _HEX_WORD.sub(" ", text)
 
 
 class GitRepo:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.testing.gitrepo import leaks
 from tools.testing.workspace_copy import gate, git, nested_env
 
 # Amounts above the row's generated range (amount_cents in [0, 100_000]) and below every stored one
@@ -157,7 +158,7 @@ def test_answers_right_only_where_the_repository_can_see_fail_on_the_hidden_samp
     home = Path(nested_env()["HOME"])
     for amount in HIDDEN_AMOUNTS:
         for name, text in texts.items():
-            assert str(amount) not in text, (name, amount)
+            assert not leaks(str(amount), text), (name, amount)
         for folder in (Path("/tmp"), home, Path(nested_env()["TMPDIR"]) if "TMPDIR" in nested_env() else home):
             assert not (folder / f"leakmark-{amount}").exists(), folder
     cache = home / ".cache" / "oracle-gate"
@@ -294,7 +295,7 @@ exit 1
             texts[str(path)] = path.read_bytes().decode("utf-8", "replace")
     for name, text in texts.items():
         for secret in (*map(str, HIDDEN_AMOUNTS), "CLONESECRET", "HOMESECRET"):
-            assert secret not in text, (attack, name, secret)
+            assert not leaks(secret, text), (attack, name, secret)
     assert {p.name: p.read_bytes() for p in store.iterdir()} == before, attack
     if attack == "views":
         # What the trick reaches in each root, the run's own judge's views, is caught in both runs.

@@ -25,7 +25,7 @@ from tools.oracle_gate.spec.judgement import Judgement
 from tools.oracle_gate.spec.schema import HIDDEN_INPUTS, check_blob_path, parse_oracle
 from tools.oracle_gate.suite.hidden_store import STORE_VARIABLE, add, check_folder, fetch
 from tools.oracle_gate.suite.spec_changes import spec_changes
-from tools.testing.gitrepo import POLICY, blob_bytes, default_rows, junit, oracle_toml
+from tools.testing.gitrepo import POLICY, blob_bytes, default_rows, junit, leaks, oracle_toml
 
 ACTIONS = Path(__file__).resolve().parents[2] / "oracle_gate" / "actions"
 # Inputs only the hidden blob holds; the tests look for any echo of them.
@@ -426,7 +426,7 @@ def test_a_failed_hidden_part_is_exit_4_naming_only_the_row_in_every_format(gate
     assert "add_table" in shown and "failed on its hidden samples" in shown
     for text in (out, err, junit_file.read_text()):
         for secret in ("40001", "50002", "40003", "50005"):
-            assert secret not in text, (fmt, secret)
+            assert not leaks(secret, text), (fmt, secret)
     # Without the store, the same check says the hidden part did not run, and passes.
     code, out, _ = gate(
         "--repo", str(project.path), "check", "--base", "main", "--clean", "--format", fmt, "--junit", str(junit_file)
