@@ -24,7 +24,7 @@ from tools.oracle_gate.git.pristine import pristine_tree
 from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
-from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags, run_flags
+from tools.oracle_gate.runs.flags import BAZEL_CONFIG_ENV, config_flags, own_server_startup, run_flags
 from tools.oracle_gate.runs.local_paths import LocalPath, local_paths, outside
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, sealed_root
 
@@ -131,7 +131,7 @@ def _bazel_flags(
 ) -> tuple[list[str], list[str]]:
     """(startup flags, command flags) of the clean run's Bazel, its output user root in `root`."""
     # One Bazel server for the run (`one_server`), its output user root in `root`, removed by `clean_run`.
-    startup = ["--nohome_rc", f"--output_user_root={os.path.join(root, 'bazel')}"]
+    startup = own_server_startup(root)
     flags = [
         "--nocache_test_results",
         "--noremote_accept_cached",

@@ -25,6 +25,19 @@ NO_NETWORK_OPT_IN = ".*=-requires-network"
 # on the oracle files and blobs.
 GATE_ACTIONS = ("OraclePinCheck", "OracleDraw", "OracleReferenceCheck")
 
+# JVM flags of every Bazel server the gate starts for its own runs (never the caller's own server):
+# the JIT compiles with its first tier only. Those servers run one check, or the few commands of a
+# warm one, so most of what the second tier would compile is compiled for nothing; measured on a
+# cold `bazel test //oracles/... //harness/...` of this repository on 2 cores, the server's CPU time
+# went from 17.0-19.6 s to 12.2-13.8 s (docs/performance.md, "Where the time goes").
+SERVER_JVM_FLAGS = ("--host_jvm_args=-XX:TieredStopAtLevel=1",)
+
+
+def own_server_startup(folder: str) -> list[str]:
+    """Startup flags of a Bazel server the gate starts for itself in `folder` (an absolute path): no
+    home `.bazelrc`, the output user root `folder/bazel`, and SERVER_JVM_FLAGS."""
+    return ["--nohome_rc", f"--output_user_root={os.path.join(folder, 'bazel')}", *SERVER_JVM_FLAGS]
+
 
 def worker_flags(strategy: str) -> list[str]:
     """The flags that run the gate's own actions (GATE_ACTIONS) as Bazel persistent workers, one

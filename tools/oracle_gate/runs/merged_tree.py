@@ -20,11 +20,13 @@ from contextlib import contextmanager
 from tools.oracle_gate.errors import GateError
 from tools.oracle_gate.git.pristine import pristine_entries, sync_tree
 from tools.oracle_gate.runs.blocks import path_folder
+from tools.oracle_gate.runs.flags import SERVER_JVM_FLAGS
 from tools.oracle_gate.runs.local_paths import local_paths, outside
 
 # Startup flags of the Bazel server of a merge result's checkout: it stops by itself after five idle
-# minutes (seconds), where the server of a work tree would wait Bazel's default three hours.
-MERGED_TREE_STARTUP = ("--max_idle_secs=300",)
+# minutes (seconds), where the server of a work tree would wait Bazel's default three hours; the
+# gate's own servers' JVM flags (flags.py).
+MERGED_TREE_STARTUP = ("--max_idle_secs=300", *SERVER_JVM_FLAGS)
 _PREFIX = "merged-"
 
 

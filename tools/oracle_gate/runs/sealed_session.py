@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tools.oracle_gate.runs.blocks import path_folder, repository_blocks, runs_dir
 from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
-from tools.oracle_gate.runs.flags import config_flags
+from tools.oracle_gate.runs.flags import config_flags, own_server_startup
 from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.launch import SealedLauncher, session_launcher
 from tools.oracle_gate.runs.local_paths import local_paths, outside
@@ -72,7 +72,7 @@ def sealed_session(
         os.makedirs(home)
         fill(tree)
         seal, env = _root(repo, environ, root, tree, home, guarded)
-        with session_launcher(seal, tree, env, _startup(root)) as launcher:
+        with session_launcher(seal, tree, env, own_server_startup(root)) as launcher:
             yield Session(launcher, root, tree)
     finally:
         remove_tree(root)
@@ -118,7 +118,7 @@ def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callabl
             fill(tree)
             seal, env = _root(repo, environ, folder, tree, home, ())
             with kept.session(seal, tree, env) as session:
-                startup = tuple(_startup(folder))
+                startup = tuple(own_server_startup(folder))
                 yield Session(SealedLauncher(tree, env, startup, root=seal, session=session), scratch, tree)
         except BaseException:
             kept.end()
@@ -136,8 +136,3 @@ def _root(
     local = outside(local_paths(tree, os.path.realpath(repo)), tree, configs)
     seal = sealed_root(folder, dict(env, **named), [os.path.realpath(repo), *repository_blocks(repo), *guarded], local)
     return seal, env
-
-
-def _startup(folder: str) -> list[str]:
-    """Bazel's startup flags of a session in `folder`: no home `.bazelrc`, the output user root there."""
-    return ["--nohome_rc", f"--output_user_root={os.path.join(folder, 'bazel')}"]

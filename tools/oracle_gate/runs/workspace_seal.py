@@ -32,6 +32,7 @@ from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.runs import blocks
 from tools.oracle_gate.runs.blocks import path_folder
 from tools.oracle_gate.runs.clean_run import clean_environment, local_outside, remove_tree
+from tools.oracle_gate.runs.flags import own_server_startup
 from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.merged_tree import locked_folder
 from tools.oracle_gate.runs.sealed_root import READ_ONLY_VARIABLE, SealedRoot, inside, sealed_root
@@ -124,7 +125,7 @@ def workspace_seal(
     # The merge result's folder is locked already, by its checkout (merged_tree.py).
     with locked_folder(own, home, "the workspace run's folder", lock=folder is None):
         env = clean_environment(environ, home)
-        startup = ("--nohome_rc", f"--output_user_root={os.path.join(own, 'bazel')}")
+        startup = tuple(own_server_startup(own))
         named = _read_only_named(tree, real_tree, repo, own, environ)
         root = _workspace_root(own, dict(env, **named), guarded, real_tree)
         yield WorkspaceSeal(root, env, startup, os.path.join(own, "bazel"), kept=KeptRoot(own))

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.testing.workspace_copy import committed_copy, gate, shutdown, source_root
+from tools.oracle_gate.runs.flags import SERVER_JVM_FLAGS
+from tools.testing.workspace_copy import committed_copy, gate, nested_env, shutdown, source_root
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -34,3 +35,12 @@ def kept_roots_end() -> Iterator[None]:
     nested runs folder, with its Bazel server, when the target's tests are done."""
     yield
     gate(source_root(), "stop", cwd=source_root(), timeout=120)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nested_server_flags() -> None:
+    """The nested Bazel servers the tests start on the host read a `~/.bazelrc` (HOME is
+    TEST_TMPDIR, `nested_env`) that gives them the JVM flags of the gate's own servers
+    (SERVER_JVM_FLAGS): each serves one test module."""
+    rc = Path(nested_env()["HOME"]) / ".bazelrc"
+    rc.write_text("".join(f"startup {flag}\n" for flag in SERVER_JVM_FLAGS))

@@ -216,13 +216,15 @@ def test_an_environment_variable_from_the_users_bazelrc(repo, tmp_path, unsealed
     # An unsealed one reads it, and the clean run tells the two apart.
     change_harness(repo, "env-coupling", "assert os.environ.get('ORACLE_DEMO_FLAG') == '1'")
     env = nested_env()
-    Path(env["HOME"], ".bazelrc").write_text("test --test_env=ORACLE_DEMO_FLAG=1\n")
+    rc = Path(env["HOME"], ".bazelrc")
+    kept = rc.read_text() if rc.exists() else ""
+    rc.write_text(kept + "test --test_env=ORACLE_DEMO_FLAG=1\n")
     try:
         proc = gate(
             repo, "check", "--base", "main", "--clean", *(["--unsealed-workspace"] if unsealed else []), env=env
         )
     finally:
-        Path(env["HOME"], ".bazelrc").unlink()
+        rc.write_text(kept)
         git(repo, "checkout", "-q", "main")
     if unsealed:
         assert proc.returncode == 6, proc.stdout + proc.stderr[-3000:]

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tools.oracle_gate.runs.flags import GATE_ACTIONS, run_flags, worker_flags
+from tools.oracle_gate.runs import clean_run
+from tools.oracle_gate.runs.flags import GATE_ACTIONS, SERVER_JVM_FLAGS, own_server_startup, run_flags, worker_flags
+from tools.oracle_gate.runs.merged_tree import MERGED_TREE_STARTUP
 
 
 def test_without_a_list_every_suite_gets_the_salt():
@@ -49,3 +51,12 @@ def test_the_gate_actions_run_as_sandboxed_workers_under_the_linux_sandbox_only(
 def test_every_gate_action_of_oracle_suite_is_named():
     bzl = (Path(__file__).resolve().parents[2] / "bazel" / "private" / "oracle_suite.bzl").read_text()
     assert sorted(GATE_ACTIONS) == sorted(set(re.findall(r'mnemonic = "(\w+)"', bzl)) - {"OracleReference"})
+
+
+def test_every_server_the_gate_starts_for_itself_gets_the_jvm_flags_and_no_home_rc():
+    startup = own_server_startup("/runs/clean-x")
+    assert startup[:2] == ["--nohome_rc", "--output_user_root=/runs/clean-x/bazel"]
+    assert SERVER_JVM_FLAGS and startup[2:] == list(SERVER_JVM_FLAGS)
+    assert clean_run._bazel_flags("/runs/clean-x", {}, False, "salt", None)[0] == startup
+    # The merge result's checkout runs on the caller's output user root, with a server of its own.
+    assert set(SERVER_JVM_FLAGS) <= set(MERGED_TREE_STARTUP)
