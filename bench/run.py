@@ -1,7 +1,7 @@
 """The gate's speed and memory figures, each printed as a ratio against its baseline with the
 absolute numbers beside it (docs/performance.md says what each measures and why).
 
-    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,...,15]
+    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,...,17]
 
 `full` is the size the targets are stated for (10,000 invariants in 100 files, 1 GiB of blobs;
 several minutes and about 3 GiB of disk); `small` divides the sizes by 16; `smoke` is a few rows,
@@ -22,6 +22,8 @@ Figures:
   8-15              the gate against what a team would run instead, the sealed workspace run
                     against an unsealed one, and the behaviour phase, measured in the same run:
                     bench/speed.py lists them
+  16-17             the owners' commands (`record`, `lock`) against what they stand in for:
+                    bench/owners.py lists them
 Figures 5, 7 and 8-11 use a generated repository that is also a Bazel workspace (make_repo.py
 --bazel); figure 13 two smaller ones beside it.
 """
@@ -40,10 +42,10 @@ from pathlib import Path
 GATE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(GATE))
 
-from bench import speed  # noqa: E402 - after the path above
+from bench import owners, speed  # noqa: E402 - after the path above
 from bench.make_repo import WORKSPACE_FILES, generate  # noqa: E402 - after the path above
 
-FIGURES = [str(n) for n in range(1, 16)]
+FIGURES = [str(n) for n in range(1, 18)]
 # A/B rounds of the interleaved figures (8-11), per scale.
 ROUNDS = {"full": 3, "small": 3, "smoke": 1}
 
@@ -491,6 +493,39 @@ def behaviour_figures(work: Path, scale: str) -> None:
     )
 
 
+def owners_figures(work: Path, scale: str, wanted: set[str]) -> None:
+    """Figures 16 and 17 (those of them in `wanted`): `record` and `lock` (bench/owners.py)."""
+    rounds = ROUNDS[scale]
+    if "16" in wanted:
+        seconds, tried = owners.record_figure(work, bazel_env, scale, rounds)
+        print(
+            line(
+                "16",
+                "recording",
+                seconds["record"] / seconds["plain loop"],
+                "printed",
+                f"record {owners.RECORDED_ROW} on a copy of this checkout: {seconds['record']:.1f} s "
+                f"({tried} samples tried at the base tip, in a fresh probe); the same function in a plain loop "
+                f"{seconds['plain loop']:.2f} s",
+            ),
+            flush=True,
+        )
+    if "17" in wanted:
+        seconds = owners.lock_figure(work, rounds)
+        print(
+            line(
+                "17",
+                "dependencies",
+                seconds["lock"] / seconds["pip resolve"],
+                "<= 1.5x",
+                f"lock of {owners.REQUIREMENTS.strip().replace(chr(10), ', ')} (with their dependencies): "
+                f"{seconds['lock']:.2f} s; pip install --dry-run --report of the same file "
+                f"{seconds['pip resolve']:.2f} s",
+            ),
+            flush=True,
+        )
+
+
 def line(number: str, name: str, ratio: float, target: str, detail: str) -> str:
     """One printed figure."""
     return f"{number:>2}  {name:<15} {ratio:7.2f}x  (target {target})  {detail}"
@@ -510,7 +545,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     wanted = set(args.figures.split(","))
     if not wanted <= set(FIGURES):
-        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 15")
+        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 17")
     n, files, b = SCALES[args.scale]
     work = args.work / args.scale
     work.mkdir(parents=True, exist_ok=True)
@@ -526,6 +561,8 @@ def main(argv: list[str]) -> int:
         bazel_figures(work, args.scale, wanted)
     if "15" in wanted:
         behaviour_figures(work, args.scale)
+    if wanted & {"16", "17"}:
+        owners_figures(work, args.scale, wanted)
     print(f"bench: done; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     return 0
 

@@ -1,11 +1,13 @@
-"""The benchmark's Bazel figures (5: incremental, 7: the harness path, 10, 11, 13, and 15: the
-behaviour phase on a copy of this checkout) run end to end at a tiny size, on a generated repository
-that is a Bazel workspace (no timing is asserted). It needs a nested Bazel because the figures time
-Bazel and the gate's own Bazel runs."""
+"""The benchmark's Bazel figures (5: incremental, 7: the harness path, 10, 11, 13, 15: the
+behaviour phase on a copy of this checkout, and 16: `record` there) run end to end at a tiny size,
+on a generated repository that is a Bazel workspace (no timing is asserted), with figure 17 (`lock`,
+which needs pip's configured index, as the adoption test does). It needs a nested Bazel because the
+figures time Bazel and the gate's own Bazel runs."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +26,7 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
             "--scale",
             "smoke",
             "--figures",
-            "5,7,10,11,13,15",
+            "5,7,10,11,13,15,16,17",
             "--work",
             str(work),
         ],
@@ -38,7 +40,7 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
     lines = {
         ln.split()[0]: ln
         for ln in proc.stdout.splitlines()
-        if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13", "15", "15b")
+        if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13", "15", "15b", "16", "17")
     }
     # One blob of one oracle file changed: only that file's oracle test ran, with its pin check,
     # draw, caller and judge; with nothing changed, nothing ran.
@@ -53,3 +55,7 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
     # The refactor keeps every result: the check passes, with the behaviour diff's inputs counted.
     assert "behaviour phase " in lines["15"] and "(the base tip's probe warm, 200 inputs)" in lines["15"], lines
     assert "skipped at this scale" in lines["15b"], lines
+    # record tried the row's stored, fresh and boundary samples at the base tip; lock resolved.
+    recorded = r"record tax_round_half_even on a copy of this checkout: [0-9.]+ s \(\d+ samples tried"
+    assert re.search(recorded, lines["16"]), lines
+    assert "lock of attrs, sortedcontainers, requests" in lines["17"] and "x  (target <= 1.5x)" in lines["17"], lines
