@@ -191,7 +191,7 @@ def _prune(folder: str, prefix: str, wanted: Mapping[str, tuple[str, bool, bytes
             if path in folders:
                 kept |= _prune(item.path, path + "/", wanted, folders)
             else:
-                _remove_folder(item.path)
+                remove_folder(item.path)
             continue
         want = wanted.get(path)
         if want is not None and _same(item, want):
@@ -216,31 +216,44 @@ def _same(item: os.DirEntry[str], want: tuple[str, bool, bytes]) -> bool:
         return f.read(len(data) + 1) == data
 
 
-def _remove_folder(path: str) -> None:
-    """Removes the folder `path` whole, read-only and unreadable entries included, never through
-    a link; a folder deeper than Python's recursion allows (something other than the gate made it)
-    with `rm -rf --one-file-system`.
+def remove_folder(path: str, *, strict: bool = True) -> None:
+    """Removes the folder `path` whole, read-only and unreadable entries included (the read-only
+    files Bazel leaves in an output base), never through a link: a folder an action left may hold
+    one to any file of the user, whose mode a chmod that followed it would change. A folder deeper
+    than Python's recursion allows (something other than the gate made it) goes with
+    `rm -rf --one-file-system`.
+
+    Args:
+        path: the folder, an absolute path.
+        strict: raise when something is left; otherwise remove what can be removed and say nothing.
 
     Raises:
-        OSError: when `path` is still there.
+        OSError: when `strict` and `path` is still there.
     """
 
     def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
-        if not os.path.lexists(target):
-            return
-        for part in (os.path.dirname(target), target):
-            if not os.path.islink(part):
-                os.chmod(part, 0o755)
-        if func in (os.rmdir, os.remove, os.unlink):
-            func(target)
-        else:  # the folder could not be opened or listed before the chmod
-            shutil.rmtree(target, onerror=make_writable)
+        try:
+            if not os.path.lexists(target):
+                return
+            for part in (os.path.dirname(target), target):
+                if not os.path.islink(part):
+                    os.chmod(part, 0o755)
+            if func in (os.rmdir, os.remove, os.unlink):
+                func(target)
+            else:  # the folder could not be opened or listed before the chmod
+                shutil.rmtree(target, onerror=make_writable)
+        except OSError:
+            if strict:
+                raise
 
     try:
         shutil.rmtree(path, onerror=make_writable)
     except RecursionError:
         subprocess.run(["rm", "-rf", "--one-file-system", "--", path], capture_output=True, check=False)
-    if os.path.lexists(path):
+    except OSError:
+        if strict:
+            raise
+    if strict and os.path.lexists(path):
         raise OSError(errno.ENOTEMPTY, "cannot remove the folder", path)
 
 

@@ -14,13 +14,11 @@ What the clean run seals and how its digests must agree: docs/design.md sections
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
-from tools.oracle_gate.git.pristine import pristine_tree
+from tools.oracle_gate.git.pristine import pristine_tree, remove_folder
 from tools.oracle_gate.runs.bazel_binary import BAZEL_VARIABLE
 from tools.oracle_gate.runs.bazel_run import BazelRun, RunSpec, run_bazel
 from tools.oracle_gate.runs.blocks import repository_blocks, runs_dir
@@ -123,7 +121,7 @@ def clean_run(
         )
         return _remotely_sealed(run) if remote else run
     finally:
-        remove_tree(root)
+        remove_folder(root, strict=False)
 
 
 def _bazel_flags(
@@ -177,23 +175,3 @@ def _remotely_sealed(run: BazelRun) -> BazelRun:
         boundary=f"{run.boundary}; every action ran by remote execution, sealed by the "
         "engine's worker (docs/remote-execution.md)",
     )
-
-
-def remove_tree(path: str) -> None:
-    """Deletes a directory tree, including the read-only files Bazel leaves in an output base."""
-
-    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
-        # Never through a link: a folder the change's action left may hold one to any file of the
-        # user, whose mode a chmod that follows it would change.
-        try:
-            for path in (os.path.dirname(target), target):
-                if not os.path.islink(path):
-                    os.chmod(path, 0o755)
-            func(target)
-        except OSError:
-            pass
-
-    try:
-        shutil.rmtree(path, onerror=make_writable)
-    except RecursionError:  # deeper than Python's recursion allows: a folder the change's code made
-        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], capture_output=True, check=False)

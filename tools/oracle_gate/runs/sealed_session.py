@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from tools.oracle_gate.git.pristine import remove_folder
 from tools.oracle_gate.runs.blocks import path_folder, repository_blocks, runs_dir
-from tools.oracle_gate.runs.clean_run import clean_environment, remove_tree
+from tools.oracle_gate.runs.clean_run import clean_environment
 from tools.oracle_gate.runs.flags import config_flags, own_server_startup
 from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.launch import SealedLauncher, session_launcher
@@ -75,7 +76,7 @@ def sealed_session(
         with session_launcher(seal, tree, env, own_server_startup(root)) as launcher:
             yield Session(launcher, root, tree)
     finally:
-        remove_tree(root)
+        remove_folder(root, strict=False)
 
 
 @contextmanager
@@ -110,9 +111,9 @@ def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callabl
         os.makedirs(home, exist_ok=True)
         if kept.unclean():
             kept.end()
-            remove_tree(output_root)
+            remove_folder(output_root, strict=False)
         if os.path.lexists(scratch):
-            remove_tree(scratch)
+            remove_folder(scratch, strict=False)
         os.makedirs(scratch)
         try:
             fill(tree)
@@ -122,7 +123,7 @@ def kept_session(repo: str, environ: Mapping[str, str], name: str, fill: Callabl
                 yield Session(SealedLauncher(tree, env, startup, root=seal, session=session), scratch, tree)
         except BaseException:
             kept.end()
-            remove_tree(output_root)
+            remove_folder(output_root, strict=False)
             raise
 
 

@@ -29,9 +29,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tools.oracle_gate.errors import GateError, UsageError
+from tools.oracle_gate.git.pristine import remove_folder
 from tools.oracle_gate.runs import blocks
 from tools.oracle_gate.runs.blocks import path_folder
-from tools.oracle_gate.runs.clean_run import clean_environment, local_outside, remove_tree
+from tools.oracle_gate.runs.clean_run import clean_environment, local_outside
 from tools.oracle_gate.runs.flags import own_server_startup
 from tools.oracle_gate.runs.kept_root import KeptRoot
 from tools.oracle_gate.runs.merged_tree import locked_folder
@@ -73,7 +74,7 @@ class WorkspaceSeal:
         is in a server or an output base a later check reuses."""
         if self.kept is not None:
             self.kept.end()
-        remove_tree(self.output_root)
+        remove_folder(self.output_root, strict=False)
 
 
 def workspace_folder(tree: str, environ: Mapping[str, str]) -> str:

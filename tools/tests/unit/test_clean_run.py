@@ -6,6 +6,7 @@ import os
 import stat
 
 from tools.oracle_gate.check import run_check
+from tools.oracle_gate.git import pristine
 from tools.oracle_gate.git.pristine import pristine_tree
 from tools.oracle_gate.report import render_text
 from tools.oracle_gate.runs.bazel_run import BazelRun
@@ -431,8 +432,6 @@ def test_both_runs_salt_the_same_files_those_with_a_row_that_draws(gate, tmp_pat
 def test_removing_a_run_folder_never_changes_a_mode_through_a_link(tmp_path, monkeypatch):
     import shutil
 
-    from tools.oracle_gate.runs import clean_run as module
-
     secret = tmp_path / "secret"
     secret.mkdir(mode=0o700)
     run = tmp_path / "run"
@@ -444,6 +443,6 @@ def test_removing_a_run_folder_never_changes_a_mode_through_a_link(tmp_path, mon
         onerror(os.unlink, str(run / "out" / "l"), None)
         real(path)
 
-    monkeypatch.setattr(module.shutil, "rmtree", failing_once)
-    module.remove_tree(str(run))
+    monkeypatch.setattr(pristine.shutil, "rmtree", failing_once)
+    pristine.remove_folder(str(run), strict=False)
     assert not run.exists() and oct(secret.stat().st_mode & 0o777) == "0o700"
