@@ -109,7 +109,13 @@ _HEX_WORD = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{12,}(?![0-9A-Za-z])")
 
 def leaks(secret: str, text: str) -> bool:
     """True when `secret` occurs in `text` outside its hex words (`_HEX_WORD`). Digits turn up in
-    those by chance: the run's 16-digit salt `6e4740001fa94e85` holds the secret `40001`."""
+    those by chance: the run's 16-digit salt `6e4740001fa94e85` holds the secret `40001`.
+
+    Raises:
+        ValueError: when `secret` is itself a hex word, which this could never see.
+    """
+    if _HEX_WORD.fullmatch(secret):
+        raise ValueError(f"a secret that is a hex word cannot be looked for: {secret}")
     return secret in _HEX_WORD.sub(" ", text)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Mapping
 
@@ -231,13 +232,21 @@ def remove_folder(path: str, *, strict: bool = True) -> None:
         OSError: when `strict` and `path` is still there.
     """
 
+    top = os.path.abspath(path)
+
     def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        # Folders only: a file's mode is shared with its hard links, and removing it needs only its
+        # folder writable. Never the folder above `path`; only ENOENT means the entry is gone.
         try:
-            if not os.path.lexists(target):
+            parent = os.path.dirname(target)
+            if os.path.abspath(target) != top and not os.path.islink(parent):
+                os.chmod(parent, 0o755)
+            try:
+                mode = os.lstat(target).st_mode
+            except FileNotFoundError:
                 return
-            for part in (os.path.dirname(target), target):
-                if not os.path.islink(part):
-                    os.chmod(part, 0o755)
+            if stat.S_ISDIR(mode):
+                os.chmod(target, 0o755)
             if func in (os.rmdir, os.remove, os.unlink):
                 func(target)
             else:  # the folder could not be opened or listed before the chmod

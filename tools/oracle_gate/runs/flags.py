@@ -25,7 +25,9 @@ NO_NETWORK_OPT_IN = ".*=-requires-network"
 # on the oracle files and blobs.
 GATE_ACTIONS = ("OraclePinCheck", "OracleDraw", "OracleReferenceCheck")
 
-# JVM flags of every Bazel server the gate starts for its own runs (never the caller's own server):
+# JVM flags of every Bazel server the gate starts for its own runs (never the caller's own server;
+# `vacuity` and `promote` build many mutants in one server of their own, authoring/bazel_rows.py,
+# which keeps Bazel's defaults):
 # the JIT compiles with its first tier only. Those servers run one check, or the few commands of a
 # warm one, so most of what the second tier would compile is compiled for nothing; measured on a
 # cold `bazel test //oracles/... //harness/...` of this repository on 2 cores, the server's CPU time
