@@ -222,7 +222,7 @@ def remove_folder(path: str, *, strict: bool = True) -> None:
     files Bazel leaves in an output base), never through a link: a folder an action left may hold
     one to any file of the user, whose mode a chmod that followed it would change. A folder deeper
     than Python's recursion allows (something other than the gate made it) goes with
-    `rm -rf --one-file-system`.
+    `rm -rf --one-file-system`, once `find` has made its folders writable.
 
     Args:
         path: the folder, an absolute path.
@@ -258,7 +258,12 @@ def remove_folder(path: str, *, strict: bool = True) -> None:
     try:
         shutil.rmtree(path, onerror=make_writable)
     except RecursionError:
-        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], capture_output=True, check=False)
+        # Folders only, never through a link (find's default), then everything.
+        for cmd in (
+            ["find", path, "-xdev", "-type", "d", "-exec", "chmod", "u+rwx", "{}", "+"],
+            ["rm", "-rf", "--one-file-system", "--", path],
+        ):
+            subprocess.run(cmd, capture_output=True, check=False)
     except OSError:
         if strict:
             raise
