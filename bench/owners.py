@@ -51,22 +51,9 @@ def record_seconds(repo: Path, env: dict[str, str], count: int) -> tuple[float, 
     Raises:
         SystemExit: when `record` fails or prints no sample count.
     """
-    cmd = [
-        sys.executable,
-        "-B",
-        "-m",
-        "tools.oracle_gate",
-        "--repo",
-        str(repo),
-        "record",
-        RECORDED_ROW,
-        "--base",
-        "main",
-        "--count",
-        str(count),
-        "--salt",
-        RECORD_SALT,
-    ]
+    cmd = speed.gate_command(
+        repo, "record", RECORDED_ROW, "--base", "main", "--count", str(count), "--salt", RECORD_SALT
+    )
     seconds, proc = _timed(cmd, speed.GATE, env)
     tried = re.search(r"(\d+) sample\(s\) for ", proc.stdout)
     if proc.returncode != 0 or tried is None:
@@ -113,7 +100,7 @@ def lock_figure(work: Path, times: int) -> dict[str, float]:
     repo = speed.fresh_home(work / "dependencies")
     (repo / "requirements.in").write_text(REQUIREMENTS)
     subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True)
-    lock = [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "lock"]
+    lock = speed.gate_command(repo, "lock")
     report = repo.parent / "dependencies-report.json"
     pip = [
         sys.executable,

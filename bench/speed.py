@@ -253,7 +253,12 @@ def row_runner_figures(repo: Path, work: Path, times: int) -> tuple[dict[str, fl
 
 def gate_cmd(repo: Path, *args: str) -> list[str]:
     """`python3 -m tools.oracle_gate --repo REPO check ARGS` from this checkout."""
-    return [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), "check", *args]
+    return gate_command(repo, "check", *args)
+
+
+def gate_command(repo: Path, command: str, *args: str) -> list[str]:
+    """`python3 -m tools.oracle_gate --repo REPO COMMAND ARGS` from this checkout."""
+    return [sys.executable, "-B", "-m", "tools.oracle_gate", "--repo", str(repo), command, *args]
 
 
 def plain_test(repo: Path, env: dict[str, str], patterns: Sequence[str] = ("//oracles/...", "//harness/...")) -> float:
