@@ -1,7 +1,7 @@
 """The gate's speed and memory figures, each printed as a ratio against its baseline with the
 absolute numbers beside it (docs/performance.md says what each measures and why).
 
-    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,...,17]
+    python3 bench/run.py [--scale full|small|smoke] [--work DIR] [--figures 1,2,...,18]
 
 `full` is the size the targets are stated for (10,000 invariants in 100 files, 1 GiB of blobs;
 several minutes and about 3 GiB of disk); `small` divides the sizes by 16; `smoke` is a few rows,
@@ -24,6 +24,8 @@ Figures:
                     bench/speed.py lists them
   16-17             the owners' commands (`record`, `lock`) against what they stand in for:
                     bench/owners.py lists them
+  18                the agent's `check --quick` against a plain `bazel test` of the oracles:
+                    bench/agents.py
 Figures 5, 7 and 8-11 use a generated repository that is also a Bazel workspace (make_repo.py
 --bazel); figure 13 two smaller ones beside it.
 """
@@ -42,10 +44,10 @@ from pathlib import Path
 GATE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(GATE))
 
-from bench import owners, speed  # noqa: E402 - after the path above
+from bench import agents, owners, speed  # noqa: E402 - after the path above
 from bench.make_repo import WORKSPACE_FILES, generate  # noqa: E402 - after the path above
 
-FIGURES = [str(n) for n in range(1, 18)]
+FIGURES = [str(n) for n in range(1, 19)]
 # A/B rounds of the interleaved figures (8-11), per scale.
 ROUNDS = {"full": 3, "small": 3, "smoke": 1}
 
@@ -545,7 +547,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     wanted = set(args.figures.split(","))
     if not wanted <= set(FIGURES):
-        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 17")
+        parser.error(f"--figures: {args.figures!r} names a figure other than 1 to 18")
     n, files, b = SCALES[args.scale]
     work = args.work / args.scale
     work.mkdir(parents=True, exist_ok=True)
@@ -563,6 +565,21 @@ def main(argv: list[str]) -> int:
         behaviour_figures(work, args.scale)
     if wanted & {"16", "17"}:
         owners_figures(work, args.scale, wanted)
+    if "18" in wanted:
+        seconds = agents.quick_figure(work, bazel_env, ROUNDS[args.scale])
+        print(
+            line(
+                "18",
+                "quick check",
+                seconds["quick"] / seconds["bazel test"],
+                "printed; a few seconds warm",
+                f"warm check --quick of an uncommitted bug in billing/tax.py on a copy of this checkout: "
+                f"{seconds['quick']:.1f} s (exit 4); warm bazel test //oracles/... of the same tree "
+                f"{seconds['bazel test']:.1f} s; warm check --quick of a harness-only change "
+                f"{seconds['quick, no row reached']:.2f} s (no row reached)",
+            ),
+            flush=True,
+        )
     print(f"bench: done; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     return 0
 

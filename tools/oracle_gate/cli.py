@@ -20,6 +20,7 @@ from tools.oracle_gate.commands import (
     compare_cmd,
     engine_cmd,
     gitlab_labels_cmd,
+    guard_cmd,
     hidden_cmd,
     init_cmd,
     lock_cmd,
@@ -30,6 +31,7 @@ from tools.oracle_gate.commands import (
     record_cmd,
     stop_cmd,
     vacuity_cmd,
+    verify_cmd,
 )
 from tools.oracle_gate.errors import GateError, error_line
 from tools.oracle_gate.progress import configure_default
@@ -38,6 +40,7 @@ from tools.oracle_gate.text import RunnerSafe
 # The subcommands, in the order `--help` lists them; each module has the shape commands/__init__.py describes.
 COMMANDS: tuple[Command, ...] = (
     check_cmd,
+    verify_cmd,
     clean_run_cmd,
     manifest_cmd,
     pin_cmd,
@@ -51,6 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     init_cmd,
     lock_cmd,
     engine_cmd,
+    guard_cmd,
     stop_cmd,
 )
 DESCRIPTION = """\

@@ -129,8 +129,9 @@ def run_github_job(
     base_env: Mapping[str, str],
     timeout: float = 1800,
     variables: Mapping[str, str] | None = None,
+    job_name: str = "oracle-gate",
 ) -> JobResult:
-    """Runs the recipe's only job for a `pull_request_target` event.
+    """Runs the recipe's job `job_name` for a `pull_request_target` event.
 
     Args:
         recipe: the workflow file.
@@ -141,9 +142,10 @@ def run_github_job(
         base_env: the environment every step starts from (PATH, HOME, ...).
         timeout: seconds each step may take.
         variables: the repository's configuration variables (the `vars` context).
+        job_name: the job's key.
     """
     workflow = load(recipe)
-    (job,) = workflow["jobs"].values()
+    job = workflow["jobs"][job_name]
     workspace, temp, scratch = root / "workspace", root / "runner-temp", root / "scripts"
     for folder in (workspace, temp, scratch):
         folder.mkdir(parents=True)
@@ -236,7 +238,8 @@ def run_gitlab_job(
     }
     code, output = _bash("\n".join(job["script"]) + "\n", project, env, ["-eo", "pipefail"], scratch, timeout)
     result = JobResult([StepResult("script", code, output)])
-    for path in (job.get("artifacts", {}).get("reports", {}).get("junit"),):
+    artifacts = job.get("artifacts", {})
+    for path in (artifacts.get("reports", {}).get("junit"), *artifacts.get("paths", [])):
         if path and (project / path).exists():
             result.artifacts.append(project / path)
     return result

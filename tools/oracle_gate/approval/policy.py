@@ -64,6 +64,17 @@ ALWAYS_PROTECTED = (
     "REPO.bazel",
     ".bazelignore",
 )
+# Files coding agents read as instructions or settings (their own documentation names them), and
+# the files `guard install` writes: an agent that may rewrite them can tell the next agent run what
+# to do or switch the guard off, so a human reviews every change to them.
+AGENT_FILES = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".claude/**",
+    ".codex/**",
+    ".cursor/**",
+    ".github/copilot-instructions.md",
+)
 # The label and protected globs used when neither the base nor HEAD has a readable policy, so the gate
 # fails closed (docs/design.md section 3). This is the one copy in code of the defaults: the
 # repository's own `oracles/policy.toml` lists the same globs (a test compares the two), and a
@@ -78,6 +89,7 @@ DEFAULT_PROTECTED = ALWAYS_PROTECTED + (
     "ci/**",
     ".github/**",
     ".gitlab-ci.yml",
+    *AGENT_FILES,
 )
 
 

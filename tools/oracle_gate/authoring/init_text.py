@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tools.oracle_gate.approval.policy import AGENT_FILES
 from tools.oracle_gate.spec import kinds
 
 
@@ -36,16 +37,8 @@ class Setup:
 MODULE_VERSION = "0.4.0"
 RULES_PYTHON_VERSION = "0.22.1"
 
-# Files coding agents read as instructions (their own documentation names them): an agent that
-# may rewrite them can tell the next agent run what to do, so a human reviews every change to them.
-AGENT_INSTRUCTIONS = (
-    "AGENTS.md",
-    "CLAUDE.md",
-    ".claude/**",
-    ".codex/**",
-    ".cursor/**",
-    ".github/copilot-instructions.md",
-)
+# The agent files every policy `init` writes protects (`policy.AGENT_FILES`).
+AGENT_INSTRUCTIONS = AGENT_FILES
 
 POLICY = """schema = 1
 # The label a human puts on a pull request that may change the protected paths.

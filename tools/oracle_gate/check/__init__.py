@@ -8,7 +8,8 @@ hidden phase) and judges them (`outcomes.py`, pure functions of data, testable w
 builds the `Report` (`findings.py`) once from what each step returned. `hidden.py` is the gate's side
 of the rows' hidden samples, `coverage.py` the coverage signal, `behaviour.py` and
 `behaviour_phase.py` the behaviour phase (the `back_to_back` rows and the behaviour diff, both sides
-run in the probe).
+run in the probe), `quick.py` what `--quick` adds and leaves out (the work tree's uncommitted
+protected paths, the rows the change reached).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from tools.oracle_gate.check.outcomes import (
     oracle_refusal,
     withhold_while_invalid,
 )
+from tools.oracle_gate.check.quick import check_uncommitted, reached_rows, uncommitted_paths
 from tools.oracle_gate.check.runs import (
     CleanRunner,
     HiddenOutcome,
@@ -85,6 +87,9 @@ class CheckOptions:
             (runs/workspace_seal.py), for a host that cannot make one; the report's first line says so.
         behaviour_runner: the probe of the behaviour phase (check/behaviour_phase.py); None, or
             `results`, runs no phase (a `back_to_back` row is then exit 1).
+        quick: the commit checks, the work tree's uncommitted protected paths, and the oracle test
+            on the work tree as it is, only when the change reached a row's entry (check/quick.py);
+            no harness, clean run, hidden or behaviour phase. Needs `head_only`.
     """
 
     results: Sequence[str] = ()
@@ -99,6 +104,7 @@ class CheckOptions:
     head_only: bool = False
     unsealed_workspace: bool = False
     behaviour_runner: ProbeRunner | None = None
+    quick: bool = False
 
 
 def run_check(
@@ -117,6 +123,7 @@ def run_check(
     head_only: bool = False,
     unsealed_workspace: bool = False,
     behaviour_runner: ProbeRunner | None = None,
+    quick: bool = False,
 ) -> Report:
     """Runs every gate check of the change HEAD against `base`: on the merge result of HEAD into
     the base tip, with the tip's claims, unless HEAD already contains the tip or `head_only`.
@@ -125,7 +132,8 @@ def run_check(
         repo: the work tree's root.
         base: a revision (branch, tag, commit id).
         results, labels, clean, remote, salt, workspace_runner, clean_runner, verify_all,
-            head_only, unsealed_workspace, behaviour_runner: the `CheckOptions` of this check (see there).
+            head_only, unsealed_workspace, behaviour_runner, quick: the `CheckOptions` of this
+            check (see there).
         environ: the environment, passed to Bazel when it runs the harness (default: os.environ).
 
     Raises:
@@ -147,6 +155,7 @@ def run_check(
         head_only,
         unsealed_workspace,
         behaviour_runner,
+        quick,
     )
     phases = Phases()
     with phases.phase("reading the commits"):
@@ -191,8 +200,13 @@ def _judge_change(inputs: Inputs, options: CheckOptions, phases: Phases) -> Repo
     found: list[ReportItem] = [judged_note(inputs), *([BOOTSTRAP_NOTE] if inputs.bootstrap else [])]
     with phases.phase("commit checks"):
         commits = commit_checks(inputs)
-    protected = commits[0]
-    if protected.violations and not options.results:
+        uncommitted = uncommitted_paths(inputs) if options.quick else []
+        if options.quick:
+            commits.insert(1, check_uncommitted(inputs, uncommitted))
+    if (
+        any(c.violations for c in commits if c.name in ("protected paths", "uncommitted changes"))
+        and not options.results
+    ):
         # Bazel runs a change's WORKSPACE, MODULE.bazel, .bazelrc and repository rules outside any
         # sandbox, as the CI user: the gate runs nothing of a change whose protected paths no human
         # approved. Exit 2 is already lower than any code checks 5 and 6 could add.
@@ -200,6 +214,8 @@ def _judge_change(inputs: Inputs, options: CheckOptions, phases: Phases) -> Repo
         ran = RunsFound(
             [CheckLine("invariant outcomes", False, NOT_RUN), f"not run: {NOT_RUN_WHY}", *items], coverage=coverage
         )
+    elif options.quick:
+        ran = _quick_run(inputs, options, phases, uncommitted)
     else:
         ran = _run_and_judge(inputs, options, phases)
     changes, spec_found = spec_report(inputs)
@@ -246,6 +262,34 @@ def _run_and_judge(inputs: Inputs, options: CheckOptions, phases: Phases) -> Run
         ids=expected_ids(inputs.judged.oracles),
         workspace=outcomes,
         coverage=coverage,
+    )
+
+
+def _quick_run(inputs: Inputs, options: CheckOptions, phases: Phases, uncommitted: list[str]) -> RunsFound:
+    """`--quick`'s run (check/quick.py): the oracle test on the work tree as it is, without the
+    harness, when the change reached a row's entry; else nothing runs."""
+    reached = reached_rows(inputs, uncommitted)
+    if not reached:
+        return RunsFound(
+            [
+                CheckLine(
+                    "invariant outcomes", True, "not run (--quick): the change reached no row's entry", not_run=True
+                )
+            ]
+        )
+    runner = options.workspace_runner or default_workspace_runner(
+        options.salt, inputs.repo, salted_files(inputs), options.unsealed_workspace, harness=False
+    )
+    with phases.phase("workspace run", announce=True):
+        outcomes = run_workspace(inputs, runner, options.environ, clean=False, as_is=True)
+    outcome_check, _ = withhold_while_invalid(inputs, check_outcomes(inputs, outcomes, salt=options.salt), None)
+    shown = ", ".join(reached[:8]) + (f" and {len(reached) - 8} more" if len(reached) > 8 else "")
+    note = (
+        f"quick: the change reached {len(reached)} row(s) ({shown}); the oracle test ran on the work tree, "
+        "without the harness, the clean run, the hidden and the behaviour phases (CI runs them)"
+    )
+    return RunsFound(
+        [note, *outcomes.notes, outcome_check], ids=expected_ids(inputs.judged.oracles), workspace=outcomes
     )
 
 
@@ -346,5 +390,6 @@ def _report(
         kept_failed=sorted(
             {v.id for item in found if isinstance(item, Findings) and item.name == KEPT_CHECK for v in item.violations}
         ),
+        approved=inputs.label if inputs.labelled else "",
         sources={inv.id: inv.source for inv in (*inputs.judged.oracles.invariants, *inputs.head.oracles.invariants)},
     )

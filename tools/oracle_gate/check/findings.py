@@ -119,7 +119,8 @@ class Report:
     `tip` is the base tip (`base_commit` in `--format json`); `merged` the commit judged (HEAD
     itself when it contains the tip or with `head_only`, else the merge result the gate made);
     `claims` the commit whose oracles are in force without the label (the tip, or the merge base
-    with `head_only`). `run_check` builds it once, from what the checks returned.
+    with `head_only`). `approved` is the policy's label when the change carries it (an oracle change
+    approved), else "". `run_check` builds it once, from what the checks returned.
     """
 
     base: str
@@ -150,6 +151,7 @@ class Report:
     coverage: dict[str, Any] | None = None
     hidden_not_run: list[str] = field(default_factory=list)
     kept_failed: list[str] = field(default_factory=list)
+    approved: str = ""
 
     @property
     def exit_code(self) -> int:

@@ -55,13 +55,16 @@ def read_outcomes(result_paths: Sequence[str]) -> Outcomes:
     return Outcomes(results.observed, f"{len(result_paths)} result file(s)", notes)
 
 
-def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str, str], *, clean: bool) -> Outcomes:
+def run_workspace(
+    inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str, str], *, clean: bool, as_is: bool = False
+) -> Outcomes:
     """The workspace run: the oracle test and the harness in the work tree (`runner`), or, when
     the merge result is judged, in the gate's own checkout of it (merged_tree.py).
 
-    Without `clean`, the work tree must be HEAD (`require_clean_work_tree`). With it, the clean run
-    tests HEAD's committed bytes and the workspace run the work tree as it is; any difference in
-    outcomes is the coupling the merge rule rejects (exit 6), and a note says the trees differ.
+    Without `clean` or `as_is`, the work tree must be HEAD (`require_clean_work_tree`). With
+    `clean`, the clean run tests HEAD's committed bytes and the workspace run the work tree as it
+    is; any difference in outcomes is the coupling the merge rule rejects (exit 6), and a note says
+    the trees differ. With `as_is` (`check --quick`), the work tree is run as it is, with that note.
     A merge result is committed content only: the work tree plays no part.
 
     Raises:
@@ -79,11 +82,12 @@ def run_workspace(inputs: Inputs, runner: WorkspaceRunner, environ: Mapping[str,
         return _workspace_outcomes(run, notes)
     notes = []
     head_tree = inputs.head.tree
-    if clean:
+    if clean or as_is:
         dirty = work_tree_differences(inputs.repo, head_tree)
         if dirty:
             notes.append(
-                f"the work tree differs from HEAD ({len(dirty)} path(s), e.g. {dirty[0]}); the clean run tests HEAD"
+                f"the work tree differs from HEAD ({len(dirty)} path(s), e.g. {dirty[0]}); "
+                + ("the clean run tests HEAD" if clean else "it was run as it is")
             )
     else:
         require_clean_work_tree(inputs.repo, head_tree)
@@ -127,7 +131,7 @@ def salted_files(inputs: Inputs) -> frozenset[str]:
 
 
 def default_workspace_runner(
-    salt: str, repo: str, salted: frozenset[str] | None = None, accept_unsealed: bool = False
+    salt: str, repo: str, salted: frozenset[str] | None = None, accept_unsealed: bool = False, *, harness: bool = True
 ) -> WorkspaceRunner:
     """The workspace run: `bazel test` of the oracle test and the harness in a tree (the work tree
     of `repo`, or the gate's checkout of the merge result), its Bazel server in a sealed root
@@ -157,6 +161,7 @@ def default_workspace_runner(
                         flags=run_flags(salt, "workspace", salted),
                         startup_flags=list(MERGED_TREE_STARTUP) if merged else [],
                         block=block,
+                        harness=harness,
                     ),
                 )
                 return replace(found, unsealed=seal.unsealed)
@@ -174,6 +179,7 @@ def default_workspace_runner(
                         exact_env=True,
                         one_server=True,
                         kept=seal.kept,
+                        harness=harness,
                     ),
                 )
             except BaseException:

@@ -10,6 +10,8 @@ run(args, context) -> int: runs it; returns the exit code (docs/design.md sectio
 The modules, one per subcommand:
 
 - `check_cmd.py`: `check`, every gate check of HEAD against a base revision, and its report.
+- `verify_cmd.py`: `verify`, a statement `check --attest` wrote checked against a commit and its claims.
+- `guard_cmd.py`: `guard install|hook`, the agent-side guard's files and its decision on a tool call.
 - `clean_run_cmd.py`: `clean-run`, the oracle test and the harness on a pristine tree.
 - `compare_cmd.py`: `compare A B`, two runs with the same ids, outcomes and digests.
 - `manifest_cmd.py`: `manifest --write|--check`, `oracles/MANIFEST.sha256` regenerated or verified.

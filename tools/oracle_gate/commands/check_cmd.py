@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tools.oracle_gate.approval.labels import collect_labels
+from tools.oracle_gate.attest.statement import Approval, statement_lines
 from tools.oracle_gate.check import run_check
 from tools.oracle_gate.check.behaviour_phase import probe_runner
 from tools.oracle_gate.commands import Context, Parser
@@ -104,10 +105,16 @@ def _add_report_options(parser: Parser) -> None:
     parser.add_argument(
         "--markdown", metavar="FILE", help="also append the markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)"
     )
+    parser.add_argument(
+        "--attest",
+        metavar="FILE",
+        help="also write the verdict to FILE as in-toto statements (a SLSA verification summary and the "
+        "per-id results), for the CI platform to sign and `verify` to check (docs/design.md section 14)",
+    )
 
 
 def _add_run_options(parser: Parser) -> None:
-    """Adds how the runs are made: --clean, --remote, --salt, --head-only and --unsealed-workspace."""
+    """Adds how the runs are made: --clean, --remote, --salt, --head-only, --quick and --unsealed-workspace."""
     parser.add_argument(
         "--clean",
         action="store_true",
@@ -123,6 +130,13 @@ def _add_run_options(parser: Parser) -> None:
         action="store_true",
         help="judge HEAD against the merge base, without merging the base tip: for local use "
         "on a branch that is behind; the report says so, and CI must not pass it",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="for an agent before it pushes (implies --head-only): the commit checks, the work tree's "
+        "uncommitted protected paths, and the oracle test on the work tree as it is when the change "
+        "reached a row's entry; no harness, clean run, hidden or behaviour phase",
     )
     parser.add_argument(
         "--unsealed-workspace",
@@ -157,28 +171,22 @@ def run(args: argparse.Namespace, context: Context) -> int:
     """Runs `check` and prints its report to stdout; returns the exit code.
 
     Raises:
-        UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, `--quiet`
-            with `--verbose`, a bad
-            `--salt`, or a `--junit` or `--markdown` path that is empty, in a missing directory, a
-            symbolic link or not writable (`write_report`).
+        UsageError: (exit 1) for options that contradict each other (`_refuse_contradictions`), a
+            bad `--salt`, or a `--junit`, `--markdown` or `--attest` path that is empty, in a
+            missing directory, a symbolic link or not writable (`write_report`).
         GateError: (exit 1) when the gate cannot decide (check.run_check), or when HEAD moved while
             it ran, after CI labels were checked against it.
     """
     repo = context.repo()
     environ = context.environ
-    for option, path in (("--junit", args.junit), ("--markdown", args.markdown)):
+    _refuse_contradictions(args)
+    for option, path in (("--junit", args.junit), ("--markdown", args.markdown), ("--attest", args.attest)):
         if path is not None and not path:
             raise UsageError(f"{option} is empty (an unset variable?); pass a file")
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise UsageError(f"{option} {path}: its directory does not exist")
     base = default_base(repo) if args.base is None else args.base
     labels = collect_labels(args.label, environ, repo)
-    if args.remote and not args.clean:
-        raise UsageError("--remote applies to the clean run; pass --clean --remote")
-    if args.clean and args.results:
-        raise UsageError("--clean runs the harness itself; it cannot be combined with --results")
-    if args.quiet and args.verbose:
-        raise UsageError("--quiet and --verbose contradict each other; pass one")
     salt = "" if args.results else choose_salt(args.salt)
     bazel_log = configure_check(lambda: os.path.join(runs_dir(environ), "logs"), quiet=args.quiet, verbose=args.verbose)
     report = run_check(
@@ -191,9 +199,10 @@ def run(args: argparse.Namespace, context: Context) -> int:
         remote=args.remote,
         salt=salt,
         verify_all=args.verify_all,
-        head_only=args.head_only,
+        head_only=args.head_only or args.quick,
         unsealed_workspace=args.unsealed_workspace,
-        behaviour_runner=probe_runner(),
+        behaviour_runner=None if args.quick else probe_runner(),
+        quick=args.quick,
     )
     if labels.head and labels.head != report.head:
         raise GateError(f"HEAD moved from {labels.head} to {report.head} while the gate ran; run it again")
@@ -206,8 +215,38 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if args.markdown:
         # Appended: $GITHUB_STEP_SUMMARY collects every step's summary in one file.
         write_report(args.markdown, (render_markdown(report) + "\n").encode("utf-8"), append=True)
+    if args.attest:
+        approvals = (Approval(report.approved, labels.head or report.head),) if report.approved else ()
+        write_report(args.attest, statement_lines(report, repo, environ, approvals=approvals), append=False)
     sys.stdout.write(out + "\n")
     return report.exit_code
+
+
+def _refuse_contradictions(args: argparse.Namespace) -> None:
+    """Refuses options that contradict each other.
+
+    Raises:
+        UsageError: (exit 1) for `--remote` without `--clean`, `--clean` with `--results`, `--quiet`
+            with `--verbose`, `--attest` with `--head-only`, `--quick` or `--results` (a statement
+            speaks for what would land, from runs the gate made), or `--quick` with `--clean` or
+            `--results`.
+    """
+    if args.remote and not args.clean:
+        raise UsageError("--remote applies to the clean run; pass --clean --remote")
+    if args.clean and args.results:
+        raise UsageError("--clean runs the harness itself; it cannot be combined with --results")
+    if args.quiet and args.verbose:
+        raise UsageError("--quiet and --verbose contradict each other; pass one")
+    if args.attest and (args.head_only or args.results or args.quick):
+        raise UsageError(
+            "--attest states what would land, from runs the gate made: it cannot be combined with "
+            + ("--quick" if args.quick else "--head-only" if args.head_only else "--results")
+        )
+    if args.quick and (args.clean or args.results):
+        raise UsageError(
+            "--quick runs the oracle test on the work tree; it cannot be combined with "
+            + ("--clean" if args.clean else "--results")
+        )
 
 
 def write_report(path: str, data: bytes, append: bool) -> None:

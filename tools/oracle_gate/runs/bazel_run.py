@@ -132,6 +132,7 @@ class RunSpec:
             `--batch` out of `startup_flags` then.
         kept: with `sealed_root` and `one_server`, run the session in this kept root
             (kept_root.py): the root and its server go on after the run, for the next one.
+        harness: also test `//harness/...` (when it has a BUILD file); False for `check --quick`.
     """
 
     flags: Sequence[str] = ()
@@ -142,6 +143,7 @@ class RunSpec:
     exact_env: bool = False
     one_server: bool = False
     kept: KeptRoot | None = None
+    harness: bool = True
 
 
 def run_bazel(repo: str, environ: Mapping[str, str], spec: RunSpec = RunSpec()) -> BazelRun:
@@ -194,7 +196,7 @@ def _run_with(launcher: Launcher, environ: Mapping[str, str], spec: RunSpec) -> 
     configs = [*config_flags(environ), *lockfile_flags(help_text)]
     extra = [*configs, *spec.flags]
     info = launcher.info(extra, "bazel-bin", "bazel-testlogs", "output_base")
-    harness = [p for p in test_patterns(launcher.repo) if p != ORACLE_PATTERN]
+    harness = [p for p in test_patterns(launcher.repo) if p != ORACLE_PATTERN] if spec.harness else []
     dependents = launcher.oracle_dependents(configs, [*harness, ORACLE_PATTERN])
     if dependents:
         return BazelRun(build_failed=True, boundary=launcher.boundary, oracle_dependents=dependents)

@@ -75,9 +75,11 @@ def test_the_github_workflow_runs_the_base_revisions_gate_on_the_labelled_head()
     assert {"labeled", "unlabeled", "synchronize", "opened", "reopened", "edited"} <= set(
         workflow["on"]["pull_request_target"]["types"]
     )
-    assert "if" not in next(iter(workflow["jobs"].values()))  # a skipped required check would count as passed
+    assert "if" not in workflow["jobs"]["oracle-gate"]  # a skipped required check would count as passed
     assert workflow["permissions"] == {"contents": "read"}
-    (job,) = workflow["jobs"].values()
+    assert list(workflow["jobs"]) == ["oracle-gate", "sign-verdict"]
+    job = workflow["jobs"]["oracle-gate"]
+    assert "permissions" not in job  # the job that runs the change's code keeps the read-only token
     steps = job["steps"]
     checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"] == {
@@ -100,13 +102,31 @@ def test_the_github_workflow_runs_the_base_revisions_gate_on_the_labelled_head()
     assert 'env -i "${keep[@]}" python3 -B -s -E -m tools.oracle_gate' in steps[gate]["run"]
     assert "GITHUB_TOKEN" not in steps[gate]["run"] and "ACTIONS_" not in steps[gate]["run"]
     assert '--base "$GITHUB_SHA"' in steps[gate]["run"] and '--markdown "$GITHUB_STEP_SUMMARY"' in steps[gate]["run"]
+    assert '--attest "$RUNNER_TEMP/oracle-gate.intoto.jsonl"' in steps[gate]["run"]
+
+
+def test_the_github_verdict_is_signed_by_a_job_that_runs_nothing_of_the_change():
+    sign = load(GITHUB)["jobs"]["sign-verdict"]
+    assert sign["needs"] == "oracle-gate"
+    assert sign["permissions"] == {"contents": "read", "id-token": "write", "attestations": "write"}
+    uses = [s.get("uses", "").split("@")[0] for s in sign["steps"]]
+    assert uses == ["actions/download-artifact", "", "actions/attest"]
+    attest = sign["steps"][-1]["with"]
+    assert attest["predicate-type"] == "https://slsa.dev/verification_summary/v1"
+    assert attest["subject-path"].endswith("/statement/oracle-gate.intoto.jsonl")
+    assert not any("checkout" in u for u in uses)  # no checkout: nothing of the change is here
+    runs([s["run"] for s in sign["steps"] if "run" in s])
 
 
 def test_the_gitlab_job_runs_the_base_revisions_gate_on_the_labelled_head():
     job = load(GITLAB)["oracle-gate"]
     assert job["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "merge_request_event"'}]
     assert job["variables"]["GIT_DEPTH"] == "0"
-    assert job["artifacts"] == {"when": "always", "reports": {"junit": "oracle-gate-junit.xml"}}
+    assert job["artifacts"] == {
+        "when": "always",
+        "paths": ["oracle-gate.intoto.jsonl"],
+        "reports": {"junit": "oracle-gate-junit.xml"},
+    }
     script = job["script"]
     runs(["\n".join(script)])
     archive = next(i for i, line in enumerate(script) if "git archive" in line)
@@ -122,10 +142,23 @@ def test_the_gitlab_job_runs_the_base_revisions_gate_on_the_labelled_head():
     assert kept.index("ORACLE_GATE_GITLAB_TOKEN) ;;") < kept.index("ORACLE_GATE_*") and "CI_MERGE" not in kept
     # The report reaches the checkout only after the run, replacing what the change committed there.
     assert '--junit "$gate/oracle-gate-junit.xml"' in script[gate]
+    assert '--attest "$gate/oracle-gate.intoto.jsonl"' in script[gate]
     assert script[gate + 1 :] == [
-        'rm -f "$CI_PROJECT_DIR/oracle-gate-junit.xml"',
-        'if [ -f "$gate/oracle-gate-junit.xml" ]; then cp '
-        '"$gate/oracle-gate-junit.xml" "$CI_PROJECT_DIR/oracle-gate-junit.xml"; '
-        "fi",
+        "for name in oracle-gate-junit.xml oracle-gate.intoto.jsonl; do\n"
+        '  rm -f "$CI_PROJECT_DIR/$name"\n'
+        '  if [ -f "$gate/$name" ]; then cp "$gate/$name" "$CI_PROJECT_DIR/$name"; fi\n'
+        "done\n",
         'exit "$status"',
     ]
+
+
+def test_the_gitlab_verdict_is_signed_keyless_by_a_job_that_runs_nothing_of_the_change():
+    sign = load(GITLAB)["oracle-gate-sign"]
+    assert sign["needs"] == ["oracle-gate"] and sign["variables"]["GIT_STRATEGY"] == "none"
+    assert sign["id_tokens"] == {"SIGSTORE_ID_TOKEN": {"aud": "sigstore"}}
+    assert (
+        sign["script"][-1]
+        == "cosign sign-blob oracle-gate.intoto.jsonl --bundle oracle-gate.intoto.jsonl.sigstore.json"
+    )
+    assert "oracle-gate.intoto.jsonl.sigstore.json" in sign["artifacts"]["paths"]
+    runs(["\n".join(sign["script"])])

@@ -26,7 +26,7 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
             "--scale",
             "smoke",
             "--figures",
-            "5,7,10,11,13,15,16,17",
+            "5,7,10,11,13,15,16,17,18",
             "--work",
             str(work),
         ],
@@ -40,7 +40,7 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
     lines = {
         ln.split()[0]: ln
         for ln in proc.stdout.splitlines()
-        if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13", "15", "15b", "16", "17")
+        if ln.split() and ln.split()[0] in ("5", "7", "10", "11", "13", "15", "15b", "16", "17", "18")
     }
     # One blob of one oracle file changed: only that file's oracle test ran, with its pin check,
     # draw, caller and judge; with nothing changed, nothing ran.
@@ -59,3 +59,8 @@ def test_the_bazel_figures_print_bazels_own_counts_and_ratios(tmp_path: Path) ->
     recorded = r"record tax_round_half_even on a copy of this checkout: [0-9.]+ s \(\d+ samples tried"
     assert re.search(recorded, lines["16"]), lines
     assert "lock of attrs, sortedcontainers, requests" in lines["17"] and "x  (target <= 1.5x)" in lines["17"], lines
+    # The agent's quick check: the uncommitted bug is exit 4; a harness-only change runs nothing.
+    quick = (
+        r"warm check --quick of an uncommitted bug in billing/tax.py on a copy of this checkout: [0-9.]+ s \(exit 4\)"
+    )
+    assert re.search(quick, lines["18"]) and "(no row reached)" in lines["18"], lines

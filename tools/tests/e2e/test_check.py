@@ -5,6 +5,7 @@ phase)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -28,14 +29,31 @@ def snapshot(root: Path) -> dict[str, str]:
     return out
 
 
-def test_check_runs_the_harness_and_leaves_the_work_tree_byte_for_byte_unchanged(repo):
+def test_check_runs_the_harness_and_leaves_the_work_tree_byte_for_byte_unchanged(repo, tmp_path):
     before_status = git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all")
     before = snapshot(repo)
-    proc = gate(repo, "check", "--base", "main")
+    statement = tmp_path / "oracle-gate.intoto.jsonl"
+    proc = gate(repo, "check", "--base", "main", "--attest", str(statement))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "invariant outcomes  6 of 6 invariant(s) passed (the oracle test)" in proc.stdout
     assert git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all") == before_status
     assert snapshot(repo) == before
+    # The statement: accepted for HEAD with main's claims; refused for another commit and for an
+    # altered copy (exit codes: docs/design.md section 6).
+    head = git(repo, "rev-parse", "HEAD").strip()
+    accepted = gate(repo, "verify", str(statement), "--commit", "HEAD", "--policy-from", "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert accepted.stdout.startswith(f"statement ok: {head} PASSED with the claims of {head}")
+    # Another commit, with another tree (the empty one), written without changing a ref.
+    empty = git(repo, "hash-object", "-t", "tree", "-w", "/dev/null").strip()
+    another = git(repo, "commit-tree", empty, "-m", "another tree").strip()
+    other = gate(repo, "verify", str(statement), "--commit", another)
+    assert other.returncode == 6 and "not" in other.stderr, other.stderr
+    data = statement.read_bytes()
+    altered = tmp_path / "altered.jsonl"
+    altered.write_bytes(data.replace(b'"outcome":"passed"', b'"outcome":"passes"', 1))
+    tampered = gate(repo, "verify", str(altered), "--commit", "HEAD")
+    assert tampered.returncode == 5 and "altered" in tampered.stderr, tampered.stderr
 
 
 def test_without_dash_b_only_python_bytecode_caches_appear(repo):
@@ -70,7 +88,7 @@ def test_bazel_run_from_a_subdirectory(repo):
     assert '"exit_code": 0' in proc.stdout
 
 
-def test_a_committed_production_bug_fails_the_gate(repo):
+def test_a_committed_production_bug_fails_the_gate(repo, tmp_path):
     git(repo, "checkout", "-q", "-b", "bug")
     tax = repo / "billing" / "tax.py"
     tax.write_text(
@@ -79,10 +97,46 @@ def test_a_committed_production_bug_fails_the_gate(repo):
         .replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_HALF_UP,")
     )
     git(repo, "commit", "-q", "--no-gpg-sign", "-am", "round half up")
-    proc = gate(repo, "check", "--base", "main")
+    statement = tmp_path / "failed.intoto.jsonl"
+    proc = gate(repo, "check", "--base", "main", "--attest", str(statement))
     assert proc.returncode == 4, proc.stdout + proc.stderr[-2000:]
     assert "[4] oracles/billing.toml tax_round_half_even: failed: the invariant does not hold" in proc.stdout
+    refused = gate(repo, "verify", str(statement), "--commit", "HEAD")
+    assert refused.returncode == 4 and "FAILED verdict (exit 4)" in refused.stderr, refused.stderr
     git(repo, "checkout", "-q", "main")
+
+
+def test_quick_judges_the_work_tree_and_only_when_a_row_is_reached(repo):
+    """`check --quick`: an uncommitted bug fails (exit 4, in JSON an agent reads); a change that
+    reaches no row's entry runs nothing; an uncommitted oracle edit is exit 2."""
+    git(repo, "checkout", "-q", "-b", "quick")
+    tax = repo / "billing" / "tax.py"
+    original = tax.read_text()
+    try:
+        examples = repo / "harness" / "examples_test.py"
+        examples.write_text(examples.read_text() + "\n# one more example to come\n")
+        git(repo, "commit", "-q", "--no-gpg-sign", "-am", "harness only")
+        proc = gate(repo, "check", "--quick", "--format", "json")
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+        report = json.loads(proc.stdout)
+        assert report["checks"][-1]["not_run"] and report["head_only"], report["checks"]
+        tax.write_text(
+            original.replace("rounding=ROUND_HALF_EVEN,", "rounding=ROUND_DOWN,").replace(
+                "from decimal import ROUND_HALF_EVEN,", "from decimal import ROUND_DOWN, ROUND_HALF_EVEN,"
+            )
+        )
+        for _ in range(2):  # the second is warm: the kept root's server
+            proc = gate(repo, "check", "--quick", "--format", "json")
+            assert proc.returncode == 4, proc.stdout + proc.stderr[-2000:]
+            report = json.loads(proc.stdout)
+            assert [v["id"] for v in report["violations"]] == ["tax_round_half_even"]
+            assert any(n.startswith("quick: the change reached") for n in report["notes"])
+        tax.write_text(original)
+        (repo / "oracles" / "billing.toml").write_text((repo / "oracles" / "billing.toml").read_text() + "\n")
+        proc = gate(repo, "check", "--quick")
+        assert proc.returncode == 2 and "not committed" in proc.stdout, proc.stdout
+    finally:
+        git(repo, "checkout", "-q", "-f", "main")
 
 
 def _without_tax_row(ws: Path) -> None:
@@ -94,7 +148,7 @@ def _without_tax_row(ws: Path) -> None:
     path.write_text(text[:start] + (text[end:] if end != -1 else ""))
 
 
-def test_a_change_branched_before_main_gained_a_row_is_judged_on_the_merge_with_main(repo):
+def test_a_change_branched_before_main_gained_a_row_is_judged_on_the_merge_with_main(repo, tmp_path):
     # An older main without the tax row; the change forks from it and truncates apply_rate; main
     # then gains the row. Judged against the merge base, no run would call the row.
     git(repo, "checkout", "-q", "-B", "old-main", "main")
@@ -119,8 +173,14 @@ def test_a_change_branched_before_main_gained_a_row_is_judged_on_the_merge_with_
     try:
         before = gate(repo, "check", "--base", "new-main", "--head-only")
         assert before.returncode == 0, before.stdout + before.stderr[-3000:]
-        proc = gate(repo, "check", "--base", "new-main", "--clean")
+        statement = tmp_path / "merge.intoto.jsonl"
+        proc = gate(repo, "check", "--base", "new-main", "--clean", "--attest", str(statement))
         assert proc.returncode == 4, proc.stdout + proc.stderr[-3000:]
+        # verify recomputes the merge result from the recorded head and tip before it reads the verdict.
+        merged = json.loads(statement.read_text().splitlines()[1])["predicate"]["judged"]
+        assert merged != git(repo, "rev-parse", "HEAD").strip()
+        refused = gate(repo, "verify", str(statement), "--commit", merged, "--policy-from", "new-main")
+        assert refused.returncode == 4, refused.stderr
         shown = proc.stdout + "\n".join(err for err in proc.stderr.splitlines() if "ERROR" in err or "rror:" in err)
         assert "[4] oracles/billing.toml tax_round_half_even: failed: the invariant does not hold" in proc.stdout, shown
         row = [line for line in proc.stdout.splitlines() if line.strip().startswith("tax_round_half_even ")]

@@ -139,8 +139,14 @@ def test_github_a_production_change_that_keeps_the_claims_passes(origin, tmp_pat
     assert "clean run sealed by: bubblewrap" in out and "::notice title=oracle-gate::gate ok (exit 0)" in out, out
     summary = (tmp_path / "runner-temp" / "step_summary.md").read_text()
     assert summary.startswith("## oracle-gate: gate ok (exit 0)"), summary
-    (junit,) = result.artifacts
+    junit, statement = result.artifacts
     assert ET.parse(junit).getroot().find("testsuite").get("failures") == "0"
+    # The statement the sign-verdict job signs: the gate's verify accepts it for the judged head.
+    pr = tmp_path / "workspace" / "pr"
+    accepted = gate(source_root(), "--repo", str(pr), "verify", str(statement), "--commit", origin.refactor)
+    assert accepted.returncode == 0 and accepted.stdout.startswith(f"statement ok: {origin.refactor} PASSED"), (
+        accepted.stdout + accepted.stderr
+    )
 
 
 def test_github_an_oracle_change_passes_with_the_label_given_on_its_head(origin, tmp_path):
@@ -172,9 +178,10 @@ def test_github_a_push_after_the_label_and_an_edited_gate_fail_on_the_protected_
     # Nothing of the change ran: its gate edit, WORKSPACE or repository rules never reach Bazel unlabelled.
     assert "FAIL  invariant outcomes  not run: protected paths changed without the label" in out
     assert "workspace run:" not in out and "clean run" not in out
-    assert [s.name for s in result.steps][-1] == "Keep the gate's JUnit report"  # `if: always()` ran
-    (junit,) = result.artifacts
+    assert [s.name for s in result.steps][-2:] == ["Keep the gate's JUnit report", "Keep the gate's verdict statement"]
+    junit, statement = result.artifacts  # `if: always()` ran both
     assert ET.parse(junit).getroot().find("testsuite").get("failures") != "0"
+    assert json.loads(statement.read_text().splitlines()[0])["predicate"]["verificationResult"] == "FAILED"
 
 
 @pytest.fixture
@@ -233,8 +240,11 @@ def test_gitlab_an_oracle_change_passes_with_a_label_added_after_its_head_was_pu
     assert f"the gate of base {origin.base} judges head {origin.narrow}" in result.output
     assert f"labels: {LABEL}" in result.output and "gate ok (exit 0)" in result.output
     assert "CI_MERGE_REQUEST_LABELS ignored" not in result.output
-    (junit,) = result.artifacts
+    junit, statement = result.artifacts
     assert not junit.is_symlink() and ET.parse(junit).getroot().find("testsuite").get("failures") == "0"
+    # The label that approved the oracle change is in the statement, bound to the head it was given on.
+    approvals = json.loads(statement.read_text().splitlines()[1])["predicate"]["approvals"]
+    assert approvals == [{"label": LABEL, "commit": origin.narrow}]
     assert origin.victim.read_text() == "keep me\n"  # the committed link was replaced, not written through
 
 
@@ -253,5 +263,6 @@ def test_gitlab_a_label_added_before_the_head_was_pushed_does_not_count(origin, 
     )
     assert "labels: none" in result.output and "gate FAILED (exit 2)" in result.output
     assert "not run: protected paths changed without the label" in result.output
-    (junit,) = result.artifacts
+    junit, statement = result.artifacts
     assert ET.parse(junit).getroot().find("testsuite").get("failures") != "0"
+    assert json.loads(statement.read_text().splitlines()[0])["predicate"]["verificationResult"] == "FAILED"

@@ -110,10 +110,10 @@ def test_make_repo_is_deterministic_and_each_change_shape_is_judged(tmp_path):
 
 def test_an_unknown_figure_is_a_usage_error(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-B", str(Path(run.__file__)), "--figures", "1,18", "--work", str(tmp_path)],
+        [sys.executable, "-B", str(Path(run.__file__)), "--figures", "1,19", "--work", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
     )
-    assert proc.returncode == 2 and "names a figure other than 1 to 17" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "names a figure other than 1 to 18" in proc.stderr, proc.stderr

@@ -105,6 +105,10 @@ RULES = {
     # The checks use no owner's tool (`authoring/`) and know nothing of how the report is rendered.
     "check": {"check", "approval", "git", "runs", "spec", "suite", "errors", "progress", "text"},
     "actions": {"actions", "spec", "errors", "text"},
+    # The agent-side guard reads the policy and the repository, never a run or the checks.
+    "guard": {"guard", "approval", "git", "errors", "text"},
+    # The statement is made from a check's report and checked against git alone.
+    "attest": {"attest", "check", "git", "errors", ""},
     "errors": {"text"},
     "text": set(),
     "": set(),  # the package's own __init__.py
@@ -387,7 +391,11 @@ def test_the_length_check_sees_a_long_function(tmp_path):
 # Every module of the gate has its unit test, tools/tests/unit/test_<file name>.py (the folder's
 # BUILD.bazel), named otherwise in UNIT_TEST_NAMES, or is in WITHOUT_UNIT_TEST with the reason.
 UNIT_TESTS = REPO / "tools" / "tests" / "unit"
-UNIT_TEST_NAMES = {f"{PACKAGE}.runs.flags": "test_run_flags.py"}  # `flags` alone says not which
+UNIT_TEST_NAMES = {
+    f"{PACKAGE}.runs.flags": "test_run_flags.py",  # `flags` alone says not which
+    f"{PACKAGE}.attest.schema": "test_statement.py",  # `schema` is spec/schema.py's
+    f"{PACKAGE}.attest.sources": "test_statement.py",
+}
 _COMMAND = "a subcommand's arguments and output, around the module it names; run in "
 WITHOUT_UNIT_TEST = {
     **{
@@ -434,6 +442,9 @@ WITHOUT_UNIT_TEST = {
     f"{PACKAGE}.commands.propose_cmd": _COMMAND + "test_propose.py",
     f"{PACKAGE}.commands.stop_cmd": _COMMAND + "e2e/test_launcher.py",
     f"{PACKAGE}.commands.vacuity_cmd": _COMMAND + "test_vacuity.py",
+    f"{PACKAGE}.commands.guard_cmd": _COMMAND + "test_hook.py and test_install.py",
+    f"{PACKAGE}.commands.verify_cmd": _COMMAND + "test_verify.py and e2e/test_check.py",
+    f"{PACKAGE}.guard.texts": "the texts `guard install` writes (test_install.py, test_hook.py)",
 }
 
 

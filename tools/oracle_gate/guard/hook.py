@@ -1,0 +1,222 @@
+"""`guard hook`'s decision on one tool call of a coding agent (docs/design.md section 13).
+
+The agent's tool sends its payload as JSON on stdin; the hook answers with that tool's decision:
+
+- `claude` (Claude Code's PreToolUse; also Codex's, which has the same shape): `Edit`, `Write`,
+  `MultiEdit` (`file_path`), `NotebookEdit` (`notebook_path`), `Bash` (`command`), and Codex's
+  `apply_patch` (the patch in `command`: its `*** Add/Update/Delete File:` and `*** Move to:`
+  lines). A denial is `{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+  "permissionDecision": "deny", "permissionDecisionReason": ...}}`; no objection is empty
+  stdout, so the tool's own permission rules and prompts still apply.
+- `cursor` (Cursor's beforeShellExecution: `command`, `cwd`): `{"permission": "deny" | "allow",
+  "userMessage": ..., "agentMessage": ...}`. Cursor gives no decision before a file edit.
+
+A write to a protected path is denied with the glob, the policy it comes from and how to ask for
+the label. A payload the hook does not understand, a tool it does not know, and a policy it cannot
+read are denied with the reason: the hook never allows what it cannot judge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tools.oracle_gate.errors import GitError
+from tools.oracle_gate.git.gitio import toplevel
+from tools.oracle_gate.guard.rules import PolicyUnreadable, Protection, load_protection
+from tools.oracle_gate.guard.shell import Words, command_words
+
+AGENTS = ("claude", "codex", "cursor")
+FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
+PATCH_TOOLS = frozenset({"apply_patch"})
+# Tools that change no file, for payloads a wider matcher sends.
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "Task", "BashOutput"})
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE)
+# The gate's own commands that write protected files (oracles/ and the guard's files).
+_GATE_WRITERS = frozenset({"--write", "init", "lock", "install", "add"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The hook's answer: `deny` with the reason shown to the agent, or no objection."""
+
+    deny: bool
+    reason: str = ""
+
+
+def decide(payload: Any, agent: str, repo_hint: str) -> Decision:
+    """The decision on one tool call.
+
+    Args:
+        payload: the parsed JSON the tool sent (any value: a wrong shape is denied).
+        agent: one of AGENTS.
+        repo_hint: the folder to find the repository from when the payload names none (the hook's
+            working directory).
+
+    Raises nothing: every problem is a denial with its reason.
+    """
+    if not isinstance(payload, dict):
+        return Decision(True, "oracle-gate guard: the tool's payload is not a JSON object; nothing is allowed unjudged")
+    cwd = _cwd(payload, repo_hint)
+    repo = _toplevel(cwd) or _toplevel(repo_hint)
+    if repo is None:
+        return Decision(True, f"oracle-gate guard: {cwd} is not in a git work tree, so no policy can be read; refused")
+    try:
+        rules = load_protection(repo)
+    except PolicyUnreadable as exc:
+        return Decision(True, f"oracle-gate guard: {exc}; every write is refused until a human fixes the policy")
+    if agent == "cursor":
+        command = payload.get("command")
+        if not isinstance(command, str):
+            return Decision(True, "oracle-gate guard: the beforeShellExecution payload has no string `command`")
+        return _shell(command, cwd, rules)
+    return _tool_call(payload, cwd, rules)
+
+
+def _tool_call(payload: Mapping[str, Any], cwd: str, rules: Protection) -> Decision:
+    """A Claude Code or Codex PreToolUse payload."""
+    tool, given = payload.get("tool_name"), payload.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(given, dict):
+        return Decision(True, "oracle-gate guard: the payload lacks `tool_name` or `tool_input`; refused unjudged")
+    if tool in READ_TOOLS:
+        return Decision(False)
+    if tool in FILE_TOOLS:
+        path = given.get(FILE_TOOLS[tool])
+        if not isinstance(path, str) or not path:
+            return Decision(True, f"oracle-gate guard: {tool} without a `{FILE_TOOLS[tool]}`; refused unjudged")
+        return _paths([(path, cwd)], rules, f"{tool} of")
+    if tool in SHELL_TOOLS:
+        command = given.get("command")
+        if isinstance(command, list) and all(isinstance(w, str) for w in command):
+            command = " ".join(shlex.quote(w) for w in command)
+        if not isinstance(command, str):
+            return Decision(True, f"oracle-gate guard: {tool} without a string `command`; refused unjudged")
+        return _shell(command, cwd, rules)
+    if tool in PATCH_TOOLS:
+        patch = given.get("command", given.get("input", given.get("patch")))
+        if isinstance(patch, list):
+            patch = "\n".join(str(w) for w in patch)
+        if not isinstance(patch, str):
+            return Decision(True, "oracle-gate guard: apply_patch without its patch text; refused unjudged")
+        return _paths([(p.strip(), cwd) for p in _PATCH_PATH.findall(patch)], rules, "a patch of")
+    return Decision(True, f"oracle-gate guard: it does not know the tool {tool!r}, so it cannot tell what it writes")
+
+
+def _shell(command: str, cwd: str, rules: Protection) -> Decision:
+    """A shell command: its written words, the words it gives a program that may write, and, for
+    a command that computes its targets, every path it names (guard/shell.py)."""
+    try:
+        words = command_words(command, cwd)
+    except ValueError as exc:
+        return Decision(True, f"oracle-gate guard: the command cannot be read as shell words ({exc}); refused unjudged")
+    if _gate_writer(words):
+        return Decision(
+            True,
+            "oracle-gate guard: this runs one of the gate's own commands that write oracles/ or the guard's "
+            f"files; those are a human's to run, in a change labelled {rules.label}",
+        )
+    for pairs, how in (
+        (words.written, "the command writes"),
+        (words.given, "the command passes to a program that may write"),
+        (
+            words.named if words.computes_targets else [],
+            "the command computes its targets (a loop, xargs, eval or $) and names",
+        ),
+    ):
+        decision = _paths(pairs, rules, how)
+        if decision.deny:
+            return decision
+    return Decision(False)
+
+
+def _gate_writer(words: Words) -> bool:
+    """True when the command runs the gate (`tools.oracle_gate`, `//tools:oracle_gate`) with a
+    command that writes (`--write`, `init`, `lock`, `guard install`, `hidden add`)."""
+    named = [w for w, _ in words.named]
+    return any(w.endswith("oracle_gate") for w in named) and bool(_GATE_WRITERS & set(named))
+
+
+def _paths(pairs: list[tuple[str, str]], rules: Protection, how: str) -> Decision:
+    """Denies when a word of `pairs` ((word, cwd)) names a protected path of the repository."""
+    for word, cwd in pairs:
+        for rel in repo_paths(word, cwd, rules.repo):
+            glob = rules.protecting(rel)
+            if glob is not None:
+                return Decision(True, _reason(rel, glob, how, rules))
+    return Decision(False)
+
+
+def repo_paths(word: str, cwd: str, repo: str) -> list[str]:
+    """The repository-relative paths (`/`-separated, normalized) a word names from `cwd`: as
+    written, and through every symbolic link on its way; [] for a word outside the repository
+    (or starting with `~`, or empty). `repo` is a real path. Raises nothing."""
+    if not word or word.startswith("~") or "\0" in word:
+        return []
+    lexical = os.path.normpath(word if os.path.isabs(word) else os.path.join(cwd, word))
+    out = []
+    for path in (lexical, os.path.realpath(lexical)):
+        for root in (repo, os.path.realpath(repo)):
+            rel = os.path.relpath(path, root)
+            if rel != ".." and not rel.startswith("../") and rel not in out:
+                out.append(rel)
+    return out
+
+
+def _reason(rel: str, glob: str, how: str, rules: Protection) -> str:
+    """The denial's reason, as the agent and the user read it."""
+    folder = os.path.isdir(os.path.join(rules.repo, rel)) and not os.path.islink(os.path.join(rules.repo, rel))
+    what = (
+        f"the folder {rel}, which holds files the glob {glob!r} protects"
+        if folder
+        else f"{rel}, which the glob {glob!r} protects"
+    )
+    return (
+        f"oracle-gate guard: {how} {what} ({rules.source}). "
+        f"Protected paths hold the human-owned claims and the gate; change production code or harness/ "
+        f"instead, or ask a human to make this change in a pull request labelled {rules.label!r}."
+    )
+
+
+def _cwd(payload: Mapping[str, Any], hint: str) -> str:
+    """The folder the tool call runs in: the payload's `cwd`, else its first workspace root, else `hint`."""
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and os.path.isabs(cwd):
+        return cwd
+    roots = payload.get("workspace_roots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str) and os.path.isabs(roots[0]):
+        return roots[0]
+    return os.path.abspath(hint)
+
+
+def _toplevel(folder: str) -> str | None:
+    """The root of the work tree that holds `folder`, or None outside one."""
+    try:
+        return toplevel(folder)
+    except GitError:
+        return None
+
+
+def render(decision: Decision, agent: str) -> str:
+    """The hook's stdout for `decision`: the tool's JSON (module docstring), or "" for no objection
+    where the tool reads empty output as that. Raises nothing."""
+    if agent == "cursor":
+        if decision.deny:
+            return json.dumps({"permission": "deny", "userMessage": decision.reason, "agentMessage": decision.reason})
+        return json.dumps({"permission": "allow"})
+    if not decision.deny:
+        return ""
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": decision.reason,
+            }
+        }
+    )

@@ -1,0 +1,151 @@
+"""The protected globs the agent-side guard enforces (docs/design.md section 13), read from the
+policy on every call: the base tip's `oracles/policy.toml` (as `check` would judge the change)
+plus any glob the work tree's copy adds, the paths every policy protects, and the guard's own
+files. No copy is kept, so the guard cannot drift from the policy."""
+
+from __future__ import annotations
+
+import glob as globbing
+import os
+from dataclasses import dataclass
+
+from tools.oracle_gate.approval.globs import matches
+from tools.oracle_gate.approval.policy import (
+    AGENT_FILES,
+    DEFAULT_PROTECTED,
+    POLICY_PATH,
+    Policy,
+    parse_policy,
+    protection,
+)
+from tools.oracle_gate.errors import GateError, GitError
+from tools.oracle_gate.git.gitio import default_base, git, resolve_commit
+
+# The clone's hooks and configuration, which no commit carries (the pre-push hook `guard install`
+# writes, and `core.hooksPath`); the files it writes in the work tree are `policy.AGENT_FILES`.
+CLONE_FILES = (".git/hooks/**", ".git/config", ".git/info/**")
+# At most this many files below a folder a command names are compared with the globs; a larger
+# folder counts as protected (fail closed).
+MAX_WALK = 20_000
+
+
+class PolicyUnreadable(GateError):
+    """The policy the guard needs cannot be read (exit 1): the guard denies every write."""
+
+
+@dataclass(frozen=True)
+class Protection:
+    """What the guard enforces.
+
+    Attributes:
+        label: the label a human puts on a change to protected paths.
+        globs: the protected globs, the base tip's first.
+        source: where they came from, for messages (`oracles/policy.toml at refs/remotes/origin/main`).
+        repo: the work tree's root (real path).
+        policy_globs: the globs of the policies alone (without AGENT_FILES and CLONE_FILES), for
+            `guard install` to say which of its files the policy does not protect.
+        packages: the production packages of the base tip's policy (else the work tree's).
+    """
+
+    label: str
+    globs: tuple[str, ...]
+    source: str
+    repo: str
+    policy_globs: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
+
+    def protecting(self, rel: str) -> str | None:
+        """The glob that protects the repository-relative path `rel` (normalized, `/`-separated),
+        or None: the path itself, any file below it when it is a folder (a `rm -rf` or `mv` of
+        the folder), the files a wildcard in it expands to, and the folder `.` (the root) itself."""
+        if rel in (".", ""):
+            return self.globs[0]
+        if any(c in rel for c in "*?["):
+            for path in sorted(globbing.glob(os.path.join(self.repo, rel), recursive=True))[:MAX_WALK]:
+                found = self.protecting(os.path.relpath(path, self.repo))
+                if found:
+                    return found
+            rel = rel.replace("*", "x").replace("?", "x").replace("[", "x").replace("]", "x")
+        found = matches(rel, self.globs) or matches(rel + "/x", self.globs)
+        if found or not os.path.isdir(os.path.join(self.repo, rel)) or os.path.islink(os.path.join(self.repo, rel)):
+            return found
+        return self._below(rel)
+
+    def _below(self, rel: str) -> str | None:
+        """The glob that protects a file below the folder `rel`, or None (MAX_WALK: fail closed)."""
+        seen = 0
+        for folder, dirs, files in os.walk(os.path.join(self.repo, rel)):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            for name in (*files, *dirs):
+                seen += 1
+                found = matches(os.path.relpath(os.path.join(folder, name), self.repo), self.globs)
+                if found or seen > MAX_WALK:
+                    return found or f"{rel}/** (more than {MAX_WALK} files to compare)"
+        return None
+
+
+def load_protection(repo: str, base: str | None = None) -> Protection:
+    """The protection in force for the work tree `repo` (module docstring): the base tip is
+    `base` when given, else `origin/main`, else `main` (`gitio.default_base`), else HEAD.
+
+    Raises:
+        PolicyUnreadable: (exit 1) when the base tip's or the work tree's policy exists but is not a
+            valid policy (the parse error in the message), or git cannot read the repository.
+    """
+    real = os.path.realpath(repo)
+    try:
+        rev = resolve_commit(real, base) if base is not None else _base(real)
+        committed = _committed_policy(real, rev) if rev else None
+        worktree = _worktree_policy(real)
+    except (GateError, OSError) as exc:
+        raise PolicyUnreadable(f"the guard cannot read {POLICY_PATH}: {exc}") from None
+    label, globs = protection(committed, worktree)
+    if committed is None and worktree is None:
+        globs = DEFAULT_PROTECTED
+    where = f"{POLICY_PATH} at {rev}" if committed is not None else f"{POLICY_PATH} in the work tree"
+    if committed is None and worktree is None:
+        where = "the gate's default policy (no oracles/policy.toml)"
+    source = committed or worktree
+    packages = source.production_packages if source is not None else ()
+    return Protection(
+        label, tuple(dict.fromkeys((*globs, *AGENT_FILES, *CLONE_FILES))), where, real, tuple(globs), packages
+    )
+
+
+def _base(repo: str) -> str:
+    """The revision whose policy is in force: origin/main, main, else HEAD; "" in a repository
+    without a commit."""
+    try:
+        return default_base(repo)
+    except GitError:
+        try:
+            resolve_commit(repo, "HEAD")
+        except GitError:
+            return ""
+        return "HEAD"
+
+
+def _committed_policy(repo: str, rev: str) -> Policy | None:
+    """The policy committed at `rev`, or None when it has none.
+
+    Raises:
+        OracleError: (exit 5) when it is invalid.
+    """
+    listed = git(repo, "ls-tree", "-z", rev, "--", POLICY_PATH).split(b"\0")[0].split(b"\t")[0].split()
+    if len(listed) != 3:
+        return None
+    return parse_policy(git(repo, "cat-file", "blob", listed[2].decode()), f"{POLICY_PATH} at {rev}")
+
+
+def _worktree_policy(repo: str) -> Policy | None:
+    """The work tree's policy, or None when the file does not exist.
+
+    Raises:
+        OracleError: (exit 5) when it is invalid.
+        OSError: when it exists but cannot be read.
+    """
+    path = os.path.join(repo, POLICY_PATH)
+    if not os.path.lexists(path):
+        return None
+    with open(path, "rb") as handle:
+        return parse_policy(handle.read(), f"{POLICY_PATH} in the work tree")

@@ -1,0 +1,296 @@
+"""Which paths a shell command may write (docs/design.md section 13): the words a Bash tool call's
+command names as files, split into the ones it writes for sure (redirection targets, `tee`,
+`sed -i`, ...) and the ones a program that is not known to only read gets as arguments.
+
+This is a reading of the command's words, not a shell: it follows `;`, `&&`, `||`, `|`, `&`,
+newlines, `( )`, `$( )` and back quotes as command boundaries, `cd DIR` (a later relative path is
+below DIR), `bash -c`/`sh -c`/`eval` strings (read again as commands), and the wrappers `env`,
+`sudo`, `nohup`, `time`, `timeout`, `nice`, `exec`, `command`, `xargs` (the command they run). A
+path a program computes when it runs (a script's own `open()`, a variable set elsewhere) is not
+seen; the hook's rule for indirection (`Words.indirect`) covers the common forms, and the gate in
+CI judges what was written either way (docs/threat-model.md).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from dataclasses import dataclass, field
+
+# Programs that read the files they are given and write none (write targets of their
+# redirections are checked apart). Sources: each program's manual page (coreutils, grep, git).
+READERS = frozenset(
+    {
+        "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "wc", "diff", "cmp",
+        "ls", "stat", "file", "sha256sum", "sha1sum", "sha512sum", "md5sum", "b2sum", "cksum", "nl", "jq",
+        "tree", "du", "realpath", "readlink", "basename", "dirname", "test", "[", "echo", "printf", "pwd",
+        "which", "type", "true", "false", "od", "xxd", "hexdump", "strings", "column", "cut", "tr", "comm",
+        "fold", "bat", "cd", "pushd", "popd", "exit", "return", "sleep", "date", "whoami", "id", "uname",
+        "env", "printenv", "wait",
+    }
+)  # fmt: skip
+# git subcommands that change no file of the work tree (staging and committing included: the gate
+# judges what a commit changed).
+GIT_READERS = frozenset(
+    {
+        "diff", "log", "show", "status", "blame", "grep", "ls-files", "ls-tree", "rev-parse", "cat-file",
+        "shortlog", "describe", "add", "commit", "fetch", "push", "branch", "tag", "remote", "reflog",
+        "merge-base", "rev-list", "name-rev", "show-ref", "for-each-ref", "whatchanged", "range-diff",
+        "format-patch", "worktree", "help", "version", "var", "config",
+    }
+)  # fmt: skip
+# Programs that run the command after their own options: skipped, and the rest read as a command.
+WRAPPERS = frozenset(
+    {"sudo", "nohup", "time", "timeout", "nice", "exec", "command", "builtin", "stdbuf", "xargs", "doas"}
+)
+# The wrappers' options that take the next word as their value (their manual pages).
+WRAPPER_VALUES = {
+    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"}),
+    "doas": frozenset({"-u", "-C"}),
+    "nice": frozenset({"-n"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "xargs": frozenset({"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"}),
+    "env": frozenset({"-u", "-C", "-S"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+}
+# Programs whose given script or computed arguments decide what they touch: every word counts,
+# and an indirect command (`Words.indirect`) that also names a protected path is refused.
+INDIRECT_PROGRAMS = frozenset({"xargs", "parallel", "eval", "source", "."})
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+# Redirection operators whose next word is a file written.
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+# Command boundaries among the lexer's punctuation tokens.
+_BOUNDARIES = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&", ";;", "$", "{", "}"})
+_SHELL_WORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "case", "esac", "!", "in"}
+)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)
+# Path-like pieces of a word that is a script (`python -c`, `awk`, `perl -e`, a quoted string).
+_PIECE = re.compile(r"[A-Za-z0-9_.@+~/*?\[\]-]+")
+
+
+@dataclass
+class Words:
+    """What `command_words` found.
+
+    Attributes:
+        written: (word, cwd) pairs the command writes for sure: redirection targets, `tee`'s files,
+            `sed -i`'s files, `dd of=`.
+        given: (word, cwd) pairs given to a program not known to only read (READERS, GIT_READERS).
+        named: (word, cwd) pairs of every word and path-like piece of the command, read or not.
+        indirect: the command computes what it writes (xargs, parallel, eval, source, a `$`
+            expansion in a writing program's arguments).
+        loop: the command has a `for`, `while` or `until` loop (indirect when it also writes).
+        unknown_cwd: a `cd` whose target the words do not give (`cd "$X"`); later relative
+            paths are taken from the last known folder and the command counts as indirect.
+    """
+
+    written: list[tuple[str, str]] = field(default_factory=list)
+    given: list[tuple[str, str]] = field(default_factory=list)
+    named: list[tuple[str, str]] = field(default_factory=list)
+    indirect: bool = False
+    loop: bool = False
+    unknown_cwd: bool = False
+
+    @property
+    def computes_targets(self) -> bool:
+        """True when what the command writes is computed as it runs: `indirect`, or a loop in a
+        command that writes or gives words to a program that may write."""
+        return self.indirect or (self.loop and bool(self.written or self.given))
+
+
+def command_words(command: str, cwd: str, depth: int = 0) -> Words:
+    """The words of `command` run in the folder `cwd` (absolute), sorted as `Words` says.
+
+    Raises:
+        ValueError: when the command cannot be split into words (an unclosed quote).
+    """
+    found = Words()
+    tokens = _tokens(command)
+    for segment in _segments(tokens):
+        cwd = _segment(segment, cwd, found, depth)
+    return found
+
+
+def _tokens(command: str) -> list[str]:
+    """The command's words and operators (shlex, POSIX rules; newlines kept as boundaries)."""
+    lexer = shlex.shlex(command.replace("`", " ; "), posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    return list(lexer)
+
+
+def _segments(tokens: list[str]) -> list[list[str]]:
+    """`tokens` split at command boundaries; redirection operators stay in their segment."""
+    out: list[list[str]] = [[]]
+    for token in tokens:
+        if token in _BOUNDARIES or (set(token) <= set(";&|()\n") and token not in _WRITE_REDIRECTS):
+            out.append([])
+        else:
+            out[-1].append(token)
+    return [s for s in out if s]
+
+
+def _segment(words: list[str], cwd: str, found: Words, depth: int) -> str:
+    """Adds one simple command's words to `found`; returns the folder the next command runs in."""
+    args: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in _WRITE_REDIRECTS or (word.startswith(">") and set(word) <= set(">|&")):
+            if index + 1 < len(words):
+                found.written.append((words[index + 1], cwd))
+                found.named.append((words[index + 1], cwd))
+            index += 2
+            continue
+        if word in ("<", "<<", "<<<"):
+            index += 2
+            continue
+        args.append(word)
+        index += 1
+    while args and (args[0] in _SHELL_WORDS or _ASSIGNMENT.fullmatch(args[0])):
+        if args[0] in ("for", "while", "until"):
+            found.loop = True
+            if args[0] == "for" and len(args) >= 3 and args[2] == "in":
+                for word in args[3:]:
+                    _name(word, cwd, found)
+                return cwd
+        assignment = _ASSIGNMENT.fullmatch(args[0])
+        if assignment:
+            found.given.append((assignment.group(1), cwd))
+        _name(args[0], cwd, found)
+        args = args[1:]
+    if not args:
+        return cwd
+    return _program(args, cwd, found, depth)
+
+
+def _program(args: list[str], cwd: str, found: Words, depth: int) -> str:
+    """Sorts the words of one program and its arguments; returns the next command's folder."""
+    program = args[0].rsplit("/", 1)[-1]
+    rest = args[1:]
+    for word in args:
+        _name(word, cwd, found)
+    if program in WRAPPERS or program == "env":
+        if program in INDIRECT_PROGRAMS:
+            found.indirect = True
+        inner = _after_options(rest, program)
+        return _program(inner, cwd, found, depth) if inner else cwd
+    if program in INDIRECT_PROGRAMS:
+        found.indirect = True
+    if program in SHELLS or program == "eval":
+        script = _script(rest) if program in SHELLS else " ".join(rest)
+        if script is not None and depth < 4:
+            try:
+                nested = command_words(script, cwd, depth + 1)
+            except ValueError:
+                found.indirect = True
+            else:
+                _merge(found, nested)
+                return cwd
+    if program in ("cd", "pushd"):
+        return _cd(rest, cwd, found)
+    writes = _writes(program, rest)
+    if writes is None:  # a reader
+        return cwd
+    found.written.extend((w, cwd) for w in writes)
+    for word in rest:
+        found.given.append((word, cwd))
+        if "$" in word:
+            found.indirect = True
+    return cwd
+
+
+def _writes(program: str, rest: list[str]) -> list[str] | None:
+    """The words `program` writes for sure, or None when it only reads (READERS, GIT_READERS,
+    `sed` and `find` without their writing options, `sort` without `-o`)."""
+    if program == "git":
+        sub = next((w for w in rest if not w.startswith("-")), "")
+        return None if sub in GIT_READERS else []
+    if program == "sed":
+        if not any(_sed_in_place(w) for w in rest):
+            return None
+        files, scripted, skip = [], False, False
+        for word in rest:
+            if skip:
+                skip = False
+            elif word in ("-e", "-f", "--expression", "--file"):
+                scripted = skip = True
+            elif word.startswith(("--expression=", "--file=")):
+                scripted = True
+            elif not word.startswith("-"):
+                files.append(word)
+        return files if scripted else files[1:]  # without -e or -f, the first word is the script
+    if program == "find":
+        writing = {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
+        return [] if writing & set(rest) else None
+    if program == "sort":
+        return [] if any(w == "-o" or w.startswith(("-o", "--output")) for w in rest) else None
+    if program == "tee":
+        return [w for w in rest if not w.startswith("-")]
+    if program == "dd":
+        return [w[3:] for w in rest if w.startswith("of=")]
+    if program in READERS:
+        return None
+    return []
+
+
+def _sed_in_place(word: str) -> bool:
+    """True for a `sed` option word that edits in place (`-i`, `-i.bak`, `-ni`, `--in-place`)."""
+    if word.startswith("--in-place"):
+        return True
+    return word.startswith("-") and not word.startswith("--") and "i" in word[1:].split(".")[0]
+
+
+def _after_options(rest: list[str], program: str) -> list[str]:
+    """The command a wrapper runs: its words after the wrapper's options (with the values of
+    WRAPPER_VALUES), `env`'s assignments and `timeout`'s duration."""
+    index = 0
+    while index < len(rest) and (rest[index].startswith("-") or _ASSIGNMENT.fullmatch(rest[index])):
+        index += 2 if rest[index] in WRAPPER_VALUES.get(program, ()) else 1
+    if program == "timeout" and index < len(rest):
+        index += 1
+    return rest[index:]
+
+
+def _script(rest: list[str]) -> str | None:
+    """The script of `bash -c SCRIPT` (or `-lc`, `-ec`, ...), or None."""
+    for index, word in enumerate(rest):
+        if word.startswith("-") and not word.startswith("--") and "c" in word and index + 1 < len(rest):
+            return rest[index + 1]
+    return None
+
+
+def _cd(rest: list[str], cwd: str, found: Words) -> str:
+    """The folder after `cd ARGS` run in `cwd` (lexically, as the shell does by default)."""
+    targets = [w for w in rest if not w.startswith("-")]
+    if not targets:
+        found.unknown_cwd = found.indirect = True
+        return cwd
+    target = targets[0]
+    if "$" in target or target.startswith("~"):
+        found.unknown_cwd = found.indirect = True
+        return cwd
+    return posixpath.normpath(posixpath.join(cwd, target))
+
+
+def _name(word: str, cwd: str, found: Words) -> None:
+    """Adds `word` and, for a word that is a script or an option with a value, its path-like pieces."""
+    found.named.append((word, cwd))
+    value = word.split("=", 1)[1] if "=" in word else ""
+    if value:
+        found.named.append((value, cwd))
+    if any(c in word for c in " '\"(),;:{}"):
+        found.named.extend((piece, cwd) for piece in _PIECE.findall(word))
+
+
+def _merge(found: Words, inner: Words) -> None:
+    """Adds what a nested command (`bash -c`, `eval`) found."""
+    found.written.extend(inner.written)
+    found.given.extend(inner.given)
+    found.named.extend(inner.named)
+    found.indirect = found.indirect or inner.indirect
+    found.loop = found.loop or inner.loop
+    found.unknown_cwd = found.unknown_cwd or inner.unknown_cwd
