@@ -77,6 +77,10 @@ def run(args: argparse.Namespace, context: Context) -> int:
                 f"note: {item.path} is not protected by {rules.source}; add a glob for it to `protected` "
                 "there (in a change labelled " + rules.label + "), or an agent can switch the guard off"
             )
+    print(
+        "note: Cursor has no hook that decides before a file edit: its edits meet the rule in "
+        ".cursor/rules/oracle-gate.mdc and the gate in CI, not the hook (its shell commands meet the hook)"
+    )
     if args.check and any(item.changed for item in found):
         raise UsageError("the guard's files are not what `guard install` writes from the policy; run it")
     return 0
