@@ -58,6 +58,16 @@ WRAPPER_VALUES = {
 # and an indirect command (`Words.indirect`) that also names a protected path is refused.
 INDIRECT_PROGRAMS = frozenset({"xargs", "parallel", "eval", "source", "."})
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+# Interpreters: what a script touches is decided when it runs, so the command counts as computing
+# its targets (`Words.indirect`), and every path-like piece of its words (a `-c` string, a
+# here-document's lines) is named.
+INTERPRETERS = re.compile(r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua|awk|gawk|mawk|Rscript|tclsh)")
+# git subcommands that write the files a patch names (their file arguments, or stdin).
+GIT_PATCHERS = frozenset({"apply", "am"})
+# git subcommands that set the work tree to a revision's files (for the revisions they name).
+GIT_CHECKOUTS = frozenset({"checkout", "switch", "reset", "restore", "stash", "merge", "cherry-pick", "revert"})
+# `git config` forms that only read.
+_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "--show-origin"})
 # Redirection operators whose next word is a file written.
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 # Command boundaries among the lexer's punctuation tokens.
@@ -66,6 +76,8 @@ _SHELL_WORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "case", "esac", "!", "in"}
 )
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)
+# A word holding one of these is read as a script too: its path-like pieces count.
+_SCRIPT_CHARS = " '\"(),;:{}=+"
 # Path-like pieces of a word that is a script (`python -c`, `awk`, `perl -e`, a quoted string).
 _PIECE = re.compile(r"[A-Za-z0-9_.@+~/*?\[\]-]+")
 
@@ -82,6 +94,11 @@ class Words:
         indirect: the command computes what it writes (xargs, parallel, eval, source, a `$`
             expansion in a writing program's arguments).
         loop: the command has a `for`, `while` or `until` loop (indirect when it also writes).
+        patches: (word, cwd) pairs of files holding patches the command applies (`git apply`,
+            `git am`, `patch`, and the input redirections of a command that runs one).
+        revisions: (word, cwd) pairs a `git checkout`, `switch`, `reset`, `restore`, `stash`,
+            `merge`, `cherry-pick` or `revert` names: the work tree may take a revision's files.
+        git_config: the command writes the clone's git configuration (`git config` that sets).
         unknown_cwd: a `cd` whose target the words do not give (`cd "$X"`); later relative
             paths are taken from the last known folder and the command counts as indirect.
     """
@@ -92,6 +109,10 @@ class Words:
     indirect: bool = False
     loop: bool = False
     unknown_cwd: bool = False
+    patches: list[tuple[str, str]] = field(default_factory=list)
+    revisions: list[tuple[str, str]] = field(default_factory=list)
+    git_config: bool = False
+    inputs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def computes_targets(self) -> bool:
@@ -146,6 +167,8 @@ def _segment(words: list[str], cwd: str, found: Words, depth: int) -> str:
             index += 2
             continue
         if word in ("<", "<<", "<<<"):
+            if word == "<" and index + 1 < len(words):
+                found.inputs.append((words[index + 1], cwd))
             index += 2
             continue
         args.append(word)
@@ -192,16 +215,43 @@ def _program(args: list[str], cwd: str, found: Words, depth: int) -> str:
                 return cwd
     if program in ("cd", "pushd"):
         return _cd(rest, cwd, found)
+    if INTERPRETERS.fullmatch(program):
+        found.indirect = True
+    if program == "git" or program == "patch":
+        _git_or_patch(program, rest, cwd, found)
     writes = _writes(program, rest)
     if writes is None:  # a reader
         return cwd
     found.written.extend((w, cwd) for w in writes)
     for word in rest:
         found.given.append((word, cwd))
+        if any(c in word for c in _SCRIPT_CHARS):
+            found.given.extend((piece, cwd) for piece in _PIECE.findall(word))
         if "$" in word:
             found.indirect = True
     return cwd
 
+
+def _git_or_patch(program: str, rest: list[str], cwd: str, found: Words) -> None:
+    """Adds what `git apply`/`am`, `patch`, the git subcommands that take a revision's files, and
+    `git config` may write (`Words.patches`, `.revisions`, `.git_config`)."""
+    words = [w for w in rest if not w.startswith("-")]
+    sub = words[0] if program == "git" and words else ""
+    if program == "patch" or sub in GIT_PATCHERS:
+        files = words if program == "patch" else words[1:]
+        found.patches.extend((w, cwd) for w in files)
+        found.patches.extend(found.inputs)
+        found.patches.extend((w[2:], cwd) for w in rest if w.startswith("-i") and len(w) > 2)
+        if "-i" in rest and rest.index("-i") + 1 < len(rest):
+            found.patches.append((rest[rest.index("-i") + 1], cwd))
+    elif sub in GIT_CHECKOUTS:
+        # `git checkout REV -- PATHS`: the paths after `--` are arguments, checked as given.
+        before = rest[: rest.index("--")] if "--" in rest else rest
+        named = [w for w in before if not w.startswith("-")][1:]
+        found.revisions.extend((w, cwd) for w in named or (["stash@{0}"] if sub == "stash" else []))
+        found.revisions.extend((w.split("=", 1)[1], cwd) for w in rest if w.startswith("--source="))
+    elif sub == "config" and not _GIT_CONFIG_READS & set(rest) and len(words) > 2:
+        found.git_config = True
 
 def _writes(program: str, rest: list[str]) -> list[str] | None:
     """The words `program` writes for sure, or None when it only reads (READERS, GIT_READERS,
@@ -282,7 +332,7 @@ def _name(word: str, cwd: str, found: Words) -> None:
     value = word.split("=", 1)[1] if "=" in word else ""
     if value:
         found.named.append((value, cwd))
-    if any(c in word for c in " '\"(),;:{}"):
+    if any(c in word for c in _SCRIPT_CHARS):
         found.named.extend((piece, cwd) for piece in _PIECE.findall(word))
 
 
@@ -293,4 +343,7 @@ def _merge(found: Words, inner: Words) -> None:
     found.named.extend(inner.named)
     found.indirect = found.indirect or inner.indirect
     found.loop = found.loop or inner.loop
+    found.patches.extend(inner.patches)
+    found.revisions.extend(inner.revisions)
+    found.git_config = found.git_config or inner.git_config
     found.unknown_cwd = found.unknown_cwd or inner.unknown_cwd

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 
@@ -16,38 +15,7 @@ from tools.oracle_gate.attest.statement import (
     canonical,
     statement_lines,
 )
-from tools.oracle_gate.check.findings import CheckLine, Report
-from tools.oracle_gate.errors import Violation
-from tools.oracle_gate.runs.results import Observed
-
-NOW = datetime.datetime(2026, 12, 7, 10, 30, 15, 123456, tzinfo=datetime.UTC)
-SECRET = "hidden-expected-value-4711"
-
-
-def report_of(project, *, failed: bool = False, **extra) -> Report:
-    """A finished check of `project`'s HEAD against main, as run_check builds it."""
-    head = project.git("rev-parse", "HEAD").strip()
-    tip = project.git("rev-parse", "main").strip()
-    observed = {
-        "a": Observed("failed" if failed else "passed", "1" * 64, message=SECRET),
-        "b": Observed("passed", "2" * 64, hidden="clean run only"),
-    }
-    return Report(
-        "main",
-        tip,
-        tip,
-        head,
-        [],
-        merged=head,
-        claims=tip,
-        checks=[CheckLine("protected paths", True, "ok"), CheckLine("invariant outcomes", not failed, "x")],
-        violations=[Violation(4, "oracles/shop.toml", "a", f"failed: {SECRET}")] if failed else [],
-        invariants=["a", "b"],
-        salt="abc123",
-        observed=observed,
-        clean_observed={"a": Observed("passed", "1" * 64), "b": Observed("passed", "2" * 64, hidden="passed")},
-        **extra,
-    )
+from tools.testing.reports import NOW, SECRET, report_of
 
 
 def lines(project, report, **kwargs) -> list[dict]:

@@ -9,7 +9,7 @@ import pytest
 
 from tools.oracle_gate.attest.statement import statement_lines
 from tools.oracle_gate.attest.verify import ALTERED, FAILED_VERDICT, OTHER_SUBJECT, StatementRefused, verify_statement
-from tools.tests.unit.test_statement import NOW, report_of
+from tools.testing.reports import NOW, report_of
 
 
 def made(project, **kwargs) -> bytes:
