@@ -35,6 +35,8 @@ def report_of(project: GitRepo, *, failed: bool = False, **extra: object) -> Rep
         invariants=["a", "b"],
         salt="abc123",
         observed=observed,
-        clean_observed={"a": Observed("passed", "1" * 64), "b": Observed("passed", "2" * 64, hidden="passed")},
-        **extra,  # type: ignore[arg-type]
+        **{  # type: ignore[arg-type]
+            "clean_observed": {"a": Observed("passed", "1" * 64), "b": Observed("passed", "2" * 64, hidden="passed")},
+            **extra,
+        },
     )

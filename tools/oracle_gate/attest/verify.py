@@ -42,16 +42,19 @@ class StatementRefused(GateError):
 @dataclass(frozen=True)
 class Accepted:
     """What an accepted statement says, for `verify`'s line: the judged commit, the claims commit
-    and their `oracles/` tree, the gate version that judged, and when."""
+    and their `oracles/` tree, the gate version that judged, when, and whether the clean run ran."""
 
     judged: str
     claims: str
     oracles_tree: str
     version: str
     time: str
+    clean: bool = False
 
 
-def verify_statement(data: bytes, repo: str, commit: str, policy_from: str | None = None) -> Accepted:
+def verify_statement(
+    data: bytes, repo: str, commit: str, policy_from: str | None = None, *, require_clean: bool = False
+) -> Accepted:
     """Checks the statement `data` (the bytes of a `check --attest` file) against git.
 
     Args:
@@ -61,6 +64,7 @@ def verify_statement(data: bytes, repo: str, commit: str, policy_from: str | Non
             with the same tree (a merge the platform made of the same content).
         policy_from: the full id of the commit whose claims the caller requires (its `oracles/`
             tree), or None for the claims commit the statement records.
+        require_clean: the statement must record the clean run (`check --clean`).
 
     Raises:
         StatementRefused: ALTERED (exit 5) for a file that is not two canonical statement lines of
@@ -75,20 +79,30 @@ def verify_statement(data: bytes, repo: str, commit: str, policy_from: str | Non
     judged, tree = vsa["subject"][0]["digest"]["gitCommit"], vsa["subject"][1]["digest"]["gitTree"]
     _recompute(repo, vsa, facts)
     if commit != judged and _tree_or_none(repo, f"{commit}^{{tree}}") != tree:
+        what = (
+            f"the gate's merge {judged} of head {facts['head']} into the base tip {facts['baseTip']}"
+            if judged != facts["head"]
+            else f"commit {judged}"
+        )
         raise StatementRefused(
-            OTHER_SUBJECT, f"the statement is about commit {judged} (tree {tree}), not {commit} or its tree"
+            OTHER_SUBJECT, f"the statement is about {what} (tree {tree}), not {commit} or a commit with that tree"
         )
     oracles_tree = predicate["policy"]["digest"]["gitTree"]
-    if policy_from is not None and _tree_or_none(repo, f"{policy_from}:oracles") != oracles_tree:
-        raise StatementRefused(
-            OTHER_SUBJECT,
-            f"the statement was made with the claims of {facts['claims']} (oracles/ tree {oracles_tree}), "
-            f"not those of {policy_from}",
-        )
+    if policy_from is not None:
+        theirs = _tree_or_none(repo, f"{policy_from}:oracles")
+        if theirs != oracles_tree:
+            raise StatementRefused(
+                OTHER_SUBJECT,
+                f"the statement was made with the claims of {facts['claims']} (oracles/ tree {oracles_tree}), "
+                f"not those of {policy_from}" + (" (it has no oracles/)" if theirs is None else ""),
+            )
+    if require_clean and facts["runs"]["clean"] is None:
+        raise StatementRefused(OTHER_SUBJECT, "the statement was made without the clean run (check --clean)")
     if predicate["verificationResult"] != PASSED:
         raise StatementRefused(FAILED_VERDICT, f"the statement records a FAILED verdict (exit {facts['exitCode']})")
     version = predicate["verifier"]["version"]["oracle-gate"]
-    return Accepted(judged, facts["claims"], oracles_tree, version, predicate["timeVerified"])
+    clean = facts["runs"]["clean"] is not None
+    return Accepted(judged, facts["claims"], oracles_tree, version, predicate["timeVerified"], clean)
 
 
 def _lines(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -156,7 +170,7 @@ def _recompute(repo: str, vsa: dict[str, Any], facts: dict[str, Any]) -> None:
         raise StatementRefused(
             ALTERED, f"the statement's policy is not the oracles/ of its claims commit {facts['claims']} (altered?)"
         )
-    passed = facts["exitCode"] == 0 and not facts["violations"]
+    passed = facts["exitCode"] == 0 and not facts["violations"] and all(c["status"] != "FAIL" for c in facts["checks"])
     if (predicate["verificationResult"] == PASSED) != passed:
         raise StatementRefused(ALTERED, "the statement's verdict does not follow from its exit code (altered?)")
     if predicate["verifiedLevels"] != [CLAIMS_LEVEL if passed else "FAILED"]:

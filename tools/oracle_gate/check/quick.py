@@ -3,10 +3,11 @@ changes to protected paths, and the oracle test only when the change reached a r
 the work tree as it is; no harness, clean run, hidden phase or behaviour phase. For an agent before
 it pushes; the merge gate in CI runs everything.
 
-A row is reached when its entry's module, or a production module it imports (directly or through
-others, `import` and `from ... import` read with `ast`, relative imports resolved), changed since
-the merge base, committed or not; a changed production file that is not a module (data, a BUILD
-file) reaches every row of its package.
+A row is reached when the module of its entry (or of its `round_trip` inverse), or a production
+module that module imports (directly or through others, `import` and `from ... import` read with
+`ast`, relative imports resolved), changed since the merge base, committed or not. A changed
+production file that is not a module of the work tree (data, a BUILD file, a module deleted or
+renamed away) reaches every row of its package; byte-compiled caches reach nothing.
 """
 
 from __future__ import annotations
@@ -66,9 +67,12 @@ def reached_rows(inputs: Inputs, paths: Iterable[str]) -> list[str]:
     policy = inputs.judged.oracles.policy or inputs.claims.oracles.policy
     packages = policy.production_packages if policy is not None else ()
     changed = {c.path for c in inputs.changes} | set(paths)
-    touched = {p for p in changed if p.split("/", 1)[0] in packages}
-    whole = {p.split("/", 1)[0] for p in touched if not p.endswith(".py")}
+    touched = {
+        p for p in changed if p.split("/", 1)[0] in packages and "__pycache__/" not in p and not p.endswith(".pyc")
+    }
     modules = _modules(inputs.repo, packages)
+    present = set(modules.values())
+    whole = {p.split("/", 1)[0] for p in touched if p not in present}
     reached = {name for name, path in modules.items() if path in touched}
     if len(modules) >= MAX_MODULES:
         whole |= set(packages)
@@ -81,8 +85,8 @@ def reached_rows(inputs: Inputs, paths: Iterable[str]) -> list[str]:
                 queue.append(importer)
     out = []
     for row in inputs.judged.oracles.invariants:
-        module = row.entry.split(":", 1)[0]
-        if module in reached or module.split(".", 1)[0] in whole:
+        names = [n.split(":", 1)[0] for n in (row.entry, row.inverse) if n]
+        if any(m in reached or m.split(".", 1)[0] in whole for m in names):
             out.append(row.id)
     return out
 

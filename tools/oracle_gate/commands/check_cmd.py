@@ -24,6 +24,7 @@ from tools.oracle_gate.git.gitio import default_base
 from tools.oracle_gate.progress import configure_check
 from tools.oracle_gate.report import FORMATS, junit_xml, render, render_markdown
 from tools.oracle_gate.runs.blocks import runs_dir
+from tools.oracle_gate.text import visible
 
 if TYPE_CHECKING:
     from tools.oracle_gate.commands import Subparsers
@@ -218,6 +219,9 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if args.attest:
         approvals = (Approval(report.approved, labels.head or report.head),) if report.approved else ()
         write_report(args.attest, statement_lines(report, repo, environ, approvals=approvals), append=False)
+        if not args.quiet:
+            verdict = "PASSED" if report.exit_code == 0 else "FAILED"
+            print(f"oracle-gate: wrote the statement {visible(args.attest)} ({verdict})", file=sys.stderr)
     sys.stdout.write(out + "\n")
     return report.exit_code
 

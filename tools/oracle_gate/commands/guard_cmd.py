@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from tools.oracle_gate.commands import Context, Parser
 from tools.oracle_gate.errors import GateError, UsageError
 from tools.oracle_gate.guard.hook import AGENTS, Decision, decide, render
-from tools.oracle_gate.guard.install import install
+from tools.oracle_gate.guard.install import GATE_ROOT, install
 from tools.oracle_gate.guard.rules import load_protection
 
 if TYPE_CHECKING:
@@ -52,6 +52,12 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     add.add_argument("--base", help="the revision whose policy is in force (default: origin/main, else main)")
     add.add_argument("--pre-push", action="store_true", help="also write the clone's git pre-push hook")
     add.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
+    add.add_argument(
+        "--gate-path",
+        metavar="P",
+        help="where the hooks find the gate (a folder holding tools/oracle_gate), as the repository "
+        "reaches it: relative to the repository (default: this gate's folder, written relative to it)",
+    )
     hook = actions.add_parser("hook", parents=parents, help="decide one tool call (JSON on stdin)")
     hook.add_argument("--agent", choices=AGENTS, default="claude", help="whose payload and decision (default: claude)")
 
@@ -68,7 +74,17 @@ def run(args: argparse.Namespace, context: Context) -> int:
         return _hook(args.agent)
     repo = context.repo()
     rules = load_protection(repo, args.base)
-    found = install(repo, rules, rules.packages, pre_push=args.pre_push, check_only=args.check)
+    gate_root = GATE_ROOT
+    if args.gate_path is not None:
+        gate_root = os.path.join(repo, args.gate_path)
+        if not os.path.isfile(os.path.join(gate_root, "tools", "oracle_gate", "__init__.py")):
+            raise UsageError(f"--gate-path {args.gate_path}: no tools/oracle_gate there, as seen from {repo}")
+    found = install(repo, rules, rules.packages, pre_push=args.pre_push, check_only=args.check, gate_root=gate_root)
+    if rules.source.startswith("the gate's default policy"):
+        print(
+            "note: there is no oracles/policy.toml at the base tip or in the work tree: the files hold the gate's "
+            "default policy; run guard install again once the change that adds the gate is merged"
+        )
     for item in found:
         word = ("would change" if args.check else "wrote") if item.changed else "unchanged"
         print(f"{word} {item.path}")

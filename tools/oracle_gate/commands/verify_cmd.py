@@ -25,7 +25,8 @@ lines of the documented shape, the first naming the second by its sha256;
 every id in it that git can recompute (the judged commit and its tree, the
 claims' oracles/ tree, the policy's and manifest's blobs) as git computes it;
 about commit C (or a commit with the same tree), made with the claims of REV
-(default: the claims commit it records), and PASSED. Check the platform's
+(default: the claims commit it records), with the clean run when
+--require-clean says so, and PASSED. Check the platform's
 signature first (docs/ci.md). Exits 0 when it holds; 5 for a malformed or
 altered statement, 6 for another commit or other claims, 4 for a FAILED
 verdict, 1 when it cannot decide."""
@@ -42,6 +43,11 @@ def add_parser(subparsers: Subparsers, parents: Sequence[Parser]) -> None:
     )
     parser.add_argument("file", help="the statement file check --attest wrote")
     parser.add_argument("--commit", required=True, help="the commit the statement must be about (any revision)")
+    parser.add_argument(
+        "--require-clean",
+        action="store_true",
+        help="the statement must record the clean run (check --clean); exit 6 otherwise",
+    )
     parser.add_argument(
         "--policy-from",
         metavar="REV",
@@ -64,7 +70,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     policy_from = _commit(repo, args.policy_from, "--policy-from") if args.policy_from is not None else None
     data = _read(args.file)
     try:
-        accepted = verify_statement(data, repo, commit, policy_from)
+        accepted = verify_statement(data, repo, commit, policy_from, require_clean=args.require_clean)
     except StatementRefused as refused:
         refused.message = f"{args.file}: {refused.message}"
         refused.args = (refused.message,)
@@ -72,7 +78,9 @@ def run(args: argparse.Namespace, context: Context) -> int:
     print(
         visible(
             f"statement ok: {accepted.judged} PASSED with the claims of {accepted.claims} "
-            f"(oracles/ tree {accepted.oracles_tree}), oracle-gate {accepted.version}, {accepted.time}"
+            f"(oracles/ tree {accepted.oracles_tree}), "
+            f"{'workspace and clean runs' if accepted.clean else 'workspace run only'}, "
+            f"oracle-gate {accepted.version}, {accepted.time}"
         )
     )
     return 0

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tools.oracle_gate.errors import GitError
-from tools.oracle_gate.git.gitio import toplevel
+from tools.oracle_gate.git.gitio import git, toplevel
 from tools.oracle_gate.guard.rules import PolicyUnreadable, Protection, load_protection
 from tools.oracle_gate.guard.shell import Words, command_words
 
@@ -38,6 +38,14 @@ PATCH_TOOLS = frozenset({"apply_patch"})
 # Tools that change no file, for payloads a wider matcher sends.
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "Task", "BashOutput"})
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE)
+# The paths a unified or git diff names, and Codex's patch lines.
+_PATCH_LINE = re.compile(
+    r"^(?:diff --git a/(\S+) b/(\S+)|(?:\+\+\+|---) (?!/dev/null)(\S+)|rename (?:from|to) (.+)|"
+    r"\*\*\* (?:Add File|Update File|Delete File|Move to): (.+))$",
+    re.MULTILINE,
+)
+# The largest patch file the guard reads (bytes); a larger one counts as unreadable.
+MAX_PATCH = 4 * 1024 * 1024
 # The gate's own commands that write protected files (oracles/ and the guard's files).
 _GATE_WRITERS = frozenset({"--write", "init", "lock", "install", "add"})
 
@@ -64,7 +72,10 @@ def decide(payload: Any, agent: str, repo_hint: str) -> Decision:
     if not isinstance(payload, dict):
         return Decision(True, "oracle-gate guard: the tool's payload is not a JSON object; nothing is allowed unjudged")
     cwd = _cwd(payload, repo_hint)
-    repo = _toplevel(cwd) or _toplevel(repo_hint)
+    # The project is the hook's own folder (the settings run it from the project's root); the
+    # payload's folder only places relative words: a repository the agent made inside the project,
+    # or any other, does not change whose policy applies.
+    repo = _toplevel(repo_hint) or _toplevel(cwd)
     if repo is None:
         return Decision(True, f"oracle-gate guard: {cwd} is not in a git work tree, so no policy can be read; refused")
     try:
@@ -89,14 +100,18 @@ def _tool_call(payload: Mapping[str, Any], cwd: str, rules: Protection) -> Decis
     if tool in FILE_TOOLS:
         path = given.get(FILE_TOOLS[tool])
         if not isinstance(path, str) or not path:
-            return Decision(True, f"oracle-gate guard: {tool} without a `{FILE_TOOLS[tool]}`; refused unjudged")
-        return _paths([(path, cwd)], rules, f"{tool} of")
+            return Decision(True, f"oracle-gate guard: {tool} without a string `{FILE_TOOLS[tool]}`; refused unjudged")
+        return _paths([(path, cwd)], rules, f"{tool} of", deep=True)
     if tool in SHELL_TOOLS:
         command = given.get("command")
         if isinstance(command, list) and all(isinstance(w, str) for w in command):
             command = " ".join(shlex.quote(w) for w in command)
         if not isinstance(command, str):
             return Decision(True, f"oracle-gate guard: {tool} without a string `command`; refused unjudged")
+        if "*** Begin Patch" in command:  # Codex's apply_patch through its shell tool
+            patched = _paths([(p.strip(), cwd) for p in _PATCH_PATH.findall(command)], rules, "a patch of")
+            if patched.deny:
+                return patched
         return _shell(command, cwd, rules)
     if tool in PATCH_TOOLS:
         patch = given.get("command", given.get("input", given.get("patch")))
@@ -104,7 +119,7 @@ def _tool_call(payload: Mapping[str, Any], cwd: str, rules: Protection) -> Decis
             patch = "\n".join(str(w) for w in patch)
         if not isinstance(patch, str):
             return Decision(True, "oracle-gate guard: apply_patch without its patch text; refused unjudged")
-        return _paths([(p.strip(), cwd) for p in _PATCH_PATH.findall(patch)], rules, "a patch of")
+        return _paths([(p.strip(), cwd) for p in _PATCH_PATH.findall(patch)], rules, "a patch of", deep=True)
     return Decision(True, f"oracle-gate guard: it does not know the tool {tool!r}, so it cannot tell what it writes")
 
 
@@ -121,18 +136,73 @@ def _shell(command: str, cwd: str, rules: Protection) -> Decision:
             "oracle-gate guard: this runs one of the gate's own commands that write oracles/ or the guard's "
             f"files; those are a human's to run, in a change labelled {rules.label}",
         )
-    for pairs, how in (
-        (words.written, "the command writes"),
-        (words.given, "the command passes to a program that may write"),
+    if words.unknown_cwd and words.writes:
+        return Decision(
+            True,
+            "oracle-gate guard: the command changes to a folder it computes (`cd $X`, `cd -`) and "
+            "then writes; the guard cannot tell where, so it refuses",
+        )
+    if words.git_config and rules.protecting(".git/config"):
+        return Decision(
+            True, _reason(".git/config", rules.protecting(".git/config") or "", "the command writes", rules)
+        )
+    for pairs, how, deep in (
+        (words.written, "the command writes", True),
+        (words.deep, "the command changes", True),
+        (words.given, "the command passes to a program that may write", False),
         (
             words.named if words.computes_targets else [],
-            "the command computes its targets (a loop, xargs, eval or $) and names",
+            "the command computes its targets (a loop, xargs, eval, an interpreter or $) and names",
+            True,
         ),
+        (_patched(words, rules), "the command applies a patch to", True),
+        (_checked_out(words, rules), "the command checks out a revision that changes", False),
     ):
-        decision = _paths(pairs, rules, how)
+        decision = _paths(pairs, rules, how, deep=deep)
         if decision.deny:
             return decision
+    if words.patches and not _patched(words, rules):
+        return Decision(
+            True,
+            "oracle-gate guard: the command applies a patch the guard cannot read (stdin, or a "
+            "file that is not there); write the patch to a file first",
+        )
     return Decision(False)
+
+
+def _patched(words: Words, rules: Protection) -> list[tuple[str, str]]:
+    """The (path, cwd) pairs the patches a command applies name (`Words.patches`, each a readable
+    regular file of at most MAX_PATCH bytes): `diff --git`, `---`/`+++`, `rename from/to` and
+    Codex's `*** ... File:` lines, as written and relative to the repository's root."""
+    out: list[tuple[str, str]] = []
+    for word, cwd in words.patches:
+        path = word if os.path.isabs(word) else os.path.join(cwd, word)
+        try:
+            if not os.path.isfile(path) or os.path.getsize(path) > MAX_PATCH:
+                continue
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        for found in _PATCH_LINE.findall(text):
+            name = next(g for g in found if g).strip()
+            name = name[2:] if name[:2] in ("a/", "b/") else name
+            out.extend([(name, cwd), (name, rules.repo)])
+    return out
+
+
+def _checked_out(words: Words, rules: Protection) -> list[tuple[str, str]]:
+    """The (path, root) pairs that differ between HEAD and each revision a `git checkout`, `reset`,
+    `merge`, ... names (`Words.revisions`; a word that is not a commit is skipped)."""
+    out: list[tuple[str, str]] = []
+    for word, _cwd in words.revisions[:16]:
+        try:
+            commit = git(rules.repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{word}^{{commit}}")
+            changed = git(rules.repo, "diff", "--name-only", "-z", "--no-renames", "HEAD", commit.decode().strip())
+        except GitError:
+            continue
+        out.extend((name.decode("utf-8", "surrogateescape"), rules.repo) for name in changed.split(b"\0") if name)
+    return out
 
 
 def _gate_writer(words: Words) -> bool:
@@ -142,11 +212,12 @@ def _gate_writer(words: Words) -> bool:
     return any(w.endswith("oracle_gate") for w in named) and bool(_GATE_WRITERS & set(named))
 
 
-def _paths(pairs: list[tuple[str, str]], rules: Protection, how: str) -> Decision:
-    """Denies when a word of `pairs` ((word, cwd)) names a protected path of the repository."""
+def _paths(pairs: list[tuple[str, str]], rules: Protection, how: str, *, deep: bool = False) -> Decision:
+    """Denies when a word of `pairs` ((word, cwd)) names a protected path of the repository (with
+    `deep`, also a folder holding one: `Protection.protecting`)."""
     for word, cwd in pairs:
         for rel in repo_paths(word, cwd, rules.repo):
-            glob = rules.protecting(rel)
+            glob = rules.protecting(rel, deep=deep)
             if glob is not None:
                 return Decision(True, _reason(rel, glob, how, rules))
     return Decision(False)

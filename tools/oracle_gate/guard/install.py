@@ -38,7 +38,13 @@ class Written:
 
 
 def install(
-    repo: str, rules: Protection, packages: tuple[str, ...], *, pre_push: bool = False, check_only: bool = False
+    repo: str,
+    rules: Protection,
+    packages: tuple[str, ...],
+    *,
+    pre_push: bool = False,
+    check_only: bool = False,
+    gate_root: str = GATE_ROOT,
 ) -> list[Written]:
     """Writes (or, with `check_only`, compares) every file of the guard.
 
@@ -48,12 +54,14 @@ def install(
         packages: the policy's production packages, for the instructions.
         pre_push: also write the clone's git `pre-push` hook.
         check_only: write nothing; report which files would change.
+        gate_root: the folder holding the gate's `tools/oracle_gate` that the hooks run (default:
+            this gate's); written relative to `repo`.
 
     Raises:
         UsageError: (exit 1) when a settings file is not a JSON object, or a `pre-push` hook exists
             that the guard did not write (it is never overwritten).
     """
-    gate_rel = os.path.relpath(GATE_ROOT, os.path.realpath(repo))
+    gate_rel = os.path.relpath(os.path.abspath(gate_root), os.path.abspath(repo))
     globs = tuple(dict.fromkeys(rules.globs))
     block = texts.instructions(
         tuple(dict.fromkeys((*ALWAYS_PROTECTED, *rules.policy_globs))), rules.label, packages, gate_rel

@@ -24,6 +24,9 @@ from tools.oracle_gate.git.gitio import default_base, git, resolve_commit
 # The clone's hooks and configuration, which no commit carries (the pre-push hook `guard install`
 # writes, and `core.hooksPath`); the files it writes in the work tree are `policy.AGENT_FILES`.
 CLONE_FILES = (".git/hooks/**", ".git/config", ".git/info/**")
+# The largest policy file the guard reads (bytes); a larger one, or one that is not a regular
+# file (a link, a FIFO, a device), cannot be read and every write is denied.
+MAX_POLICY = 1024 * 1024
 # At most this many files below a folder a command names are compared with the globs; a larger
 # folder counts as protected (fail closed).
 MAX_WALK = 20_000
@@ -54,20 +57,23 @@ class Protection:
     policy_globs: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
 
-    def protecting(self, rel: str) -> str | None:
+    def protecting(self, rel: str, *, deep: bool = True) -> str | None:
         """The glob that protects the repository-relative path `rel` (normalized, `/`-separated),
-        or None: the path itself, any file below it when it is a folder (a `rm -rf` or `mv` of
-        the folder), the files a wildcard in it expands to, and the folder `.` (the root) itself."""
+        or None: the path itself, a folder a glob protects as a whole (`oracles` for `oracles/**`),
+        the files a wildcard in it expands to, and with `deep` (a program that changes what a
+        folder holds: `rm -rf`, `mv`, a copy's destination) any file below a folder, the root `.`
+        included."""
         if rel in (".", ""):
-            return self.globs[0]
+            return (self._below(".") or self.globs[0]) if deep else None
         if any(c in rel for c in "*?["):
             for path in sorted(globbing.glob(os.path.join(self.repo, rel), recursive=True))[:MAX_WALK]:
-                found = self.protecting(os.path.relpath(path, self.repo))
+                found = self.protecting(os.path.relpath(path, self.repo), deep=deep)
                 if found:
                     return found
             rel = rel.replace("*", "x").replace("?", "x").replace("[", "x").replace("]", "x")
         found = matches(rel, self.globs) or matches(rel + "/x", self.globs)
-        if found or not os.path.isdir(os.path.join(self.repo, rel)) or os.path.islink(os.path.join(self.repo, rel)):
+        full = os.path.join(self.repo, rel)
+        if found or not deep or not os.path.isdir(full) or os.path.islink(full):
             return found
         return self._below(rel)
 
@@ -131,9 +137,11 @@ def _committed_policy(repo: str, rev: str) -> Policy | None:
     Raises:
         OracleError: (exit 5) when it is invalid.
     """
-    listed = git(repo, "ls-tree", "-z", rev, "--", POLICY_PATH).split(b"\0")[0].split(b"\t")[0].split()
-    if len(listed) != 3:
+    listed = git(repo, "ls-tree", "-z", "-l", rev, "--", POLICY_PATH).split(b"\0")[0].split(b"\t")[0].split()
+    if len(listed) != 4:
         return None
+    if listed[1] != b"blob" or not listed[3].isdigit() or int(listed[3]) > MAX_POLICY:
+        raise OSError(f"{POLICY_PATH} at {rev} is not a file of at most {MAX_POLICY} bytes")
     return parse_policy(git(repo, "cat-file", "blob", listed[2].decode()), f"{POLICY_PATH} at {rev}")
 
 
@@ -147,5 +155,7 @@ def _worktree_policy(repo: str) -> Policy | None:
     path = os.path.join(repo, POLICY_PATH)
     if not os.path.lexists(path):
         return None
+    if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > MAX_POLICY:
+        raise OSError(f"{POLICY_PATH} in the work tree is not a regular file of at most {MAX_POLICY} bytes")
     with open(path, "rb") as handle:
-        return parse_policy(handle.read(), f"{POLICY_PATH} in the work tree")
+        return parse_policy(handle.read(MAX_POLICY + 1), f"{POLICY_PATH} in the work tree")

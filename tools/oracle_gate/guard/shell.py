@@ -13,6 +13,7 @@ CI judges what was written either way (docs/threat-model.md).
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import shlex
@@ -40,6 +41,15 @@ GIT_READERS = frozenset(
         "format-patch", "worktree", "help", "version", "var", "config",
     }
 )  # fmt: skip
+# Programs that change what a folder they are given holds: every file below it counts. For the
+# copying ones (COPIERS) only the destination is written.
+DESTRUCTIVE = frozenset(
+    {"rm", "rmdir", "mv", "cp", "ln", "install", "rsync", "chmod", "chown", "chgrp", "touch", "truncate", "shred",
+     "tar", "unzip", "cpio", "sponge", "mkdir", "rename", "unlink"}
+)  # fmt: skip
+COPIERS = frozenset({"cp", "ln", "install", "rsync"})
+# A `sed` script command that writes a file (`w FILE`, `s/a/b/w FILE`).
+_SED_WRITE = re.compile(r"(^|[;{}\n]|/[gpiImMe0-9]*)\s*[wW]\s*\S")
 # Programs that run the command after their own options: skipped, and the rest read as a command.
 WRAPPERS = frozenset(
     {"sudo", "nohup", "time", "timeout", "nice", "exec", "command", "builtin", "stdbuf", "xargs", "doas"}
@@ -61,7 +71,9 @@ SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
 # Interpreters: what a script touches is decided when it runs, so the command counts as computing
 # its targets (`Words.indirect`), and every path-like piece of its words (a `-c` string, a
 # here-document's lines) is named.
-INTERPRETERS = re.compile(r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua|awk|gawk|mawk|Rscript|tclsh)")
+INTERPRETERS = re.compile(
+    r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua|awk|gawk|mawk|Rscript|tclsh)"
+)
 # git subcommands that write the files a patch names (their file arguments, or stdin).
 GIT_PATCHERS = frozenset({"apply", "am"})
 # git subcommands that set the work tree to a revision's files (for the revisions they name).
@@ -75,6 +87,7 @@ _BOUNDARIES = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&", ";;", 
 _SHELL_WORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "case", "esac", "!", "in"}
 )
+_BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)
 # A word holding one of these is read as a script too: its path-like pieces count.
 _SCRIPT_CHARS = " '\"(),;:{}=+"
@@ -89,7 +102,11 @@ class Words:
     Attributes:
         written: (word, cwd) pairs the command writes for sure: redirection targets, `tee`'s files,
             `sed -i`'s files, `dd of=`.
-        given: (word, cwd) pairs given to a program not known to only read (READERS, GIT_READERS).
+        given: (word, cwd) pairs given to a program not known to only read (READERS, GIT_READERS):
+            a protected path, or a folder a glob protects as a whole, counts.
+        deep: (word, cwd) pairs given to a program that changes what a folder holds (DESTRUCTIVE:
+            `rm`, `mv`, the destination of `cp`, `git checkout`, an archive's target folder, ...):
+            a folder counts when any file below it is protected.
         named: (word, cwd) pairs of every word and path-like piece of the command, read or not.
         indirect: the command computes what it writes (xargs, parallel, eval, source, a `$`
             expansion in a writing program's arguments).
@@ -99,12 +116,15 @@ class Words:
         revisions: (word, cwd) pairs a `git checkout`, `switch`, `reset`, `restore`, `stash`,
             `merge`, `cherry-pick` or `revert` names: the work tree may take a revision's files.
         git_config: the command writes the clone's git configuration (`git config` that sets).
+        scripted: the command runs an interpreter (INTERPRETERS), whose script decides what it
+            writes: every path its words name counts, as the path itself (not a folder's files).
         unknown_cwd: a `cd` whose target the words do not give (`cd "$X"`); later relative
             paths are taken from the last known folder and the command counts as indirect.
     """
 
     written: list[tuple[str, str]] = field(default_factory=list)
     given: list[tuple[str, str]] = field(default_factory=list)
+    deep: list[tuple[str, str]] = field(default_factory=list)
     named: list[tuple[str, str]] = field(default_factory=list)
     indirect: bool = False
     loop: bool = False
@@ -112,13 +132,19 @@ class Words:
     patches: list[tuple[str, str]] = field(default_factory=list)
     revisions: list[tuple[str, str]] = field(default_factory=list)
     git_config: bool = False
+    scripted: bool = False
     inputs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def computes_targets(self) -> bool:
         """True when what the command writes is computed as it runs: `indirect`, or a loop in a
         command that writes or gives words to a program that may write."""
-        return self.indirect or (self.loop and bool(self.written or self.given))
+        return self.indirect or (self.loop and self.writes)
+
+    @property
+    def writes(self) -> bool:
+        """True when the command writes, or gives words to a program that may write."""
+        return bool(self.written or self.given or self.deep or self.patches or self.revisions or self.git_config)
 
 
 def command_words(command: str, cwd: str, depth: int = 0) -> Words:
@@ -136,7 +162,9 @@ def command_words(command: str, cwd: str, depth: int = 0) -> Words:
 
 def _tokens(command: str) -> list[str]:
     """The command's words and operators (shlex, POSIX rules; newlines kept as boundaries)."""
-    lexer = shlex.shlex(command.replace("`", " ; "), posix=True, punctuation_chars="();<>|&\n")
+    # `$'...'` and `$"..."` are quotes to the shell (ANSI-C and locale strings): read them as quotes.
+    text = command.replace("`", " ; ").replace("$'", "'").replace('$"', '"')
+    lexer = shlex.shlex(text, posix=True, punctuation_chars="();<>|&\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -162,8 +190,10 @@ def _segment(words: list[str], cwd: str, found: Words, depth: int) -> str:
         word = words[index]
         if word in _WRITE_REDIRECTS or (word.startswith(">") and set(word) <= set(">|&")):
             if index + 1 < len(words):
-                found.written.append((words[index + 1], cwd))
-                found.named.append((words[index + 1], cwd))
+                target = words[index + 1]
+                found.written.extend((w, cwd) for w in variants(target, cwd))
+                _name(target, cwd, found)
+                found.indirect = found.indirect or "$" in target
             index += 2
             continue
         if word in ("<", "<<", "<<<"):
@@ -180,10 +210,7 @@ def _segment(words: list[str], cwd: str, found: Words, depth: int) -> str:
                 for word in args[3:]:
                     _name(word, cwd, found)
                 return cwd
-        assignment = _ASSIGNMENT.fullmatch(args[0])
-        if assignment:
-            found.given.append((assignment.group(1), cwd))
-        _name(args[0], cwd, found)
+        _name(args[0], cwd, found)  # a value set here reaches a write only through `$`, which is indirect
         args = args[1:]
     if not args:
         return cwd
@@ -197,9 +224,9 @@ def _program(args: list[str], cwd: str, found: Words, depth: int) -> str:
     for word in args:
         _name(word, cwd, found)
     if program in WRAPPERS or program == "env":
-        if program in INDIRECT_PROGRAMS:
-            found.indirect = True
         inner = _after_options(rest, program)
+        if program in INDIRECT_PROGRAMS and (not inner or _writes(inner[0].rsplit("/", 1)[-1], inner[1:]) is not None):
+            found.indirect = True  # `xargs rm`: its words come from stdin; `xargs grep` only reads
         return _program(inner, cwd, found, depth) if inner else cwd
     if program in INDIRECT_PROGRAMS:
         found.indirect = True
@@ -216,20 +243,85 @@ def _program(args: list[str], cwd: str, found: Words, depth: int) -> str:
     if program in ("cd", "pushd"):
         return _cd(rest, cwd, found)
     if INTERPRETERS.fullmatch(program):
-        found.indirect = True
+        found.scripted = True
     if program == "git" or program == "patch":
         _git_or_patch(program, rest, cwd, found)
     writes = _writes(program, rest)
     if writes is None:  # a reader
         return cwd
-    found.written.extend((w, cwd) for w in writes)
-    for word in rest:
-        found.given.append((word, cwd))
+    found.written.extend((v, cwd) for w in writes for v in variants(w, cwd))
+    deep = (
+        program in DESTRUCTIVE
+        or (program == "git" and _git_sub(rest) not in GIT_READERS)
+        or (program == "find" and _find_destroys(rest))
+    )
+    kept = found.deep if deep else found.given
+    for word in _destination(rest) if program in COPIERS else [w for w in rest if w != "--"]:
+        kept.extend((v, cwd) for v in variants(word, cwd))
         if any(c in word for c in _SCRIPT_CHARS):
-            found.given.extend((piece, cwd) for piece in _PIECE.findall(word))
-        if "$" in word:
-            found.indirect = True
+            kept.extend((piece, cwd) for piece in _PIECE.findall(word))
+    found.indirect = found.indirect or any("$" in w for w in rest)
     return cwd
+
+
+def _find_destroys(rest: list[str]) -> bool:
+    """True for a `find` that deletes, or runs a DESTRUCTIVE program on what it finds."""
+    if "-delete" in rest:
+        return True
+    return any(
+        word in ("-exec", "-execdir", "-ok", "-okdir")
+        and index + 1 < len(rest)
+        and rest[index + 1].rsplit("/", 1)[-1] in DESTRUCTIVE
+        for index, word in enumerate(rest)
+    )
+
+
+def _git_sub(rest: list[str]) -> str:
+    """The git subcommand among `rest` (git's words after `git`), or ""."""
+    return next((w for w in rest if not w.startswith("-")), "")
+
+
+def _destination(rest: list[str]) -> list[str]:
+    """What a copying program (COPIERS) writes: its `-t DIR`/`--target-directory=DIR`, else its
+    last word that is not an option."""
+    for index, word in enumerate(rest):
+        if word == "-t" and index + 1 < len(rest):
+            return [rest[index + 1]]
+        if word.startswith("--target-directory="):
+            return [word.split("=", 1)[1]]
+    words = [w for w in rest if not w.startswith("-")]
+    return words[-1:]
+
+
+def variants(word: str, cwd: str) -> list[str]:
+    """The paths a shell word may stand for, as far as its text tells: the word itself, with `~`,
+    `~+` and `$PWD`/`$HOME` (also in braces) put in, and each `{a,b}` alternative. Raises nothing."""
+    text = _substituted(word, cwd)
+    return list(dict.fromkeys([word, text, *_braces(text)]))
+
+
+def _substituted(word: str, cwd: str) -> str:
+    """`word` with `~`, `~+`, `$PWD` and `$HOME` put in."""
+    home = os.path.expanduser("~")
+    text = word.replace("${PWD}", cwd).replace("$PWD", cwd).replace("${HOME}", home).replace("$HOME", home)
+    if text.startswith("~+"):
+        text = cwd + text[2:]
+    elif text.startswith("~"):
+        text = os.path.expanduser(text)
+    return text
+
+
+def _braces(word: str, limit: int = 64) -> list[str]:
+    """The words `{a,b}` brace expansion makes of `word` (one level per pass, at most `limit`)."""
+    found = _BRACE.search(word)
+    if found is None:
+        return []
+    out = []
+    for choice in found.group(1).split(","):
+        expanded = word[: found.start()] + choice + word[found.end() :]
+        out.append(expanded)
+        out.extend(_braces(expanded, limit)[:limit])
+    return out[:limit]
 
 
 def _git_or_patch(program: str, rest: list[str], cwd: str, found: Words) -> None:
@@ -241,6 +333,8 @@ def _git_or_patch(program: str, rest: list[str], cwd: str, found: Words) -> None
         files = words if program == "patch" else words[1:]
         found.patches.extend((w, cwd) for w in files)
         found.patches.extend(found.inputs)
+        if not files and not found.inputs:
+            found.patches.append(("", cwd))  # the patch comes from a pipe: unreadable
         found.patches.extend((w[2:], cwd) for w in rest if w.startswith("-i") and len(w) > 2)
         if "-i" in rest and rest.index("-i") + 1 < len(rest):
             found.patches.append((rest[rest.index("-i") + 1], cwd))
@@ -253,6 +347,7 @@ def _git_or_patch(program: str, rest: list[str], cwd: str, found: Words) -> None
     elif sub == "config" and not _GIT_CONFIG_READS & set(rest) and len(words) > 2:
         found.git_config = True
 
+
 def _writes(program: str, rest: list[str]) -> list[str] | None:
     """The words `program` writes for sure, or None when it only reads (READERS, GIT_READERS,
     `sed` and `find` without their writing options, `sort` without `-o`)."""
@@ -260,6 +355,8 @@ def _writes(program: str, rest: list[str]) -> list[str] | None:
         sub = next((w for w in rest if not w.startswith("-")), "")
         return None if sub in GIT_READERS else []
     if program == "sed":
+        if any(_SED_WRITE.search(w) for w in rest if not w.startswith("-")):
+            return []  # a `w FILE` command: its words are given, the script's pieces too
         if not any(_sed_in_place(w) for w in rest):
             return None
         files, scripted, skip = [], False, False
@@ -274,17 +371,41 @@ def _writes(program: str, rest: list[str]) -> list[str] | None:
                 files.append(word)
         return files if scripted else files[1:]  # without -e or -f, the first word is the script
     if program == "find":
-        writing = {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
-        return [] if writing & set(rest) else None
+        if {"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"} & set(rest):
+            return []
+        for index, word in enumerate(rest):  # `-exec CMD ...`: a writer when CMD may write
+            if word in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(rest):
+                inner = rest[index + 1].rsplit("/", 1)[-1]
+                if _writes(inner, rest[index + 2 :]) is not None:
+                    return []
+        return None
     if program == "sort":
         return [] if any(w == "-o" or w.startswith(("-o", "--output")) for w in rest) else None
     if program == "tee":
         return [w for w in rest if not w.startswith("-")]
     if program == "dd":
         return [w[3:] for w in rest if w.startswith("of=")]
+    if program in ("tar", "unzip"):
+        return _extracted_into(program, rest)
     if program in READERS:
         return None
     return []
+
+
+def _extracted_into(program: str, rest: list[str]) -> list[str] | None:
+    """The folder an archive program extracts into (`tar -x ... -C DIR`, `unzip -d DIR`; default
+    `.`), or None when it does not extract (`tar -t`, `tar -c` to a file: its words are checked as
+    given)."""
+    flags = "".join(w.lstrip("-") for w in rest[:1] if not w.startswith("--")) + "".join(
+        w[1:] for w in rest[1:] if w.startswith("-") and not w.startswith("--")
+    )
+    if program == "tar" and "x" not in flags and "--extract" not in rest and "--get" not in rest:
+        return [] if "c" in flags or "r" in flags or "u" in flags else None
+    for option in ("-C", "--directory", "-d"):
+        if option in rest and rest.index(option) + 1 < len(rest):
+            return [rest[rest.index(option) + 1]]
+    given = [w.split("=", 1)[1] for w in rest if w.startswith("--directory=")]
+    return given or ["."]
 
 
 def _sed_in_place(word: str) -> bool:
@@ -315,12 +436,9 @@ def _script(rest: list[str]) -> str | None:
 
 def _cd(rest: list[str], cwd: str, found: Words) -> str:
     """The folder after `cd ARGS` run in `cwd` (lexically, as the shell does by default)."""
-    targets = [w for w in rest if not w.startswith("-")]
-    if not targets:
-        found.unknown_cwd = found.indirect = True
-        return cwd
-    target = targets[0]
-    if "$" in target or target.startswith("~"):
+    targets = [w for w in rest if not w.startswith("-") or w == "-"]
+    target = _substituted(targets[0], cwd) if targets else os.path.expanduser("~")
+    if "$" in target or target.startswith("~") or target == "-":
         found.unknown_cwd = found.indirect = True
         return cwd
     return posixpath.normpath(posixpath.join(cwd, target))
@@ -332,7 +450,8 @@ def _name(word: str, cwd: str, found: Words) -> None:
     value = word.split("=", 1)[1] if "=" in word else ""
     if value:
         found.named.append((value, cwd))
-    if any(c in word for c in _SCRIPT_CHARS):
+    found.named.extend((v, cwd) for v in variants(word, cwd)[1:])
+    if any(c in word for c in _SCRIPT_CHARS + "$~"):
         found.named.extend((piece, cwd) for piece in _PIECE.findall(word))
 
 
@@ -340,10 +459,12 @@ def _merge(found: Words, inner: Words) -> None:
     """Adds what a nested command (`bash -c`, `eval`) found."""
     found.written.extend(inner.written)
     found.given.extend(inner.given)
+    found.deep.extend(inner.deep)
     found.named.extend(inner.named)
     found.indirect = found.indirect or inner.indirect
     found.loop = found.loop or inner.loop
     found.patches.extend(inner.patches)
     found.revisions.extend(inner.revisions)
     found.git_config = found.git_config or inner.git_config
+    found.scripted = found.scripted or inner.scripted
     found.unknown_cwd = found.unknown_cwd or inner.unknown_cwd

@@ -56,9 +56,11 @@ def instructions(globs: tuple[str, ...], label: str, packages: tuple[str, ...], 
 Humans own the claims this repository's code is judged by; a merge gate checks every change
 against them.
 
-- **You may change** the production code ({production}, its `.py` files) and `harness/`
-  (your own tests, builders and examples).
-- **You may not change** these paths (the `protected` globs of `oracles/policy.toml`):
+- **You may change** every path the globs below do not match: the production code
+  ({production}, its `.py` files), its tests, the documentation, and `harness/` where the
+  repository has one.
+- **You may not change** these paths (the globs every policy protects and the `protected` list of
+  `oracles/policy.toml`):
 {protected}
   A change to them needs a human: the label `{label}` on the pull request. Do not work around
   it (no copies, links or scripts that write them); ask. The guard hook refuses these writes.
@@ -84,10 +86,29 @@ alwaysApply: true
 
 
 def pre_push(gate_rel: str) -> str:
-    """The git `pre-push` hook: the quick check of HEAD (exit non-zero stops the push)."""
+    """The git `pre-push` hook: the quick check of HEAD, when what is pushed is HEAD and the work
+    tree holds HEAD (git gives the pushed refs on stdin: `<local ref> <local sha> <remote ref>
+    <remote sha>`, githooks(5)); exit non-zero stops the push."""
     return f"""#!/bin/sh
 {PRE_PUSH_MARK}
-# `git push --no-verify` skips it; the merge gate in CI runs either way.
+# It checks HEAD as committed, so it refuses a push of another commit and a work tree that differs
+# from HEAD. A labelled change (protected paths a human approved) fails it: push that with
+# `git push --no-verify`; the merge gate in CI runs either way.
 cd "$(git rev-parse --show-toplevel)" || exit 1
+head="$(git rev-parse HEAD)" || exit 1
+while read -r local_ref local_sha remote_ref remote_sha; do
+  case "$local_sha" in
+    *[!0]*) ;;
+    *) continue ;;  # a deletion pushes no commit
+  esac
+  if [ "$local_sha" != "$head" ]; then
+    echo "oracle-gate pre-push: $local_ref is not HEAD; check it out and push again (or git push --no-verify)" >&2
+    exit 1
+  fi
+done
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+  echo "oracle-gate pre-push: the work tree differs from HEAD, and the push sends HEAD; commit or stash first" >&2
+  exit 1
+fi
 {gate_python(gate_rel)} check --head-only --quick
 """

@@ -160,7 +160,7 @@ def test_bad_input_is_denied_with_its_reason(demo):
         (b"not json", "not JSON"),
         (b"[1, 2]", "not a JSON object"),
         (json.dumps({"tool_name": "Edit"}).encode(), "lacks `tool_name` or `tool_input`"),
-        (json.dumps(pre_tool_use(demo, "Edit", {"path": "x"})).encode(), "without a `file_path`"),
+        (json.dumps(pre_tool_use(demo, "Edit", {"path": "x"})).encode(), "without a string `file_path`"),
         (json.dumps(pre_tool_use(demo, "Bash", {"command": 3})).encode(), "without a string `command`"),
         (json.dumps(pre_tool_use(demo, "Bash", {"command": "echo 'open"})).encode(), "cannot be read as shell words"),
         (json.dumps(pre_tool_use(demo, "Teleport", {"to": "x"})).encode(), "does not know the tool 'Teleport'"),
@@ -224,3 +224,53 @@ def test_render_allows_with_empty_output_so_the_tools_own_permissions_still_appl
 
     assert render(Decision(False), "claude") == ""
     assert json.loads(render(Decision(True, "why"), "codex"))["hookSpecificOutput"]["permissionDecisionReason"] == "why"
+
+
+def test_a_repository_the_agent_makes_inside_the_project_does_not_change_the_policy(demo):
+    """The project is where the hook runs (the settings change into it); the payload's folder only
+    places relative words."""
+    nested = demo.path / "harness" / "sub"
+    subprocess.run(["git", "init", "-q", str(nested)], check=True)
+    for payload in (
+        {"tool_name": "Bash", "tool_input": {"command": "echo x > ../../oracles/billing.toml"}, "cwd": str(nested)},
+        {
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(demo.path / "oracles/billing.toml")},
+            "cwd": str(nested),
+        },
+    ):
+        assert "oracles/billing.toml" in denied(claude_hook(demo, payload)[1])
+
+
+def test_codex_patches_through_the_shell_tool_and_patch_files_are_read(demo, tmp_path):
+    patch = "*** Begin Patch\n*** Add File: oracles/x.toml\n+x\n*** End Patch"
+    call = pre_tool_use(demo, "shell", {"command": ["apply_patch", patch]})
+    assert "oracles/x.toml" in denied(claude_hook(demo, call, "codex")[1])
+    diff = tmp_path / "p.diff"
+    diff.write_text(
+        "diff --git a/oracles/billing.toml b/oracles/billing.toml\n--- a/oracles/billing.toml\n+++ b/oracles/billing.toml\n"
+    )
+    for command in (f"git apply {diff}", f"patch -p1 < {diff}"):
+        assert "oracles/billing.toml" in denied(claude_hook(demo, pre_tool_use(demo, "Bash", {"command": command}))[1])
+    assert "cannot read" in denied(
+        claude_hook(demo, pre_tool_use(demo, "Bash", {"command": f"cat {diff} | git apply"}))[1]
+    )
+    diff.write_text("--- a/billing/tax.py\n+++ b/billing/tax.py\n")
+    assert claude_hook(demo, pre_tool_use(demo, "Bash", {"command": f"git apply {diff}"}))[1] == ""
+
+
+def test_a_revision_that_changes_protected_paths_is_not_checked_out(demo):
+    demo.write("oracles/billing.toml", "schema = 1\n# weaker\n")
+    demo.git("commit", "-q", "--no-gpg-sign", "-m", "weaker claims", "--", "oracles/billing.toml")
+    demo.git("checkout", "-q", "-b", "work", "HEAD~1")
+    for command in ("git checkout main", "git reset --hard main", "git merge main"):
+        assert "oracles/billing.toml" in denied(claude_hook(demo, pre_tool_use(demo, "Bash", {"command": command}))[1])
+    assert claude_hook(demo, pre_tool_use(demo, "Bash", {"command": "git checkout -b other"}))[1] == ""
+
+
+def test_a_policy_that_is_not_a_small_regular_file_is_unreadable(demo):
+    policy = demo.path / "oracles/policy.toml"
+    policy.unlink()
+    policy.symlink_to("/dev/zero")
+    call = pre_tool_use(demo, "Write", {"file_path": str(demo.path / "billing/tax.py")})
+    assert "not a regular file" in denied(claude_hook(demo, call)[1])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 from tools.oracle_gate.guard import texts
 from tools.oracle_gate.guard.install import INSTRUCTION_FILES
@@ -62,3 +63,40 @@ def test_bad_settings_and_a_foreign_pre_push_hook_are_refused(project, gate):
     code, _, err = gate("--repo", str(project.path), "guard", "install", "--pre-push")
     assert code == 1 and "exists and is not the guard's" in err
     assert project.read(".git/hooks/pre-push") == b"#!/bin/sh\nmake lint\n"
+
+
+def test_the_pre_push_hook_checks_what_is_pushed_as_committed(project, gate, tmp_path):
+    assert gate("--repo", str(project.path), "guard", "install", "--pre-push")[0] == 0
+    remote = tmp_path / "remote.git"
+    project.git("init", "-q", "--bare", str(remote))
+    project.write("harness/test_shop.py", "# another example\n")
+    project.commit("harness only")
+
+    def push(*refs: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
+        return subprocess.run(
+            ["git", "-C", str(project.path), "push", "-q", str(remote), *refs],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+
+    pushed = push("change")
+    assert pushed.returncode == 0, pushed.stderr
+    refused = push("main")
+    assert refused.returncode != 0 and "refs/heads/main is not HEAD" in refused.stderr
+    project.write("harness/test_shop.py", "# not committed\n")
+    refused = push("change")
+    assert refused.returncode != 0 and "the work tree differs from HEAD" in refused.stderr
+
+
+def test_gate_path_names_where_the_hooks_find_the_gate(project, gate, tmp_path):
+    code, _, err = gate("--repo", str(project.path), "guard", "install", "--gate-path", "../nowhere")
+    assert code == 1 and "--gate-path ../nowhere: no tools/oracle_gate there" in err
+    (tmp_path / "oracle-gate" / "tools" / "oracle_gate").mkdir(parents=True)
+    (tmp_path / "oracle-gate" / "tools" / "oracle_gate" / "__init__.py").write_text("")
+    assert gate("--repo", str(project.path), "guard", "install", "--gate-path", "../oracle-gate")[0] == 0
+    command = json.loads(project.read(".claude/settings.json"))["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert "PYTHONPATH=../oracle-gate python3 -P" in command
+    assert b"PYTHONPATH=../oracle-gate python3 -P" in project.read("AGENTS.md")

@@ -29,6 +29,10 @@ def test_rows_are_reached_through_their_module_and_its_importers(project):
     assert reached_rows(found, []) == []
     assert reached_rows(found, ["shop/util.py"]) == ["sum_in_range", "norm_is_idempotent", "add_table"]
     assert reached_rows(found, ["shop/data.json"]) == ["sum_in_range", "norm_is_idempotent", "add_table"]
+    assert reached_rows(found, ["shop/__pycache__/calc.cpython-311.pyc"]) == []
+    # A module deleted (or renamed away) is in no import graph of the work tree: its package is reached.
+    (project.path / "shop/util.py").unlink()
+    assert reached_rows(found, ["shop/util.py"]) == ["sum_in_range", "norm_is_idempotent", "add_table"]
 
 
 def test_uncommitted_protected_paths_fail_without_the_label(project):

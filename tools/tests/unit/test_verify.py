@@ -81,3 +81,33 @@ def test_refused_forms(project):
         (b"\xff\n" + second + b"\n", "not ASCII JSON"),
     ):
         assert why in refused(bad, project, head).message, why
+
+
+def test_a_statement_without_the_clean_run_is_refused_when_it_is_required(project):
+    head = project.git("rev-parse", "HEAD").strip()
+    with_clean = made(project)
+    assert verify_statement(with_clean, str(project.path), head, require_clean=True).clean
+    without = statement_lines(report_of(project, clean_observed=None), str(project.path), {}, now=NOW)
+    assert not verify_statement(without, str(project.path), head).clean
+    with pytest.raises(StatementRefused, match="without the clean run") as caught:
+        verify_statement(without, str(project.path), head, require_clean=True)
+    assert caught.value.code == OTHER_SUBJECT
+
+
+def test_a_merge_result_is_recomputed_and_named_when_another_commit_is_asked_about(project):
+    """The statement of a branch behind main is about the gate's merge; asked about the branch's
+    HEAD, verify names the merge and the head it was made of."""
+    from tools.oracle_gate.git.gitio import merge_commit
+
+    head = project.git("rev-parse", "HEAD").strip()
+    project.git("checkout", "-q", "main")
+    project.write("shop/other.py", "X = 1\n")
+    tip = project.commit("main moves on")
+    project.git("checkout", "-q", "change")
+    merged = merge_commit(str(project.path), tip, head)
+    report = report_of(project)
+    report.tip, report.merged = tip, merged
+    data = statement_lines(report, str(project.path), {}, now=NOW)
+    assert verify_statement(data, str(project.path), merged).judged == merged
+    error = refused(data, project, head)
+    assert error.code == OTHER_SUBJECT and f"the gate's merge {merged} of head {head}" in error.message
