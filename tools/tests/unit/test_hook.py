@@ -248,7 +248,8 @@ def test_codex_patches_through_the_shell_tool_and_patch_files_are_read(demo, tmp
     assert "oracles/x.toml" in denied(claude_hook(demo, call, "codex")[1])
     diff = tmp_path / "p.diff"
     diff.write_text(
-        "diff --git a/oracles/billing.toml b/oracles/billing.toml\n--- a/oracles/billing.toml\n+++ b/oracles/billing.toml\n"
+        "diff --git a/oracles/billing.toml b/oracles/billing.toml\n"
+        "--- a/oracles/billing.toml\n+++ b/oracles/billing.toml\n"
     )
     for command in (f"git apply {diff}", f"patch -p1 < {diff}"):
         assert "oracles/billing.toml" in denied(claude_hook(demo, pre_tool_use(demo, "Bash", {"command": command}))[1])
