@@ -37,7 +37,7 @@ SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
 PATCH_TOOLS = frozenset({"apply_patch"})
 # Tools that change no file, for payloads a wider matcher sends.
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "Task", "BashOutput"})
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE)
+_PATCH_PATH = re.compile(r"^[ \t]*\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)[ \t\r]*$", re.MULTILINE)
 # The paths a unified or git diff names, and Codex's patch lines.
 _PATCH_LINE = re.compile(
     r"^(?:diff --git a/(\S+) b/(\S+)|(?:\+\+\+|---) (?!/dev/null)(\S+)|rename (?:from|to) (.+)|"
@@ -99,11 +99,11 @@ def _tool_call(payload: Mapping[str, Any], cwd: str, rules: Protection) -> Decis
         return Decision(False)
     if tool in FILE_TOOLS:
         path = given.get(FILE_TOOLS[tool])
-        if not isinstance(path, str) or not path:
+        if not isinstance(path, str) or not path or "\0" in path:
             return Decision(True, f"oracle-gate guard: {tool} without a string `{FILE_TOOLS[tool]}`; refused unjudged")
         return _paths([(path, cwd)], rules, f"{tool} of", deep=True)
     if tool in SHELL_TOOLS:
-        command = given.get("command")
+        command = given.get("command", given.get("cmd"))
         if isinstance(command, list) and all(isinstance(w, str) for w in command):
             command = " ".join(shlex.quote(w) for w in command)
         if not isinstance(command, str):
@@ -136,6 +136,16 @@ def _shell(command: str, cwd: str, rules: Protection) -> Decision:
             "oracle-gate guard: this runs one of the gate's own commands that write oracles/ or the guard's "
             f"files; those are a human's to run, in a change labelled {rules.label}",
         )
+    if words.unjudged and (words.writes or words.scripted or words.indirect):
+        return Decision(
+            True, f"oracle-gate guard: {words.unjudged}; the guard cannot tell what it writes, so it refuses"
+        )
+    if words.git_refs:
+        return Decision(
+            True,
+            "oracle-gate guard: the command moves a git ref by hand (update-ref, a fetch into a named "
+            "ref, branch -f); the guard reads the policy of the base ref, so it refuses",
+        )
     if words.unknown_cwd and words.writes:
         return Decision(
             True,
@@ -158,7 +168,7 @@ def _shell(command: str, cwd: str, rules: Protection) -> Decision:
         (_patched(words, rules), "the command applies a patch to", True),
         (_checked_out(words, rules), "the command checks out a revision that changes", False),
     ):
-        decision = _paths(pairs, rules, how, deep=deep)
+        decision = _paths(pairs, rules, how, deep=deep, origin=cwd)
         if decision.deny:
             return decision
     if words.patches and not _patched(words, rules):
@@ -198,11 +208,24 @@ def _checked_out(words: Words, rules: Protection) -> list[tuple[str, str]]:
     for word, _cwd in words.revisions[:16]:
         try:
             commit = git(rules.repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{word}^{{commit}}")
-            changed = git(rules.repo, "diff", "--name-only", "-z", "--no-renames", "HEAD", commit.decode().strip())
+            changed = _names(rules.repo, "HEAD", commit.decode().strip())
+            # What the revision brings that the base tip has too is the base's, not a change's own.
+            if rules.base:
+                changed &= _names(rules.repo, rules.base, commit.decode().strip())
         except GitError:
             continue
-        out.extend((name.decode("utf-8", "surrogateescape"), rules.repo) for name in changed.split(b"\0") if name)
+        out.extend((name, rules.repo) for name in sorted(changed))
     return out
+
+
+def _names(repo: str, a: str, b: str) -> set[str]:
+    """The paths that differ between the commits `a` and `b`.
+
+    Raises:
+        GitError: when git cannot compare them.
+    """
+    raw = git(repo, "diff", "--name-only", "-z", "--no-renames", a, b)
+    return {name.decode("utf-8", "surrogateescape") for name in raw.split(b"\0") if name}
 
 
 def _gate_writer(words: Words) -> bool:
@@ -212,15 +235,35 @@ def _gate_writer(words: Words) -> bool:
     return any(w.endswith("oracle_gate") for w in named) and bool(_GATE_WRITERS & set(named))
 
 
-def _paths(pairs: list[tuple[str, str]], rules: Protection, how: str, *, deep: bool = False) -> Decision:
-    """Denies when a word of `pairs` ((word, cwd)) names a protected path of the repository (with
-    `deep`, also a folder holding one: `Protection.protecting`)."""
+def _paths(
+    pairs: list[tuple[str, str]], rules: Protection, how: str, *, deep: bool = False, origin: str = ""
+) -> Decision:
+    """Denies when a word of `pairs` ((word, cwd); cwd "" for the root) names a protected path of
+    the repository (with `deep`, also a folder holding one: `Protection.protecting`), read from its
+    own folder and from `origin` (the call's folder: a `cd` that failed, or ran in a subshell, moved
+    nothing), or the user's git configuration (`~/.gitconfig`, `~/.config/git/config`)."""
     for word, cwd in pairs:
-        for rel in repo_paths(word, cwd, rules.repo):
+        if _user_git_config(word, cwd or rules.repo):
+            return Decision(
+                True,
+                f"oracle-gate guard: {how} the user's git configuration ({word}), which can switch "
+                "the pre-push hook off",
+            )
+        folders = dict.fromkeys([cwd or rules.repo, *([origin] if origin else [])])
+        for rel in (r for folder in folders for r in repo_paths(word, folder, rules.repo)):
             glob = rules.protecting(rel, deep=deep)
             if glob is not None:
                 return Decision(True, _reason(rel, glob, how, rules))
     return Decision(False)
+
+
+def _user_git_config(word: str, cwd: str) -> bool:
+    """True when `word` from `cwd` names the user's git configuration file."""
+    if not word or "\0" in word:
+        return False
+    path = os.path.normpath(os.path.join(cwd, os.path.expanduser(word)))
+    home = os.path.expanduser("~")
+    return path in (os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git", "config"))
 
 
 def repo_paths(word: str, cwd: str, repo: str) -> list[str]:

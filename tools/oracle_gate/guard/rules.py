@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob as globbing
 import os
+import re
 from dataclasses import dataclass
 
 from tools.oracle_gate.approval.globs import matches
@@ -23,13 +24,16 @@ from tools.oracle_gate.git.gitio import default_base, git, resolve_commit
 
 # The clone's hooks and configuration, which no commit carries (the pre-push hook `guard install`
 # writes, and `core.hooksPath`); the files it writes in the work tree are `policy.AGENT_FILES`.
-CLONE_FILES = (".git/hooks/**", ".git/config", ".git/info/**")
+CLONE_FILES = (".git/hooks/**", ".git/config", ".git/info/**", ".git/HEAD", ".git/refs/**", ".git/packed-refs")
 # The largest policy file the guard reads (bytes); a larger one, or one that is not a regular
 # file (a link, a FIFO, a device), cannot be read and every write is denied.
 MAX_POLICY = 1024 * 1024
 # At most this many files below a folder a command names are compared with the globs; a larger
 # folder counts as protected (fail closed).
 MAX_WALK = 20_000
+
+
+_BRACKET = re.compile(r"\[(?:\[:[a-z]+:\]|[^\]])*\]")
 
 
 class PolicyUnreadable(GateError):
@@ -48,6 +52,7 @@ class Protection:
         policy_globs: the globs of the policies alone (without AGENT_FILES and CLONE_FILES), for
             `guard install` to say which of its files the policy does not protect.
         packages: the production packages of the base tip's policy (else the work tree's).
+        base: the revision the policy was read at (`origin/main`, `main`, `HEAD`), or "".
     """
 
     label: str
@@ -56,6 +61,7 @@ class Protection:
     repo: str
     policy_globs: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
+    base: str = ""
 
     def protecting(self, rel: str, *, deep: bool = True) -> str | None:
         """The glob that protects the repository-relative path `rel` (normalized, `/`-separated),
@@ -66,6 +72,9 @@ class Protection:
         if rel in (".", ""):
             return (self._below(".") or self.globs[0]) if deep else None
         if any(c in rel for c in "*?["):
+            # A bracket expression bash knows and Python's glob does not (`[[:alpha:]]`, `[^x]`)
+            # stands for any one character.
+            rel = _BRACKET.sub("?", rel)
             for path in sorted(globbing.glob(os.path.join(self.repo, rel), recursive=True))[:MAX_WALK]:
                 found = self.protecting(os.path.relpath(path, self.repo), deep=deep)
                 if found:
@@ -114,7 +123,7 @@ def load_protection(repo: str, base: str | None = None) -> Protection:
     source = committed or worktree
     packages = source.production_packages if source is not None else ()
     return Protection(
-        label, tuple(dict.fromkeys((*globs, *AGENT_FILES, *CLONE_FILES))), where, real, tuple(globs), packages
+        label, tuple(dict.fromkeys((*globs, *AGENT_FILES, *CLONE_FILES))), where, real, tuple(globs), packages, rev
     )
 
 

@@ -38,7 +38,7 @@ GIT_READERS = frozenset(
         "diff", "log", "show", "status", "blame", "grep", "ls-files", "ls-tree", "rev-parse", "cat-file",
         "shortlog", "describe", "add", "commit", "fetch", "push", "branch", "tag", "remote", "reflog",
         "merge-base", "rev-list", "name-rev", "show-ref", "for-each-ref", "whatchanged", "range-diff",
-        "format-patch", "worktree", "help", "version", "var", "config",
+        "format-patch", "help", "version", "var", "config",
     }
 )  # fmt: skip
 # Programs that change what a folder they are given holds: every file below it counts. For the
@@ -52,21 +52,25 @@ COPIERS = frozenset({"cp", "ln", "install", "rsync"})
 _SED_WRITE = re.compile(r"(^|[;{}\n]|/[gpiImMe0-9]*)\s*[wW]\s*\S")
 # Programs that run the command after their own options: skipped, and the rest read as a command.
 WRAPPERS = frozenset(
-    {"sudo", "nohup", "time", "timeout", "nice", "exec", "command", "builtin", "stdbuf", "xargs", "doas"}
-)
+    {"sudo", "nohup", "time", "timeout", "nice", "exec", "command", "builtin", "stdbuf", "xargs", "doas", "setsid",
+     "ionice", "chronic", "unbuffer", "busybox", "flock", "watch", "nsenter", "chroot"}
+)  # fmt: skip
 # The wrappers' options that take the next word as their value (their manual pages).
 WRAPPER_VALUES = {
-    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"}),
+    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--chdir"}),
     "doas": frozenset({"-u", "-C"}),
-    "nice": frozenset({"-n"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "exec": frozenset({"-a"}),
+    "ionice": frozenset({"-c", "-n", "-p"}),
+    "watch": frozenset({"-n", "--interval"}),
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
     "xargs": frozenset({"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"}),
-    "env": frozenset({"-u", "-C", "-S"}),
+    "env": frozenset({"-u", "-C", "-S", "--chdir", "--split-string", "--unset"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
 }
 # Programs whose given script or computed arguments decide what they touch: every word counts,
 # and an indirect command (`Words.indirect`) that also names a protected path is refused.
-INDIRECT_PROGRAMS = frozenset({"xargs", "parallel", "eval", "source", "."})
+INDIRECT_PROGRAMS = frozenset({"xargs", "parallel", "eval"})
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
 # Interpreters: what a script touches is decided when it runs, so the command counts as computing
 # its targets (`Words.indirect`), and every path-like piece of its words (a `-c` string, a
@@ -77,7 +81,23 @@ INTERPRETERS = re.compile(
 # git subcommands that write the files a patch names (their file arguments, or stdin).
 GIT_PATCHERS = frozenset({"apply", "am"})
 # git subcommands that set the work tree to a revision's files (for the revisions they name).
-GIT_CHECKOUTS = frozenset({"checkout", "switch", "reset", "restore", "stash", "merge", "cherry-pick", "revert"})
+GIT_CHECKOUTS = frozenset(
+    {
+        "checkout",
+        "switch",
+        "reset",
+        "restore",
+        "stash",
+        "merge",
+        "cherry-pick",
+        "revert",
+        "rebase",
+        "bisect",
+        "read-tree",
+    }
+)
+# git subcommands that move refs by hand.
+GIT_REF_MOVERS = frozenset({"update-ref", "symbolic-ref", "replace"})
 # `git config` forms that only read.
 _GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "--show-origin"})
 # Redirection operators whose next word is a file written.
@@ -87,6 +107,12 @@ _BOUNDARIES = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&", ";;", 
 _SHELL_WORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "case", "esac", "!", "in"}
 )
+# The largest shell script file the guard reads (bytes).
+MAX_SCRIPT = 256 * 1024
+# Here-document operators and their delimiters (`<<EOF`, `<<-'EOF'`, `<< "EOF"`).
+_HERE_DOC = re.compile(r"<<(-?)\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
+# How deep the guard reads commands inside commands (`bash -c`, `$(...)`, here-documents).
+MAX_DEPTH = 6
 _BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)
 # A word holding one of these is read as a script too: its path-like pieces count.
@@ -116,8 +142,14 @@ class Words:
         revisions: (word, cwd) pairs a `git checkout`, `switch`, `reset`, `restore`, `stash`,
             `merge`, `cherry-pick` or `revert` names: the work tree may take a revision's files.
         git_config: the command writes the clone's git configuration (`git config` that sets).
+        git_refs: the command moves a ref by hand (`git update-ref`, `symbolic-ref`, a `fetch`
+            into a named ref, `branch -f`): the base the guard reads its policy from may move.
         scripted: the command runs an interpreter (INTERPRETERS), whose script decides what it
             writes: every path its words name counts, as the path itself (not a folder's files).
+        reads_commands: a shell reads commands from stdin (`bash`, `sh -s`): a here-document is
+            read as commands.
+        unjudged: why the guard cannot judge the command (a script it cannot read, a pathspec
+            it cannot follow), or "".
         unknown_cwd: a `cd` whose target the words do not give (`cd "$X"`); later relative
             paths are taken from the last known folder and the command counts as indirect.
     """
@@ -132,7 +164,10 @@ class Words:
     patches: list[tuple[str, str]] = field(default_factory=list)
     revisions: list[tuple[str, str]] = field(default_factory=list)
     git_config: bool = False
+    git_refs: bool = False
     scripted: bool = False
+    reads_commands: bool = False
+    unjudged: str = ""
     inputs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -144,7 +179,15 @@ class Words:
     @property
     def writes(self) -> bool:
         """True when the command writes, or gives words to a program that may write."""
-        return bool(self.written or self.given or self.deep or self.patches or self.revisions or self.git_config)
+        return bool(
+            self.written
+            or self.given
+            or self.deep
+            or self.patches
+            or self.revisions
+            or self.git_config
+            or self.git_refs
+        )
 
 
 def command_words(command: str, cwd: str, depth: int = 0) -> Words:
@@ -154,16 +197,62 @@ def command_words(command: str, cwd: str, depth: int = 0) -> Words:
         ValueError: when the command cannot be split into words (an unclosed quote).
     """
     found = Words()
-    tokens = _tokens(command)
+    if depth > MAX_DEPTH:
+        found.unjudged = "commands nested deeper than the guard reads"
+        return found
+    text, bodies = _here_documents(command.replace("\\\n", ""))
+    for inner in _substitutions(text):  # `$(...)`, `<(...)`, `>(...)` and back quotes, even in double quotes
+        _merge(found, command_words(inner, cwd, depth + 1))
+    if "CDPATH" in text:
+        found.unknown_cwd = True
+    tokens = _tokens(text)
     for segment in _segments(tokens):
         cwd = _segment(segment, cwd, found, depth)
+    for body in bodies:  # a here-document is data, except to a shell or an interpreter reading it
+        found.named.extend((piece, cwd) for piece in _PIECE.findall(body))
+        if found.reads_commands:
+            _merge(found, command_words(body, cwd, depth + 1))
     return found
+
+
+def _here_documents(command: str) -> tuple[str, list[str]]:
+    """`command` without its here-documents' bodies (each body's lines up to its delimiter line),
+    and the bodies."""
+    bodies: list[str] = []
+    lines = command.split("\n")
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        out.append(line)
+        index += 1
+        for _dash, delimiter in _HERE_DOC.findall(line):
+            body = []
+            while index < len(lines) and lines[index].strip() != delimiter:
+                body.append(lines[index])
+                index += 1
+            index += 1
+            bodies.append("\n".join(body))
+    return "\n".join(out), bodies
+
+
+def _substitutions(command: str) -> list[str]:
+    """The commands inside `$(...)`, `<(...)`, `>(...)` (balanced parentheses) and back quotes."""
+    out = []
+    for found in re.finditer(r"[$<>]\(", command):
+        level, index = 1, found.end()
+        while index < len(command) and level:
+            level += {"(": 1, ")": -1}.get(command[index], 0)
+            index += 1
+        out.append(command[found.end() : index - 1])
+    out.extend(command.split("`")[1::2])
+    return out
 
 
 def _tokens(command: str) -> list[str]:
     """The command's words and operators (shlex, POSIX rules; newlines kept as boundaries)."""
     # `$'...'` and `$"..."` are quotes to the shell (ANSI-C and locale strings): read them as quotes.
-    text = command.replace("`", " ; ").replace("$'", "'").replace('$"', '"')
+    text = command.replace("`", " ; ").replace("$'", "'").replace('$"', '"').replace("<(", "< (").replace(">(", "> (")
     lexer = shlex.shlex(text, posix=True, punctuation_chars="();<>|&\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
@@ -224,31 +313,65 @@ def _program(args: list[str], cwd: str, found: Words, depth: int) -> str:
     for word in args:
         _name(word, cwd, found)
     if program in WRAPPERS or program == "env":
-        inner = _after_options(rest, program)
-        if program in INDIRECT_PROGRAMS and (not inner or _writes(inner[0].rsplit("/", 1)[-1], inner[1:]) is not None):
-            found.indirect = True  # `xargs rm`: its words come from stdin; `xargs grep` only reads
-        return _program(inner, cwd, found, depth) if inner else cwd
+        return _wrapper(program, rest, cwd, found, depth)
     if program in INDIRECT_PROGRAMS:
         found.indirect = True
+    if program in ("source", ".") or (program in SHELLS and _script(rest) is None):
+        _script_file(program, rest, cwd, found, depth)
+        return cwd
     if program in SHELLS or program == "eval":
         script = _script(rest) if program in SHELLS else " ".join(rest)
-        if script is not None and depth < 4:
-            try:
-                nested = command_words(script, cwd, depth + 1)
-            except ValueError:
-                found.indirect = True
-            else:
-                _merge(found, nested)
-                return cwd
+        try:
+            _merge(found, command_words(script or "", cwd, depth + 1))
+        except ValueError:
+            found.unjudged = f"the script {program} runs cannot be read as shell words"
+        return cwd
     if program in ("cd", "pushd"):
         return _cd(rest, cwd, found)
+    if program == "popd":
+        found.unknown_cwd = True  # the folder it returns to is on a stack the guard does not keep
+        return cwd
     if INTERPRETERS.fullmatch(program):
         found.scripted = True
+    if program == "git":
+        here = _option_value(rest, ("-C",))
+        if here:
+            cwd = posixpath.normpath(posixpath.join(cwd, here))
+            rest = [w for i, w in enumerate(rest) if not (w == "-C" or (i and rest[i - 1] == "-C"))]
     if program == "git" or program == "patch":
         _git_or_patch(program, rest, cwd, found)
+    _writer(program, rest, cwd, found, depth)
+    return cwd
+
+
+def _wrapper(program: str, rest: list[str], cwd: str, found: Words, depth: int) -> str:
+    """A wrapper (WRAPPERS, `env`): the command it runs, in the folder `env -C`/`sudo -D` names,
+    and `env -S`'s string read as a command; `xargs` of a program that may write computes its
+    targets, and one that changes folders from words it cannot see cannot be judged."""
+    inner = _after_options(rest, program)
+    chdir = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}.get(program)
+    here = _option_value(rest, chdir) if chdir else None
+    split = _option_value(rest, ("-S", "--split-string")) if program == "env" else None
+    if split is not None:
+        _merge(found, command_words(split, cwd, depth + 1))
+    if program == "flock" and inner:
+        inner = inner[1:]  # `flock FILE COMMAND`
+    name = inner[0].rsplit("/", 1)[-1] if inner else ""
+    if program in INDIRECT_PROGRAMS and (not inner or _writes(name, inner[1:]) is not None):
+        found.indirect = True  # `xargs rm`: its words come from stdin; `xargs grep` only reads
+        if name in DESTRUCTIVE or not inner:
+            found.unjudged = f"{program} gives {name or 'a command'} words the guard cannot see"
+    folder = posixpath.normpath(posixpath.join(cwd, here)) if here else cwd
+    return _program(inner, folder, found, depth) if inner else cwd
+
+
+def _writer(program: str, rest: list[str], cwd: str, found: Words, depth: int) -> None:
+    """A program that may write (`_writes` is not None): what it writes for sure, and its words,
+    deep for a program that changes what a folder holds (DESTRUCTIVE, a writing git command,
+    `find` that deletes), only its destination for a copy."""
     writes = _writes(program, rest)
     if writes is None:  # a reader
-        return cwd
+        return
     found.written.extend((v, cwd) for w in writes for v in variants(w, cwd))
     deep = (
         program in DESTRUCTIVE
@@ -256,12 +379,82 @@ def _program(args: list[str], cwd: str, found: Words, depth: int) -> str:
         or (program == "find" and _find_destroys(rest))
     )
     kept = found.deep if deep else found.given
-    for word in _destination(rest) if program in COPIERS else [w for w in rest if w != "--"]:
+    if program == "find":
+        _find_commands(rest, cwd, found, depth)
+    if program == "git" and deep:
+        _git_pathspecs(rest, found)
+    words = _destination(rest) if program in COPIERS and program != "ln" else [w for w in rest if w != "--"]
+    if program == "mv":
+        words += _destination(rest)  # `mv -tDIR ...`: the folder the files go to
+    for word in words:
         kept.extend((v, cwd) for v in variants(word, cwd))
         if any(c in word for c in _SCRIPT_CHARS):
             kept.extend((piece, cwd) for piece in _PIECE.findall(word))
     found.indirect = found.indirect or any("$" in w for w in rest)
-    return cwd
+    if deep and any("$" in w for w in rest if not w.startswith("-")):
+        found.unjudged = f"{program} changes a path the shell computes ($)"
+    if program == "ln":
+        target = _destination(rest)
+        folder = posixpath.dirname(posixpath.join(cwd, target[0])) if target else cwd
+        found.deep.extend((w, folder) for w in rest if not w.startswith("-"))  # a link's target, from its folder
+
+
+def _option_value(rest: list[str], options: tuple[str, ...]) -> str | None:
+    """The value of the first of `options` among `rest` (`-C DIR`, `-CDIR`, `--chdir=DIR`), or None."""
+    for index, word in enumerate(rest):
+        for option in options:
+            if word == option and index + 1 < len(rest):
+                return rest[index + 1]
+            if option.startswith("--") and word.startswith(option + "="):
+                return word.split("=", 1)[1]
+            if not option.startswith("--") and word.startswith(option) and len(word) > len(option):
+                return word[len(option) :]
+    return None
+
+
+def _script_file(program: str, rest: list[str], cwd: str, found: Words, depth: int) -> None:
+    """A shell reading a script file (`sh FILE`, `source FILE`), or commands from stdin (`bash`,
+    `sh -s`): the file is read as commands when it is a regular file of at most MAX_SCRIPT bytes;
+    else the command cannot be judged. A shell reading stdin reads here-documents as commands."""
+    files = [w for w in rest if not w.startswith("-")]
+    if not files:
+        found.reads_commands = True
+        return
+    path = files[0] if posixpath.isabs(files[0]) else posixpath.join(cwd, files[0])
+    if posixpath.basename(path) == "activate" and posixpath.basename(posixpath.dirname(path)) == "bin":
+        return  # a virtual environment's activation script sets variables only
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > MAX_SCRIPT:
+            raise OSError
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        found.unjudged = f"{program} runs the script {files[0]}, which the guard cannot read (not there yet?)"
+        return
+    try:
+        _merge(found, command_words(text, cwd, depth + 1))
+    except ValueError:
+        found.unjudged = f"the script {files[0]} cannot be read as shell words"
+
+
+def _find_commands(rest: list[str], cwd: str, found: Words, depth: int) -> None:
+    """The commands `find -exec/-execdir/-ok/-okdir CMD ... ;` runs, read as commands."""
+    for index, word in enumerate(rest):
+        if word in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = next((j for j in range(index + 1, len(rest)) if rest[j] in (";", "+", "\\;")), len(rest))
+            inner = [w for w in rest[index + 1 : end] if w != "{}"]
+            if inner:
+                _program(inner, cwd, found, depth + 1)
+
+
+def _git_pathspecs(rest: list[str], found: Words) -> None:
+    """A writing git command's pathspec magic (`:/path` from the root, `:(icase)...`): the first
+    is read as its root-relative path, the others cannot be judged."""
+    for word in rest:
+        if word.startswith(":(") or word.startswith(":!") or word.startswith(":^"):
+            found.unjudged = f"git pathspec magic {word!r}"
+        elif word.startswith(":/"):
+            found.deep.append((word[2:] or ".", ""))  # "": the hook resolves it against the root
 
 
 def _find_destroys(rest: list[str]) -> bool:
@@ -285,10 +478,13 @@ def _destination(rest: list[str]) -> list[str]:
     """What a copying program (COPIERS) writes: its `-t DIR`/`--target-directory=DIR`, else its
     last word that is not an option."""
     for index, word in enumerate(rest):
-        if word == "-t" and index + 1 < len(rest):
-            return [rest[index + 1]]
-        if word.startswith("--target-directory="):
-            return [word.split("=", 1)[1]]
+        if word.startswith("--t"):  # --target-directory, or any abbreviation of it
+            if "=" in word:
+                return [word.split("=", 1)[1]]
+            return rest[index + 1 : index + 2]
+        if word.startswith("-") and not word.startswith("--") and "t" in word[1:]:
+            value = word[word.index("t", 1) + 1 :]  # `-t DIR`, `-tDIR`, `-rt DIR`
+            return [value] if value else rest[index + 1 : index + 2]
     words = [w for w in rest if not w.startswith("-")]
     return words[-1:]
 
@@ -303,7 +499,13 @@ def variants(word: str, cwd: str) -> list[str]:
 def _substituted(word: str, cwd: str) -> str:
     """`word` with `~`, `~+`, `$PWD` and `$HOME` put in."""
     home = os.path.expanduser("~")
-    text = word.replace("${PWD}", cwd).replace("$PWD", cwd).replace("${HOME}", home).replace("$HOME", home)
+    text = (
+        word.replace("$(pwd)", cwd)
+        .replace("${PWD}", cwd)
+        .replace("$PWD", cwd)
+        .replace("${HOME}", home)
+        .replace("$HOME", home)
+    )
     if text.startswith("~+"):
         text = cwd + text[2:]
     elif text.startswith("~"):
@@ -312,15 +514,18 @@ def _substituted(word: str, cwd: str) -> str:
 
 
 def _braces(word: str, limit: int = 64) -> list[str]:
-    """The words `{a,b}` brace expansion makes of `word` (one level per pass, at most `limit`)."""
-    found = _BRACE.search(word)
-    if found is None:
-        return []
-    out = []
-    for choice in found.group(1).split(","):
-        expanded = word[: found.start()] + choice + word[found.end() :]
-        out.append(expanded)
-        out.extend(_braces(expanded, limit)[:limit])
+    """The words `{a,b}` brace expansion makes of `word`, breadth first, at most `limit` in all."""
+    out: list[str] = []
+    pending = [word]
+    while pending and len(out) < limit:
+        current = pending.pop(0)
+        found = _BRACE.search(current)
+        if found is None:
+            continue
+        for choice in found.group(1).split(",")[:limit]:
+            expanded = current[: found.start()] + choice + current[found.end() :]
+            out.append(expanded)
+            pending.append(expanded)
     return out[:limit]
 
 
@@ -341,11 +546,40 @@ def _git_or_patch(program: str, rest: list[str], cwd: str, found: Words) -> None
     elif sub in GIT_CHECKOUTS:
         # `git checkout REV -- PATHS`: the paths after `--` are arguments, checked as given.
         before = rest[: rest.index("--")] if "--" in rest else rest
-        named = [w for w in before if not w.startswith("-")][1:]
-        found.revisions.extend((w, cwd) for w in named or (["stash@{0}"] if sub == "stash" else []))
+        named = [w for w in before if not w.startswith("-") or w == "-"][1:]
+        named = ["@{-1}" if w == "-" else w for w in named if w not in ("pop", "apply", "start", "push", "drop")]
+        if sub == "stash" and any(w in rest for w in ("pop", "apply")):
+            named = named or ["stash@{0}"]
+        found.revisions.extend((w, cwd) for w in named)
         found.revisions.extend((w.split("=", 1)[1], cwd) for w in rest if w.startswith("--source="))
-    elif sub == "config" and not _GIT_CONFIG_READS & set(rest) and len(words) > 2:
-        found.git_config = True
+    elif sub == "clean":
+        found.deep.append((".", cwd))  # it removes untracked and ignored files anywhere below
+    found.git_config = found.git_config or _sets_config(sub, words, rest) or _skips_hooks(sub, rest)
+    found.git_refs = found.git_refs or _moves_refs(sub, words, rest)
+
+
+def _skips_hooks(sub: str, rest: list[str]) -> bool:
+    """True for a git command that switches the clone's hooks off for itself: `--no-verify`
+    (`commit -n`), or `-c core.hooksPath=...`."""
+    if "--no-verify" in rest or (sub == "commit" and "-n" in rest):
+        return True
+    return any(w.lower().startswith("core.hookspath") for w in rest)
+
+
+def _sets_config(sub: str, words: list[str], rest: list[str]) -> bool:
+    """True for a git command that writes the clone's configuration: `git config` that sets,
+    unsets or removes, and `git remote add/set-url/remove/rename/set-head`."""
+    if sub == "config":
+        return not _GIT_CONFIG_READS & set(rest) and (len(words) > 2 or len(rest) > len(words))
+    return sub == "remote" and len(words) > 1 and words[1] in ("add", "set-url", "remove", "rm", "rename", "set-head")
+
+
+def _moves_refs(sub: str, words: list[str], rest: list[str]) -> bool:
+    """True for a git command that moves a ref by hand (GIT_REF_MOVERS, a fetch into a named ref,
+    `branch -f/-M/-D/-C`)."""
+    if sub in GIT_REF_MOVERS or (sub == "fetch" and any(":" in w for w in words[1:])):
+        return True
+    return sub == "branch" and bool({"-f", "--force", "-M", "-D", "-C"} & set(rest))
 
 
 def _writes(program: str, rest: list[str]) -> list[str] | None:
@@ -466,5 +700,8 @@ def _merge(found: Words, inner: Words) -> None:
     found.patches.extend(inner.patches)
     found.revisions.extend(inner.revisions)
     found.git_config = found.git_config or inner.git_config
+    found.git_refs = found.git_refs or inner.git_refs
+    found.unjudged = found.unjudged or inner.unjudged
+    found.unknown_cwd = found.unknown_cwd or inner.unknown_cwd
     found.scripted = found.scripted or inner.scripted
     found.unknown_cwd = found.unknown_cwd or inner.unknown_cwd

@@ -121,6 +121,28 @@ def test_the_issue_payloads_protected_writes_denied_with_the_reason_others_allow
         "dd if=/dev/zero of=oracles/blobs/cart.json count=1",
         "cp /tmp/x AGENTS.md",
         "echo x > .git/hooks/pre-push",
+        'echo "$(rm -rf oracles)"',
+        "cat <(rm -rf oracles)",
+        "(cd /tmp); rm -f oracles/billing.toml",
+        "cd /nonexistent 2>/dev/null; rm -f oracles/billing.toml",
+        "env -C harness rm -f ../oracles/billing.toml",
+        "git -C harness rm -q ../oracles/billing.toml",
+        "rm -rf orac${x}les",
+        "ls | xargs rm -rf",
+        "git rm -rq :/oracles",
+        "rm -f oracles/billing.tom[[:alpha:]]",
+        "cp billing/tax.py -toracles",
+        "cp --target-dir=oracles billing/tax.py",
+        "rm -rf ora\\\ncles",
+        "env -S 'rm -rf oracles'",
+        "git config --unset core.hooksPath",
+        "git push --no-verify",
+        "git update-ref refs/remotes/origin/main HEAD~1",
+        "echo '[core]' >> ~/.gitconfig",
+        "printf 'rm -rf oracles' > billing/s.sh && sh billing/s.sh",
+        "find billing -exec sh -c 'rm -rf oracles' \\;",
+        "setsid sh -c 'rm -rf oracles'",
+        "echo " + "{a,b}" * 26 + "; rm -rf oracles",
     ],
 )
 def test_writing_commands_on_protected_paths_are_denied(demo, command):
@@ -140,6 +162,14 @@ def test_writing_commands_on_protected_paths_are_denied(demo, command):
         "bazel test //oracles/... //harness/...",
         "echo x > /tmp/out.txt; ls oracles",
         "python3 -m tools.oracle_gate check --head-only --quick --format json",
+        "PYTHONPATH=. python3 -P -B -s -m tools.oracle_gate check --head-only --quick --format json",
+        "pip install -e . && ruff check . && ruff format billing && mypy billing",
+        "python3 -m pytest billing/tests -q",
+        "find . -name '*.py' | xargs grep -n foo",
+        "cp oracles/billing.toml /tmp/o.toml",
+        "cat > harness/test_new.py <<'EOF'\nfrom oracles import x  # see oracles/billing.toml\nEOF",
+        ". .venv/bin/activate && source .venv/bin/activate",
+        "git stash && git stash pop && git checkout -b topic",
     ],
 )
 def test_reading_and_unprotected_commands_are_allowed(demo, command):
@@ -261,12 +291,17 @@ def test_codex_patches_through_the_shell_tool_and_patch_files_are_read(demo, tmp
 
 
 def test_a_revision_that_changes_protected_paths_is_not_checked_out(demo):
+    """A revision whose claims differ from HEAD's and the base tip's is refused; bringing in the
+    base tip itself is not a change's own edit."""
+    demo.git("checkout", "-q", "-b", "evil")
     demo.write("oracles/billing.toml", "schema = 1\n# weaker\n")
     demo.git("commit", "-q", "--no-gpg-sign", "-m", "weaker claims", "--", "oracles/billing.toml")
-    demo.git("checkout", "-q", "-b", "work", "HEAD~1")
-    for command in ("git checkout main", "git reset --hard main", "git merge main"):
-        assert "oracles/billing.toml" in denied(claude_hook(demo, pre_tool_use(demo, "Bash", {"command": command}))[1])
-    assert claude_hook(demo, pre_tool_use(demo, "Bash", {"command": "git checkout -b other"}))[1] == ""
+    demo.git("checkout", "-q", "-b", "work", "main")
+    for command in ("git checkout evil", "git reset --hard evil", "git merge evil", "git rebase evil"):
+        reason = denied(claude_hook(demo, pre_tool_use(demo, "Bash", {"command": command}))[1])
+        assert "oracles/billing.toml" in reason, command
+    for command in ("git checkout -b other", "git merge main", "git checkout main"):
+        assert claude_hook(demo, pre_tool_use(demo, "Bash", {"command": command}))[1] == "", command
 
 
 def test_a_policy_that_is_not_a_small_regular_file_is_unreadable(demo):

