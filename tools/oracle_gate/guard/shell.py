@@ -1,14 +1,13 @@
-"""Which paths a shell command may write (docs/design.md section 13): the words a Bash tool call's
-command names as files, split into the ones it writes for sure (redirection targets, `tee`,
-`sed -i`, ...) and the ones a program that is not known to only read gets as arguments.
+"""Which paths a shell command may write (docs/design.md section 13): the command split into
+simple commands, each program's words sorted by what the program does with them
+(guard/programs.py), and the folder each runs in kept; the result is `Words`.
 
 This is a reading of the command's words, not a shell: it follows `;`, `&&`, `||`, `|`, `&`,
-newlines, `( )`, `$( )` and back quotes as command boundaries, `cd DIR` (a later relative path is
-below DIR), `bash -c`/`sh -c`/`eval` strings (read again as commands), and the wrappers `env`,
-`sudo`, `nohup`, `time`, `timeout`, `nice`, `exec`, `command`, `xargs` (the command they run). A
-path a program computes when it runs (a script's own `open()`, a variable set elsewhere) is not
-seen; the hook's rule for indirection (`Words.indirect`) covers the common forms, and the gate in
-CI judges what was written either way (docs/threat-model.md).
+newlines, `( )`, `$( )`, `<( )`, `>( )` and back quotes, `cd`, here-documents, `bash -c`/`eval`
+strings and shell script files (read again as commands), and the wrappers (the command they run).
+A path a program computes when it runs (a script's own `open()`, a variable set elsewhere) is not
+seen; the hook's rules for indirection (`Words.computes_targets`, `.scripted`, `.unjudged`) cover
+the common forms, and the gate in CI judges what was written either way (docs/threat-model.md).
 """
 
 from __future__ import annotations
@@ -19,87 +18,29 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-# Programs that read the files they are given and write none (write targets of their
-# redirections are checked apart). Sources: each program's manual page (coreutils, grep, git).
-READERS = frozenset(
-    {
-        "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "wc", "diff", "cmp",
-        "ls", "stat", "file", "sha256sum", "sha1sum", "sha512sum", "md5sum", "b2sum", "cksum", "nl", "jq",
-        "tree", "du", "realpath", "readlink", "basename", "dirname", "test", "[", "echo", "printf", "pwd",
-        "which", "type", "true", "false", "od", "xxd", "hexdump", "strings", "column", "cut", "tr", "comm",
-        "fold", "bat", "cd", "pushd", "popd", "exit", "return", "sleep", "date", "whoami", "id", "uname",
-        "env", "printenv", "wait",
-    }
-)  # fmt: skip
-# git subcommands that change no file of the work tree (staging and committing included: the gate
-# judges what a commit changed).
-GIT_READERS = frozenset(
-    {
-        "diff", "log", "show", "status", "blame", "grep", "ls-files", "ls-tree", "rev-parse", "cat-file",
-        "shortlog", "describe", "add", "commit", "fetch", "push", "branch", "tag", "remote", "reflog",
-        "merge-base", "rev-list", "name-rev", "show-ref", "for-each-ref", "whatchanged", "range-diff",
-        "format-patch", "help", "version", "var", "config",
-    }
-)  # fmt: skip
-# Programs that change what a folder they are given holds: every file below it counts. For the
-# copying ones (COPIERS) only the destination is written.
-DESTRUCTIVE = frozenset(
-    {"rm", "rmdir", "mv", "cp", "ln", "install", "rsync", "chmod", "chown", "chgrp", "touch", "truncate", "shred",
-     "tar", "unzip", "cpio", "sponge", "mkdir", "rename", "unlink"}
-)  # fmt: skip
-COPIERS = frozenset({"cp", "ln", "install", "rsync"})
-# A `sed` script command that writes a file (`w FILE`, `s/a/b/w FILE`).
-_SED_WRITE = re.compile(r"(^|[;{}\n]|/[gpiImMe0-9]*)\s*[wW]\s*\S")
-# Programs that run the command after their own options: skipped, and the rest read as a command.
-WRAPPERS = frozenset(
-    {"sudo", "nohup", "time", "timeout", "nice", "exec", "command", "builtin", "stdbuf", "xargs", "doas", "setsid",
-     "ionice", "chronic", "unbuffer", "busybox", "flock", "watch", "nsenter", "chroot"}
-)  # fmt: skip
-# The wrappers' options that take the next word as their value (their manual pages).
-WRAPPER_VALUES = {
-    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--chdir"}),
-    "doas": frozenset({"-u", "-C"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "exec": frozenset({"-a"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
-    "watch": frozenset({"-n", "--interval"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "xargs": frozenset({"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"}),
-    "env": frozenset({"-u", "-C", "-S", "--chdir", "--split-string", "--unset"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-}
-# Programs whose given script or computed arguments decide what they touch: every word counts,
-# and an indirect command (`Words.indirect`) that also names a protected path is refused.
-INDIRECT_PROGRAMS = frozenset({"xargs", "parallel", "eval"})
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
-# Interpreters: what a script touches is decided when it runs, so the command counts as computing
-# its targets (`Words.indirect`), and every path-like piece of its words (a `-c` string, a
-# here-document's lines) is named.
-INTERPRETERS = re.compile(
-    r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|deno|bun|php|lua|awk|gawk|mawk|Rscript|tclsh)"
+from tools.oracle_gate.guard.programs import (
+    ASSIGNMENT,
+    COPIERS,
+    DESTRUCTIVE,
+    GIT_CHECKOUTS,
+    GIT_PATCHERS,
+    GIT_READERS,
+    INDIRECT_PROGRAMS,
+    INTERPRETERS,
+    SHELLS,
+    WRAPPERS,
+    after_options,
+    destination,
+    find_destroys,
+    git_sub,
+    moves_refs,
+    option_value,
+    sets_config,
+    shell_script,
+    skips_hooks,
+    writes,
 )
-# git subcommands that write the files a patch names (their file arguments, or stdin).
-GIT_PATCHERS = frozenset({"apply", "am"})
-# git subcommands that set the work tree to a revision's files (for the revisions they name).
-GIT_CHECKOUTS = frozenset(
-    {
-        "checkout",
-        "switch",
-        "reset",
-        "restore",
-        "stash",
-        "merge",
-        "cherry-pick",
-        "revert",
-        "rebase",
-        "bisect",
-        "read-tree",
-    }
-)
-# git subcommands that move refs by hand.
-GIT_REF_MOVERS = frozenset({"update-ref", "symbolic-ref", "replace"})
-# `git config` forms that only read.
-_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "--show-origin"})
+
 # Redirection operators whose next word is a file written.
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 # Command boundaries among the lexer's punctuation tokens.
@@ -114,7 +55,6 @@ _HERE_DOC = re.compile(r"<<(-?)\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
 # How deep the guard reads commands inside commands (`bash -c`, `$(...)`, here-documents).
 MAX_DEPTH = 6
 _BRACE = re.compile(r"\{([^{}]*,[^{}]*)\}")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)
 # A word holding one of these is read as a script too: its path-like pieces count.
 _SCRIPT_CHARS = " '\"(),;:{}=+"
 # Path-like pieces of a word that is a script (`python -c`, `awk`, `perl -e`, a quoted string).
@@ -292,7 +232,7 @@ def _segment(words: list[str], cwd: str, found: Words, depth: int) -> str:
             continue
         args.append(word)
         index += 1
-    while args and (args[0] in _SHELL_WORDS or _ASSIGNMENT.fullmatch(args[0])):
+    while args and (args[0] in _SHELL_WORDS or ASSIGNMENT.fullmatch(args[0])):
         if args[0] in ("for", "while", "until"):
             found.loop = True
             if args[0] == "for" and len(args) >= 3 and args[2] == "in":
@@ -316,11 +256,11 @@ def _program(args: list[str], cwd: str, found: Words, depth: int) -> str:
         return _wrapper(program, rest, cwd, found, depth)
     if program in INDIRECT_PROGRAMS:
         found.indirect = True
-    if program in ("source", ".") or (program in SHELLS and _script(rest) is None):
+    if program in ("source", ".") or (program in SHELLS and shell_script(rest) is None):
         _script_file(program, rest, cwd, found, depth)
         return cwd
     if program in SHELLS or program == "eval":
-        script = _script(rest) if program in SHELLS else " ".join(rest)
+        script = shell_script(rest) if program in SHELLS else " ".join(rest)
         try:
             _merge(found, command_words(script or "", cwd, depth + 1))
         except ValueError:
@@ -334,7 +274,7 @@ def _program(args: list[str], cwd: str, found: Words, depth: int) -> str:
     if INTERPRETERS.fullmatch(program):
         found.scripted = True
     if program == "git":
-        here = _option_value(rest, ("-C",))
+        here = option_value(rest, ("-C",))
         if here:
             cwd = posixpath.normpath(posixpath.join(cwd, here))
             rest = [w for i, w in enumerate(rest) if not (w == "-C" or (i and rest[i - 1] == "-C"))]
@@ -348,16 +288,16 @@ def _wrapper(program: str, rest: list[str], cwd: str, found: Words, depth: int) 
     """A wrapper (WRAPPERS, `env`): the command it runs, in the folder `env -C`/`sudo -D` names,
     and `env -S`'s string read as a command; `xargs` of a program that may write computes its
     targets, and one that changes folders from words it cannot see cannot be judged."""
-    inner = _after_options(rest, program)
+    inner = after_options(rest, program)
     chdir = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}.get(program)
-    here = _option_value(rest, chdir) if chdir else None
-    split = _option_value(rest, ("-S", "--split-string")) if program == "env" else None
+    here = option_value(rest, chdir) if chdir else None
+    split = option_value(rest, ("-S", "--split-string")) if program == "env" else None
     if split is not None:
         _merge(found, command_words(split, cwd, depth + 1))
     if program == "flock" and inner:
         inner = inner[1:]  # `flock FILE COMMAND`
     name = inner[0].rsplit("/", 1)[-1] if inner else ""
-    if program in INDIRECT_PROGRAMS and (not inner or _writes(name, inner[1:]) is not None):
+    if program in INDIRECT_PROGRAMS and (not inner or writes(name, inner[1:]) is not None):
         found.indirect = True  # `xargs rm`: its words come from stdin; `xargs grep` only reads
         if name in DESTRUCTIVE or not inner:
             found.unjudged = f"{program} gives {name or 'a command'} words the guard cannot see"
@@ -369,23 +309,23 @@ def _writer(program: str, rest: list[str], cwd: str, found: Words, depth: int) -
     """A program that may write (`_writes` is not None): what it writes for sure, and its words,
     deep for a program that changes what a folder holds (DESTRUCTIVE, a writing git command,
     `find` that deletes), only its destination for a copy."""
-    writes = _writes(program, rest)
-    if writes is None:  # a reader
+    sure = writes(program, rest)
+    if sure is None:  # a reader
         return
-    found.written.extend((v, cwd) for w in writes for v in variants(w, cwd))
+    found.written.extend((v, cwd) for w in sure for v in variants(w, cwd))
     deep = (
         program in DESTRUCTIVE
-        or (program == "git" and _git_sub(rest) not in GIT_READERS)
-        or (program == "find" and _find_destroys(rest))
+        or (program == "git" and git_sub(rest) not in GIT_READERS)
+        or (program == "find" and find_destroys(rest))
     )
     kept = found.deep if deep else found.given
     if program == "find":
         _find_commands(rest, cwd, found, depth)
     if program == "git" and deep:
         _git_pathspecs(rest, found)
-    words = _destination(rest) if program in COPIERS and program != "ln" else [w for w in rest if w != "--"]
+    words = destination(rest) if program in COPIERS and program != "ln" else [w for w in rest if w != "--"]
     if program == "mv":
-        words += _destination(rest)  # `mv -tDIR ...`: the folder the files go to
+        words += destination(rest)  # `mv -tDIR ...`: the folder the files go to
     for word in words:
         kept.extend((v, cwd) for v in variants(word, cwd))
         if any(c in word for c in _SCRIPT_CHARS):
@@ -394,22 +334,9 @@ def _writer(program: str, rest: list[str], cwd: str, found: Words, depth: int) -
     if deep and any("$" in w for w in rest if not w.startswith("-")):
         found.unjudged = f"{program} changes a path the shell computes ($)"
     if program == "ln":
-        target = _destination(rest)
+        target = destination(rest)
         folder = posixpath.dirname(posixpath.join(cwd, target[0])) if target else cwd
         found.deep.extend((w, folder) for w in rest if not w.startswith("-"))  # a link's target, from its folder
-
-
-def _option_value(rest: list[str], options: tuple[str, ...]) -> str | None:
-    """The value of the first of `options` among `rest` (`-C DIR`, `-CDIR`, `--chdir=DIR`), or None."""
-    for index, word in enumerate(rest):
-        for option in options:
-            if word == option and index + 1 < len(rest):
-                return rest[index + 1]
-            if option.startswith("--") and word.startswith(option + "="):
-                return word.split("=", 1)[1]
-            if not option.startswith("--") and word.startswith(option) and len(word) > len(option):
-                return word[len(option) :]
-    return None
 
 
 def _script_file(program: str, rest: list[str], cwd: str, found: Words, depth: int) -> None:
@@ -455,38 +382,6 @@ def _git_pathspecs(rest: list[str], found: Words) -> None:
             found.unjudged = f"git pathspec magic {word!r}"
         elif word.startswith(":/"):
             found.deep.append((word[2:] or ".", ""))  # "": the hook resolves it against the root
-
-
-def _find_destroys(rest: list[str]) -> bool:
-    """True for a `find` that deletes, or runs a DESTRUCTIVE program on what it finds."""
-    if "-delete" in rest:
-        return True
-    return any(
-        word in ("-exec", "-execdir", "-ok", "-okdir")
-        and index + 1 < len(rest)
-        and rest[index + 1].rsplit("/", 1)[-1] in DESTRUCTIVE
-        for index, word in enumerate(rest)
-    )
-
-
-def _git_sub(rest: list[str]) -> str:
-    """The git subcommand among `rest` (git's words after `git`), or ""."""
-    return next((w for w in rest if not w.startswith("-")), "")
-
-
-def _destination(rest: list[str]) -> list[str]:
-    """What a copying program (COPIERS) writes: its `-t DIR`/`--target-directory=DIR`, else its
-    last word that is not an option."""
-    for index, word in enumerate(rest):
-        if word.startswith("--t"):  # --target-directory, or any abbreviation of it
-            if "=" in word:
-                return [word.split("=", 1)[1]]
-            return rest[index + 1 : index + 2]
-        if word.startswith("-") and not word.startswith("--") and "t" in word[1:]:
-            value = word[word.index("t", 1) + 1 :]  # `-t DIR`, `-tDIR`, `-rt DIR`
-            return [value] if value else rest[index + 1 : index + 2]
-    words = [w for w in rest if not w.startswith("-")]
-    return words[-1:]
 
 
 def variants(word: str, cwd: str) -> list[str]:
@@ -554,118 +449,8 @@ def _git_or_patch(program: str, rest: list[str], cwd: str, found: Words) -> None
         found.revisions.extend((w.split("=", 1)[1], cwd) for w in rest if w.startswith("--source="))
     elif sub == "clean":
         found.deep.append((".", cwd))  # it removes untracked and ignored files anywhere below
-    found.git_config = found.git_config or _sets_config(sub, words, rest) or _skips_hooks(sub, rest)
-    found.git_refs = found.git_refs or _moves_refs(sub, words, rest)
-
-
-def _skips_hooks(sub: str, rest: list[str]) -> bool:
-    """True for a git command that switches the clone's hooks off for itself: `--no-verify`
-    (`commit -n`), or `-c core.hooksPath=...`."""
-    if "--no-verify" in rest or (sub == "commit" and "-n" in rest):
-        return True
-    return any(w.lower().startswith("core.hookspath") for w in rest)
-
-
-def _sets_config(sub: str, words: list[str], rest: list[str]) -> bool:
-    """True for a git command that writes the clone's configuration: `git config` that sets,
-    unsets or removes, and `git remote add/set-url/remove/rename/set-head`."""
-    if sub == "config":
-        return not _GIT_CONFIG_READS & set(rest) and (len(words) > 2 or len(rest) > len(words))
-    return sub == "remote" and len(words) > 1 and words[1] in ("add", "set-url", "remove", "rm", "rename", "set-head")
-
-
-def _moves_refs(sub: str, words: list[str], rest: list[str]) -> bool:
-    """True for a git command that moves a ref by hand (GIT_REF_MOVERS, a fetch into a named ref,
-    `branch -f/-M/-D/-C`)."""
-    if sub in GIT_REF_MOVERS or (sub == "fetch" and any(":" in w for w in words[1:])):
-        return True
-    return sub == "branch" and bool({"-f", "--force", "-M", "-D", "-C"} & set(rest))
-
-
-def _writes(program: str, rest: list[str]) -> list[str] | None:
-    """The words `program` writes for sure, or None when it only reads (READERS, GIT_READERS,
-    `sed` and `find` without their writing options, `sort` without `-o`)."""
-    if program == "git":
-        sub = next((w for w in rest if not w.startswith("-")), "")
-        return None if sub in GIT_READERS else []
-    if program == "sed":
-        if any(_SED_WRITE.search(w) for w in rest if not w.startswith("-")):
-            return []  # a `w FILE` command: its words are given, the script's pieces too
-        if not any(_sed_in_place(w) for w in rest):
-            return None
-        files, scripted, skip = [], False, False
-        for word in rest:
-            if skip:
-                skip = False
-            elif word in ("-e", "-f", "--expression", "--file"):
-                scripted = skip = True
-            elif word.startswith(("--expression=", "--file=")):
-                scripted = True
-            elif not word.startswith("-"):
-                files.append(word)
-        return files if scripted else files[1:]  # without -e or -f, the first word is the script
-    if program == "find":
-        if {"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"} & set(rest):
-            return []
-        for index, word in enumerate(rest):  # `-exec CMD ...`: a writer when CMD may write
-            if word in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(rest):
-                inner = rest[index + 1].rsplit("/", 1)[-1]
-                if _writes(inner, rest[index + 2 :]) is not None:
-                    return []
-        return None
-    if program == "sort":
-        return [] if any(w == "-o" or w.startswith(("-o", "--output")) for w in rest) else None
-    if program == "tee":
-        return [w for w in rest if not w.startswith("-")]
-    if program == "dd":
-        return [w[3:] for w in rest if w.startswith("of=")]
-    if program in ("tar", "unzip"):
-        return _extracted_into(program, rest)
-    if program in READERS:
-        return None
-    return []
-
-
-def _extracted_into(program: str, rest: list[str]) -> list[str] | None:
-    """The folder an archive program extracts into (`tar -x ... -C DIR`, `unzip -d DIR`; default
-    `.`), or None when it does not extract (`tar -t`, `tar -c` to a file: its words are checked as
-    given)."""
-    flags = "".join(w.lstrip("-") for w in rest[:1] if not w.startswith("--")) + "".join(
-        w[1:] for w in rest[1:] if w.startswith("-") and not w.startswith("--")
-    )
-    if program == "tar" and "x" not in flags and "--extract" not in rest and "--get" not in rest:
-        return [] if "c" in flags or "r" in flags or "u" in flags else None
-    for option in ("-C", "--directory", "-d"):
-        if option in rest and rest.index(option) + 1 < len(rest):
-            return [rest[rest.index(option) + 1]]
-    given = [w.split("=", 1)[1] for w in rest if w.startswith("--directory=")]
-    return given or ["."]
-
-
-def _sed_in_place(word: str) -> bool:
-    """True for a `sed` option word that edits in place (`-i`, `-i.bak`, `-ni`, `--in-place`)."""
-    if word.startswith("--in-place"):
-        return True
-    return word.startswith("-") and not word.startswith("--") and "i" in word[1:].split(".")[0]
-
-
-def _after_options(rest: list[str], program: str) -> list[str]:
-    """The command a wrapper runs: its words after the wrapper's options (with the values of
-    WRAPPER_VALUES), `env`'s assignments and `timeout`'s duration."""
-    index = 0
-    while index < len(rest) and (rest[index].startswith("-") or _ASSIGNMENT.fullmatch(rest[index])):
-        index += 2 if rest[index] in WRAPPER_VALUES.get(program, ()) else 1
-    if program == "timeout" and index < len(rest):
-        index += 1
-    return rest[index:]
-
-
-def _script(rest: list[str]) -> str | None:
-    """The script of `bash -c SCRIPT` (or `-lc`, `-ec`, ...), or None."""
-    for index, word in enumerate(rest):
-        if word.startswith("-") and not word.startswith("--") and "c" in word and index + 1 < len(rest):
-            return rest[index + 1]
-    return None
+    found.git_config = found.git_config or sets_config(sub, words, rest) or skips_hooks(sub, rest)
+    found.git_refs = found.git_refs or moves_refs(sub, words, rest)
 
 
 def _cd(rest: list[str], cwd: str, found: Words) -> str:

@@ -395,6 +395,7 @@ UNIT_TEST_NAMES = {
     f"{PACKAGE}.runs.flags": "test_run_flags.py",  # `flags` alone says not which
     f"{PACKAGE}.attest.schema": "test_statement.py",  # `schema` is spec/schema.py's
     f"{PACKAGE}.attest.sources": "test_statement.py",
+    f"{PACKAGE}.guard.programs": "test_shell.py",  # the programs' words, read through command_words
 }
 _COMMAND = "a subcommand's arguments and output, around the module it names; run in "
 WITHOUT_UNIT_TEST = {
